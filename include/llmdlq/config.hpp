@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// Build configuration: header-only versus compiled library, and shared macros.
+#pragma once
+
+/// Define LLMDLQ_HEADER_ONLY (or link `llmdlq::header_only`) to use llmdlq
+/// without its compiled library: every non-template definition is then
+/// pulled in from `llmdlq/impl/*.ipp` as `inline`. Linking `llmdlq::core`
+/// compiles them once instead, which keeps host build times down.
+#ifdef LLMDLQ_HEADER_ONLY
+#  define LLMDLQ_INLINE inline
+#else
+#  define LLMDLQ_INLINE
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define LLMDLQ_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define LLMDLQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define LLMDLQ_NOINLINE __attribute__((noinline))
+#  define LLMDLQ_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#  define LLMDLQ_LIKELY(x) (x)
+#  define LLMDLQ_UNLIKELY(x) (x)
+#  define LLMDLQ_NOINLINE
+#  define LLMDLQ_ALWAYS_INLINE inline
+#endif

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+// Definitions for json_parser.hpp: simdjson on the fast path, and a Boost.JSON
+// SAX pass that pinpoints the error only when simdjson has rejected a document.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/parse.hpp>
+
+#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/json_parser.hpp"
+
+namespace llmdlq {
+
+LLMDLQ_INLINE std::string_view describe(json_errc code) noexcept {
+  switch (code) {
+    case json_errc::empty_document: return "the document is empty";
+    case json_errc::too_large: return "the document is larger than the size limit";
+    case json_errc::too_deep: return "arrays and objects nest deeper than the depth limit";
+    case json_errc::invalid_utf8: return "invalid UTF-8";
+    case json_errc::unexpected_character: return "unexpected character";
+    case json_errc::unexpected_end: return "unexpected end of input";
+    case json_errc::control_character: return "unescaped control character in a string";
+    case json_errc::invalid_escape: return "invalid escape sequence in a string";
+    case json_errc::number_out_of_range: return "number out of range";
+    case json_errc::trailing_content: return "unexpected content after the JSON value";
+    case json_errc::out_of_memory: return "out of memory";
+  }
+  return "unknown error";
+}
+
+LLMDLQ_INLINE text_position position_of(std::string_view text, std::size_t offset) noexcept {
+  text_position pos;
+  offset = std::min(offset, text.size());
+  for (std::size_t i = 0; i < offset; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte == '\n') {
+      ++pos.line;
+      pos.column = 1;
+    } else if ((byte & 0xC0) != 0x80) {
+      ++pos.column;
+    }
+  }
+  return pos;
+}
+
+namespace detail {
+
+// Depth as simdjson counts it: no value may sit inside more than max_depth
+// arrays and objects. Boost.JSON runs one level looser and the probe below
+// enforces the exact rule, so that both parsers accept the same documents.
+inline boost::json::parse_options boost_options(const parse_options& options) {
+  boost::json::parse_options strict;
+  strict.max_depth = options.max_depth + 1;
+  return strict;
+}
+
+// SAX handler that builds nothing; it holds numbers and depth to what simdjson
+// accepts.
+struct syntax_probe {
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  std::size_t max_depth;
+  std::size_t depth = 0;
+  bool number_out_of_range = false;
+  bool too_deep = false;
+
+  explicit syntax_probe(std::size_t max) : max_depth(max) {}
+
+  bool value(boost::json::error_code& ec) {
+    if (depth <= max_depth) return true;
+    too_deep = true;
+    ec = boost::json::error::too_deep;
+    return false;
+  }
+  bool open(boost::json::error_code& ec) {
+    if (!value(ec)) return false;
+    ++depth;
+    return true;
+  }
+
+  bool on_document_begin(boost::json::error_code&) { return true; }
+  bool on_document_end(boost::json::error_code&) { return true; }
+  bool on_array_begin(boost::json::error_code& ec) { return open(ec); }
+  bool on_array_end(std::size_t, boost::json::error_code&) { return --depth, true; }
+  bool on_object_begin(boost::json::error_code& ec) { return open(ec); }
+  bool on_object_end(std::size_t, boost::json::error_code&) { return --depth, true; }
+  bool on_string_part(boost::json::string_view, std::size_t, boost::json::error_code&) { return true; }
+  bool on_string(boost::json::string_view, std::size_t, boost::json::error_code& ec) { return value(ec); }
+  bool on_key_part(boost::json::string_view, std::size_t, boost::json::error_code&) { return true; }
+  bool on_key(boost::json::string_view, std::size_t, boost::json::error_code& ec) { return value(ec); }
+  bool on_number_part(boost::json::string_view, boost::json::error_code&) { return true; }
+  bool on_int64(std::int64_t, boost::json::string_view, boost::json::error_code& ec) { return value(ec); }
+  bool on_uint64(std::uint64_t, boost::json::string_view, boost::json::error_code& ec) { return value(ec); }
+  bool on_double(double d, boost::json::string_view lexeme, boost::json::error_code& ec) {
+    // Boost.JSON turns integers past 64 bits and overflowing exponents into
+    // doubles; simdjson rejects both, and the two parsers must agree.
+    const bool is_integer_lexeme = lexeme.find_first_of(".eE") == boost::json::string_view::npos;
+    if (std::isfinite(d) && !is_integer_lexeme) return value(ec);
+    number_out_of_range = true;
+    ec = boost::json::error::exponent_overflow;
+    return false;
+  }
+  bool on_bool(bool, boost::json::error_code& ec) { return value(ec); }
+  bool on_null(boost::json::error_code& ec) { return value(ec); }
+  bool on_comment_part(boost::json::string_view, boost::json::error_code&) { return true; }
+  bool on_comment(boost::json::string_view, boost::json::error_code&) { return true; }
+};
+
+// What a strict JSON reader expects next, replayed over the valid prefix.
+enum class expectation : std::uint8_t {
+  value,           // at the start, or after ':'
+  value_or_close,  // after '['
+  element,         // after ',' in an array
+  key_or_close,    // after '{'
+  key,             // after ',' in an object
+  colon,           // after a key
+  comma_or_close,  // after a value inside a container
+  end,             // after the top-level value
+};
+
+struct prefix_state {
+  std::string open;  // '[' and '{' still open, outermost first
+  bool in_string = false;
+  bool in_bare_token = false;  // inside a number or literal at the offset
+  expectation expect = expectation::value;
+};
+
+inline bool is_json_whitespace(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+inline bool is_bare_token_char(char c) noexcept {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+         c == '+' || c == '-';
+}
+
+// Replays the structure of `prefix`, which a strict parser has accepted as the
+// beginning of a document, to learn what stood open at its end.
+inline prefix_state replay_prefix(std::string_view prefix) {
+  prefix_state s;
+  auto after_value = [&s] {
+    s.expect = s.open.empty() ? expectation::end : expectation::comma_or_close;
+  };
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    const char c = prefix[i];
+    if (s.in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        s.in_string = false;
+        if (s.expect == expectation::key_or_close || s.expect == expectation::key) {
+          s.expect = expectation::colon;
+        } else {
+          after_value();
+        }
+      }
+      continue;
+    }
+    s.in_bare_token = false;
+    switch (c) {
+      case '"': s.in_string = true; break;
+      case '[':
+        s.open.push_back('[');
+        s.expect = expectation::value_or_close;
+        break;
+      case '{':
+        s.open.push_back('{');
+        s.expect = expectation::key_or_close;
+        break;
+      case ']':
+      case '}':
+        if (!s.open.empty()) s.open.pop_back();
+        after_value();
+        break;
+      case ',':
+        s.expect = !s.open.empty() && s.open.back() == '{' ? expectation::key : expectation::element;
+        break;
+      case ':': s.expect = expectation::value; break;
+      default:
+        if (is_bare_token_char(c)) {
+          s.in_bare_token = true;
+          after_value();
+        }
+        break;
+    }
+  }
+  return s;
+}
+
+// Offset of the first value that sits inside more than `max_depth` containers.
+inline std::size_t first_value_deeper_than(std::string_view json, std::size_t max_depth) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == ']' || c == '}') {
+      --depth;
+    } else if (!is_json_whitespace(c) && c != ',' && c != ':') {
+      if (depth > max_depth) return i;
+      if (c == '[' || c == '{') ++depth;
+      if (c == '"') in_string = true;
+    }
+  }
+  return json.size();
+}
+
+inline std::string closers_for(const prefix_state& s) {
+  std::string closers;
+  if (s.in_string) closers.push_back('"');
+  for (auto it = s.open.rbegin(); it != s.open.rend(); ++it) closers.push_back(*it == '[' ? ']' : '}');
+  return closers;
+}
+
+inline std::string_view what_was_expected(const prefix_state& s) noexcept {
+  switch (s.expect) {
+    case expectation::value: return "a value";
+    case expectation::value_or_close: return "a value or ']'";
+    case expectation::element: return "a value after ','";
+    case expectation::key_or_close: return "a string key or '}'";
+    case expectation::key: return "a string key after ','";
+    case expectation::colon: return "':' after the key";
+    case expectation::comma_or_close:
+      return s.open.back() == '{' ? std::string_view("',' or '}'") : std::string_view("',' or ']'");
+    case expectation::end: return "the end of the document";
+  }
+  return "a value";
+}
+
+// Shows the character at `offset` the way a reader would type it.
+inline std::string quote_character(std::string_view text, std::size_t offset) {
+  const auto byte = static_cast<unsigned char>(text[offset]);
+  if (byte >= 0x20 && byte < 0x7F) return std::string{'\'', static_cast<char>(byte), '\''};
+  const auto cp = decode_utf8(text.substr(offset));
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "U+%04X", cp ? *cp : byte);
+  return buf;
+}
+
+inline syntax_error make_error(std::string_view json, json_errc code, std::size_t offset,
+                               std::string message) {
+  const auto pos = position_of(json, offset);
+  syntax_error e;
+  e.code = code;
+  e.offset = offset;
+  e.line = pos.line;
+  e.column = pos.column;
+  e.message = std::move(message);
+  return e;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// Runs the strict SAX pass; returns nothing when `json` is strict JSON.
+inline std::optional<syntax_error> find_syntax_error(std::string_view json,
+                                                     const parse_options& options) {
+  if (json.size() > options.max_size) {
+    return make_error(json, json_errc::too_large, options.max_size,
+                      "the document has " + std::to_string(json.size()) +
+                          " bytes, more than the limit of " + std::to_string(options.max_size));
+  }
+  if (std::all_of(json.begin(), json.end(), is_json_whitespace)) {
+    return make_error(json, json_errc::empty_document, json.size(), "the document is empty");
+  }
+
+  boost::json::basic_parser<syntax_probe> probe(boost_options(options), options.max_depth);
+  boost::json::error_code ec;
+  std::size_t offset = probe.write_some(false, json.data(), json.size(), ec);
+
+  if (!ec) {
+    offset = std::size_t(std::find_if_not(json.begin() + offset, json.end(), is_json_whitespace) -
+                         json.begin());
+    if (offset == json.size()) return std::nullopt;
+    return make_error(json, json_errc::trailing_content, offset,
+                      "unexpected " + quote_character(json, offset) + " after the JSON value");
+  }
+
+  if (probe.handler().number_out_of_range) {
+    while (offset > 0 && is_bare_token_char(json[offset - 1])) --offset;
+    return make_error(json, json_errc::number_out_of_range, offset,
+                      "the number is beyond the range of a double or a 64-bit integer");
+  }
+  if (probe.handler().too_deep || ec == boost::json::error::too_deep) {
+    return make_error(json, json_errc::too_deep, first_value_deeper_than(json, options.max_depth),
+                      "nesting is deeper than the limit of " + std::to_string(options.max_depth));
+  }
+
+  offset = std::min(offset, json.size());
+  const prefix_state state = replay_prefix(json.substr(0, offset));
+  if (offset == json.size()) {
+    auto e = make_error(json, json_errc::unexpected_end, offset,
+                        state.in_string ? "the input ends inside a string"
+                                        : "the input ends where " +
+                                              std::string(what_was_expected(state)) +
+                                              " was expected");
+    e.unclosed = closers_for(state);
+    return e;
+  }
+
+  const auto byte = static_cast<unsigned char>(json[offset]);
+  if (state.in_string) {
+    // Boost.JSON stops at the offending byte, or just after the backslash of
+    // an escape it does not know: point at the escape's backslash.
+    std::size_t escape = offset;
+    while (escape > 0 && json[escape - 1] != '\\' && offset - escape < 6) --escape;
+    if (escape > 0 && json[escape - 1] == '\\') {
+      return make_error(json, json_errc::invalid_escape, escape - 1,
+                        "invalid escape sequence in a string");
+    }
+    if (byte < 0x20) {
+      return make_error(json, json_errc::control_character, offset,
+                        "unescaped control character " + quote_character(json, offset) +
+                            " in a string");
+    }
+    return make_error(json, json_errc::invalid_utf8, offset, "invalid UTF-8 in a string");
+  }
+  if (byte >= 0x80 && !decode_utf8(json.substr(offset))) {
+    return make_error(json, json_errc::invalid_utf8, offset, "invalid UTF-8");
+  }
+  if (state.in_bare_token && is_bare_token_char(json[offset])) {
+    std::size_t start = offset;
+    while (start > 0 && is_bare_token_char(json[start - 1])) --start;
+    return make_error(json, json_errc::unexpected_character, start,
+                      "invalid number or literal");
+  }
+  std::string message = "unexpected " + quote_character(json, offset) + ", expected ";
+  message += what_was_expected(state);
+  if ((byte == ']' || byte == '}') &&
+      (state.expect == expectation::element || state.expect == expectation::key)) {
+    message = "trailing comma before " + quote_character(json, offset);
+  }
+  return make_error(json, state.expect == expectation::end ? json_errc::trailing_content
+                                                           : json_errc::unexpected_character,
+                    offset, std::move(message));
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE syntax_error locate_syntax_error(std::string_view json, const parse_options& options) {
+  if (auto error = detail::find_syntax_error(json, options)) return *std::move(error);
+  // Both parsers are strict RFC 8259; should they ever disagree, say so rather
+  // than invent a position.
+  return detail::make_error(json, json_errc::unexpected_character, 0,
+                            "rejected by simdjson although it is strict JSON");
+}
+
+LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> json_parser::parse(
+    std::string_view json) {
+  return parse(json, true);
+}
+
+LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> json_parser::parse(
+    simdjson::padded_string_view json) {
+  return parse(json, json.padding() < simdjson::SIMDJSON_PADDING);
+}
+
+LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> json_parser::parse(
+    std::string_view json, bool copy) {
+  if (json.size() > options_.max_size) return unexpected(locate_syntax_error(json, options_));
+  if (allocated_depth_ != options_.max_depth) {
+    // simdjson's max_depth counts the levels a value may sit below, plus one.
+    const auto capacity =
+        std::max<std::size_t>(json.size(), simdjson::dom::MINIMAL_DOCUMENT_CAPACITY);
+    if (parser_.allocate(capacity, options_.max_depth + 1) != simdjson::SUCCESS) {
+      return unexpected(detail::make_error(json, json_errc::out_of_memory, 0, "out of memory"));
+    }
+    allocated_depth_ = options_.max_depth;
+  }
+  auto result = parser_.parse(json.data(), json.size(), copy);
+  if (LLMDLQ_LIKELY(!result.error())) return result.value_unsafe();
+  if (result.error() == simdjson::MEMALLOC) {
+    return unexpected(detail::make_error(json, json_errc::out_of_memory, 0, "out of memory"));
+  }
+  return unexpected(locate_syntax_error(json, options_));
+}
+
+LLMDLQ_INLINE expected<boost::json::value, syntax_error> parse_value(std::string_view json,
+                                                                      const parse_options& options) {
+  // The SAX pass holds numbers to simdjson's range, which boost::json::parse
+  // alone would widen to doubles; a value parsed here validates like one
+  // parsed by json_parser.
+  if (auto error = detail::find_syntax_error(json, options)) return unexpected(*std::move(error));
+  boost::json::error_code ec;
+  boost::json::value value = boost::json::parse(json, ec, {}, detail::boost_options(options));
+  if (ec) return unexpected(detail::make_error(json, json_errc::out_of_memory, 0, ec.message()));
+  return value;
+}
+
+}  // namespace llmdlq

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// Strict RFC 8259 parsing on simdjson, with limits and positioned syntax errors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <boost/json/value.hpp>
+#include <simdjson.h>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/expected.hpp"
+
+namespace llmdlq {
+
+/// Limits applied before and while parsing untrusted JSON.
+struct parse_options {
+  std::size_t max_size = 16u << 20;  ///< largest accepted document, in bytes
+  std::size_t max_depth = 128;       ///< most arrays and objects a value may sit inside
+};
+
+/// Why a document is not strict JSON.
+enum class json_errc : std::uint8_t {
+  empty_document,        ///< no value at all: the input is empty or whitespace only
+  too_large,             ///< the input is larger than parse_options::max_size
+  too_deep,              ///< a value sits inside more than parse_options::max_depth containers
+  invalid_utf8,          ///< a byte sequence that is not UTF-8
+  unexpected_character,  ///< a character that cannot stand where it is
+  unexpected_end,        ///< the input ends inside a value (see syntax_error::unclosed)
+  control_character,     ///< an unescaped control character (U+0000..U+001F) inside a string
+  invalid_escape,        ///< a backslash escape JSON does not define, or a broken \u escape
+  number_out_of_range,   ///< a number beyond a double's range or an integer beyond 64 bits
+  trailing_content,      ///< something other than whitespace after the value
+  out_of_memory,         ///< the parser could not allocate its buffers
+};
+
+/// A one-line English description of `code`.
+[[nodiscard]] LLMDLQ_INLINE std::string_view describe(json_errc code) noexcept;
+
+/// Where and why a document failed to parse.
+struct syntax_error {
+  json_errc code = json_errc::unexpected_character;
+  std::size_t offset = 0;  ///< 0-based byte offset of the first offending byte
+  std::size_t line = 1;    ///< 1-based line of `offset`
+  std::size_t column = 1;  ///< 1-based column of `offset`, counted in Unicode code points
+  std::string message;     ///< what was found and what was expected there
+  /// For json_errc::unexpected_end: the characters that would close what is
+  /// still open, innermost first (for example `"]}`). Empty otherwise.
+  std::string unclosed;
+
+  friend bool operator==(const syntax_error&, const syntax_error&) = default;
+};
+
+/// Strict RFC 8259 parser over simdjson's DOM: UTF-8 validated, no comments,
+/// no trailing commas, numbers limited to doubles and 64-bit integers.
+///
+/// One parser per thread: it owns the buffers it reuses from one document to
+/// the next. An element it returns stays valid until the next parse() on the
+/// same parser or its destruction (simdjson's document lifetime).
+///
+/// \code
+///   llmdlq::json_parser parser;
+///   auto doc = parser.parse(R"({"total": 12.5})");
+///   if (!doc) std::puts(doc.error().message.c_str());
+/// \endcode
+class json_parser {
+ public:
+  explicit json_parser(parse_options options = {}) noexcept : options_(options) {}
+
+  /// Parses a copy of `json` (simdjson needs padding after the last byte).
+  [[nodiscard]] LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> parse(
+      std::string_view json);
+
+  /// Parses in place, without a copy, when `json` already carries simdjson's padding.
+  [[nodiscard]] LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> parse(
+      simdjson::padded_string_view json);
+
+  [[nodiscard]] const parse_options& options() const noexcept { return options_; }
+
+ private:
+  LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> parse(std::string_view json,
+                                                                     bool copy);
+
+  parse_options options_;
+  simdjson::dom::parser parser_;
+  std::size_t allocated_depth_ = 0;
+};
+
+/// Parses `json` into a Boost.JSON value under the same rules and limits as
+/// json_parser. Use it where a mutable DOM is wanted (repairs, envelopes).
+[[nodiscard]] LLMDLQ_INLINE expected<boost::json::value, syntax_error> parse_value(
+    std::string_view json, const parse_options& options = {});
+
+/// Finds the first syntax error in `json`, which must not be strict JSON under
+/// `options`. Linear in the input; allocates only for the error's strings.
+[[nodiscard]] LLMDLQ_INLINE syntax_error locate_syntax_error(std::string_view json,
+                                                             const parse_options& options);
+
+/// The 1-based line and code-point column of byte `offset` in `text`.
+struct text_position {
+  std::size_t line = 1;
+  std::size_t column = 1;
+};
+[[nodiscard]] LLMDLQ_INLINE text_position position_of(std::string_view text,
+                                                      std::size_t offset) noexcept;
+
+}  // namespace llmdlq
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/json_parser.ipp"
+#endif
