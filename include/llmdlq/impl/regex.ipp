@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// Definitions for regex.hpp: the fast scanner where it decides the pattern, PCRE2 elsewhere.
+#pragma once
+
+#include "llmdlq/detail/ecma_regex_engine.hpp"
+#include "llmdlq/regex.hpp"
+
+namespace llmdlq {
+
+LLMDLQ_INLINE expected<ecma_regex, regex_error> ecma_regex::compile(std::string_view pattern) {
+  return detail::ecma_regex_access::compile(pattern, {});
+}
+
+LLMDLQ_INLINE regex_match ecma_regex::search(std::string_view subject) const noexcept {
+  if (!impl_ || !detail::is_valid_utf8(subject)) return regex_match::no_match;
+  if (impl_->fast) return detail::fast_search(*impl_->fast, subject) ? regex_match::match : regex_match::no_match;
+  return detail::pcre2_search(*impl_, subject);
+}
+
+LLMDLQ_INLINE const std::string& ecma_regex::pattern() const noexcept {
+  static const std::string empty;
+  return impl_ ? impl_->pattern : empty;
+}
+
+}  // namespace llmdlq
