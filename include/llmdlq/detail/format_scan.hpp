@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// Byte-class tests shared by the format scanners, some eight bytes at a time (SWAR).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace llmdlq::detail {
+
+constexpr bool is_ascii_digit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
+
+constexpr bool is_hex_digit(char c) noexcept {
+  return is_ascii_digit(c) || static_cast<unsigned char>((c | 0x20) - 'a') < 6;
+}
+
+/// The bytes at `p` as an unsigned integer of type `word` (host byte order;
+/// callers test all bytes of a word alike, so the order is moot).
+template <class word>
+inline word load_word(const char* p) noexcept {
+  word value;
+  std::memcpy(&value, p, sizeof value);
+  return value;
+}
+
+namespace swar {
+inline constexpr std::uint64_t ones = 0x0101010101010101;
+inline constexpr std::uint64_t high = ones * 0x80;
+
+/// High bit of each byte set where that byte is in [lo, hi]; exact only for
+/// bytes below 0x80 (callers reject words with a high bit set).
+constexpr std::uint64_t in_range(std::uint64_t word, unsigned char lo, unsigned char hi) noexcept {
+  return (word + ones * (0x80 - lo)) & ~(word + ones * (0x7F - hi)) & high;
+}
+}  // namespace swar
+
+/// Whether every byte of `word` is an ASCII digit.
+constexpr bool all_digits(std::uint64_t word) noexcept {
+  return (word & swar::high) == 0 && swar::in_range(word, '0', '9') == swar::high;
+}
+
+/// High bit of each byte of `word` set where that byte is not an ASCII hex
+/// digit (either case), for words whose results are OR-ed together.
+constexpr std::uint64_t non_hex_bytes(std::uint64_t word) noexcept {
+  const std::uint64_t letters = swar::in_range(word | swar::ones * 0x20, 'a', 'f');
+  return (word | ~(swar::in_range(word, '0', '9') | letters)) & swar::high;
+}
+
+/// Whether every byte of `word` is an ASCII hex digit (either case).
+constexpr bool all_hex_digits(std::uint64_t word) noexcept { return non_hex_bytes(word) == 0; }
+
+}  // namespace llmdlq::detail
