@@ -1,0 +1,831 @@
+// SPDX-License-Identifier: MIT
+// Walks a compiled schema over an instance. One template serves the yes/no
+// fast path (Collect = false: stops at the first failure, builds nothing) and
+// the error-collecting path (Collect = true), over simdjson or Boost.JSON.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <fmt/format.h>
+
+#include "llmdlq/detail/instance.hpp"
+#include "llmdlq/detail/schema_program.hpp"
+#include "llmdlq/detail/small_bitset.hpp"
+#include "llmdlq/detail/uri.hpp"
+#include "llmdlq/detail/utf8.hpp"
+
+namespace llmdlq::detail {
+
+/// Deepest chain of nested evaluations (instance depth times in-place
+/// applicators) before evaluation gives up, so no schema can exhaust the stack.
+inline constexpr std::size_t max_evaluation_depth = 1024;
+
+/// State shared by the evaluators of one validation.
+struct eval_context {
+  const program& prog;
+  std::vector<std::uint32_t> scope;  ///< dynamic scope: schema resources entered, outermost first
+  std::size_t depth = 0;
+};
+
+/// Where collected errors go, and the paths of the current evaluation.
+struct error_sink {
+  std::vector<validation_error>& errors;
+  std::size_t max_errors;
+  std::string instance_path;
+  std::string schema_path;
+
+  [[nodiscard]] bool full() const noexcept { return errors.size() >= max_errors; }
+};
+
+inline std::string describe_types(std::uint8_t types) {
+  static constexpr std::pair<std::uint8_t, std::string_view> names[] = {
+      {object_bit, "object"}, {array_bit, "array"},     {string_bit, "string"}, {number_bit, "number"},
+      {integer_bit, "integer"}, {boolean_bit, "boolean"}, {null_bit, "null"}};
+  std::string out;
+  for (const auto& [bit, name] : names) {
+    if (!(types & bit)) continue;
+    if (!out.empty()) out += " or ";
+    out += name;
+  }
+  return out;
+}
+
+inline std::string_view describe_kind(instance_kind k) noexcept {
+  switch (k) {
+    case instance_kind::null: return "null";
+    case instance_kind::boolean: return "boolean";
+    case instance_kind::number: return "number";
+    case instance_kind::string: return "string";
+    case instance_kind::array: return "array";
+    case instance_kind::object: return "object";
+  }
+  return "value";
+}
+
+inline std::string describe_number(const json_number& n) {
+  switch (n.k) {
+    case json_number::kind::int64: return fmt::format("{}", n.i);
+    case json_number::kind::uint64: return fmt::format("{}", n.u);
+    case json_number::kind::float64: return fmt::format("{}", n.d);
+  }
+  return {};
+}
+
+/// JSON text of `value`, cut to `limit` bytes for messages.
+inline std::string describe_json(const boost::json::value& value, std::size_t limit = 60) {
+  std::string text = boost::json::serialize(value);
+  if (text.size() > limit) {
+    std::size_t cut = limit;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text.resize(cut);
+    text += "...";
+  }
+  return text;
+}
+
+// A message for fail(): formatted only when errors are being collected.
+#define LLMDLQ_MESSAGE(...) [&] { return fmt::format(__VA_ARGS__); }
+
+template <class View, bool Collect>
+class evaluator {
+ public:
+  using value = typename View::value;
+
+  evaluator(eval_context& context, error_sink* sink) noexcept
+      : ctx_(context), prog_(context.prog), sink_(sink) {}
+
+  /// Whether `v` is valid against node `id`. `evaluated`, when given, collects
+  /// the members or elements of `v` this node evaluated (for unevaluated*).
+  bool evaluate(node_id id, value v, small_bitset* evaluated) {
+    const node& n = prog_.nodes[id];
+    if (n.flags == 0) return true;
+    if (n.flags & always_false) return fail_at_step("false", [] { return "no value is allowed here"; });
+    if (ctx_.depth >= max_evaluation_depth) {
+      return fail_at_step("$ref", LLMDLQ_MESSAGE("evaluation nests deeper than {} levels",
+                                                 max_evaluation_depth));
+    }
+    depth_guard depth(ctx_);
+    scope_guard scope(ctx_, n.resource);
+
+    const instance_kind k = View::kind(v);
+    bool valid = true;
+
+    small_bitset own;
+    small_bitset* marks = evaluated;
+    const bool tracks = (k == instance_kind::object && (n.flags & has_unevaluated_properties)) ||
+                        (k == instance_kind::array && (n.flags & has_unevaluated_items));
+    if (tracks) {
+      own.resize(View::size(v));
+      marks = &own;
+    }
+
+    if ((n.flags & has_type) && !type_matches(n.types, k, v)) {
+      if (!fail("type", LLMDLQ_MESSAGE("expected {}, found {}", describe_types(n.types),
+                                    describe_found(k, v)))) {
+        return false;
+      }
+      valid = false;
+    }
+    if ((n.flags & has_const) && !json_equal<View, boost_view>(v, &prog_.values[n.const_value])) {
+      if (!fail("const", LLMDLQ_MESSAGE("must be {}", describe_json(prog_.values[n.const_value])))) {
+        return false;
+      }
+      valid = false;
+    }
+    if ((n.flags & has_enum) && !in_enum(prog_.enums[n.enum_set], k, v)) {
+      if (!fail("enum", [&] { return describe_enum(prog_.enums[n.enum_set]); })) return false;
+      valid = false;
+    }
+
+    bool group_valid = true;
+    switch (k) {
+      case instance_kind::number:
+        if (n.flags & has_number_keywords) group_valid = check_number(n, View::number(v));
+        break;
+      case instance_kind::string:
+        if (n.flags & has_string_keywords) group_valid = check_string(n, View::string(v));
+        break;
+      case instance_kind::array:
+        if (n.flags & has_array_keywords) group_valid = check_array(n, v, marks);
+        break;
+      case instance_kind::object:
+        if (n.flags & has_object_keywords) group_valid = check_object(n, v, marks);
+        break;
+      default: break;
+    }
+    if (!group_valid && !keep_going()) return false;
+    valid &= group_valid;
+
+    if (n.flags & has_ref) {
+      step s(this, "$ref");
+      if (!evaluate(n.ref, v, marks)) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
+    }
+    if (n.flags & has_dynamic_ref) {
+      step s(this, "$dynamicRef");
+      if (!evaluate(resolve_dynamic(n), v, marks)) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
+    }
+    if (n.flags & has_combinators) {
+      if (!check_combinators(n, k, v, marks)) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
+    }
+    if (tracks) {
+      if (!check_unevaluated(n, k, v, own)) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
+      if (evaluated && valid) evaluated->merge(own);
+    }
+    return valid;
+  }
+
+ private:
+  // RAII helpers: nesting depth, dynamic scope, and (when collecting) paths.
+  struct depth_guard {
+    eval_context& ctx;
+    explicit depth_guard(eval_context& c) noexcept : ctx(c) { ++ctx.depth; }
+    ~depth_guard() { --ctx.depth; }
+  };
+
+  struct scope_guard {
+    eval_context& ctx;
+    bool pushed = false;
+    scope_guard(eval_context& c, std::uint32_t resource) : ctx(c) {
+      if (ctx.prog.uses_dynamic_scope && (ctx.scope.empty() || ctx.scope.back() != resource)) {
+        ctx.scope.push_back(resource);
+        pushed = true;
+      }
+    }
+    ~scope_guard() {
+      if (pushed) ctx.scope.pop_back();
+    }
+  };
+
+  // Appends one schema step (and optionally one instance step) to the paths
+  // while in scope; costs nothing on the fast path.
+  class step {
+   public:
+    step(evaluator* e, std::string_view keyword) : e_(e) {
+      if constexpr (Collect) {
+        schema_mark_ = e_->sink_->schema_path.size();
+        instance_mark_ = e_->sink_->instance_path.size();
+        append_pointer_token(e_->sink_->schema_path, keyword);
+      }
+    }
+    template <class Token>
+    step(evaluator* e, std::string_view keyword, const Token& schema_token) : step(e, keyword) {
+      if constexpr (Collect) append_pointer_token(e_->sink_->schema_path, schema_token);
+    }
+    template <class Token>
+    step& instance(const Token& token) {
+      if constexpr (Collect) append_pointer_token(e_->sink_->instance_path, token);
+      return *this;
+    }
+    ~step() {
+      if constexpr (Collect) {
+        e_->sink_->schema_path.resize(schema_mark_);
+        e_->sink_->instance_path.resize(instance_mark_);
+      }
+    }
+    step(const step&) = delete;
+    step& operator=(const step&) = delete;
+
+   private:
+    evaluator* e_;
+    std::size_t schema_mark_ = 0;
+    std::size_t instance_mark_ = 0;
+  };
+
+  // After a failure: false on the fast path (stop), and on the collecting
+  // path only once the error cap is reached.
+  [[nodiscard]] bool keep_going() const noexcept {
+    if constexpr (Collect) {
+      return !sink_->full();
+    } else {
+      return false;
+    }
+  }
+
+  // Records a failure of `keyword`, which sits below the current schema path;
+  // returns keep_going(). `message` is a callable, only run when collecting.
+  template <class Message>
+  bool fail(std::string_view keyword, Message&& message) {
+    if constexpr (Collect) {
+      std::string path = sink_->schema_path;
+      append_pointer_token(path, keyword);
+      return record(keyword, std::move(path), message());
+    } else {
+      (void)keyword;
+      (void)message;
+      return false;
+    }
+  }
+
+  // The same for a failure at the current schema path itself (a `step` has
+  // already entered the keyword, or the subschema is `false`).
+  template <class Message>
+  bool fail_at_step(std::string_view keyword, Message&& message) {
+    if constexpr (Collect) {
+      return record(keyword, sink_->schema_path, message());
+    } else {
+      (void)keyword;
+      (void)message;
+      return false;
+    }
+  }
+
+  bool record(std::string_view keyword, std::string schema_path, std::string message) {
+    if (sink_->full()) return false;
+    sink_->errors.push_back(validation_error{sink_->instance_path, std::move(schema_path),
+                                             std::string(keyword), std::move(message)});
+    return !sink_->full();
+  }
+
+  // A yes/no answer that must not record errors (anyOf branches, `if`, ...).
+  bool test(node_id id, value v, small_bitset* evaluated) {
+    if constexpr (Collect) {
+      evaluator<View, false> quiet(ctx_, nullptr);
+      return quiet.evaluate(id, v, evaluated);
+    } else {
+      return evaluate(id, v, evaluated);
+    }
+  }
+
+  bool annotates(node_id id, instance_kind k) const noexcept {
+    const auto flags = prog_.nodes[id].flags;
+    return k == instance_kind::object ? (flags & annotates_properties) != 0
+                                      : k == instance_kind::array && (flags & annotates_items) != 0;
+  }
+
+  bool is_false_schema(node_id id) const noexcept {
+    return (prog_.nodes[id].flags & always_false) != 0;
+  }
+
+  static bool type_matches(std::uint8_t types, instance_kind k, value v) noexcept {
+    switch (k) {
+      case instance_kind::null: return types & null_bit;
+      case instance_kind::boolean: return types & boolean_bit;
+      case instance_kind::string: return types & string_bit;
+      case instance_kind::array: return types & array_bit;
+      case instance_kind::object: return types & object_bit;
+      case instance_kind::number:
+        if (types & number_bit) return true;
+        return (types & integer_bit) && View::number(v).is_integer();
+    }
+    return false;
+  }
+
+  static std::string describe_found(instance_kind k, value v) {
+    if (k == instance_kind::number) {
+      const json_number n = View::number(v);
+      return fmt::format("{} {}", n.is_integer() ? "integer" : "number", describe_number(n));
+    }
+    return std::string(describe_kind(k));
+  }
+
+  static bool in_enum(const enum_values& e, instance_kind k, value v) {
+    if (e.all_strings) return k == instance_kind::string && e.strings.find(View::string(v)) != nullptr;
+    for (const auto& candidate : e.values) {
+      if (json_equal<View, boost_view>(v, &candidate)) return true;
+    }
+    return false;
+  }
+
+  static std::string describe_enum(const enum_values& e) {
+    std::string out = "must be one of ";
+    for (std::size_t i = 0; i < e.values.size(); ++i) {
+      if (i == 8) {
+        out += fmt::format(", ... ({} values)", e.values.size());
+        break;
+      }
+      if (i) out += ", ";
+      out += describe_json(e.values[i], 40);
+    }
+    return out;
+  }
+
+  node_id resolve_dynamic(const node& n) const noexcept {
+    if (n.dynamic_anchor == no_index) return n.dynamic_ref;
+    for (const std::uint32_t resource : ctx_.scope) {
+      for (const auto& [name, target] : prog_.resources[resource].dynamic_anchors) {
+        if (name == n.dynamic_anchor) return target;
+      }
+    }
+    return n.dynamic_ref;
+  }
+
+  bool check_number(const node& n, const json_number& x) {
+    bool valid = true;
+    auto bound = [&](const number_bound& b, std::string_view keyword, bool ok, std::string_view relation) {
+      if (ok) return true;
+      valid = false;
+      return fail(keyword, LLMDLQ_MESSAGE("must be {} {}, found {}", relation, describe_number(b.value),
+                                       describe_number(x)));
+    };
+    if (n.minimum.present && !bound(n.minimum, "minimum", compare(x, n.minimum.value) >= 0, ">=")) {
+      return false;
+    }
+    if (n.maximum.present && !bound(n.maximum, "maximum", compare(x, n.maximum.value) <= 0, "<=")) {
+      return false;
+    }
+    if (n.exclusive_minimum.present &&
+        !bound(n.exclusive_minimum, "exclusiveMinimum", compare(x, n.exclusive_minimum.value) > 0, ">")) {
+      return false;
+    }
+    if (n.exclusive_maximum.present &&
+        !bound(n.exclusive_maximum, "exclusiveMaximum", compare(x, n.exclusive_maximum.value) < 0, "<")) {
+      return false;
+    }
+    if (n.has_multiple_of && !is_multiple(x, n)) {
+      valid = false;
+      if (!fail("multipleOf", LLMDLQ_MESSAGE("must be a multiple of {}, found {}",
+                                          describe_number(n.multiple_of), describe_number(x)))) {
+        return false;
+      }
+    }
+    return valid;
+  }
+
+  static bool is_multiple(const json_number& x, const node& n) noexcept {
+    if (x.k == json_number::kind::int64 && n.multiple_of.k == json_number::kind::int64) {
+      return x.i % n.multiple_of.i == 0;
+    }
+    return is_multiple_of(x, n.multiple_of_decimal);
+  }
+
+  bool check_string(const node& n, std::string_view s) {
+    bool valid = true;
+    if (n.min_length != 0 || n.max_length != no_limit) {
+      // A code point takes one to four bytes: count them only when the byte
+      // length leaves the answer open.
+      const std::uint64_t most = s.size(), least = (s.size() + 3) / 4;
+      std::uint64_t length = most;
+      if (!(least >= n.min_length && most <= n.max_length) && most >= n.min_length &&
+          least <= n.max_length) {
+        length = count_code_points(s);
+      }
+      if (length < n.min_length) {
+        valid = false;
+        if (!fail("minLength", LLMDLQ_MESSAGE("must be at least {} characters long, found {}",
+                                           n.min_length, count_code_points(s)))) {
+          return false;
+        }
+      } else if (length > n.max_length) {
+        valid = false;
+        if (!fail("maxLength", LLMDLQ_MESSAGE("must be at most {} characters long, found {}",
+                                           n.max_length, count_code_points(s)))) {
+          return false;
+        }
+      }
+    }
+    if (n.pattern != no_index) {
+      const ecma_regex& re = prog_.regexes[n.pattern];
+      const regex_match m = re.search(s);
+      if (m != regex_match::match) {
+        valid = false;
+        if (!fail("pattern", [&] {
+              return m == regex_match::no_match
+                         ? fmt::format("must match the pattern {}", re.pattern())
+                         : fmt::format("matching the pattern {} exceeded its budget", re.pattern());
+            })) {
+          return false;
+        }
+      }
+    }
+    if (n.format != format_kind::unknown && !matches_format(n.format, s)) {
+      valid = false;
+      if (!fail("format", LLMDLQ_MESSAGE("is not a valid {}", name_of(n.format)))) return false;
+    }
+    return valid;
+  }
+
+  bool check_array(const node& n, value v, small_bitset* marks) {
+    bool valid = true;
+    const std::size_t size = View::size(v);
+    if (size < n.min_items) {
+      valid = false;
+      if (!fail("minItems", LLMDLQ_MESSAGE("must have at least {} items, found {}", n.min_items, size))) {
+        return false;
+      }
+    }
+    if (size > n.max_items) {
+      valid = false;
+      if (!fail("maxItems", LLMDLQ_MESSAGE("must have at most {} items, found {}", n.max_items, size))) {
+        return false;
+      }
+    }
+
+    if (n.prefix_items.count != 0 || n.items != no_node) {
+      const bool completed = View::for_each_element(v, [&](std::size_t i, value element) {
+        const bool in_prefix = i < n.prefix_items.count;
+        const node_id schema = in_prefix ? prog_.children[n.prefix_items.begin + i] : n.items;
+        if (schema == no_node) return false;  // past prefixItems, no `items`: nothing to do
+        if (!in_prefix && is_false_schema(schema)) {
+          step s(this, "items");
+          s.instance(i);
+          valid = false;
+          return fail_at_step("items", LLMDLQ_MESSAGE("no item is allowed at index {} (at most {})", i,
+                                           n.prefix_items.count));
+        }
+        step s = in_prefix ? step(this, "prefixItems", i) : step(this, "items");
+        s.instance(i);
+        if (evaluate(schema, element, nullptr)) return true;
+        valid = false;
+        return keep_going();
+      });
+      if (!completed && !valid && !keep_going()) return false;
+      if (marks) {
+        marks->set_range(0, std::min<std::size_t>(size, n.prefix_items.count));
+        if (n.items != no_node) marks->set_range(n.prefix_items.count, size);
+      }
+    }
+
+    if (n.contains != no_node) {
+      std::uint64_t matches = 0;
+      const bool count_all = marks != nullptr || n.max_contains != no_limit;
+      View::for_each_element(v, [&](std::size_t i, value element) {
+        if (test(n.contains, element, nullptr)) {
+          ++matches;
+          if (marks) marks->set(i);
+        }
+        return count_all || matches < n.min_contains;
+      });
+      if (matches < n.min_contains) {
+        valid = false;
+        if (!fail(n.min_contains == 1 ? "contains" : "minContains",
+                  LLMDLQ_MESSAGE("must contain at least {} matching item(s), found {}", n.min_contains,
+                              matches))) {
+          return false;
+        }
+      } else if (matches > n.max_contains) {
+        valid = false;
+        if (!fail("maxContains", LLMDLQ_MESSAGE("must contain at most {} matching item(s), found {}",
+                                             n.max_contains, matches))) {
+          return false;
+        }
+      }
+    }
+
+    if (n.unique_items && size > 1) {
+      if (const auto duplicate = find_duplicate(v, size)) {
+        valid = false;
+        if (!fail("uniqueItems", LLMDLQ_MESSAGE("items {} and {} are equal", duplicate->first,
+                                             duplicate->second))) {
+          return false;
+        }
+      }
+    }
+    return valid;
+  }
+
+  // The first pair of equal elements, by hashing: linear on average instead
+  // of comparing every pair.
+  static std::optional<std::pair<std::size_t, std::size_t>> find_duplicate(value v, std::size_t size) {
+    std::vector<value> elements;
+    elements.reserve(size);
+    View::for_each_element(v, [&](std::size_t, value e) {
+      elements.push_back(e);
+      return true;
+    });
+    std::optional<std::pair<std::size_t, std::size_t>> found;
+    auto consider = [&](std::size_t a, std::size_t b) {
+      if (a > b) std::swap(a, b);
+      if (!found || std::pair(b, a) < std::pair(found->second, found->first)) found.emplace(a, b);
+    };
+    if (size <= 16) {
+      for (std::size_t i = 0; i < size; ++i) {
+        for (std::size_t j = i + 1; j < size; ++j) {
+          if (json_equal<View, View>(elements[i], elements[j])) consider(i, j);
+        }
+      }
+      return found;
+    }
+    std::vector<std::pair<std::uint64_t, std::size_t>> hashes(size);
+    for (std::size_t i = 0; i < size; ++i) hashes[i] = {json_hash<View>(elements[i]), i};
+    std::sort(hashes.begin(), hashes.end());
+    for (std::size_t i = 0; i < size;) {
+      std::size_t j = i + 1;
+      while (j < size && hashes[j].first == hashes[i].first) ++j;
+      for (std::size_t a = i; a < j; ++a) {
+        for (std::size_t b = a + 1; b < j; ++b) {
+          if (json_equal<View, View>(elements[hashes[a].second], elements[hashes[b].second])) {
+            consider(hashes[a].second, hashes[b].second);
+          }
+        }
+      }
+      i = j;
+    }
+    return found;
+  }
+
+  bool check_object(const node& n, value v, small_bitset* marks) {
+    bool valid = true;
+    const std::size_t size = View::size(v);
+    if (size < n.min_properties) {
+      valid = false;
+      if (!fail("minProperties",
+                LLMDLQ_MESSAGE("must have at least {} properties, found {}", n.min_properties, size))) {
+        return false;
+      }
+    }
+    if (size > n.max_properties) {
+      valid = false;
+      if (!fail("maxProperties",
+                LLMDLQ_MESSAGE("must have at most {} properties, found {}", n.max_properties, size))) {
+        return false;
+      }
+    }
+
+    const key_table* keys = n.keys != no_index ? &prog_.key_tables[n.keys] : nullptr;
+    small_bitset present(n.presence_bits);
+    if (keys || !n.pattern_properties.empty() || n.additional_properties != no_node ||
+        n.property_names != no_node) {
+      const bool completed = View::for_each_member(v, [&](std::size_t i, std::string_view key, value member) {
+        bool matched = false;
+        if (keys) {
+          if (const key_table::entry* e = keys->find(key)) {
+            if (e->bit != no_index) present.set(e->bit);
+            if (e->schema != no_node) {
+              matched = true;
+              step s(this, "properties", key);
+              s.instance(key);
+              if (is_false_schema(e->schema)) {
+                valid = false;
+                if (!fail_at_step("properties", LLMDLQ_MESSAGE("property '{}' is not allowed", key))) return false;
+              } else if (!evaluate(e->schema, member, nullptr)) {
+                valid = false;
+                if (!keep_going()) return false;
+              }
+            }
+          }
+        }
+        for (const auto& [regex, schema] : n.pattern_properties) {
+          const regex_match m = prog_.regexes[regex].search(key);
+          if (m == regex_match::no_match) continue;
+          step s(this, "patternProperties", prog_.regexes[regex].pattern());
+          s.instance(key);
+          if (m == regex_match::budget_exceeded) {
+            valid = false;
+            if (!fail_at_step("patternProperties",
+                              [] { return "matching the property name exceeded the pattern's budget"; })) {
+              return false;
+            }
+            continue;
+          }
+          matched = true;
+          if (!evaluate(schema, member, nullptr)) {
+            valid = false;
+            if (!keep_going()) return false;
+          }
+        }
+        if (!matched && n.additional_properties != no_node) {
+          step s(this, "additionalProperties");
+          s.instance(key);
+          if (is_false_schema(n.additional_properties)) {
+            valid = false;
+            if (!fail_at_step("additionalProperties", LLMDLQ_MESSAGE("property '{}' is not allowed", key))) {
+              return false;
+            }
+          } else if (!evaluate(n.additional_properties, member, nullptr)) {
+            valid = false;
+            if (!keep_going()) return false;
+          }
+          matched = true;
+        }
+        if (matched && marks) marks->set(i);
+        if (n.property_names != no_node && !name_is_valid(n.property_names, key)) {
+          step s(this, "propertyNames");
+          valid = false;
+          if (!fail_at_step("propertyNames", LLMDLQ_MESSAGE("property name '{}' is not allowed", key))) {
+            return false;
+          }
+        }
+        return true;
+      });
+      if (!completed) return false;
+    }
+
+    for (const auto& [bit, name] : n.required) {
+      if (present.test(bit)) continue;
+      valid = false;
+      if (!fail("required", LLMDLQ_MESSAGE("missing required property '{}'", name))) return false;
+    }
+    for (const auto& rule : n.dependent_required) {
+      if (!present.test(rule.trigger_bit)) continue;
+      for (const auto& [bit, name] : rule.required) {
+        if (present.test(bit)) continue;
+        step s(this, "dependentRequired", rule.trigger);
+        valid = false;
+        if (!fail_at_step("dependentRequired", LLMDLQ_MESSAGE("property '{}' requires property '{}'", rule.trigger,
+                                                   name))) {
+          return false;
+        }
+      }
+    }
+    for (const auto& rule : n.dependent_schemas) {
+      if (!present.test(rule.trigger_bit)) continue;
+      step s(this, "dependentSchemas", rule.trigger);
+      if (!evaluate(rule.schema, v, marks)) {
+        valid = false;
+        if (!keep_going()) return false;
+      }
+    }
+    return valid;
+  }
+
+  bool name_is_valid(node_id schema, std::string_view key) {
+    const boost::json::value name(boost::json::string_view(key.data(), key.size()));
+    evaluator<boost_view, false> names(ctx_, nullptr);
+    return names.evaluate(schema, &name, nullptr);
+  }
+
+  bool check_combinators(const node& n, instance_kind k, value v, small_bitset* marks) {
+    bool valid = true;
+    for (std::uint32_t i = 0; i < n.all_of.count; ++i) {
+      step s(this, "allOf", i);
+      if (!evaluate(prog_.children[n.all_of.begin + i], v, marks)) {
+        valid = false;
+        if (!keep_going()) return false;
+      }
+    }
+    if (n.any_of.count != 0) {
+      bool matched = false;
+      for (std::uint32_t i = 0; i < n.any_of.count; ++i) {
+        const node_id branch = prog_.children[n.any_of.begin + i];
+        if (marks && annotates(branch, k)) {
+          // Annotations from every passing branch count: no short cut.
+          small_bitset branch_marks(marks->size());
+          if (test(branch, v, &branch_marks)) {
+            matched = true;
+            marks->merge(branch_marks);
+          }
+        } else if (!matched && test(branch, v, nullptr)) {
+          matched = true;
+          if (!marks) break;
+        }
+      }
+      if (!matched) {
+        valid = false;
+        step s(this, "anyOf");
+        if (!fail_at_step("anyOf", LLMDLQ_MESSAGE("must match at least one of the {} schemas in anyOf",
+                                       n.any_of.count))) {
+          return false;
+        }
+      }
+    }
+    if (n.one_of.count != 0) {
+      std::uint32_t matches = 0, first = 0, second = 0;
+      for (std::uint32_t i = 0; i < n.one_of.count && matches < 2; ++i) {
+        const node_id branch = prog_.children[n.one_of.begin + i];
+        small_bitset branch_marks;
+        const bool track = marks && annotates(branch, k);
+        if (track) branch_marks.resize(marks->size());
+        if (test(branch, v, track ? &branch_marks : nullptr)) {
+          (matches == 0 ? first : second) = i;
+          ++matches;
+          if (track) marks->merge(branch_marks);
+        }
+      }
+      if (matches != 1) {
+        valid = false;
+        step s(this, "oneOf");
+        if (!fail_at_step("oneOf", [&] {
+              return matches == 0
+                         ? fmt::format("must match exactly one of the {} schemas in oneOf, matched none",
+                                       n.one_of.count)
+                         : fmt::format("must match exactly one schema in oneOf, matched {} and {}",
+                                       first, second);
+            })) {
+          return false;
+        }
+      }
+    }
+    if (n.not_schema != no_node && test(n.not_schema, v, nullptr)) {
+      valid = false;
+      step s(this, "not");
+      if (!fail_at_step("not", [] { return "must not match the schema in not"; })) return false;
+    }
+    if (n.if_schema != no_node) {
+      small_bitset if_marks;
+      const bool track = marks && annotates(n.if_schema, k);
+      if (track) if_marks.resize(marks->size());
+      const bool condition = test(n.if_schema, v, track ? &if_marks : nullptr);
+      if (condition && track) marks->merge(if_marks);
+      const node_id branch = condition ? n.then_schema : n.else_schema;
+      if (branch != no_node) {
+        step s(this, condition ? "then" : "else");
+        if (!evaluate(branch, v, marks)) {
+          valid = false;
+          if (!keep_going()) return false;
+        }
+      }
+    }
+    return valid;
+  }
+
+  bool check_unevaluated(const node& n, instance_kind k, value v, small_bitset& own) {
+    bool valid = true;
+    if (k == instance_kind::array) {
+      const node_id schema = n.unevaluated_items;
+      const bool completed = View::for_each_element(v, [&](std::size_t i, value element) {
+        if (own.test(i)) return true;
+        step s(this, "unevaluatedItems");
+        s.instance(i);
+        if (is_false_schema(schema)) {
+          valid = false;
+          return fail_at_step("unevaluatedItems", LLMDLQ_MESSAGE("item {} is not allowed by any subschema", i));
+        }
+        if (!evaluate(schema, element, nullptr)) {
+          valid = false;
+          return keep_going();
+        }
+        return true;
+      });
+      if (!completed) return false;
+    } else {
+      const node_id schema = n.unevaluated_properties;
+      const bool completed =
+          View::for_each_member(v, [&](std::size_t i, std::string_view key, value member) {
+            if (own.test(i)) return true;
+            step s(this, "unevaluatedProperties");
+            s.instance(key);
+            if (is_false_schema(schema)) {
+              valid = false;
+              return fail_at_step("unevaluatedProperties",
+                          LLMDLQ_MESSAGE("property '{}' is not allowed by any subschema", key));
+            }
+            if (!evaluate(schema, member, nullptr)) {
+              valid = false;
+              return keep_going();
+            }
+            return true;
+          });
+      if (!completed) return false;
+    }
+    own.set_range(0, own.size());
+    return valid;
+  }
+
+  template <class, bool>
+  friend class evaluator;
+
+  eval_context& ctx_;
+  const program& prog_;
+  error_sink* sink_;
+};
+
+#undef LLMDLQ_MESSAGE
+
+}  // namespace llmdlq::detail

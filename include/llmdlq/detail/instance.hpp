@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+// One view over instances held by simdjson or Boost.JSON, so that a single
+// evaluator validates both; plus JSON equality and hashing across them.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json/value.hpp>
+#include <simdjson.h>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/detail/json_number.hpp"
+
+namespace llmdlq::detail {
+
+enum class instance_kind : std::uint8_t { null, boolean, number, string, array, object };
+
+/// Instances held in a simdjson DOM document. Elements are cheap handles into
+/// the document's tape.
+struct simdjson_view {
+  using value = simdjson::dom::element;
+
+  static instance_kind kind(value v) noexcept {
+    using t = simdjson::dom::element_type;
+    switch (v.type()) {
+      case t::ARRAY: return instance_kind::array;
+      case t::OBJECT: return instance_kind::object;
+      case t::INT64:
+      case t::UINT64:
+      case t::DOUBLE: return instance_kind::number;
+      case t::STRING: return instance_kind::string;
+      case t::BOOL: return instance_kind::boolean;
+      case t::NULL_VALUE: return instance_kind::null;
+    }
+    return instance_kind::null;
+  }
+  static json_number number(value v) noexcept {
+    using t = simdjson::dom::element_type;
+    switch (v.type()) {
+      case t::INT64: return json_number::of(v.get_int64().value_unsafe());
+      case t::UINT64: return json_number::of(v.get_uint64().value_unsafe());
+      default: return json_number::of(v.get_double().value_unsafe());
+    }
+  }
+  static bool boolean(value v) noexcept { return v.get_bool().value_unsafe(); }
+  static std::string_view string(value v) noexcept { return v.get_string().value_unsafe(); }
+  static std::size_t size(value v) noexcept {
+    return v.type() == simdjson::dom::element_type::ARRAY ? v.get_array().value_unsafe().size()
+                                                          : v.get_object().value_unsafe().size();
+  }
+  /// Calls f(index, element) in order while it returns true.
+  template <class F>
+  static bool for_each_element(value v, F&& f) {
+    std::size_t i = 0;
+    const simdjson::dom::array array = v.get_array().value_unsafe();
+    for (value element : array) {
+      if (!f(i++, element)) return false;
+    }
+    return true;
+  }
+  /// Calls f(index, key, value) in document order while it returns true.
+  template <class F>
+  static bool for_each_member(value v, F&& f) {
+    std::size_t i = 0;
+    const simdjson::dom::object object = v.get_object().value_unsafe();
+    for (auto member : object) {
+      if (!f(i++, member.key, member.value)) return false;
+    }
+    return true;
+  }
+};
+
+/// Instances held as Boost.JSON values (documents built or repaired in memory).
+struct boost_view {
+  using value = const boost::json::value*;
+
+  static instance_kind kind(value v) noexcept {
+    switch (v->kind()) {
+      case boost::json::kind::null: return instance_kind::null;
+      case boost::json::kind::bool_: return instance_kind::boolean;
+      case boost::json::kind::int64:
+      case boost::json::kind::uint64:
+      case boost::json::kind::double_: return instance_kind::number;
+      case boost::json::kind::string: return instance_kind::string;
+      case boost::json::kind::array: return instance_kind::array;
+      case boost::json::kind::object: return instance_kind::object;
+    }
+    return instance_kind::null;
+  }
+  static json_number number(value v) noexcept {
+    switch (v->kind()) {
+      case boost::json::kind::int64: return json_number::of(v->get_int64());
+      case boost::json::kind::uint64: return json_number::of(v->get_uint64());
+      default: return json_number::of(v->get_double());
+    }
+  }
+  static bool boolean(value v) noexcept { return v->get_bool(); }
+  static std::string_view string(value v) noexcept {
+    const auto& s = v->get_string();
+    return {s.data(), s.size()};
+  }
+  static std::size_t size(value v) noexcept {
+    return v->is_array() ? v->get_array().size() : v->get_object().size();
+  }
+  template <class F>
+  static bool for_each_element(value v, F&& f) {
+    std::size_t i = 0;
+    for (const auto& element : v->get_array()) {
+      if (!f(i++, &element)) return false;
+    }
+    return true;
+  }
+  template <class F>
+  static bool for_each_member(value v, F&& f) {
+    std::size_t i = 0;
+    for (const auto& member : v->get_object()) {
+      if (!f(i++, std::string_view(member.key().data(), member.key().size()), &member.value())) {
+        return false;
+      }
+    }
+    return true;
+  }
+};
+
+/// Recursion guard for equality and hashing: instances deeper than this are
+/// treated as unequal (parsed documents never get near it).
+inline constexpr std::size_t max_compare_depth = 2048;
+
+template <class View>
+std::vector<std::pair<std::string_view, typename View::value>> sorted_members(
+    typename View::value v) {
+  std::vector<std::pair<std::string_view, typename View::value>> members;
+  members.reserve(View::size(v));
+  View::for_each_member(v, [&](std::size_t, std::string_view key, typename View::value value) {
+    members.emplace_back(key, value);
+    return true;
+  });
+  std::sort(members.begin(), members.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return members;
+}
+
+/// JSON equality (numbers compare by value, objects ignore member order)
+/// between instances seen through two views.
+template <class A, class B>
+bool json_equal(typename A::value a, typename B::value b, std::size_t depth = 0) {
+  const instance_kind k = A::kind(a);
+  if (k != B::kind(b) || depth > max_compare_depth) return false;
+  switch (k) {
+    case instance_kind::null: return true;
+    case instance_kind::boolean: return A::boolean(a) == B::boolean(b);
+    case instance_kind::number: return compare(A::number(a), B::number(b)) == 0;
+    case instance_kind::string: return A::string(a) == B::string(b);
+    case instance_kind::array: {
+      if (A::size(a) != B::size(b)) return false;
+      std::vector<typename B::value> right;
+      right.reserve(B::size(b));
+      B::for_each_element(b, [&](std::size_t, typename B::value e) {
+        right.push_back(e);
+        return true;
+      });
+      return A::for_each_element(a, [&](std::size_t i, typename A::value e) {
+        return json_equal<A, B>(e, right[i], depth + 1);
+      });
+    }
+    case instance_kind::object: {
+      if (A::size(a) != B::size(b)) return false;
+      const auto right = sorted_members<B>(b);
+      return A::for_each_member(a, [&](std::size_t, std::string_view key, typename A::value e) {
+        const auto it = std::lower_bound(
+            right.begin(), right.end(), key,
+            [](const auto& member, std::string_view k2) { return member.first < k2; });
+        return it != right.end() && it->first == key && json_equal<A, B>(e, it->second, depth + 1);
+      });
+    }
+  }
+  return false;
+}
+
+inline std::uint64_t mix_hash(std::uint64_t h, std::uint64_t v) noexcept {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xFF51AFD7ED558CCDull;
+}
+
+inline std::uint64_t hash_bytes(std::string_view s) noexcept {
+  std::uint64_t h = 0xCBF29CE484222325ull;
+  for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
+  return h;
+}
+
+/// A hash consistent with json_equal: equal instances hash equal.
+template <class V>
+std::uint64_t json_hash(typename V::value v, std::size_t depth = 0) {
+  const instance_kind k = V::kind(v);
+  std::uint64_t h = static_cast<std::uint64_t>(k) + 1;
+  if (depth > max_compare_depth) return h;
+  switch (k) {
+    case instance_kind::null: return h;
+    case instance_kind::boolean: return mix_hash(h, V::boolean(v));
+    case instance_kind::number: {
+      double d = V::number(v).to_double();
+      if (d == 0) d = 0;  // -0.0 equals 0
+      std::uint64_t bits;
+      std::memcpy(&bits, &d, sizeof bits);
+      return mix_hash(h, bits);
+    }
+    case instance_kind::string: return mix_hash(h, hash_bytes(V::string(v)));
+    case instance_kind::array:
+      V::for_each_element(v, [&](std::size_t, typename V::value e) {
+        h = mix_hash(h, json_hash<V>(e, depth + 1));
+        return true;
+      });
+      return h;
+    case instance_kind::object: {
+      // Members in any order: combine them with a commutative sum.
+      std::uint64_t sum = 0;
+      V::for_each_member(v, [&](std::size_t, std::string_view key, typename V::value e) {
+        sum += mix_hash(hash_bytes(key), json_hash<V>(e, depth + 1));
+        return true;
+      });
+      return mix_hash(h, sum);
+    }
+  }
+  return h;
+}
+
+}  // namespace llmdlq::detail

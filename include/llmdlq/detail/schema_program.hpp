@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+// The compiled form of a schema: a flat table of nodes that refer to each
+// other by index, with per-node lookups prepared for the evaluator.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "llmdlq/detail/json_number.hpp"
+#include "llmdlq/format.hpp"
+#include "llmdlq/regex.hpp"
+#include "llmdlq/schema.hpp"
+
+namespace llmdlq::detail {
+
+using node_id = std::uint32_t;
+inline constexpr node_id no_node = std::numeric_limits<node_id>::max();
+inline constexpr std::uint32_t no_index = std::numeric_limits<std::uint32_t>::max();
+inline constexpr std::uint64_t no_limit = std::numeric_limits<std::uint64_t>::max();
+
+/// Bits of node::types; `number` admits every number, `integer` only integral ones.
+enum type_bit : std::uint8_t {
+  null_bit = 1,
+  boolean_bit = 2,
+  object_bit = 4,
+  array_bit = 8,
+  number_bit = 16,
+  string_bit = 32,
+  integer_bit = 64,
+};
+
+/// Groups of keywords a node holds, so that evaluation skips the rest.
+enum node_flag : std::uint32_t {
+  always_false = 1u << 0,
+  has_type = 1u << 1,
+  has_const = 1u << 2,
+  has_enum = 1u << 3,
+  has_number_keywords = 1u << 4,
+  has_string_keywords = 1u << 5,
+  has_array_keywords = 1u << 6,
+  has_object_keywords = 1u << 7,
+  has_ref = 1u << 8,
+  has_dynamic_ref = 1u << 9,
+  has_combinators = 1u << 10,  // allOf, anyOf, oneOf, not, if
+  has_unevaluated_items = 1u << 11,
+  has_unevaluated_properties = 1u << 12,
+  // Computed after compilation: the node, or a subschema applied in place,
+  // records which members or elements it evaluated.
+  annotates_properties = 1u << 13,
+  annotates_items = 1u << 14,
+};
+
+/// Index range into program::children.
+struct node_span {
+  std::uint32_t begin = 0;
+  std::uint32_t count = 0;
+};
+
+/// A numeric bound and whether it is present.
+struct number_bound {
+  bool present = false;
+  json_number value;
+};
+
+/// Maps object keys a schema names (in properties, required, dependent*) to
+/// what it knows about them. Open addressing over a cheap hash of the key.
+class key_table {
+ public:
+  struct entry {
+    std::string name;
+    node_id schema = no_node;         ///< from `properties`
+    std::uint32_t bit = no_index;     ///< presence bit, for required/dependent* names
+  };
+
+  /// The entry for `name`, created if new.
+  entry& at(std::string_view name) {
+    for (auto& e : entries_) {
+      if (e.name == name) return e;
+    }
+    entries_.push_back(entry{std::string(name), no_node, no_index});
+    return entries_.back();
+  }
+
+  /// Builds the lookup once every entry is in.
+  void seal() {
+    std::size_t capacity = 4;
+    while (capacity < entries_.size() * 2) capacity *= 2;
+    slots_.assign(capacity, no_index);
+    mask_ = capacity - 1;
+    for (std::uint32_t i = 0; i < entries_.size(); ++i) {
+      std::size_t slot = hash(entries_[i].name) & mask_;
+      while (slots_[slot] != no_index) slot = (slot + 1) & mask_;
+      slots_[slot] = i;
+    }
+  }
+
+  [[nodiscard]] LLMDLQ_ALWAYS_INLINE const entry* find(std::string_view key) const noexcept {
+    std::size_t slot = hash(key) & mask_;
+    for (;;) {
+      const std::uint32_t index = slots_[slot];
+      if (index == no_index) return nullptr;
+      const entry& e = entries_[index];
+      if (e.name.size() == key.size() && std::memcmp(e.name.data(), key.data(), key.size()) == 0) {
+        return &e;
+      }
+      slot = (slot + 1) & mask_;
+    }
+  }
+
+  [[nodiscard]] const std::vector<entry>& entries() const noexcept { return entries_; }
+  [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
+
+ private:
+  // Reads at most the first and last eight bytes: keys are short, and a
+  // collision only costs a comparison.
+  static std::uint64_t hash(std::string_view key) noexcept {
+    std::uint64_t head = 0, tail = 0;
+    const std::size_t n = key.size();
+    if (n >= 8) {
+      std::memcpy(&head, key.data(), 8);
+      std::memcpy(&tail, key.data() + n - 8, 8);
+    } else {
+      std::memcpy(&head, key.data(), n);
+    }
+    std::uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xC2B2AE3D27D4EB4Full) ^ n;
+    return h ^ (h >> 29);
+  }
+
+  std::vector<entry> entries_;
+  std::vector<std::uint32_t> slots_;
+  std::size_t mask_ = 0;
+};
+
+/// One `dependentRequired` rule: when `trigger` is present, every `required` bit must be.
+struct dependent_required_rule {
+  std::uint32_t trigger_bit;
+  std::string trigger;
+  std::vector<std::pair<std::uint32_t, std::string>> required;
+};
+
+/// One `dependentSchemas` rule.
+struct dependent_schema_rule {
+  std::uint32_t trigger_bit;
+  std::string trigger;
+  node_id schema;
+};
+
+/// A compiled subschema. Absent keywords keep their neutral defaults.
+struct node {
+  std::uint32_t flags = 0;
+  std::uint8_t types = 0;
+  std::uint32_t resource = 0;  ///< the schema resource the node belongs to
+
+  // In-place applicators.
+  node_id ref = no_node;
+  node_id dynamic_ref = no_node;           ///< the statically resolved target
+  std::uint32_t dynamic_anchor = no_index; ///< anchor name id when the target is a $dynamicAnchor
+  node_span all_of, any_of, one_of;
+  node_id not_schema = no_node, if_schema = no_node, then_schema = no_node, else_schema = no_node;
+
+  // const and enum.
+  std::uint32_t const_value = no_index;  ///< index into program::values
+  std::uint32_t enum_set = no_index;     ///< index into program::enums
+
+  // Numbers.
+  number_bound minimum, maximum, exclusive_minimum, exclusive_maximum;
+  bool has_multiple_of = false;
+  json_number multiple_of;
+  decimal multiple_of_decimal;
+
+  // Strings.
+  std::uint64_t min_length = 0, max_length = no_limit;
+  std::uint32_t pattern = no_index;  ///< index into program::regexes
+  format_kind format = format_kind::unknown;
+
+  // Arrays.
+  std::uint64_t min_items = 0, max_items = no_limit;
+  bool unique_items = false;
+  node_span prefix_items;
+  node_id items = no_node, contains = no_node, unevaluated_items = no_node;
+  std::uint64_t min_contains = 1, max_contains = no_limit;
+
+  // Objects.
+  std::uint64_t min_properties = 0, max_properties = no_limit;
+  std::uint32_t keys = no_index;  ///< index into program::key_tables
+  std::uint32_t presence_bits = 0;
+  std::vector<std::pair<std::uint32_t, std::string>> required;  ///< (presence bit, name)
+  std::vector<std::pair<std::uint32_t, node_id>> pattern_properties;  ///< (regex, schema)
+  node_id additional_properties = no_node, property_names = no_node, unevaluated_properties = no_node;
+  std::vector<dependent_required_rule> dependent_required;
+  std::vector<dependent_schema_rule> dependent_schemas;
+};
+
+/// An `enum` keyword's values; all-string enums get a hash lookup.
+struct enum_values {
+  std::vector<boost::json::value> values;
+  bool all_strings = false;
+  key_table strings;
+};
+
+/// A schema resource (the root, or a subschema with `$id`) and the
+/// `$dynamicAnchor`s it defines, which `$dynamicRef` searches by dynamic scope.
+struct schema_resource {
+  std::string uri;
+  std::vector<std::pair<std::uint32_t, node_id>> dynamic_anchors;  ///< (anchor name id, node)
+};
+
+struct program {
+  std::vector<node> nodes;
+  std::vector<node_id> children;
+  std::vector<key_table> key_tables;
+  std::vector<ecma_regex> regexes;
+  std::vector<boost::json::value> values;
+  std::vector<enum_values> enums;
+  std::vector<schema_resource> resources;
+  bool uses_dynamic_scope = false;
+  node_id root = no_node;
+  compile_options options;
+};
+
+}  // namespace llmdlq::detail

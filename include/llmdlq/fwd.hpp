@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// Forward declarations of llmdlq's public types, for headers that only name them.
+#pragma once
+
+#include <cstdint>
+
+namespace llmdlq {
+
+class json_parser;
+struct parse_options;
+struct syntax_error;
+enum class json_errc : std::uint8_t;
+
+class schema;
+struct compile_options;
+struct schema_error;
+enum class schema_errc : std::uint8_t;
+struct validation_error;
+struct validate_options;
+
+class ecma_regex;
+struct regex_error;
+enum class format_kind : std::uint8_t;
+
+}  // namespace llmdlq

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// Definitions for schema.hpp: compilation entry points and the validation
+// front ends over the two instance representations.
+#pragma once
+
+#include "llmdlq/detail/evaluator.hpp"
+#include "llmdlq/impl/schema_compiler.ipp"
+#include "llmdlq/schema.hpp"
+
+namespace llmdlq {
+
+LLMDLQ_INLINE std::string_view describe(schema_errc code) noexcept {
+  switch (code) {
+    case schema_errc::invalid_json: return "the schema is not JSON";
+    case schema_errc::invalid_keyword: return "a keyword has a value JSON Schema does not allow";
+    case schema_errc::invalid_pattern: return "a regular expression does not compile";
+    case schema_errc::unresolved_reference: return "a reference cannot be resolved";
+    case schema_errc::unsupported_vocabulary: return "the meta-schema requires an unknown vocabulary";
+    case schema_errc::infinite_recursion: return "references loop without descending into the instance";
+    case schema_errc::too_complex: return "the schema nests too deeply";
+  }
+  return "unknown error";
+}
+
+LLMDLQ_INLINE expected<schema, schema_error> schema::compile(std::string_view json,
+                                                              const compile_options& options) {
+  parse_options limits;
+  limits.max_depth = 2 * options.max_nesting + 2;  // each subschema level is an object in a keyword
+  auto parsed = parse_value(json, limits);
+  if (!parsed) {
+    if (parsed.error().code == json_errc::too_deep) {
+      return unexpected(schema_error{schema_errc::too_complex, "",
+                                     "the schema nests deeper than the limit of " +
+                                         std::to_string(options.max_nesting),
+                                     parsed.error()});
+    }
+    return unexpected(schema_error{schema_errc::invalid_json, "",
+                                   "the schema is not JSON: " + parsed.error().message,
+                                   parsed.error()});
+  }
+  return compile(*parsed, options);
+}
+
+LLMDLQ_INLINE expected<schema, schema_error> schema::compile(const boost::json::value& json,
+                                                              const compile_options& options) {
+  detail::schema_compiler compiler(options);
+  auto program = compiler.run(json);
+  if (!program) return unexpected(std::move(program.error()));
+  return schema(std::move(*program));
+}
+
+namespace detail {
+
+template <class View>
+bool is_valid_against(const program& prog, typename View::value instance) {
+  eval_context context{prog, {}, 0};
+  evaluator<View, false> eval(context, nullptr);
+  return eval.evaluate(prog.root, instance, nullptr);
+}
+
+template <class View>
+std::vector<validation_error> errors_against(const program& prog, typename View::value instance,
+                                             const validate_options& options) {
+  std::vector<validation_error> errors;
+  if (options.max_errors == 0) return errors;
+  eval_context context{prog, {}, 0};
+  error_sink sink{errors, options.max_errors, {}, {}};
+  evaluator<View, true> eval(context, &sink);
+  eval.evaluate(prog.root, instance, nullptr);
+  return errors;
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE bool schema::is_valid(simdjson::dom::element instance) const {
+  return detail::is_valid_against<detail::simdjson_view>(*program_, instance);
+}
+
+LLMDLQ_INLINE bool schema::is_valid(const boost::json::value& instance) const {
+  return detail::is_valid_against<detail::boost_view>(*program_, &instance);
+}
+
+LLMDLQ_INLINE std::vector<validation_error> schema::validate(simdjson::dom::element instance,
+                                                             const validate_options& options) const {
+  return detail::errors_against<detail::simdjson_view>(*program_, instance, options);
+}
+
+LLMDLQ_INLINE std::vector<validation_error> schema::validate(const boost::json::value& instance,
+                                                             const validate_options& options) const {
+  return detail::errors_against<detail::boost_view>(*program_, &instance, options);
+}
+
+LLMDLQ_INLINE const compile_options& schema::options() const noexcept { return program_->options; }
+
+}  // namespace llmdlq

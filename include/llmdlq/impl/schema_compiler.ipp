@@ -1,0 +1,883 @@
+// SPDX-License-Identifier: MIT
+// Compiles JSON Schema documents into a detail::program: indexes identifiers
+// ($id, $anchor, $dynamicAnchor), resolves references, checks every keyword's
+// value and lays the subschemas out as nodes.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <boost/json/parse.hpp>
+#include <fmt/format.h>
+
+#include "llmdlq/detail/metaschemas.hpp"
+#include "llmdlq/detail/schema_program.hpp"
+#include "llmdlq/detail/uri.hpp"
+#include "llmdlq/schema.hpp"
+
+namespace llmdlq::detail {
+
+/// The vocabularies in force for a document, from its meta-schema.
+enum vocabulary : std::uint8_t {
+  applicator_vocabulary = 1,
+  unevaluated_vocabulary = 2,
+  validation_vocabulary = 4,
+  format_assertion_vocabulary = 8,
+};
+inline constexpr std::uint8_t default_vocabularies =
+    applicator_vocabulary | unevaluated_vocabulary | validation_vocabulary;
+
+inline constexpr std::string_view draft_2020_12 = "https://json-schema.org/draft/2020-12/schema";
+
+class schema_compiler {
+ public:
+  explicit schema_compiler(const compile_options& options) : options_(options) {
+    prog_ = std::make_shared<program>();
+    prog_->options = options;
+  }
+
+  expected<std::shared_ptr<const program>, schema_error> run(boost::json::value root) {
+    const std::string root_uri{without_fragment(options_.base_uri)};
+    const std::uint32_t doc = add_document(root_uri, std::move(root));
+    if (!error_) prog_->root = compile_at(doc, "", 0);
+    finish_dynamic_anchors();
+    if (!error_) mark_annotating_nodes();
+    if (!error_) check_in_place_cycles();
+    if (error_) return unexpected(std::move(*error_));
+    return std::shared_ptr<const program>(std::move(prog_));
+  }
+
+ private:
+  struct document {
+    std::string uri;
+    boost::json::value json;
+    std::uint8_t vocabularies = default_vocabularies;
+  };
+  struct location {
+    std::uint32_t doc = 0;
+    std::string pointer;
+  };
+  struct anchor {
+    location where;
+    bool dynamic = false;
+  };
+
+  // ---- errors ------------------------------------------------------------
+
+  std::string describe_location(std::uint32_t doc, std::string_view pointer) const {
+    if (doc == 0) return std::string(pointer);
+    return docs_[doc].uri + "#" + std::string(pointer);
+  }
+
+  void set_error(schema_errc code, std::uint32_t doc, std::string_view pointer, std::string message) {
+    if (error_) return;
+    error_ = schema_error{code, describe_location(doc, pointer), std::move(message), std::nullopt};
+  }
+
+  // ---- documents and identifiers -----------------------------------------
+
+  std::uint32_t add_document(std::string uri, boost::json::value json) {
+    const auto doc = static_cast<std::uint32_t>(docs_.size());
+    docs_.push_back(document{uri, std::move(json), default_vocabularies});
+    resources_.emplace(uri, location{doc, ""});
+    read_dialect(doc);
+    std::string pointer;
+    index(doc, docs_[doc].json, pointer, uri, 0);
+    return doc;
+  }
+
+  // Sets the document's vocabularies from its `$schema`.
+  void read_dialect(std::uint32_t doc) {
+    const auto* object = docs_[doc].json.if_object();
+    if (!object) return;
+    const auto it = object->find("$schema");
+    if (it == object->end()) return;
+    if (!it->value().is_string()) {
+      set_error(schema_errc::invalid_keyword, doc, "/$schema", "$schema must be a URI string");
+      return;
+    }
+    const std::string meta_uri{without_fragment(std::string_view(it->value().get_string()))};
+    if (meta_uri == draft_2020_12 || is_older_draft(meta_uri)) return;
+    const auto meta = resources_.find(meta_uri) != resources_.end() ? std::optional<std::uint32_t>(resources_[meta_uri].doc)
+                                                                    : load(meta_uri);
+    if (!meta) return;  // an unknown meta-schema: assume the standard vocabularies
+    const auto* meta_object = docs_[*meta].json.if_object();
+    if (!meta_object) return;
+    const auto vocab = meta_object->find("$vocabulary");
+    if (vocab == meta_object->end() || !vocab->value().is_object()) return;
+    std::uint8_t mask = 0;
+    for (const auto& [name, required] : vocab->value().get_object()) {
+      const std::string_view uri(name.data(), name.size());
+      const std::string_view prefix = "https://json-schema.org/draft/2020-12/vocab/";
+      const std::string_view known = uri.starts_with(prefix) ? uri.substr(prefix.size()) : std::string_view();
+      if (known == "applicator") {
+        mask |= applicator_vocabulary;
+      } else if (known == "unevaluated") {
+        mask |= unevaluated_vocabulary;
+      } else if (known == "validation") {
+        mask |= validation_vocabulary;
+      } else if (known == "format-assertion") {
+        mask |= format_assertion_vocabulary;
+      } else if (known.empty() && required.is_bool() && required.get_bool()) {
+        set_error(schema_errc::unsupported_vocabulary, doc, "/$schema",
+                  fmt::format("the meta-schema requires the unknown vocabulary {}", uri));
+        return;
+      }
+    }
+    docs_[doc].vocabularies = mask;
+  }
+
+  static bool is_older_draft(std::string_view uri) {
+    return uri == "https://json-schema.org/draft/2019-09/schema" ||
+           uri == "http://json-schema.org/draft-07/schema" ||
+           uri == "http://json-schema.org/draft-06/schema" ||
+           uri == "http://json-schema.org/draft-04/schema";
+  }
+
+  // Finds a document by URI: registered remotes, the resolver, then the
+  // built-in meta-schemas.
+  std::optional<std::uint32_t> load(const std::string& uri) {
+    if (const auto it = resources_.find(uri); it != resources_.end()) return it->second.doc;
+    std::optional<std::string> text;
+    if (const auto it = options_.remotes.find(uri); it != options_.remotes.end()) {
+      text = it->second;
+    } else if (options_.resolver) {
+      text = options_.resolver(uri);
+    }
+    if (!text) {
+      for (const auto& builtin : builtin_schemas) {
+        if (builtin.uri == uri) text = std::string(builtin.json);
+      }
+    }
+    if (!text) return std::nullopt;
+    auto parsed = parse_value(*text);
+    if (!parsed) {
+      error_ = schema_error{schema_errc::invalid_json, uri,
+                            fmt::format("the schema {} is not JSON: {}", uri, parsed.error().message),
+                            parsed.error()};
+      return std::nullopt;
+    }
+    return add_document(uri, std::move(*parsed));
+  }
+
+  std::string location_key(std::uint32_t doc, std::string_view pointer) const {
+    std::string key = std::to_string(doc);
+    key.push_back(':');
+    key.append(pointer);
+    return key;
+  }
+
+  // Records identifiers and base URIs of every subschema reachable through
+  // applicator keywords (not through unknown keywords, `const` or `enum`).
+  void index(std::uint32_t doc, const boost::json::value& schema, std::string& pointer,
+             std::string base, std::size_t depth) {
+    const auto* object = schema.if_object();
+    if (!object || error_) return;
+    if (depth > options_.max_nesting) {
+      set_error(schema_errc::too_complex, doc, pointer,
+                fmt::format("subschemas nest deeper than {}", options_.max_nesting));
+      return;
+    }
+    if (const auto it = object->find("$id"); it != object->end() && it->value().is_string()) {
+      const std::string_view id(it->value().get_string());
+      const std::string resolved = resolve_uri(base, id);
+      if (const auto hash = resolved.find('#'); hash != std::string::npos && hash + 1 != resolved.size()) {
+        set_error(schema_errc::invalid_keyword, doc, pointer + "/$id",
+                  "$id must not have a fragment; use $anchor to name a subschema");
+        return;
+      }
+      base = std::string(without_fragment(resolved));
+      resources_.insert_or_assign(base, location{doc, pointer});
+    }
+    bases_.emplace(location_key(doc, pointer), base);
+    for (const std::string_view keyword : {"$anchor", "$dynamicAnchor"}) {
+      const auto it = object->find(keyword);
+      if (it == object->end() || !it->value().is_string()) continue;
+      const std::string name(it->value().get_string());
+      const bool dynamic = keyword == "$dynamicAnchor";
+      auto& entry = anchors_[base + "#" + name];
+      entry.where = location{doc, pointer};
+      entry.dynamic = entry.dynamic || dynamic;
+      if (dynamic) dynamic_anchors_.push_back({base, name, location{doc, pointer}});
+    }
+
+    const std::size_t mark = pointer.size();
+    for (const auto& [key, value] : *object) {
+      const std::string_view keyword(key.data(), key.size());
+      append_pointer_token(pointer, keyword);
+      if (is_schema_array_keyword(keyword) && value.is_array()) {
+        const auto& array = value.get_array();
+        for (std::size_t i = 0; i < array.size(); ++i) {
+          const std::size_t inner = pointer.size();
+          append_pointer_token(pointer, i);
+          index(doc, array[i], pointer, base, depth + 1);
+          pointer.resize(inner);
+        }
+      } else if (is_schema_keyword(keyword)) {
+        index(doc, value, pointer, base, depth + 1);
+      } else if (is_schema_map_keyword(keyword) && value.is_object()) {
+        for (const auto& [name, subschema] : value.get_object()) {
+          const std::size_t inner = pointer.size();
+          append_pointer_token(pointer, std::string_view(name.data(), name.size()));
+          index(doc, subschema, pointer, base, depth + 1);
+          pointer.resize(inner);
+        }
+      }
+      pointer.resize(mark);
+    }
+  }
+
+  static bool is_schema_keyword(std::string_view k) {
+    return k == "additionalProperties" || k == "propertyNames" || k == "items" || k == "contains" ||
+           k == "not" || k == "if" || k == "then" || k == "else" || k == "unevaluatedItems" ||
+           k == "unevaluatedProperties" || k == "additionalItems" || k == "contentSchema";
+  }
+  static bool is_schema_map_keyword(std::string_view k) {
+    return k == "properties" || k == "patternProperties" || k == "$defs" || k == "definitions" ||
+           k == "dependentSchemas" || k == "dependencies";
+  }
+  static bool is_schema_array_keyword(std::string_view k) {
+    return k == "allOf" || k == "anyOf" || k == "oneOf" || k == "prefixItems" || k == "items";
+  }
+
+  // The base URI in force at a location: recorded by index(), or that of the
+  // nearest indexed ancestor (for locations inside unknown keywords).
+  std::string base_at(std::uint32_t doc, std::string pointer) const {
+    for (;;) {
+      if (const auto it = bases_.find(location_key(doc, pointer)); it != bases_.end()) return it->second;
+      const auto slash = pointer.rfind('/');
+      if (slash == std::string::npos) return docs_[doc].uri;
+      pointer.resize(slash);
+    }
+  }
+
+  std::uint32_t resource_index(const std::string& uri) {
+    const auto [it, inserted] = resource_ids_.emplace(uri, static_cast<std::uint32_t>(prog_->resources.size()));
+    if (inserted) prog_->resources.push_back(schema_resource{uri, {}});
+    return it->second;
+  }
+
+  std::uint32_t anchor_name_id(const std::string& name) {
+    return anchor_names_.emplace(name, static_cast<std::uint32_t>(anchor_names_.size())).first->second;
+  }
+
+  // ---- references ----------------------------------------------------------
+
+  struct resolved_target {
+    location where;
+    std::string resource_uri;
+    std::string fragment;  // empty, a JSON Pointer, or an anchor name
+  };
+
+  std::optional<resolved_target> resolve_reference(std::uint32_t doc, const std::string& at,
+                                                   std::string_view keyword, std::string_view ref) {
+    const std::string absolute = resolve_uri(base_at(doc, at), ref);
+    const std::string resource{without_fragment(absolute)};
+    const auto hash = absolute.find('#');
+    const auto decoded = percent_decode(hash == std::string::npos ? std::string_view() : std::string_view(absolute).substr(hash + 1));
+    const std::string where = at + "/" + std::string(keyword);
+    if (!decoded) {
+      set_error(schema_errc::invalid_keyword, doc, where, fmt::format("malformed escape in {}", ref));
+      return std::nullopt;
+    }
+    if (resources_.find(resource) == resources_.end() && !load(resource)) {
+      if (!error_) {
+        set_error(schema_errc::unresolved_reference, doc, where,
+                  fmt::format("cannot resolve {}: no schema is registered as {}", ref, resource));
+      }
+      return std::nullopt;
+    }
+    const location root = resources_.at(resource);
+    resolved_target target{root, resource, *decoded};
+    if (decoded->empty()) return target;
+    if ((*decoded)[0] == '/') {
+      target.where.pointer = root.pointer + *decoded;
+      boost::json::error_code ec;
+      if (!docs_[root.doc].json.find_pointer(target.where.pointer, ec)) {
+        set_error(schema_errc::unresolved_reference, doc, where,
+                  fmt::format("cannot resolve {}: {} has no {}", ref, resource, *decoded));
+        return std::nullopt;
+      }
+      return target;
+    }
+    const auto it = anchors_.find(resource + "#" + *decoded);
+    if (it == anchors_.end()) {
+      set_error(schema_errc::unresolved_reference, doc, where,
+                fmt::format("cannot resolve {}: {} has no anchor '{}'", ref, resource, *decoded));
+      return std::nullopt;
+    }
+    target.where = it->second.where;
+    return target;
+  }
+
+  // ---- keyword readers -------------------------------------------------------
+
+  bool read_count(std::uint32_t doc, const std::string& at, std::string_view keyword,
+                  const boost::json::value& v, std::uint64_t& out) {
+    const std::string where = at + "/" + std::string(keyword);
+    if (v.is_int64() && v.get_int64() >= 0) return out = static_cast<std::uint64_t>(v.get_int64()), true;
+    if (v.is_uint64()) return out = v.get_uint64(), true;
+    if (v.is_double() && v.get_double() >= 0 && std::trunc(v.get_double()) == v.get_double()) {
+      out = v.get_double() >= 1.8e19 ? no_limit : static_cast<std::uint64_t>(v.get_double());
+      return true;
+    }
+    set_error(schema_errc::invalid_keyword, doc, where, fmt::format("{} must be a non-negative integer", keyword));
+    return false;
+  }
+
+  bool read_number(std::uint32_t doc, const std::string& at, std::string_view keyword,
+                   const boost::json::value& v, json_number& out) {
+    switch (v.kind()) {
+      case boost::json::kind::int64: out = json_number::of(v.get_int64()); return true;
+      case boost::json::kind::uint64: out = json_number::of(v.get_uint64()); return true;
+      case boost::json::kind::double_: out = json_number::of(v.get_double()); return true;
+      default:
+        set_error(schema_errc::invalid_keyword, doc, at + "/" + std::string(keyword),
+                  fmt::format("{} must be a number", keyword));
+        return false;
+    }
+  }
+
+  // The presence bit for `name` in the node's key table.
+  std::uint32_t presence_bit(key_table& keys, node& n, std::string_view name) {
+    auto& entry = keys.at(name);
+    if (entry.bit == no_index) entry.bit = n.presence_bits++;
+    return entry.bit;
+  }
+
+  bool read_string_array(std::uint32_t doc, const std::string& where, const boost::json::value& v,
+                         std::vector<std::string>& out) {
+    if (!v.is_array()) {
+      set_error(schema_errc::invalid_keyword, doc, where, "must be an array of strings");
+      return false;
+    }
+    for (const auto& item : v.get_array()) {
+      if (!item.is_string()) {
+        set_error(schema_errc::invalid_keyword, doc, where, "must be an array of strings");
+        return false;
+      }
+      std::string name(item.get_string());
+      if (std::find(out.begin(), out.end(), name) != out.end()) {
+        set_error(schema_errc::invalid_keyword, doc, where, fmt::format("lists '{}' twice", name));
+        return false;
+      }
+      out.push_back(std::move(name));
+    }
+    return true;
+  }
+
+  std::optional<std::uint32_t> compile_regex(std::uint32_t doc, const std::string& where,
+                                             std::string_view pattern) {
+    if (const auto it = regex_ids_.find(std::string(pattern)); it != regex_ids_.end()) return it->second;
+    auto regex = ecma_regex::compile(pattern);
+    if (!regex) {
+      set_error(schema_errc::invalid_pattern, doc, where,
+                fmt::format("invalid regular expression {} (at offset {}): {}", pattern,
+                            regex.error().offset, regex.error().message));
+      return std::nullopt;
+    }
+    const auto id = static_cast<std::uint32_t>(prog_->regexes.size());
+    prog_->regexes.push_back(std::move(*regex));
+    regex_ids_.emplace(std::string(pattern), id);
+    return id;
+  }
+
+  // ---- nodes -----------------------------------------------------------------
+
+  node_id compile_child(std::uint32_t doc, const std::string& at, std::string_view keyword,
+                        std::size_t depth) {
+    std::string pointer = at;
+    append_pointer_token(pointer, keyword);
+    return compile_at(doc, pointer, depth + 1);
+  }
+
+  template <class Token>
+  node_id compile_child(std::uint32_t doc, const std::string& at, std::string_view keyword,
+                        const Token& token, std::size_t depth) {
+    std::string pointer = at;
+    append_pointer_token(pointer, keyword);
+    append_pointer_token(pointer, token);
+    return compile_at(doc, pointer, depth + 1);
+  }
+
+  node_span compile_list(std::uint32_t doc, const std::string& at, std::string_view keyword,
+                         const boost::json::value& v, std::size_t depth) {
+    if (!v.is_array() || v.get_array().empty()) {
+      set_error(schema_errc::invalid_keyword, doc, at + "/" + std::string(keyword),
+                fmt::format("{} must be a non-empty array of schemas", keyword));
+      return {};
+    }
+    std::vector<node_id> ids;
+    for (std::size_t i = 0; i < v.get_array().size() && !error_; ++i) {
+      ids.push_back(compile_child(doc, at, keyword, i, depth));
+    }
+    node_span span{static_cast<std::uint32_t>(prog_->children.size()), static_cast<std::uint32_t>(ids.size())};
+    prog_->children.insert(prog_->children.end(), ids.begin(), ids.end());
+    return span;
+  }
+
+  node_id compile_at(std::uint32_t doc, const std::string& pointer, std::size_t depth) {
+    if (error_) return no_node;
+    const std::string key = location_key(doc, pointer);
+    if (const auto it = compiled_.find(key); it != compiled_.end()) return it->second;
+    if (depth > options_.max_nesting) {
+      set_error(schema_errc::too_complex, doc, pointer,
+                fmt::format("subschemas nest deeper than {}", options_.max_nesting));
+      return no_node;
+    }
+    boost::json::error_code ec;
+    const boost::json::value* found = docs_[doc].json.find_pointer(pointer, ec);
+    if (!found) {
+      set_error(schema_errc::unresolved_reference, doc, pointer, "no schema at this location");
+      return no_node;
+    }
+    const boost::json::value& schema = *found;
+    const auto id = static_cast<node_id>(prog_->nodes.size());
+    prog_->nodes.emplace_back();
+    compiled_.emplace(key, id);
+    node n;
+    n.resource = resource_index(base_at(doc, pointer));
+    if (schema.is_bool()) {
+      n.flags = schema.get_bool() ? 0u : std::uint32_t{always_false};
+    } else if (!schema.is_object()) {
+      set_error(schema_errc::invalid_keyword, doc, pointer, "a schema must be an object or a boolean");
+    } else {
+      compile_object(doc, pointer, schema.get_object(), n, depth);
+    }
+    prog_->nodes[id] = std::move(n);
+    return id;
+  }
+
+  void compile_object(std::uint32_t doc, const std::string& at, const boost::json::object& schema,
+                      node& n, std::size_t depth) {
+    const std::uint8_t vocab = docs_[doc].vocabularies;
+    const bool applicators = vocab & applicator_vocabulary;
+    const bool validation = vocab & validation_vocabulary;
+    const bool unevaluated = vocab & unevaluated_vocabulary;
+    const bool assert_format = options_.format_assertion || (vocab & format_assertion_vocabulary);
+    auto invalid = [&](std::string_view keyword, std::string message) {
+      set_error(schema_errc::invalid_keyword, doc, at + "/" + std::string(keyword), std::move(message));
+    };
+    auto get = [&](std::string_view keyword) -> const boost::json::value* {
+      const auto it = schema.find(keyword);
+      return it == schema.end() ? nullptr : &it->value();
+    };
+
+    key_table keys;
+
+    // Core.
+    if (const auto* v = get("$ref")) {
+      if (!v->is_string()) return invalid("$ref", "$ref must be a URI reference string");
+      const auto target = resolve_reference(doc, at, "$ref", std::string_view(v->get_string()));
+      if (!target) return;
+      n.ref = compile_at(target->where.doc, target->where.pointer, depth + 1);
+      n.flags |= has_ref;
+    }
+    if (const auto* v = get("$dynamicRef")) {
+      if (!v->is_string()) return invalid("$dynamicRef", "$dynamicRef must be a URI reference string");
+      const auto target = resolve_reference(doc, at, "$dynamicRef", std::string_view(v->get_string()));
+      if (!target) return;
+      n.dynamic_ref = compile_at(target->where.doc, target->where.pointer, depth + 1);
+      n.flags |= has_dynamic_ref;
+      const auto it = anchors_.find(target->resource_uri + "#" + target->fragment);
+      if (!target->fragment.empty() && target->fragment[0] != '/' && it != anchors_.end() && it->second.dynamic) {
+        n.dynamic_anchor = anchor_name_id(target->fragment);
+        prog_->uses_dynamic_scope = true;
+      }
+    }
+
+    // Validation vocabulary: any instance type.
+    if (validation) {
+      if (const auto* v = get("type")) {
+        auto bit_of = [](std::string_view name) -> std::uint8_t {
+          if (name == "null") return null_bit;
+          if (name == "boolean") return boolean_bit;
+          if (name == "object") return object_bit;
+          if (name == "array") return array_bit;
+          if (name == "number") return number_bit;
+          if (name == "string") return string_bit;
+          if (name == "integer") return integer_bit;
+          return 0;
+        };
+        const auto bad = "type must be a type name or an array of distinct type names";
+        if (v->is_string()) {
+          n.types = bit_of(std::string_view(v->get_string()));
+          if (!n.types) return invalid("type", fmt::format("unknown type '{}'", std::string_view(v->get_string())));
+        } else if (v->is_array() && !v->get_array().empty()) {
+          for (const auto& t : v->get_array()) {
+            const std::uint8_t bit = t.is_string() ? bit_of(std::string_view(t.get_string())) : 0;
+            if (!bit || (n.types & bit)) return invalid("type", bad);
+            n.types |= bit;
+          }
+        } else {
+          return invalid("type", bad);
+        }
+        n.flags |= has_type;
+      }
+      if (const auto* v = get("const")) {
+        n.const_value = static_cast<std::uint32_t>(prog_->values.size());
+        prog_->values.push_back(*v);
+        n.flags |= has_const;
+      }
+      if (const auto* v = get("enum")) {
+        if (!v->is_array()) return invalid("enum", "enum must be an array");
+        enum_values e;
+        e.values.assign(v->get_array().begin(), v->get_array().end());
+        e.all_strings = std::all_of(e.values.begin(), e.values.end(), [](const auto& x) { return x.is_string(); });
+        if (e.all_strings) {
+          for (const auto& x : e.values) e.strings.at(std::string_view(x.get_string()));
+        }
+        e.strings.seal();
+        n.enum_set = static_cast<std::uint32_t>(prog_->enums.size());
+        prog_->enums.push_back(std::move(e));
+        n.flags |= has_enum;
+      }
+
+      // Numbers.
+      const std::pair<std::string_view, number_bound*> bounds[] = {
+          {"minimum", &n.minimum},
+          {"maximum", &n.maximum},
+          {"exclusiveMinimum", &n.exclusive_minimum},
+          {"exclusiveMaximum", &n.exclusive_maximum}};
+      for (const auto& [keyword, bound] : bounds) {
+        if (const auto* v = get(keyword)) {
+          if (!read_number(doc, at, keyword, *v, bound->value)) return;
+          bound->present = true;
+          n.flags |= has_number_keywords;
+        }
+      }
+      if (const auto* v = get("multipleOf")) {
+        if (!read_number(doc, at, "multipleOf", *v, n.multiple_of)) return;
+        if (compare(n.multiple_of, json_number::of(std::int64_t{0})) <= 0) {
+          return invalid("multipleOf", "multipleOf must be greater than 0");
+        }
+        n.multiple_of_decimal = to_decimal(n.multiple_of);
+        n.has_multiple_of = true;
+        n.flags |= has_number_keywords;
+      }
+
+      // Strings.
+      if (const auto* v = get("minLength")) {
+        if (!read_count(doc, at, "minLength", *v, n.min_length)) return;
+        n.flags |= has_string_keywords;
+      }
+      if (const auto* v = get("maxLength")) {
+        if (!read_count(doc, at, "maxLength", *v, n.max_length)) return;
+        n.flags |= has_string_keywords;
+      }
+      if (const auto* v = get("pattern")) {
+        if (!v->is_string()) return invalid("pattern", "pattern must be a string");
+        const auto regex = compile_regex(doc, at + "/pattern", std::string_view(v->get_string()));
+        if (!regex) return;
+        n.pattern = *regex;
+        n.flags |= has_string_keywords;
+      }
+
+      // Arrays.
+      const std::pair<std::string_view, std::uint64_t*> array_counts[] = {
+          {"minItems", &n.min_items}, {"maxItems", &n.max_items}};
+      for (const auto& [keyword, count] : array_counts) {
+        if (const auto* v = get(keyword)) {
+          if (!read_count(doc, at, keyword, *v, *count)) return;
+          n.flags |= has_array_keywords;
+        }
+      }
+      if (const auto* v = get("uniqueItems")) {
+        if (!v->is_bool()) return invalid("uniqueItems", "uniqueItems must be a boolean");
+        n.unique_items = v->get_bool();
+        if (n.unique_items) n.flags |= has_array_keywords;
+      }
+      if (const auto* v = get("minContains")) {
+        if (!read_count(doc, at, "minContains", *v, n.min_contains)) return;
+      }
+      if (const auto* v = get("maxContains")) {
+        if (!read_count(doc, at, "maxContains", *v, n.max_contains)) return;
+      }
+
+      // Objects.
+      const std::pair<std::string_view, std::uint64_t*> object_counts[] = {
+          {"minProperties", &n.min_properties}, {"maxProperties", &n.max_properties}};
+      for (const auto& [keyword, count] : object_counts) {
+        if (const auto* v = get(keyword)) {
+          if (!read_count(doc, at, keyword, *v, *count)) return;
+          n.flags |= has_object_keywords;
+        }
+      }
+      if (const auto* v = get("required")) {
+        std::vector<std::string> names;
+        if (!read_string_array(doc, at + "/required", *v, names)) return;
+        for (auto& name : names) n.required.emplace_back(presence_bit(keys, n, name), std::move(name));
+        if (!n.required.empty()) n.flags |= has_object_keywords;
+      }
+      if (const auto* v = get("dependentRequired")) {
+        if (!v->is_object()) return invalid("dependentRequired", "dependentRequired must be an object");
+        for (const auto& [trigger, names_value] : v->get_object()) {
+          const std::string_view trigger_name(trigger.data(), trigger.size());
+          std::string where = at + "/dependentRequired";
+          append_pointer_token(where, trigger_name);
+          std::vector<std::string> names;
+          if (!read_string_array(doc, where, names_value, names)) return;
+          add_dependent_required(keys, n, trigger_name, names);
+        }
+      }
+    }
+
+    if (const auto* v = get("format"); v && assert_format) {
+      if (!v->is_string()) return invalid("format", "format must be a string");
+      n.format = format_from_name(std::string_view(v->get_string()));
+      if (n.format != format_kind::unknown) n.flags |= has_string_keywords;
+    }
+
+    // Applicator vocabulary.
+    if (applicators) {
+      if (const auto* v = get("properties")) {
+        if (!v->is_object()) return invalid("properties", "properties must be an object of schemas");
+        for (const auto& [name, subschema] : v->get_object()) {
+          const std::string_view property(name.data(), name.size());
+          const node_id child = compile_child(doc, at, "properties", property, depth);
+          if (error_) return;
+          keys.at(property).schema = child;
+        }
+        n.flags |= has_object_keywords;
+      }
+      if (const auto* v = get("patternProperties")) {
+        if (!v->is_object()) return invalid("patternProperties", "patternProperties must be an object of schemas");
+        for (const auto& [pattern, subschema] : v->get_object()) {
+          const std::string_view text(pattern.data(), pattern.size());
+          std::string where = at + "/patternProperties";
+          append_pointer_token(where, text);
+          const auto regex = compile_regex(doc, where, text);
+          if (!regex) return;
+          const node_id child = compile_child(doc, at, "patternProperties", text, depth);
+          if (error_) return;
+          n.pattern_properties.emplace_back(*regex, child);
+        }
+        n.flags |= has_object_keywords;
+      }
+      if (get("additionalProperties")) {
+        n.additional_properties = compile_child(doc, at, "additionalProperties", depth);
+        n.flags |= has_object_keywords;
+      }
+      if (get("propertyNames")) {
+        n.property_names = compile_child(doc, at, "propertyNames", depth);
+        n.flags |= has_object_keywords;
+      }
+      if (const auto* v = get("dependentSchemas")) {
+        if (!v->is_object()) return invalid("dependentSchemas", "dependentSchemas must be an object of schemas");
+        for (const auto& [trigger, subschema] : v->get_object()) {
+          const std::string_view name(trigger.data(), trigger.size());
+          const node_id child = compile_child(doc, at, "dependentSchemas", name, depth);
+          if (error_) return;
+          n.dependent_schemas.push_back({presence_bit(keys, n, name), std::string(name), child});
+        }
+        n.flags |= has_object_keywords;
+      }
+      // `dependencies` (drafts 4 to 7) is read as dependentRequired or
+      // dependentSchemas, value by value, for schemas written for older drafts.
+      if (const auto* v = get("dependencies"); v && v->is_object()) {
+        for (const auto& [trigger, dependency] : v->get_object()) {
+          const std::string_view name(trigger.data(), trigger.size());
+          if (dependency.is_array()) {
+            std::string where = at + "/dependencies";
+            append_pointer_token(where, name);
+            std::vector<std::string> names;
+            if (!read_string_array(doc, where, dependency, names)) return;
+            add_dependent_required(keys, n, name, names);
+          } else {
+            const node_id child = compile_child(doc, at, "dependencies", name, depth);
+            if (error_) return;
+            n.dependent_schemas.push_back({presence_bit(keys, n, name), std::string(name), child});
+          }
+        }
+        n.flags |= has_object_keywords;
+      }
+
+      if (const auto* v = get("prefixItems")) {
+        n.prefix_items = compile_list(doc, at, "prefixItems", *v, depth);
+        n.flags |= has_array_keywords;
+      }
+      if (const auto* v = get("items")) {
+        if (v->is_array()) {
+          // The array form of drafts 4 to 2019-09: prefixItems, and
+          // additionalItems for the rest.
+          n.prefix_items = compile_list(doc, at, "items", *v, depth);
+          if (get("additionalItems")) n.items = compile_child(doc, at, "additionalItems", depth);
+        } else {
+          n.items = compile_child(doc, at, "items", depth);
+        }
+        n.flags |= has_array_keywords;
+      }
+      if (get("contains")) {
+        n.contains = compile_child(doc, at, "contains", depth);
+        n.flags |= has_array_keywords;
+      }
+
+      if (const auto* v = get("allOf")) n.all_of = compile_list(doc, at, "allOf", *v, depth);
+      if (const auto* v = get("anyOf")) n.any_of = compile_list(doc, at, "anyOf", *v, depth);
+      if (const auto* v = get("oneOf")) n.one_of = compile_list(doc, at, "oneOf", *v, depth);
+      if (get("not")) n.not_schema = compile_child(doc, at, "not", depth);
+      if (get("if")) {
+        n.if_schema = compile_child(doc, at, "if", depth);
+        if (get("then")) n.then_schema = compile_child(doc, at, "then", depth);
+        if (get("else")) n.else_schema = compile_child(doc, at, "else", depth);
+      }
+      if (n.all_of.count || n.any_of.count || n.one_of.count || n.not_schema != no_node ||
+          n.if_schema != no_node) {
+        n.flags |= has_combinators;
+      }
+    }
+
+    if (unevaluated) {
+      if (get("unevaluatedItems")) {
+        n.unevaluated_items = compile_child(doc, at, "unevaluatedItems", depth);
+        n.flags |= has_unevaluated_items;
+      }
+      if (get("unevaluatedProperties")) {
+        n.unevaluated_properties = compile_child(doc, at, "unevaluatedProperties", depth);
+        n.flags |= has_unevaluated_properties;
+      }
+    }
+
+    if (!keys.empty()) {
+      keys.seal();
+      n.keys = static_cast<std::uint32_t>(prog_->key_tables.size());
+      prog_->key_tables.push_back(std::move(keys));
+    }
+  }
+
+  void add_dependent_required(key_table& keys, node& n, std::string_view trigger,
+                              const std::vector<std::string>& names) {
+    dependent_required_rule rule{presence_bit(keys, n, trigger), std::string(trigger), {}};
+    for (const auto& name : names) rule.required.emplace_back(presence_bit(keys, n, name), name);
+    n.dependent_required.push_back(std::move(rule));
+    n.flags |= has_object_keywords;
+  }
+
+  // Compiles every `$dynamicAnchor` of every resource, so that a
+  // `$dynamicRef` can land on any of them at run time.
+  void finish_dynamic_anchors() {
+    if (!prog_->uses_dynamic_scope) return;
+    for (std::size_t i = 0; i < dynamic_anchors_.size() && !error_; ++i) {
+      const auto entry = dynamic_anchors_[i];  // compiling may load documents and grow the list
+      const node_id target = compile_at(entry.where.doc, entry.where.pointer, 0);
+      if (error_) return;
+      const std::uint32_t resource = resource_index(entry.resource);
+      prog_->resources[resource].dynamic_anchors.emplace_back(anchor_name_id(entry.name), target);
+    }
+  }
+
+  template <class F>
+  void for_each_in_place_child(const node& n, F&& f) const {
+    if (n.ref != no_node) f(n.ref);
+    if (n.dynamic_ref != no_node) f(n.dynamic_ref);
+    for (const node_span span : {n.all_of, n.any_of, n.one_of}) {
+      for (std::uint32_t i = 0; i < span.count; ++i) f(prog_->children[span.begin + i]);
+    }
+    for (const node_id child : {n.not_schema, n.if_schema, n.then_schema, n.else_schema}) {
+      if (child != no_node) f(child);
+    }
+    for (const auto& rule : n.dependent_schemas) f(rule.schema);
+  }
+
+  // Flags the nodes whose evaluation records evaluated members or items,
+  // themselves or through subschemas applied in place; the evaluator tracks
+  // annotations only where they can matter.
+  void mark_annotating_nodes() {
+    auto& nodes = prog_->nodes;
+    for (auto& n : nodes) {
+      if (n.keys != no_index || !n.pattern_properties.empty() || n.additional_properties != no_node ||
+          n.unevaluated_properties != no_node) {
+        n.flags |= annotates_properties;
+      }
+      if (n.prefix_items.count || n.items != no_node || n.contains != no_node ||
+          n.unevaluated_items != no_node) {
+        n.flags |= annotates_items;
+      }
+      if (n.dynamic_anchor != no_index) n.flags |= annotates_properties | annotates_items;
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto& n : nodes) {
+        std::uint32_t inherited = 0;
+        for_each_in_place_child(n, [&](node_id child) {
+          inherited |= nodes[child].flags & (annotates_properties | annotates_items);
+        });
+        if ((n.flags | inherited) != n.flags) {
+          n.flags |= inherited;
+          changed = true;
+        }
+      }
+    }
+  }
+
+  // A cycle of in-place applications ({"$ref": "#"}) would never consume
+  // the instance: reject it instead of recursing until the depth limit.
+  void check_in_place_cycles() {
+    const auto& nodes = prog_->nodes;
+    std::vector<std::uint8_t> state(nodes.size(), 0);  // 0 new, 1 on the stack, 2 done
+    std::vector<std::pair<node_id, std::vector<node_id>>> stack;
+    auto children_of = [&](node_id id) {
+      std::vector<node_id> out;
+      for_each_in_place_child(nodes[id], [&](node_id child) { out.push_back(child); });
+      if (nodes[id].dynamic_anchor != no_index) {
+        for (const auto& resource : prog_->resources) {
+          for (const auto& [name, target] : resource.dynamic_anchors) {
+            if (name == nodes[id].dynamic_anchor) out.push_back(target);
+          }
+        }
+      }
+      return out;
+    };
+    for (node_id start = 0; start < nodes.size(); ++start) {
+      if (state[start]) continue;
+      state[start] = 1;
+      stack.emplace_back(start, children_of(start));
+      while (!stack.empty()) {
+        auto& [id, pending] = stack.back();
+        if (pending.empty()) {
+          state[id] = 2;
+          stack.pop_back();
+          continue;
+        }
+        const node_id next = pending.back();
+        pending.pop_back();
+        if (state[next] == 1) {
+          error_ = schema_error{schema_errc::infinite_recursion, "",
+                                "subschemas refer to each other in place, in a loop that never "
+                                "descends into the instance",
+                                std::nullopt};
+          return;
+        }
+        if (state[next] == 0) {
+          state[next] = 1;
+          stack.emplace_back(next, children_of(next));
+        }
+      }
+    }
+  }
+
+  struct dynamic_anchor_entry {
+    std::string resource;
+    std::string name;
+    location where;
+  };
+
+  const compile_options& options_;
+  std::shared_ptr<program> prog_;
+  std::optional<schema_error> error_;
+  std::deque<document> docs_;  // a deque: compiling holds references into documents while loading more
+  std::unordered_map<std::string, location> resources_;
+  std::unordered_map<std::string, anchor> anchors_;
+  std::unordered_map<std::string, std::string> bases_;
+  std::unordered_map<std::string, node_id> compiled_;
+  std::unordered_map<std::string, std::uint32_t> resource_ids_;
+  std::unordered_map<std::string, std::uint32_t> anchor_names_;
+  std::unordered_map<std::string, std::uint32_t> regex_ids_;
+  std::vector<dynamic_anchor_entry> dynamic_anchors_;
+};
+
+}  // namespace llmdlq::detail

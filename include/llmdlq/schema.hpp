@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+// JSON Schema draft 2020-12, compiled once into an immutable validator.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/value.hpp>
+#include <simdjson.h>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/json_parser.hpp"
+
+namespace llmdlq {
+
+namespace detail {
+struct program;
+}
+
+/// Why a schema could not be compiled.
+enum class schema_errc : std::uint8_t {
+  invalid_json,            ///< the schema text is not JSON (see schema_error::syntax)
+  invalid_keyword,         ///< a keyword's value is not what draft 2020-12 allows
+  invalid_pattern,         ///< a `pattern` or `patternProperties` regex does not compile
+  unresolved_reference,    ///< a `$ref` or `$dynamicRef` target is neither local nor registered
+  unsupported_vocabulary,  ///< the meta-schema requires a vocabulary llmdlq does not implement
+  infinite_recursion,      ///< references loop without ever descending into the instance
+  too_complex,             ///< the schema nests deeper than the compiler's limit
+};
+
+/// A compile error and the schema location it concerns.
+struct schema_error {
+  schema_errc code = schema_errc::invalid_keyword;
+  /// Where the problem is: a JSON Pointer into the root schema (`/properties/total/minimum`),
+  /// prefixed with the document's URI when it is in a registered remote schema.
+  std::string location;
+  std::string message;
+  /// The parse error, for schema_errc::invalid_json.
+  std::optional<syntax_error> syntax;
+};
+
+/// How a schema is compiled.
+struct compile_options {
+  /// Treat `format` as an assertion (validation fails on a mismatch) rather
+  /// than the annotation draft 2020-12 makes it by default.
+  bool format_assertion = false;
+  /// Other schemas a `$ref` may name, by absolute URI (without fragment).
+  std::map<std::string, std::string, std::less<>> remotes;
+  /// Asked for a URI that is neither in the schema nor in `remotes`: returns
+  /// that document's JSON text, or nothing. Called only while compiling.
+  std::function<std::optional<std::string>(std::string_view uri)> resolver;
+  /// The retrieval URI of the root schema, against which a root without
+  /// `$id` resolves its relative references.
+  std::string base_uri;
+  /// Largest nesting of subschemas accepted; deeper schemas are rejected as too_complex.
+  std::size_t max_nesting = 256;
+};
+
+/// One reason a document does not validate.
+struct validation_error {
+  std::string instance_path;  ///< JSON Pointer to the failing value (`/items/3/price`)
+  std::string schema_path;    ///< keyword location: how evaluation reached the keyword, `$ref`s included
+  std::string keyword;        ///< the failing keyword (`minimum`, `required`, ...)
+  std::string message;        ///< what was wrong, in English
+
+  friend bool operator==(const validation_error&, const validation_error&) = default;
+};
+
+/// Caps on a validation that collects errors.
+struct validate_options {
+  /// At most this many errors are returned; evaluation stops once reached.
+  std::size_t max_errors = 32;
+};
+
+/// A compiled JSON Schema (draft 2020-12).
+///
+/// Compile once, validate many times: a schema is immutable, thread-safe and
+/// cheap to copy (copies share the compiled program). Validation walks a
+/// simdjson document (the fast path: nothing is copied or allocated for a
+/// valid document) or a Boost.JSON value, and always agrees between the two.
+///
+/// \code
+///   auto schema = llmdlq::schema::compile(R"({"type":"object","required":["total"]})");
+///   llmdlq::json_parser parser;
+///   auto doc = parser.parse(R"({"total": 12.5})");
+///   bool ok = schema && doc && schema->is_valid(*doc);
+/// \endcode
+class schema {
+ public:
+  /// Compiles a schema from its JSON text. Linear in the size of the schema
+  /// and of the remote schemas it references.
+  [[nodiscard]] static LLMDLQ_INLINE expected<schema, schema_error> compile(
+      std::string_view json, const compile_options& options = {});
+
+  /// (A string literal is schema text, not a JSON string value.)
+  [[nodiscard]] static expected<schema, schema_error> compile(const char* json,
+                                                              const compile_options& options = {}) {
+    return compile(std::string_view(json), options);
+  }
+  [[nodiscard]] static expected<schema, schema_error> compile(const std::string& json,
+                                                              const compile_options& options = {}) {
+    return compile(std::string_view(json), options);
+  }
+
+  /// Compiles a schema already held as a Boost.JSON value.
+  [[nodiscard]] static LLMDLQ_INLINE expected<schema, schema_error> compile(
+      const boost::json::value& json, const compile_options& options = {});
+
+  /// Yes or no, stopping at the first failure: the fast path.
+  [[nodiscard]] LLMDLQ_INLINE bool is_valid(simdjson::dom::element instance) const;
+  [[nodiscard]] LLMDLQ_INLINE bool is_valid(const boost::json::value& instance) const;
+
+  /// Every reason (up to the cap) the instance fails, in a deterministic order;
+  /// empty when it is valid.
+  [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(
+      simdjson::dom::element instance, const validate_options& options = {}) const;
+  [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(
+      const boost::json::value& instance, const validate_options& options = {}) const;
+
+  /// The options this schema was compiled with.
+  [[nodiscard]] LLMDLQ_INLINE const compile_options& options() const noexcept;
+
+ private:
+  explicit schema(std::shared_ptr<const detail::program> program) noexcept
+      : program_(std::move(program)) {}
+
+  std::shared_ptr<const detail::program> program_;
+};
+
+/// A one-line English description of `code`.
+[[nodiscard]] LLMDLQ_INLINE std::string_view describe(schema_errc code) noexcept;
+
+}  // namespace llmdlq
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/schema.ipp"
+#  include "llmdlq/impl/schema_compiler.ipp"
+#endif

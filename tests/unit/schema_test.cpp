@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+// Schema compilation and validation: the errors a user sees, compile errors
+// with their locations, and the guarantees around them.
+#include <thread>
+
+#include <boost/json.hpp>
+#include <llmdlq/schema.hpp>
+
+#include "catch.hpp"
+
+namespace {
+
+llmdlq::schema compile(std::string_view json, llmdlq::compile_options options = {}) {
+  auto schema = llmdlq::schema::compile(json, options);
+  INFO((schema ? std::string() : schema.error().message));
+  REQUIRE(schema.has_value());
+  return *std::move(schema);
+}
+
+llmdlq::schema_error compile_error(std::string_view json, llmdlq::compile_options options = {}) {
+  auto schema = llmdlq::schema::compile(json, options);
+  REQUIRE_FALSE(schema.has_value());
+  return schema.error();
+}
+
+// Validates on both representations, checks they agree, returns the errors.
+std::vector<llmdlq::validation_error> errors_of(const llmdlq::schema& schema, std::string_view json,
+                                                std::size_t max_errors = 32) {
+  llmdlq::json_parser parser;
+  auto doc = parser.parse(json);
+  REQUIRE(doc.has_value());
+  const auto value = boost::json::parse(json);
+  const auto errors = schema.validate(*doc, {max_errors});
+  CHECK(schema.validate(value, {max_errors}) == errors);
+  CHECK(schema.is_valid(*doc) == errors.empty());
+  CHECK(schema.is_valid(value) == errors.empty());
+  return errors;
+}
+
+constexpr std::string_view receipt_schema = R"({
+  "type": "object",
+  "required": ["total", "currency", "items"],
+  "additionalProperties": false,
+  "properties": {
+    "total": {"type": "number", "minimum": 0, "multipleOf": 0.01},
+    "currency": {"enum": ["EUR", "USD"]},
+    "date": {"type": "string", "format": "date"},
+    "items": {"type": "array", "minItems": 1,
+              "items": {"$ref": "#/$defs/item"}}
+  },
+  "$defs": {
+    "item": {"type": "object", "required": ["name"],
+             "properties": {"name": {"type": "string", "minLength": 1}}}
+  }
+})";
+
+}  // namespace
+
+TEST_CASE("a valid document has no errors", "[schema]") {
+  const auto schema = compile(receipt_schema);
+  CHECK(errors_of(schema, R"({"total": 19.99, "currency": "EUR", "items": [{"name": "tea"}]})").empty());
+}
+
+TEST_CASE("errors carry instance path, keyword location, keyword and message", "[schema]") {
+  const auto schema = compile(receipt_schema);
+  const auto errors =
+      errors_of(schema, R"({"total": -1, "currency": "euro", "items": [{"name": ""}, {}], "note": 1})");
+  REQUIRE(errors.size() == 5);
+  CHECK(errors[0] == llmdlq::validation_error{"/total", "/properties/total/minimum", "minimum",
+                                              "must be >= 0, found -1"});
+  CHECK(errors[1] == llmdlq::validation_error{"/currency", "/properties/currency/enum", "enum",
+                                              R"(must be one of "EUR", "USD")"});
+  CHECK(errors[2] == llmdlq::validation_error{"/items/0/name",
+                                              "/properties/items/items/$ref/properties/name/minLength",
+                                              "minLength", "must be at least 1 characters long, found 0"});
+  CHECK(errors[3] == llmdlq::validation_error{"/items/1", "/properties/items/items/$ref/required",
+                                              "required", "missing required property 'name'"});
+  CHECK(errors[4] == llmdlq::validation_error{"/note", "/additionalProperties", "additionalProperties",
+                                              "property 'note' is not allowed"});
+}
+
+TEST_CASE("the error list is capped, and the cap is deterministic", "[schema]") {
+  const auto schema = compile(R"({"items": {"type": "integer"}})");
+  const auto errors = errors_of(schema, "[0.5, 1.5, 2.5, 3.5, 4.5]", 3);
+  REQUIRE(errors.size() == 3);
+  CHECK(errors[2].instance_path == "/2");
+  CHECK(errors[0].message == "expected integer, found number 0.5");
+}
+
+TEST_CASE("multipleOf is exact on decimals as written", "[schema]") {
+  const auto schema = compile(R"({"multipleOf": 0.01})");
+  CHECK(errors_of(schema, "19.99").empty());
+  CHECK(errors_of(schema, "0.07").empty());
+  CHECK(errors_of(schema, "1e10").empty());
+  CHECK(errors_of(schema, "4250.005").size() == 1);
+  CHECK(errors_of(compile(R"({"multipleOf": 0.5})"), "1e308").empty());
+  // Beyond 2^53 a double-based check rounds to ...996, a multiple of 3.
+  CHECK(errors_of(compile(R"({"multipleOf": 3})"), "9007199254740995").size() == 1);
+  CHECK(errors_of(compile(R"({"multipleOf": 3})"), "-9").empty());
+}
+
+TEST_CASE("numbers compare exactly across integers and doubles", "[schema]") {
+  const auto schema = compile(R"({"maximum": 9007199254740992})");
+  CHECK(errors_of(schema, "9007199254740992").empty());
+  CHECK(errors_of(schema, "9007199254740993").size() == 1);
+  CHECK(errors_of(compile(R"({"exclusiveMinimum": 0.5})"), "0.5").size() == 1);
+  CHECK(errors_of(compile(R"({"minimum": -1})"), "18446744073709551615").empty());
+  CHECK(errors_of(compile(R"({"type": "integer"})"), "1.0").empty());
+}
+
+TEST_CASE("string lengths count code points", "[schema]") {
+  const auto schema = compile(R"({"minLength": 3, "maxLength": 4})");
+  CHECK(errors_of(schema, R"("Дом")").empty());       // 6 bytes, 3 characters
+  CHECK(errors_of(schema, R"("ගෙදර")").empty());      // 12 bytes, 4 characters
+  CHECK(errors_of(schema, R"("ab")").size() == 1);
+  CHECK(errors_of(schema, R"("කොළඹ 07")").size() == 1);
+}
+
+TEST_CASE("uniqueItems compares by JSON equality, also on large arrays", "[schema]") {
+  const auto schema = compile(R"({"uniqueItems": true})");
+  CHECK(errors_of(schema, R"([1, 1.0])").size() == 1);
+  CHECK(errors_of(schema, R"([{"a":1,"b":2}, {"b":2,"a":1}])").size() == 1);
+  std::string big = "[";
+  for (int i = 0; i < 5000; ++i) big += std::to_string(i) + ",";
+  CHECK(errors_of(schema, big + "5000]").empty());
+  const auto errors = errors_of(schema, big + "17]");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message == "items 17 and 5000 are equal");
+}
+
+TEST_CASE("format is an annotation unless asserted", "[schema]") {
+  constexpr std::string_view json = R"({"format": "date"})";
+  CHECK(errors_of(compile(json), R"("2026-02-30")").empty());
+  llmdlq::compile_options options;
+  options.format_assertion = true;
+  const auto errors = errors_of(compile(json, options), R"("2026-02-30")");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].keyword == "format");
+  CHECK(errors[0].message == "is not a valid date");
+}
+
+TEST_CASE("remote schemas come from options or the resolver", "[schema]") {
+  llmdlq::compile_options options;
+  options.remotes["https://example.com/money.json"] = R"({"type": "number", "minimum": 0})";
+  int asked = 0;
+  options.resolver = [&](std::string_view uri) -> std::optional<std::string> {
+    ++asked;
+    if (uri == "https://example.com/name.json") return R"({"type": "string"})";
+    return std::nullopt;
+  };
+  const auto schema = compile(R"({"$id": "https://example.com/receipt.json",
+    "properties": {"total": {"$ref": "money.json"}, "name": {"$ref": "name.json"}}})",
+                              options);
+  CHECK(asked == 1);
+  CHECK(errors_of(schema, R"({"total": 3, "name": "x"})").empty());
+  CHECK(errors_of(schema, R"({"total": -3, "name": 1})").size() == 2);
+}
+
+TEST_CASE("the draft 2020-12 meta-schema is built in", "[schema]") {
+  const auto meta = compile(R"({"$ref": "https://json-schema.org/draft/2020-12/schema"})");
+  CHECK(errors_of(meta, receipt_schema).empty());
+  CHECK_FALSE(errors_of(meta, R"({"type": "text", "minLength": -1})").empty());
+}
+
+TEST_CASE("a bad schema is a compile error that names its location", "[schema]") {
+  using llmdlq::schema_errc;
+  auto e = compile_error(R"({"properties": {"total": {"minimum": "0"}}})");
+  CHECK(e.code == schema_errc::invalid_keyword);
+  CHECK(e.location == "/properties/total/minimum");
+  e = compile_error(R"({"type": "text"})");
+  CHECK(e.location == "/type");
+  e = compile_error(R"({"items": {"pattern": "(unclosed"}})");
+  CHECK(e.code == schema_errc::invalid_pattern);
+  CHECK(e.location == "/items/pattern");
+  e = compile_error(R"({"properties": {"a": {"$ref": "#/$defs/missing"}}})");
+  CHECK(e.code == schema_errc::unresolved_reference);
+  CHECK(e.location == "/properties/a/$ref");
+  e = compile_error(R"({"$ref": "https://example.com/nowhere.json"})");
+  CHECK(e.code == schema_errc::unresolved_reference);
+  e = compile_error(R"({"required": ["a", "a"]})");
+  CHECK(e.location == "/required");
+  e = compile_error(R"({"minItems": 1.5})");
+  CHECK(e.location == "/minItems");
+  e = compile_error(R"({"allOf": []})");
+  CHECK(e.location == "/allOf");
+  e = compile_error("[1]");
+  CHECK(e.message == "a schema must be an object or a boolean");
+}
+
+TEST_CASE("schema text that is not JSON reports where", "[schema]") {
+  const auto e = compile_error("{\"type\": \"object\",}");
+  CHECK(e.code == llmdlq::schema_errc::invalid_json);
+  REQUIRE(e.syntax.has_value());
+  CHECK(e.syntax->offset == 18);
+}
+
+TEST_CASE("a reference loop that never consumes the instance is rejected", "[schema]") {
+  CHECK(compile_error(R"({"$ref": "#"})").code == llmdlq::schema_errc::infinite_recursion);
+  CHECK(compile_error(R"({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"not": {"$ref": "#/$defs/a"}}},
+                          "$ref": "#/$defs/a"})")
+            .code == llmdlq::schema_errc::infinite_recursion);
+  // Recursion through properties descends into the instance and is fine.
+  const auto tree = compile(R"({"properties": {"child": {"$ref": "#"}}, "required": ["id"]})");
+  CHECK(errors_of(tree, R"({"id": 1, "child": {"id": 2, "child": {}}})").size() == 1);
+}
+
+TEST_CASE("deeply nested schemas are rejected, not a stack overflow", "[schema]") {
+  std::string deep;
+  for (int i = 0; i < 2000; ++i) deep += R"({"not":)";
+  deep += "true";
+  for (int i = 0; i < 2000; ++i) deep += "}";
+  llmdlq::compile_options options;
+  options.max_nesting = 100;
+  auto schema = llmdlq::schema::compile(deep, options);
+  REQUIRE_FALSE(schema.has_value());
+  CHECK(schema.error().code == llmdlq::schema_errc::too_complex);
+}
+
+TEST_CASE("one schema validates from many threads at once", "[schema]") {
+  const auto schema = compile(receipt_schema);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      llmdlq::json_parser parser;
+      for (int i = 0; i < 500; ++i) {
+        const bool good = i % 2 == 0;
+        const auto doc = parser.parse(good ? R"({"total": 1, "currency": "USD", "items": [{"name": "a"}]})"
+                                           : R"({"total": 1, "currency": "USD", "items": []})");
+        if (!doc || schema.is_valid(*doc) != good) ++wrong;
+        if (!good && schema.validate(*doc).size() != 1) ++wrong;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("documents for older drafts: items arrays and dependencies", "[schema]") {
+  const auto schema = compile(R"({"$schema": "http://json-schema.org/draft-07/schema#",
+    "items": [{"type": "string"}], "additionalItems": false,
+    "dependencies": {"card": ["card_last4"]}})");
+  CHECK(errors_of(schema, R"(["a"])").empty());
+  CHECK(errors_of(schema, R"(["a", 1])").size() == 1);
+  CHECK(errors_of(schema, R"({"card": true})").size() == 1);
+}
