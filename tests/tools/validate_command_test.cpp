@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq validate` as a user runs it: output lines, exit codes, stderr.
+#include "catch.hpp"
+#include "tools/run_tool.hpp"
+
+using llmdlq::test::run_llmdlq;
+using llmdlq::test::temp_dir;
+
+namespace {
+
+constexpr std::string_view schema_json = R"({
+  "type": "object", "required": ["total"],
+  "properties": {"total": {"type": "number", "minimum": 0}, "date": {"format": "date"}}
+})";
+
+}  // namespace
+
+TEST_CASE("validate: one verdict line per file, exit 1 when any is invalid", "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  const auto good = dir.write("good.json", R"({"total": 3})");
+  const auto bad = dir.write("bad.json", R"({"total": -3})");
+  const auto broken = dir.write("broken.json", "{\n  \"total\": 3,\n}");
+
+  auto run = run_llmdlq("validate --schema " + schema + " " + good);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "{\"valid\":true}\n");
+
+  run = run_llmdlq("validate --schema " + schema + " " + good + " " + bad + " " + broken);
+  CHECK(run.exit_code == 1);
+  CHECK(run.out ==
+        "{\"valid\":true}\n"
+        R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/minimum","keyword":"minimum","message":"must be >= 0, found -3"}]})"
+        "\n"
+        R"({"valid":false,"syntax":{"offset":16,"line":3,"column":1,"message":"trailing comma before '}'"}})"
+        "\n");
+  CHECK(run.err.empty());
+}
+
+TEST_CASE("validate --jsonl: one document per line of standard input", "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  const auto run = run_llmdlq("validate --jsonl --schema " + schema,
+                              "{\"total\": 1}\n{\"total\": \"1\"}\n[\n{\"total\": 2}\r\n");
+  CHECK(run.exit_code == 1);
+  CHECK(run.out ==
+        "{\"valid\":true}\n"
+        R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/type","keyword":"type","message":"expected number, found string"}]})"
+        "\n"
+        R"({"valid":false,"syntax":{"offset":1,"line":1,"column":2,"message":"the input ends where a value or ']' was expected"}})"
+        "\n{\"valid\":true}\n");
+}
+
+TEST_CASE("validate: standard input as one document when no file is given", "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  const auto run = run_llmdlq("validate --schema " + schema, "{\n\"total\": 0\n}\n");
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "{\"valid\":true}\n");
+}
+
+TEST_CASE("validate: format is asserted only with --format-assertion", "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  const auto doc = dir.write("doc.json", R"({"total": 1, "date": "2026-13-01"})");
+  CHECK(run_llmdlq("validate --schema " + schema + " " + doc).exit_code == 0);
+  const auto run = run_llmdlq("validate --format-assertion --schema " + schema + " " + doc);
+  CHECK(run.exit_code == 1);
+  CHECK(run.out.find(R"("keyword":"format","message":"is not a valid date")") != std::string::npos);
+}
+
+TEST_CASE("validate: invalid UTF-8 in a document is a positioned syntax error", "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  const auto doc = dir.write("doc.json", "{\"total\": 1, \"name\": \"Caf\xE9\"}");
+  const auto run = run_llmdlq("validate --schema " + schema + " " + doc);
+  CHECK(run.exit_code == 1);
+  CHECK(run.out ==
+        R"({"valid":false,"syntax":{"offset":25,"line":1,"column":26,"message":"invalid UTF-8 in a string"}})"
+        "\n");
+}
+
+TEST_CASE("validate: schema problems exit 2 with a message naming the location", "[tools][validate]") {
+  temp_dir dir;
+  const auto doc = dir.write("doc.json", "{}");
+  auto run = run_llmdlq("validate --schema " + dir.write("s.json", R"({"properties": {"a": {"minimum": "x"}}})") +
+                        " " + doc);
+  CHECK(run.exit_code == 2);
+  CHECK(run.out.empty());
+  CHECK(run.err.find("at /properties/a/minimum: minimum must be a number") != std::string::npos);
+
+  run = run_llmdlq("validate --schema " + dir.write("t.json", R"({"type": "object",})") + " " + doc);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("the schema is not JSON") != std::string::npos);
+
+  run = run_llmdlq("validate --schema " + dir.write("u.json", R"({"$ref": "other.json"})") + " " + doc);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("cannot resolve other.json") != std::string::npos);
+
+  run = run_llmdlq("validate --schema " + (dir.path() / "missing.json").string() + " " + doc);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("cannot read schema") != std::string::npos);
+  CHECK(run.err.find("No such file or directory") != std::string::npos);
+}
+
+TEST_CASE("validate: an unreadable document exits 2 but the others are still checked", "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  const auto good = dir.write("good.json", R"({"total": 3})");
+  const auto missing = (dir.path() / "missing.json").string();
+  const auto run = run_llmdlq("validate --schema " + schema + " " + missing + " " + good + " " +
+                              dir.path().string());
+  CHECK(run.exit_code == 2);
+  CHECK(run.out.find(R"("read_error":"No such file or directory")") != std::string::npos);
+  CHECK(run.out.find(R"("read_error":"Is a directory")") != std::string::npos);
+  CHECK(run.out.find("{\"valid\":true}\n") != std::string::npos);
+  CHECK(run.err.find("cannot read " + missing) != std::string::npos);
+}
+
+TEST_CASE("validate: usage errors exit 2", "[tools][validate]") {
+  CHECK(run_llmdlq("validate").exit_code == 2);
+  CHECK(run_llmdlq("validate --schema").exit_code == 2);
+  CHECK(run_llmdlq("validate --schema x.json --bogus").exit_code == 2);
+  CHECK(run_llmdlq("validate --schema x.json --remote nodir").exit_code == 2);
+  CHECK(run_llmdlq("frobnicate").exit_code == 2);
+  CHECK(run_llmdlq("validate --help").exit_code == 0);
+}
+
+TEST_CASE("validate --remote maps a URI prefix to a folder", "[tools][validate]") {
+  temp_dir dir;
+  std::filesystem::create_directories(dir.path() / "defs");
+  dir.write("defs/money.json", R"({"type": "number", "minimum": 0})");
+  const auto schema = dir.write("schema.json", R"({"$ref": "http://localhost:1234/money.json"})");
+  const auto doc = dir.write("doc.json", "-1");
+  const auto run = run_llmdlq("validate --schema " + schema + " --remote http://localhost:1234/=" +
+                              (dir.path() / "defs").string() + " " + doc);
+  CHECK(run.exit_code == 1);
+  CHECK(run.out.find(R"("schema_path":"/$ref/minimum")") != std::string::npos);
+}

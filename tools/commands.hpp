@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: MIT
+// The `llmdlq` subcommands; each returns the process exit code.
+#pragma once
+
+#include "cli.hpp"
+
+namespace llmdlq::cli {
+
+int validate_command(arguments args);
+
+}  // namespace llmdlq::cli

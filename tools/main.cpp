@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// The `llmdlq` command-line tool: dispatches to its subcommands.
+#include <iostream>
+#include <string_view>
+
+#include <llmdlq/version.hpp>
+
+#include "commands.hpp"
+
+namespace {
+
+constexpr std::string_view usage =
+    "usage: llmdlq <command> [options]\n"
+    "commands:\n"
+    "  validate   validate JSON documents against a JSON Schema (draft 2020-12)\n"
+    "run 'llmdlq <command> --help' for a command's options\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace llmdlq::cli;
+  if (argc < 2) {
+    std::cerr << usage;
+    return exit_usage;
+  }
+  const std::string_view command = argv[1];
+  const arguments rest(std::span<char* const>(argv + 2, static_cast<std::size_t>(argc - 2)));
+  if (command == "validate") return validate_command(rest);
+  if (command == "--version") {
+    std::cout << "llmdlq " << llmdlq::version_string << '\n';
+    return exit_ok;
+  }
+  if (command == "--help" || command == "-h") {
+    std::cout << usage;
+    return exit_ok;
+  }
+  std::cerr << "llmdlq: unknown command '" << command << "'\n" << usage;
+  return exit_usage;
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq validate`: validates documents against a JSON Schema, one JSON
+// verdict per document on standard output.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <llmdlq/json_parser.hpp>
+#include <llmdlq/schema.hpp>
+
+#include "cli.hpp"
+#include "commands.hpp"
+
+namespace llmdlq::cli {
+namespace {
+
+constexpr std::string_view usage =
+    "usage: llmdlq validate --schema FILE [--format-assertion] [--remote URI=DIR]... [--jsonl] [FILE...]\n"
+    "  Validates each FILE (its whole content is one document), or with --jsonl one\n"
+    "  document per line of standard input, or else all of standard input as one.\n"
+    "  Prints one JSON line per document. Exit 0 when all are valid, 1 when any is\n"
+    "  invalid, 2 for usage errors, an unusable schema or an unreadable file.\n"
+    "  --remote URI=DIR  serves $ref targets under the URI prefix from files in DIR\n";
+
+struct remote_mapping {
+  std::string prefix;
+  std::string directory;
+};
+
+boost::json::object syntax_verdict(const syntax_error& e) {
+  return {{"valid", false},
+          {"syntax",
+           {{"offset", e.offset}, {"line", e.line}, {"column", e.column}, {"message", e.message}}}};
+}
+
+boost::json::object errors_verdict(const std::vector<validation_error>& errors) {
+  boost::json::array list;
+  for (const auto& e : errors) {
+    list.push_back({{"instance_path", e.instance_path},
+                    {"schema_path", e.schema_path},
+                    {"keyword", e.keyword},
+                    {"message", e.message}});
+  }
+  return {{"valid", false}, {"errors", std::move(list)}};
+}
+
+class validator {
+ public:
+  explicit validator(const llmdlq::schema& schema) : schema_(schema) {}
+
+  // Validates one document and prints its verdict; returns whether it was valid.
+  bool run(std::string_view document) {
+    const auto parsed = parser_.parse(document);
+    boost::json::object verdict;
+    bool valid = false;
+    if (!parsed) {
+      verdict = syntax_verdict(parsed.error());
+    } else if (schema_.is_valid(*parsed)) {
+      verdict = {{"valid", true}};
+      valid = true;
+    } else {
+      verdict = errors_verdict(schema_.validate(*parsed));
+    }
+    std::cout << boost::json::serialize(verdict) << '\n';
+    return valid;
+  }
+
+ private:
+  const llmdlq::schema& schema_;
+  json_parser parser_;
+};
+
+}  // namespace
+
+int validate_command(arguments args) {
+  std::optional<std::string> schema_path;
+  bool format_assertion = false;
+  bool jsonl = false;
+  std::vector<remote_mapping> remotes;
+  std::vector<std::string> files;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    if (arg == "--schema") {
+      const auto value = args.value_of(arg);
+      if (!value) return exit_usage;
+      schema_path = std::string(*value);
+    } else if (arg == "--format-assertion") {
+      format_assertion = true;
+    } else if (arg == "--jsonl") {
+      jsonl = true;
+    } else if (arg == "--remote") {
+      const auto value = args.value_of(arg);
+      if (!value) return exit_usage;
+      const auto equals = value->find('=');
+      if (equals == std::string_view::npos || equals == 0) {
+        complain("validate", "--remote wants URI=DIR");
+        return exit_usage;
+      }
+      remotes.push_back({std::string(value->substr(0, equals)), std::string(value->substr(equals + 1))});
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return exit_ok;
+    } else if (arg.starts_with("--")) {
+      complain("validate", "unknown option " + std::string(arg));
+      std::cerr << usage;
+      return exit_usage;
+    } else {
+      files.emplace_back(arg);
+    }
+  }
+  if (!schema_path) {
+    complain("validate", "--schema is required");
+    std::cerr << usage;
+    return exit_usage;
+  }
+  if (jsonl && !files.empty()) {
+    complain("validate", "--jsonl reads standard input: give no FILE");
+    return exit_usage;
+  }
+
+  std::string read_error;
+  const auto schema_text = read_file(*schema_path, read_error);
+  if (!schema_text) {
+    complain("validate", "cannot read schema " + *schema_path + ": " + read_error);
+    return exit_usage;
+  }
+  compile_options options;
+  options.format_assertion = format_assertion;
+  options.resolver = [&remotes](std::string_view uri) -> std::optional<std::string> {
+    for (const auto& remote : remotes) {
+      if (!uri.starts_with(remote.prefix)) continue;
+      std::string ignored;
+      return read_file(remote.directory + "/" + std::string(uri.substr(remote.prefix.size())), ignored);
+    }
+    return std::nullopt;
+  };
+  const auto schema = llmdlq::schema::compile(*schema_text, options);
+  if (!schema) {
+    const auto& e = schema.error();
+    complain("validate", "invalid schema " + *schema_path + (e.location.empty() ? "" : " at " + e.location) +
+                             ": " + e.message);
+    return exit_usage;
+  }
+
+  validator check(*schema);
+  bool all_valid = true;
+  bool io_failed = false;
+  if (jsonl) {
+    for (std::string line; std::getline(std::cin, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      all_valid &= check.run(line);
+    }
+  } else if (files.empty()) {
+    all_valid = check.run(read_stdin());
+  } else {
+    for (const auto& file : files) {
+      const auto document = read_file(file, read_error);
+      if (!document) {
+        complain("validate", "cannot read " + file + ": " + read_error);
+        std::cout << boost::json::serialize(boost::json::object{
+                         {"valid", false}, {"file", file}, {"read_error", read_error}})
+                  << '\n';
+        io_failed = true;
+        continue;
+      }
+      all_valid &= check.run(*document);
+    }
+  }
+  if (io_failed) return exit_usage;
+  return all_valid ? exit_ok : exit_invalid;
+}
+
+}  // namespace llmdlq::cli
