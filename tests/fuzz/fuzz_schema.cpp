@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// Differential fuzzing of validation. The input is a schema, a newline, and an
+// instance; whenever both are usable, the four ways of validating (simdjson
+// or Boost.JSON, yes/no or collecting) must agree.
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include <llmdlq/schema.hpp>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  const auto newline = input.find('\n');
+  if (newline == std::string_view::npos) return 0;
+  llmdlq::compile_options options;
+  options.format_assertion = (size & 1) != 0;
+  options.max_nesting = 64;
+  const auto schema = llmdlq::schema::compile(input.substr(0, newline), options);
+  if (!schema) {
+    if (schema.error().message.empty()) std::abort();
+    return 0;
+  }
+  llmdlq::parse_options limits;
+  limits.max_depth = 64;
+  static llmdlq::json_parser parser(limits);
+  const std::string_view instance = input.substr(newline + 1);
+  const auto doc = parser.parse(instance);
+  const auto value = llmdlq::parse_value(instance, limits);
+  if (!doc || !value) return 0;
+  const bool fast = schema->is_valid(*doc);
+  if (schema->is_valid(*value) != fast) std::abort();
+  const auto errors = schema->validate(*doc, {8});
+  if (errors.empty() != fast) std::abort();
+  if (errors != schema->validate(*value, {8})) std::abort();
+  return 0;
+}
