@@ -5,7 +5,7 @@ if(NOT result EQUAL 0)
   message(FATAL_ERROR "nm failed on ${LIBRARY}")
 endif()
 set(forbidden printf fprintf vprintf puts fputs putchar perror abort exit _exit quick_exit
-    _ZSt4cout _ZSt4cerr _ZSt4clog _ZSt9terminatev stdout stderr)
+    _ZSt4cout _ZSt4cerr _ZSt4clog stdout stderr)
 foreach(symbol IN LISTS forbidden)
   if(symbols MATCHES "[ \t]U ${symbol}(@[^\n]*)?\n")
     message(FATAL_ERROR "${LIBRARY} references ${symbol}: a library must not print, abort or exit")

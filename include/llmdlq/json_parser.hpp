@@ -53,38 +53,56 @@ struct syntax_error {
   friend bool operator==(const syntax_error&, const syntax_error&) = default;
 };
 
+/// A document json_parser has parsed: a light handle, valid until the next
+/// parse() on the same parser or the parser's destruction. It converts to the
+/// simdjson element of its root, and llmdlq validates it straight from
+/// simdjson's tape.
+class json_document {
+ public:
+  [[nodiscard]] simdjson::dom::element root() const noexcept { return document_->root(); }
+  operator simdjson::dom::element() const noexcept { return root(); }  // NOLINT: a document is its root
+  [[nodiscard]] const simdjson::dom::document& simdjson_document() const noexcept { return *document_; }
+
+ private:
+  friend class json_parser;
+  explicit json_document(const simdjson::dom::document& document) noexcept : document_(&document) {}
+  const simdjson::dom::document* document_;
+};
+
 /// Strict RFC 8259 parser over simdjson's DOM: UTF-8 validated, no comments,
 /// no trailing commas, numbers limited to doubles and 64-bit integers.
 ///
 /// One parser per thread: it owns the buffers it reuses from one document to
-/// the next. An element it returns stays valid until the next parse() on the
+/// the next. A document it returns stays valid until the next parse() on the
 /// same parser or its destruction (simdjson's document lifetime).
 ///
 /// \code
 ///   llmdlq::json_parser parser;
 ///   auto doc = parser.parse(R"({"total": 12.5})");
 ///   if (!doc) std::puts(doc.error().message.c_str());
+///   double total = doc->root()["total"].get_double().value();
 /// \endcode
 class json_parser {
  public:
   explicit json_parser(parse_options options = {}) noexcept : options_(options) {}
 
   /// Parses a copy of `json` (simdjson needs padding after the last byte).
-  [[nodiscard]] LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> parse(
+  [[nodiscard]] LLMDLQ_INLINE expected<json_document, syntax_error> parse(
       std::string_view json);
 
   /// Parses in place, without a copy, when `json` already carries simdjson's padding.
-  [[nodiscard]] LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> parse(
+  [[nodiscard]] LLMDLQ_INLINE expected<json_document, syntax_error> parse(
       simdjson::padded_string_view json);
 
   [[nodiscard]] const parse_options& options() const noexcept { return options_; }
 
  private:
-  LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> parse(std::string_view json,
+  LLMDLQ_INLINE expected<json_document, syntax_error> parse(std::string_view json,
                                                                      bool copy);
 
   parse_options options_;
   simdjson::dom::parser parser_;
+  simdjson::dom::document document_;
   std::size_t allocated_depth_ = 0;
 };
 

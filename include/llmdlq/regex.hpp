@@ -74,6 +74,12 @@ class ecma_regex {
   /// calling thread has made its first search.
   [[nodiscard]] LLMDLQ_INLINE regex_match search(std::string_view subject) const noexcept;
 
+  /// search() for a subject the caller knows is valid UTF-8 (a string of a
+  /// parsed JSON document), without checking it again.
+  struct valid_utf8_t {};
+  static constexpr valid_utf8_t valid_utf8{};
+  [[nodiscard]] LLMDLQ_INLINE regex_match search(std::string_view subject, valid_utf8_t) const noexcept;
+
   [[nodiscard]] const std::string& pattern() const noexcept;
 
   struct impl;

@@ -84,8 +84,9 @@ struct validate_options {
 ///
 /// Compile once, validate many times: a schema is immutable, thread-safe and
 /// cheap to copy (copies share the compiled program). Validation walks a
-/// simdjson document (the fast path: nothing is copied or allocated for a
-/// valid document) or a Boost.JSON value, and always agrees between the two.
+/// document from json_parser (the fast path: it reads simdjson's tape, and
+/// nothing is copied or allocated for a valid document), any simdjson
+/// element, or a Boost.JSON value, with the same result on all three.
 ///
 /// \code
 ///   auto schema = llmdlq::schema::compile(R"({"type":"object","required":["total"]})");
@@ -115,11 +116,14 @@ class schema {
       const boost::json::value& json, const compile_options& options = {});
 
   /// Yes or no, stopping at the first failure: the fast path.
+  [[nodiscard]] LLMDLQ_INLINE bool is_valid(const json_document& instance) const;
   [[nodiscard]] LLMDLQ_INLINE bool is_valid(simdjson::dom::element instance) const;
   [[nodiscard]] LLMDLQ_INLINE bool is_valid(const boost::json::value& instance) const;
 
   /// Every reason (up to the cap) the instance fails, in a deterministic order;
   /// empty when it is valid.
+  [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(
+      const json_document& instance, const validate_options& options = {}) const;
   [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(
       simdjson::dom::element instance, const validate_options& options = {}) const;
   [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Differential fuzzing of validation. The input is a schema, a newline, and an
-// instance; whenever both are usable, the four ways of validating (simdjson
-// or Boost.JSON, yes/no or collecting) must agree.
+// instance; whenever both are usable, the six ways of validating (simdjson's
+// tape, simdjson elements or Boost.JSON; yes/no or collecting) must agree.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -28,9 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto value = llmdlq::parse_value(instance, limits);
   if (!doc || !value) return 0;
   const bool fast = schema->is_valid(*doc);
-  if (schema->is_valid(*value) != fast) std::abort();
+  if (schema->is_valid(doc->root()) != fast || schema->is_valid(*value) != fast) std::abort();
   const auto errors = schema->validate(*doc, {8});
   if (errors.empty() != fast) std::abort();
-  if (errors != schema->validate(*value, {8})) std::abort();
+  if (errors != schema->validate(doc->root(), {8}) || errors != schema->validate(*value, {8})) {
+    std::abort();
+  }
   return 0;
 }

@@ -31,8 +31,10 @@ std::vector<llmdlq::validation_error> errors_of(const llmdlq::schema& schema, st
   REQUIRE(doc.has_value());
   const auto value = boost::json::parse(json);
   const auto errors = schema.validate(*doc, {max_errors});
+  CHECK(schema.validate(doc->root(), {max_errors}) == errors);
   CHECK(schema.validate(value, {max_errors}) == errors);
   CHECK(schema.is_valid(*doc) == errors.empty());
+  CHECK(schema.is_valid(doc->root()) == errors.empty());
   CHECK(schema.is_valid(value) == errors.empty());
   return errors;
 }

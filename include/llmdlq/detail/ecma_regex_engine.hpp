@@ -14,6 +14,7 @@
 #  define PCRE2_CODE_UNIT_WIDTH 8
 #endif
 #include <pcre2.h>
+#include <simdjson.h>
 
 #include "llmdlq/detail/ecma_regex_fast.hpp"
 #include "llmdlq/detail/ecma_regex_translate.hpp"
@@ -53,29 +54,9 @@ inline std::uint32_t regex_budget(std::size_t subject_size) noexcept {
       std::min<std::uint64_t>(regex_base_budget + bytes * regex_budget_per_byte, regex_max_budget));
 }
 
-/// Whether `text` is well-formed UTF-8: eight ASCII bytes at a time, then a
-/// full decode of whatever is not ASCII.
+/// Whether `text` is well-formed UTF-8 (simdjson's validator).
 inline bool is_valid_utf8(std::string_view text) noexcept {
-  std::size_t i = 0;
-  const std::size_t size = text.size();
-  while (i < size) {
-    if (i + 8 <= size) {
-      std::uint64_t word;
-      std::memcpy(&word, text.data() + i, sizeof word);
-      if ((word & 0x8080808080808080ULL) == 0) {
-        i += 8;
-        continue;
-      }
-    }
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    if (!decode_utf8(text.substr(i))) return false;
-    i += utf8_sequence_length(lead);
-  }
-  return true;
+  return simdjson::validate_utf8(text.data(), text.size());
 }
 
 /// What a thread needs to run PCRE2 searches: match data (whose backtracking

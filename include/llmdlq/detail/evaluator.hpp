@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,34 @@ inline std::string describe_json(const boost::json::value& value, std::size_t li
   return text;
 }
 
+/// Which of the names a node knows an object holds: one word for up to 64
+/// names (always, in practice), a bit set beyond.
+class presence_set {
+ public:
+  explicit presence_set(std::uint32_t bits) {
+    if (bits > 64) large_.resize(bits);
+  }
+  LLMDLQ_ALWAYS_INLINE void set(std::uint32_t bit) noexcept {
+    if (bit < 64 && large_.size() == 0) {
+      small_ |= std::uint64_t(1) << bit;
+    } else {
+      large_.set(bit);
+    }
+  }
+  [[nodiscard]] bool test(std::uint32_t bit) const noexcept {
+    return large_.size() == 0 ? (small_ >> bit) & 1 : large_.test(bit);
+  }
+  /// Whether every bit of `mask` (bits below 64) is set; with more than 64
+  /// names, answers false so that the caller checks name by name.
+  [[nodiscard]] bool has_all(std::uint64_t mask) const noexcept {
+    return large_.size() == 0 && (small_ & mask) == mask;
+  }
+
+ private:
+  std::uint64_t small_ = 0;
+  small_bitset large_;
+};
+
 // A message for fail(): formatted only when errors are being collected.
 #define LLMDLQ_MESSAGE(...) [&] { return fmt::format(__VA_ARGS__); }
 
@@ -101,32 +130,26 @@ class evaluator {
 
   /// Whether `v` is valid against node `id`. `evaluated`, when given, collects
   /// the members or elements of `v` this node evaluated (for unevaluated*).
-  bool evaluate(node_id id, value v, small_bitset* evaluated) {
-    const node& n = prog_.nodes[id];
+  LLMDLQ_ALWAYS_INLINE bool evaluate(node_id id, value v, small_bitset* evaluated) {
+    return evaluate(prog_.nodes[id], v, evaluated);
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool evaluate(const node& n, value v, small_bitset* evaluated) {
+    // Most subschemas of an extraction schema are leaves ({"type": "string",
+    // "maxLength": 80}): check them inline, without the bookkeeping below.
+    if ((n.flags & ~leaf_flags) == 0) return check_assertions(n, View::kind(v), v);
+    return evaluate_node(n, v, evaluated);
+  }
+
+ private:
+  // The keywords that look at the value alone: type, const, enum, and the
+  // number and string keywords.
+  LLMDLQ_ALWAYS_INLINE bool check_assertions(const node& n, instance_kind k, value v) {
     if (n.flags == 0) return true;
-    if (n.flags & always_false) return fail_at_step("false", [] { return "no value is allowed here"; });
-    if (ctx_.depth >= max_evaluation_depth) {
-      return fail_at_step("$ref", LLMDLQ_MESSAGE("evaluation nests deeper than {} levels",
-                                                 max_evaluation_depth));
-    }
-    depth_guard depth(ctx_);
-    scope_guard scope(ctx_, n.resource);
-
-    const instance_kind k = View::kind(v);
     bool valid = true;
-
-    small_bitset own;
-    small_bitset* marks = evaluated;
-    const bool tracks = (k == instance_kind::object && (n.flags & has_unevaluated_properties)) ||
-                        (k == instance_kind::array && (n.flags & has_unevaluated_items));
-    if (tracks) {
-      own.resize(View::size(v));
-      marks = &own;
-    }
-
     if ((n.flags & has_type) && !type_matches(n.types, k, v)) {
       if (!fail("type", LLMDLQ_MESSAGE("expected {}, found {}", describe_types(n.types),
-                                    describe_found(k, v)))) {
+                                       describe_found(k, v)))) {
         return false;
       }
       valid = false;
@@ -141,26 +164,50 @@ class evaluator {
       if (!fail("enum", [&] { return describe_enum(prog_.enums[n.enum_set]); })) return false;
       valid = false;
     }
-
-    bool group_valid = true;
-    switch (k) {
-      case instance_kind::number:
-        if (n.flags & has_number_keywords) group_valid = check_number(n, View::number(v));
-        break;
-      case instance_kind::string:
-        if (n.flags & has_string_keywords) group_valid = check_string(n, View::string(v));
-        break;
-      case instance_kind::array:
-        if (n.flags & has_array_keywords) group_valid = check_array(n, v, marks);
-        break;
-      case instance_kind::object:
-        if (n.flags & has_object_keywords) group_valid = check_object(n, v, marks);
-        break;
-      default: break;
+    if (k == instance_kind::number && (n.flags & has_number_keywords)) {
+      if (!check_number(n, View::number(v))) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
+    } else if (k == instance_kind::string && (n.flags & has_string_keywords)) {
+      if (!check_string(n, View::string(v))) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
     }
-    if (!group_valid && !keep_going()) return false;
-    valid &= group_valid;
+    return valid;
+  }
 
+  LLMDLQ_NOINLINE bool evaluate_node(const node& n, value v, small_bitset* evaluated) {
+    if (n.flags & always_false) return fail_at_step("false", [] { return "no value is allowed here"; });
+    if (ctx_.depth >= max_evaluation_depth) {
+      return fail_at_step("$ref", LLMDLQ_MESSAGE("evaluation nests deeper than {} levels",
+                                                 max_evaluation_depth));
+    }
+    depth_guard depth(ctx_);
+    scope_guard scope(ctx_, n.resource);
+
+    const instance_kind k = View::kind(v);
+    std::optional<small_bitset> own;  // what this node's unevaluated* keyword will look at
+    small_bitset* marks = evaluated;
+    if ((k == instance_kind::object && (n.flags & has_unevaluated_properties)) ||
+        (k == instance_kind::array && (n.flags & has_unevaluated_items))) {
+      marks = &own.emplace(View::size(v));
+    }
+
+    bool valid = check_assertions(n, k, v);
+    if (!valid && !keep_going()) return false;
+    if (k == instance_kind::array && (n.flags & has_array_keywords)) {
+      if (!check_array(n, v, marks)) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
+    } else if (k == instance_kind::object && (n.flags & has_object_keywords)) {
+      if (!check_object(n, v, marks)) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
+    }
     if (n.flags & has_ref) {
       step s(this, "$ref");
       if (!evaluate(n.ref, v, marks)) {
@@ -181,17 +228,16 @@ class evaluator {
         valid = false;
       }
     }
-    if (tracks) {
-      if (!check_unevaluated(n, k, v, own)) {
+    if (own) {
+      if (!check_unevaluated(n, k, v, *own)) {
         if (!keep_going()) return false;
         valid = false;
       }
-      if (evaluated && valid) evaluated->merge(own);
+      if (evaluated && valid) evaluated->merge(*own);
     }
     return valid;
   }
 
- private:
   // RAII helpers: nesting depth, dynamic scope, and (when collecting) paths.
   struct depth_guard {
     eval_context& ctx;
@@ -313,7 +359,15 @@ class evaluator {
     return (prog_.nodes[id].flags & always_false) != 0;
   }
 
-  static bool type_matches(std::uint8_t types, instance_kind k, value v) noexcept {
+  static regex_match search(const ecma_regex& re, std::string_view subject) noexcept {
+    if constexpr (View::valid_utf8) {
+      return re.search(subject, ecma_regex::valid_utf8);
+    } else {
+      return re.search(subject);
+    }
+  }
+
+  LLMDLQ_ALWAYS_INLINE static bool type_matches(std::uint8_t types, instance_kind k, value v) noexcept {
     switch (k) {
       case instance_kind::null: return types & null_bit;
       case instance_kind::boolean: return types & boolean_bit;
@@ -366,26 +420,46 @@ class evaluator {
     return n.dynamic_ref;
   }
 
-  bool check_number(const node& n, const json_number& x) {
+  LLMDLQ_ALWAYS_INLINE bool check_number(const node& n, const json_number& x) {
+    // The common case: a number a double holds exactly, against bounds a
+    // double holds exactly. Anything else, or a failure to report, takes the
+    // exact comparisons below.
+    if (n.has_interval) {
+      constexpr std::int64_t exact_limit = std::int64_t(1) << 53;
+      const bool exact = x.k == json_number::kind::float64 ||
+                         (x.k == json_number::kind::int64 && x.i >= -exact_limit && x.i <= exact_limit);
+      if (exact) {
+        const double d = x.k == json_number::kind::float64 ? x.d : static_cast<double>(x.i);
+        if (d >= n.interval_low && d <= n.interval_high && (!n.has_multiple_of || is_multiple(x, n))) {
+          return true;
+        }
+        if constexpr (!Collect) return false;
+      }
+    }
+    return check_number_exactly(n, x);
+  }
+
+  LLMDLQ_NOINLINE bool check_number_exactly(const node& n, const json_number& x) {
     bool valid = true;
+    auto versus = [&x](const number_bound& b) { return compare(x, b.value); };
     auto bound = [&](const number_bound& b, std::string_view keyword, bool ok, std::string_view relation) {
       if (ok) return true;
       valid = false;
       return fail(keyword, LLMDLQ_MESSAGE("must be {} {}, found {}", relation, describe_number(b.value),
                                        describe_number(x)));
     };
-    if (n.minimum.present && !bound(n.minimum, "minimum", compare(x, n.minimum.value) >= 0, ">=")) {
+    if (n.minimum.present && !bound(n.minimum, "minimum", versus(n.minimum) >= 0, ">=")) {
       return false;
     }
-    if (n.maximum.present && !bound(n.maximum, "maximum", compare(x, n.maximum.value) <= 0, "<=")) {
+    if (n.maximum.present && !bound(n.maximum, "maximum", versus(n.maximum) <= 0, "<=")) {
       return false;
     }
     if (n.exclusive_minimum.present &&
-        !bound(n.exclusive_minimum, "exclusiveMinimum", compare(x, n.exclusive_minimum.value) > 0, ">")) {
+        !bound(n.exclusive_minimum, "exclusiveMinimum", versus(n.exclusive_minimum) > 0, ">")) {
       return false;
     }
     if (n.exclusive_maximum.present &&
-        !bound(n.exclusive_maximum, "exclusiveMaximum", compare(x, n.exclusive_maximum.value) < 0, "<")) {
+        !bound(n.exclusive_maximum, "exclusiveMaximum", versus(n.exclusive_maximum) < 0, "<")) {
       return false;
     }
     if (n.has_multiple_of && !is_multiple(x, n)) {
@@ -401,6 +475,13 @@ class evaluator {
   static bool is_multiple(const json_number& x, const node& n) noexcept {
     if (x.k == json_number::kind::int64 && n.multiple_of.k == json_number::kind::int64) {
       return x.i % n.multiple_of.i == 0;
+    }
+    // Amounts against 0.01 and the like: if x * 10^k rounds to an integer r
+    // and r / 10^k reads back as x, x is written with at most k decimals.
+    if (x.k == json_number::kind::float64 && n.multiple_of_scale > 0) {
+      const double scale = powers_of_ten[n.multiple_of_scale];
+      const double r = std::nearbyint(x.d * scale);
+      if (std::fabs(r) < 9007199254740992.0 && r / scale == x.d) return true;
     }
     return is_multiple_of(x, n.multiple_of_decimal);
   }
@@ -432,7 +513,7 @@ class evaluator {
     }
     if (n.pattern != no_index) {
       const ecma_regex& re = prog_.regexes[n.pattern];
-      const regex_match m = re.search(s);
+      const regex_match m = search(re, s);
       if (m != regex_match::match) {
         valid = false;
         if (!fail("pattern", [&] {
@@ -468,7 +549,7 @@ class evaluator {
     }
 
     if (n.prefix_items.count != 0 || n.items != no_node) {
-      const bool completed = View::for_each_element(v, [&](std::size_t i, value element) {
+      const bool completed = View::for_each_element(v, [&](std::size_t i, value element) LLMDLQ_INLINE_LAMBDA {
         const bool in_prefix = i < n.prefix_items.count;
         const node_id schema = in_prefix ? prog_.children[n.prefix_items.begin + i] : n.items;
         if (schema == no_node) return false;  // past prefixItems, no `items`: nothing to do
@@ -589,30 +670,54 @@ class evaluator {
     }
 
     const key_table* keys = n.keys != no_index ? &prog_.key_tables[n.keys] : nullptr;
-    small_bitset present(n.presence_bits);
-    if (keys || !n.pattern_properties.empty() || n.additional_properties != no_node ||
-        n.property_names != no_node) {
-      const bool completed = View::for_each_member(v, [&](std::size_t i, std::string_view key, value member) {
+    presence_set present(n.presence_bits);
+    std::uint32_t hint = 0;
+    // Loop invariants, read once: stores in the loop could alias the node.
+    const bool has_patterns = !n.pattern_properties.empty();
+    const node_id additional = n.additional_properties;
+    const node_id names = n.property_names;
+    if constexpr (!Collect) {
+      // The common shape (properties, required, additionalProperties) on the
+      // fast path: a tight loop that stops at the first failure.
+      if (!has_patterns && names == no_node && marks == nullptr) {
+        const bool all_valid = View::for_each_member(v, [&](std::size_t, std::string_view key, value member)
+                                                            LLMDLQ_INLINE_LAMBDA {
+          if (keys) {
+            if (const key_table::entry* e = keys->find(key, hint)) {
+              if (e->bit != no_index) present.set(e->bit);
+              if (e->schema != no_node) return evaluate(prog_.nodes[e->schema], member, nullptr);
+            }
+          }
+          return additional == no_node || evaluate(prog_.nodes[additional], member, nullptr);
+        });
+        if (!all_valid) return false;
+        return check_object_names(n, v, marks, present);
+      }
+    }
+    if (keys || has_patterns || additional != no_node || names != no_node) {
+      const bool completed = View::for_each_member(v, [&](std::size_t i, std::string_view key, value member)
+                                                          LLMDLQ_INLINE_LAMBDA {
         bool matched = false;
         if (keys) {
-          if (const key_table::entry* e = keys->find(key)) {
+          if (const key_table::entry* e = keys->find(key, hint)) {
             if (e->bit != no_index) present.set(e->bit);
             if (e->schema != no_node) {
               matched = true;
               step s(this, "properties", key);
               s.instance(key);
-              if (is_false_schema(e->schema)) {
+              const node& child = prog_.nodes[e->schema];
+              if (child.flags & always_false) {
                 valid = false;
                 if (!fail_at_step("properties", LLMDLQ_MESSAGE("property '{}' is not allowed", key))) return false;
-              } else if (!evaluate(e->schema, member, nullptr)) {
+              } else if (!evaluate(child, member, nullptr)) {
                 valid = false;
                 if (!keep_going()) return false;
               }
             }
           }
         }
-        for (const auto& [regex, schema] : n.pattern_properties) {
-          const regex_match m = prog_.regexes[regex].search(key);
+        if (has_patterns) for (const auto& [regex, schema] : n.pattern_properties) {
+          const regex_match m = search(prog_.regexes[regex], key);
           if (m == regex_match::no_match) continue;
           step s(this, "patternProperties", prog_.regexes[regex].pattern());
           s.instance(key);
@@ -630,22 +735,22 @@ class evaluator {
             if (!keep_going()) return false;
           }
         }
-        if (!matched && n.additional_properties != no_node) {
+        if (!matched && additional != no_node) {
           step s(this, "additionalProperties");
           s.instance(key);
-          if (is_false_schema(n.additional_properties)) {
+          if (is_false_schema(additional)) {
             valid = false;
             if (!fail_at_step("additionalProperties", LLMDLQ_MESSAGE("property '{}' is not allowed", key))) {
               return false;
             }
-          } else if (!evaluate(n.additional_properties, member, nullptr)) {
+          } else if (!evaluate(additional, member, nullptr)) {
             valid = false;
             if (!keep_going()) return false;
           }
           matched = true;
         }
         if (matched && marks) marks->set(i);
-        if (n.property_names != no_node && !name_is_valid(n.property_names, key)) {
+        if (names != no_node && !name_is_valid(names, key)) {
           step s(this, "propertyNames");
           valid = false;
           if (!fail_at_step("propertyNames", LLMDLQ_MESSAGE("property name '{}' is not allowed", key))) {
@@ -656,11 +761,18 @@ class evaluator {
       });
       if (!completed) return false;
     }
+    return check_object_names(n, v, marks, present) && valid;
+  }
 
-    for (const auto& [bit, name] : n.required) {
-      if (present.test(bit)) continue;
-      valid = false;
-      if (!fail("required", LLMDLQ_MESSAGE("missing required property '{}'", name))) return false;
+  // required, dependentRequired and dependentSchemas, once the members are known.
+  bool check_object_names(const node& n, value v, small_bitset* marks, const presence_set& present) {
+    bool valid = true;
+    if (!present.has_all(n.required_mask)) {
+      for (const auto& [bit, name] : n.required) {
+        if (present.test(bit)) continue;
+        valid = false;
+        if (!fail("required", LLMDLQ_MESSAGE("missing required property '{}'", name))) return false;
+      }
     }
     for (const auto& rule : n.dependent_required) {
       if (!present.test(rule.trigger_bit)) continue;

@@ -16,7 +16,7 @@ namespace llmdlq::detail {
 // terminated copy, so over-long text (or text with a NUL) is rejected first.
 template <int family, std::size_t max_length>
 inline bool inet_pton_accepts(std::string_view text) noexcept {
-  if (text.size() > max_length || text.find('\0') != std::string_view::npos) return false;
+  if (text.empty() || text.size() > max_length || text.find('\0') != std::string_view::npos) return false;
   char terminated[max_length + 1];
   std::memcpy(terminated, text.data(), text.size());
   terminated[text.size()] = '\0';

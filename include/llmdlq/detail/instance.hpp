@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -25,8 +26,9 @@ enum class instance_kind : std::uint8_t { null, boolean, number, string, array, 
 /// the document's tape.
 struct simdjson_view {
   using value = simdjson::dom::element;
+  static constexpr bool valid_utf8 = true;  ///< simdjson validated every string
 
-  static instance_kind kind(value v) noexcept {
+  LLMDLQ_ALWAYS_INLINE static instance_kind kind(value v) noexcept {
     using t = simdjson::dom::element_type;
     switch (v.type()) {
       case t::ARRAY: return instance_kind::array;
@@ -40,7 +42,7 @@ struct simdjson_view {
     }
     return instance_kind::null;
   }
-  static json_number number(value v) noexcept {
+  LLMDLQ_ALWAYS_INLINE static json_number number(value v) noexcept {
     using t = simdjson::dom::element_type;
     switch (v.type()) {
       case t::INT64: return json_number::of(v.get_int64().value_unsafe());
@@ -56,7 +58,7 @@ struct simdjson_view {
   }
   /// Calls f(index, element) in order while it returns true.
   template <class F>
-  static bool for_each_element(value v, F&& f) {
+  LLMDLQ_ALWAYS_INLINE static bool for_each_element(value v, F&& f) {
     std::size_t i = 0;
     const simdjson::dom::array array = v.get_array().value_unsafe();
     for (value element : array) {
@@ -66,7 +68,7 @@ struct simdjson_view {
   }
   /// Calls f(index, key, value) in document order while it returns true.
   template <class F>
-  static bool for_each_member(value v, F&& f) {
+  LLMDLQ_ALWAYS_INLINE static bool for_each_member(value v, F&& f) {
     std::size_t i = 0;
     const simdjson::dom::object object = v.get_object().value_unsafe();
     for (auto member : object) {
@@ -76,9 +78,108 @@ struct simdjson_view {
   }
 };
 
+/// Instances in a simdjson document read straight from its tape: the format
+/// simdjson documents (doc/tape.md) and keeps public in dom::document. Every
+/// access is inline, which the element API's accessors are not; this is
+/// json_parser's fast path.
+struct tape_view {
+  static constexpr bool valid_utf8 = true;
+  struct value {
+    const std::uint64_t* tape;
+    const std::uint8_t* strings;
+    std::size_t index;
+  };
+
+  static value root_of(const simdjson::dom::document& doc) noexcept {
+    return {doc.tape.get(), doc.string_buf.get(), 1};  // tape[0] is the root word
+  }
+
+  LLMDLQ_ALWAYS_INLINE static std::uint64_t word(value v) noexcept { return v.tape[v.index]; }
+  LLMDLQ_ALWAYS_INLINE static char type(value v) noexcept { return static_cast<char>(word(v) >> 56); }
+
+  // Tape words by their type letter: the instance kind, and how many words a
+  // scalar takes. Tables rather than switches, because member types vary
+  // from one value to the next and a mispredicted branch costs more.
+  struct tape_type_info {
+    instance_kind kinds[256];
+    std::uint8_t scalar_words[256];
+  };
+  static constexpr tape_type_info type_info = [] {
+    tape_type_info info{};
+    for (auto& k : info.kinds) k = instance_kind::null;
+    for (auto& w : info.scalar_words) w = 1;
+    info.kinds[std::uint8_t('{')] = instance_kind::object;
+    info.kinds[std::uint8_t('[')] = instance_kind::array;
+    info.kinds[std::uint8_t('"')] = instance_kind::string;
+    for (const char c : {'l', 'u', 'd'}) {
+      info.kinds[std::uint8_t(c)] = instance_kind::number;
+      info.scalar_words[std::uint8_t(c)] = 2;
+    }
+    info.kinds[std::uint8_t('t')] = info.kinds[std::uint8_t('f')] = instance_kind::boolean;
+    return info;
+  }();
+
+  LLMDLQ_ALWAYS_INLINE static instance_kind kind(value v) noexcept {
+    return type_info.kinds[static_cast<std::uint8_t>(word(v) >> 56)];
+  }
+  LLMDLQ_ALWAYS_INLINE static json_number number(value v) noexcept {
+    const std::uint64_t payload = v.tape[v.index + 1];
+    switch (type(v)) {
+      case 'l': return json_number::of(static_cast<std::int64_t>(payload));
+      case 'u': return json_number::of(payload);
+      default: return json_number::of(std::bit_cast<double>(payload));
+    }
+  }
+  static bool boolean(value v) noexcept { return type(v) == 't'; }
+  LLMDLQ_ALWAYS_INLINE static std::string_view string(value v) noexcept {
+    const std::uint8_t* at = v.strings + (word(v) & simdjson::internal::JSON_VALUE_MASK);
+    std::uint32_t length;
+    std::memcpy(&length, at, sizeof length);
+    return {reinterpret_cast<const char*>(at + sizeof length), length};
+  }
+  static std::size_t size(value v) noexcept {
+    const auto count = static_cast<std::uint32_t>(word(v) >> 32) & simdjson::internal::JSON_COUNT_MASK;
+    if (count < simdjson::internal::JSON_COUNT_MASK) return count;
+    std::size_t n = 0;  // the count saturates: count the long way
+    if (type(v) == '[') {
+      for_each_element(v, [&](std::size_t, value) { return ++n, true; });
+    } else {
+      for_each_member(v, [&](std::size_t, std::string_view, value) { return ++n, true; });
+    }
+    return n;
+  }
+  /// The tape index just past the value at `index`.
+  LLMDLQ_ALWAYS_INLINE static std::size_t after(const std::uint64_t* tape, std::size_t index) noexcept {
+    const std::uint64_t w = tape[index];
+    const auto type = static_cast<std::uint8_t>(w >> 56);
+    // A container's word holds the index past its end; a scalar takes one or two words.
+    const std::size_t scalar_end = index + type_info.scalar_words[type];
+    return type == '{' || type == '[' ? static_cast<std::uint32_t>(w) : scalar_end;
+  }
+  template <class F>
+  LLMDLQ_ALWAYS_INLINE static bool for_each_element(value v, F&& f) {
+    const std::size_t end = static_cast<std::uint32_t>(word(v)) - 1;  // the ']'
+    std::size_t n = 0;
+    for (std::size_t i = v.index + 1; i < end; i = after(v.tape, i)) {
+      if (!f(n++, value{v.tape, v.strings, i})) return false;
+    }
+    return true;
+  }
+  template <class F>
+  LLMDLQ_ALWAYS_INLINE static bool for_each_member(value v, F&& f) {
+    const std::size_t end = static_cast<std::uint32_t>(word(v)) - 1;  // the '}'
+    std::size_t n = 0;
+    for (std::size_t i = v.index + 1; i < end; i = after(v.tape, i + 1)) {
+      if (!f(n++, string(value{v.tape, v.strings, i}), value{v.tape, v.strings, i + 1})) return false;
+    }
+    return true;
+  }
+};
+
 /// Instances held as Boost.JSON values (documents built or repaired in memory).
 struct boost_view {
   using value = const boost::json::value*;
+  static constexpr bool valid_utf8 = false;  ///< values built in code may hold any bytes
 
   static instance_kind kind(value v) noexcept {
     switch (v->kind()) {
@@ -109,7 +210,7 @@ struct boost_view {
     return v->is_array() ? v->get_array().size() : v->get_object().size();
   }
   template <class F>
-  static bool for_each_element(value v, F&& f) {
+  LLMDLQ_ALWAYS_INLINE static bool for_each_element(value v, F&& f) {
     std::size_t i = 0;
     for (const auto& element : v->get_array()) {
       if (!f(i++, &element)) return false;
@@ -117,7 +218,7 @@ struct boost_view {
     return true;
   }
   template <class F>
-  static bool for_each_member(value v, F&& f) {
+  LLMDLQ_ALWAYS_INLINE static bool for_each_member(value v, F&& f) {
     std::size_t i = 0;
     for (const auto& member : v->get_object()) {
       if (!f(i++, std::string_view(member.key().data(), member.key().size()), &member.value())) {

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "llmdlq/config.hpp"
+
 namespace llmdlq::detail {
 
 /// A JSON number as the parsers deliver it.
@@ -88,7 +90,7 @@ inline int compare(std::int64_t x, std::uint64_t y) noexcept {
 }  // namespace number_detail
 
 /// -1, 0 or 1 as `a` is less than, equal to or greater than `b`, exactly.
-inline int compare(const json_number& a, const json_number& b) noexcept {
+LLMDLQ_ALWAYS_INLINE int compare(const json_number& a, const json_number& b) noexcept {
   using k = json_number::kind;
   using number_detail::sign;
   switch (a.k) {
@@ -116,6 +118,11 @@ inline int compare(const json_number& a, const json_number& b) noexcept {
   }
   return 0;
 }
+
+/// 10^0 to 10^22, every power of ten a double holds exactly.
+inline constexpr double powers_of_ten[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                           1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                           1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 /// A positive decimal `mantissa * 10^exponent`.
 struct decimal {

@@ -58,6 +58,10 @@ enum node_flag : std::uint32_t {
   annotates_items = 1u << 14,
 };
 
+/// Nodes with only these flags are leaves, checked without recursion.
+inline constexpr std::uint32_t leaf_flags =
+    has_type | has_const | has_enum | has_number_keywords | has_string_keywords;
+
 /// Index range into program::children.
 struct node_span {
   std::uint32_t begin = 0;
@@ -70,14 +74,64 @@ struct number_bound {
   json_number value;
 };
 
+namespace key_bytes {
+
+template <class Word>
+inline Word load(const char* p) noexcept {
+  Word w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
+/// Equality of two `n`-byte strings with a few overlapping word loads: object
+/// keys are short, and a call to memcmp would cost more than the comparison.
+LLMDLQ_ALWAYS_INLINE bool equal(const char* a, const char* b, std::size_t n) noexcept {
+  if (n >= 8) {
+    if (n > 16) return std::memcmp(a, b, n) == 0;
+    return load<std::uint64_t>(a) == load<std::uint64_t>(b) &&
+           load<std::uint64_t>(a + n - 8) == load<std::uint64_t>(b + n - 8);
+  }
+  if (n >= 4) {
+    return load<std::uint32_t>(a) == load<std::uint32_t>(b) &&
+           load<std::uint32_t>(a + n - 4) == load<std::uint32_t>(b + n - 4);
+  }
+  if (n >= 2) {
+    return load<std::uint16_t>(a) == load<std::uint16_t>(b) &&
+           load<std::uint16_t>(a + n - 2) == load<std::uint16_t>(b + n - 2);
+  }
+  return n == 0 || a[0] == b[0];
+}
+
+/// A cheap hash reading at most the first and last eight bytes, with
+/// fixed-size loads only; a collision costs one comparison.
+LLMDLQ_ALWAYS_INLINE std::uint64_t hash(const char* p, std::size_t n) noexcept {
+  std::uint64_t head, tail;
+  if (n >= 8) {
+    head = load<std::uint64_t>(p);
+    tail = load<std::uint64_t>(p + n - 8);
+  } else if (n >= 4) {
+    head = load<std::uint32_t>(p);
+    tail = load<std::uint32_t>(p + n - 4);
+  } else if (n != 0) {
+    head = static_cast<unsigned char>(p[0]) | static_cast<unsigned char>(p[n / 2]) << 8;
+    tail = static_cast<unsigned char>(p[n - 1]);
+  } else {
+    head = tail = 0;
+  }
+  const std::uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xC2B2AE3D27D4EB4Full) ^ n;
+  return h ^ (h >> 29);
+}
+
+}  // namespace key_bytes
+
 /// Maps object keys a schema names (in properties, required, dependent*) to
 /// what it knows about them. Open addressing over a cheap hash of the key.
 class key_table {
  public:
   struct entry {
     std::string name;
-    node_id schema = no_node;         ///< from `properties`
-    std::uint32_t bit = no_index;     ///< presence bit, for required/dependent* names
+    node_id schema = no_node;      ///< from `properties`
+    std::uint32_t bit = no_index;  ///< presence bit, for required/dependent* names
   };
 
   /// The entry for `name`, created if new.
@@ -95,48 +149,47 @@ class key_table {
     while (capacity < entries_.size() * 2) capacity *= 2;
     slots_.assign(capacity, no_index);
     mask_ = capacity - 1;
+    count_ = static_cast<std::uint32_t>(entries_.size());
     for (std::uint32_t i = 0; i < entries_.size(); ++i) {
-      std::size_t slot = hash(entries_[i].name) & mask_;
+      std::size_t slot = key_bytes::hash(entries_[i].name.data(), entries_[i].name.size()) & mask_;
       while (slots_[slot] != no_index) slot = (slot + 1) & mask_;
       slots_[slot] = i;
     }
   }
 
   [[nodiscard]] LLMDLQ_ALWAYS_INLINE const entry* find(std::string_view key) const noexcept {
-    std::size_t slot = hash(key) & mask_;
+    std::size_t slot = key_bytes::hash(key.data(), key.size()) & mask_;
     for (;;) {
       const std::uint32_t index = slots_[slot];
       if (index == no_index) return nullptr;
-      const entry& e = entries_[index];
-      if (e.name.size() == key.size() && std::memcmp(e.name.data(), key.data(), key.size()) == 0) {
-        return &e;
-      }
+      if (matches(entries_[index], key)) return &entries_[index];
       slot = (slot + 1) & mask_;
     }
+  }
+
+  /// find(), trying first the entry after the one `hint` names: documents
+  /// tend to list keys in the schema's order, which then costs no hashing.
+  /// `hint` is updated to follow the entry found.
+  [[nodiscard]] LLMDLQ_ALWAYS_INLINE const entry* find(std::string_view key,
+                                                       std::uint32_t& hint) const noexcept {
+    if (hint < count_ && matches(entries_[hint], key)) return &entries_[hint++];
+    const entry* found = find(key);
+    if (found) hint = static_cast<std::uint32_t>(found - entries_.data()) + 1;
+    return found;
   }
 
   [[nodiscard]] const std::vector<entry>& entries() const noexcept { return entries_; }
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
 
  private:
-  // Reads at most the first and last eight bytes: keys are short, and a
-  // collision only costs a comparison.
-  static std::uint64_t hash(std::string_view key) noexcept {
-    std::uint64_t head = 0, tail = 0;
-    const std::size_t n = key.size();
-    if (n >= 8) {
-      std::memcpy(&head, key.data(), 8);
-      std::memcpy(&tail, key.data() + n - 8, 8);
-    } else {
-      std::memcpy(&head, key.data(), n);
-    }
-    std::uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xC2B2AE3D27D4EB4Full) ^ n;
-    return h ^ (h >> 29);
+  LLMDLQ_ALWAYS_INLINE static bool matches(const entry& e, std::string_view key) noexcept {
+    return e.name.size() == key.size() && key_bytes::equal(e.name.data(), key.data(), key.size());
   }
 
   std::vector<entry> entries_;
   std::vector<std::uint32_t> slots_;
   std::size_t mask_ = 0;
+  std::uint32_t count_ = 0;
 };
 
 /// One `dependentRequired` rule: when `trigger` is present, every `required` bit must be.
@@ -172,9 +225,15 @@ struct node {
 
   // Numbers.
   number_bound minimum, maximum, exclusive_minimum, exclusive_maximum;
+  /// The four bounds as one closed interval of doubles, when every bound is a
+  /// double or an integer a double holds exactly (exclusive bounds moved to
+  /// the next double): the fast check for any number a double holds exactly.
+  bool has_interval = false;
+  double interval_low = 0, interval_high = 0;
   bool has_multiple_of = false;
   json_number multiple_of;
   decimal multiple_of_decimal;
+  int multiple_of_scale = 0;  ///< k when multipleOf is 10^-k (0.01: 2), else 0
 
   // Strings.
   std::uint64_t min_length = 0, max_length = no_limit;
@@ -193,6 +252,7 @@ struct node {
   std::uint32_t keys = no_index;  ///< index into program::key_tables
   std::uint32_t presence_bits = 0;
   std::vector<std::pair<std::uint32_t, std::string>> required;  ///< (presence bit, name)
+  std::uint64_t required_mask = 0;  ///< presence bits of `required`, when all are below 64
   std::vector<std::pair<std::uint32_t, node_id>> pattern_properties;  ///< (regex, schema)
   node_id additional_properties = no_node, property_names = no_node, unevaluated_properties = no_node;
   std::vector<dependent_required_rule> dependent_required;

@@ -358,19 +358,22 @@ LLMDLQ_INLINE syntax_error locate_syntax_error(std::string_view json, const pars
                             "rejected by simdjson although it is strict JSON");
 }
 
-LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> json_parser::parse(
+LLMDLQ_INLINE expected<json_document, syntax_error> json_parser::parse(
     std::string_view json) {
   return parse(json, true);
 }
 
-LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> json_parser::parse(
+LLMDLQ_INLINE expected<json_document, syntax_error> json_parser::parse(
     simdjson::padded_string_view json) {
   return parse(json, json.padding() < simdjson::SIMDJSON_PADDING);
 }
 
-LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> json_parser::parse(
+LLMDLQ_INLINE expected<json_document, syntax_error> json_parser::parse(
     std::string_view json, bool copy) {
-  if (json.size() > options_.max_size) return unexpected(locate_syntax_error(json, options_));
+  // Too large, or empty (simdjson must not see a null buffer): no need to parse.
+  if (json.size() > options_.max_size || json.empty()) {
+    return unexpected(locate_syntax_error(json, options_));
+  }
   if (allocated_depth_ != options_.max_depth) {
     // simdjson's max_depth counts the levels a value may sit below, plus one.
     const auto capacity =
@@ -380,8 +383,8 @@ LLMDLQ_INLINE expected<simdjson::dom::element, syntax_error> json_parser::parse(
     }
     allocated_depth_ = options_.max_depth;
   }
-  auto result = parser_.parse(json.data(), json.size(), copy);
-  if (LLMDLQ_LIKELY(!result.error())) return result.value_unsafe();
+  auto result = parser_.parse_into_document(document_, json.data(), json.size(), copy);
+  if (LLMDLQ_LIKELY(!result.error())) return json_document(document_);
   if (result.error() == simdjson::MEMALLOC) {
     return unexpected(detail::make_error(json, json_errc::out_of_memory, 0, "out of memory"));
   }

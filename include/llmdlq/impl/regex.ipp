@@ -12,7 +12,12 @@ LLMDLQ_INLINE expected<ecma_regex, regex_error> ecma_regex::compile(std::string_
 }
 
 LLMDLQ_INLINE regex_match ecma_regex::search(std::string_view subject) const noexcept {
-  if (!impl_ || !detail::is_valid_utf8(subject)) return regex_match::no_match;
+  if (!detail::is_valid_utf8(subject)) return regex_match::no_match;
+  return search(subject, valid_utf8);
+}
+
+LLMDLQ_INLINE regex_match ecma_regex::search(std::string_view subject, valid_utf8_t) const noexcept {
+  if (!impl_) return regex_match::no_match;
   if (impl_->fast) return detail::fast_search(*impl_->fast, subject) ? regex_match::match : regex_match::no_match;
   return detail::pcre2_search(*impl_, subject);
 }

@@ -72,12 +72,23 @@ std::vector<validation_error> errors_against(const program& prog, typename View:
 
 }  // namespace detail
 
+LLMDLQ_INLINE bool schema::is_valid(const json_document& instance) const {
+  return detail::is_valid_against<detail::tape_view>(
+      *program_, detail::tape_view::root_of(instance.simdjson_document()));
+}
+
 LLMDLQ_INLINE bool schema::is_valid(simdjson::dom::element instance) const {
   return detail::is_valid_against<detail::simdjson_view>(*program_, instance);
 }
 
 LLMDLQ_INLINE bool schema::is_valid(const boost::json::value& instance) const {
   return detail::is_valid_against<detail::boost_view>(*program_, &instance);
+}
+
+LLMDLQ_INLINE std::vector<validation_error> schema::validate(const json_document& instance,
+                                                             const validate_options& options) const {
+  return detail::errors_against<detail::tape_view>(
+      *program_, detail::tape_view::root_of(instance.simdjson_document()), options);
 }
 
 LLMDLQ_INLINE std::vector<validation_error> schema::validate(simdjson::dom::element instance,

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
+#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -467,7 +469,12 @@ class schema_compiler {
       return it == schema.end() ? nullptr : &it->value();
     };
 
+    // Properties enter the key table first, in the schema's order: documents
+    // follow that order, and the evaluator's lookup tries the next entry first.
     key_table keys;
+    if (const auto* v = get("properties"); v && v->is_object() && applicators) {
+      for (const auto& member : v->get_object()) keys.at(std::string_view(member.key().data(), member.key().size()));
+    }
 
     // Core.
     if (const auto* v = get("$ref")) {
@@ -550,12 +557,17 @@ class schema_compiler {
           n.flags |= has_number_keywords;
         }
       }
+      set_interval(n);
       if (const auto* v = get("multipleOf")) {
         if (!read_number(doc, at, "multipleOf", *v, n.multiple_of)) return;
         if (compare(n.multiple_of, json_number::of(std::int64_t{0})) <= 0) {
           return invalid("multipleOf", "multipleOf must be greater than 0");
         }
         n.multiple_of_decimal = to_decimal(n.multiple_of);
+        if (n.multiple_of_decimal.mantissa == 1 && n.multiple_of_decimal.exponent < 0 &&
+            n.multiple_of_decimal.exponent >= -22) {
+          n.multiple_of_scale = -n.multiple_of_decimal.exponent;
+        }
         n.has_multiple_of = true;
         n.flags |= has_number_keywords;
       }
@@ -742,11 +754,37 @@ class schema_compiler {
       }
     }
 
+    if (n.presence_bits <= 64) {
+      for (const auto& [bit, name] : n.required) n.required_mask |= std::uint64_t(1) << bit;
+    }
     if (!keys.empty()) {
       keys.seal();
       n.keys = static_cast<std::uint32_t>(prog_->key_tables.size());
       prog_->key_tables.push_back(std::move(keys));
     }
+  }
+
+  // Folds the numeric bounds into node::interval_low/high when doubles hold
+  // them exactly.
+  static void set_interval(node& n) {
+    constexpr double infinity = std::numeric_limits<double>::infinity();
+    double low = -infinity, high = infinity;
+    const std::tuple<const number_bound&, bool, bool> bounds[] = {
+        {n.minimum, true, false}, {n.exclusive_minimum, true, true},
+        {n.maximum, false, false}, {n.exclusive_maximum, false, true}};
+    for (const auto& [bound, lower, exclusive] : bounds) {
+      if (!bound.present) continue;
+      const double d = bound.value.to_double();
+      if (compare(bound.value, json_number::of(d)) != 0) return;  // not exact: no interval
+      if (lower) {
+        low = std::max(low, exclusive ? std::nextafter(d, infinity) : d);
+      } else {
+        high = std::min(high, exclusive ? std::nextafter(d, -infinity) : d);
+      }
+    }
+    n.has_interval = true;
+    n.interval_low = low;
+    n.interval_high = high;
   }
 
   void add_dependent_required(key_table& keys, node& n, std::string_view trigger,
