@@ -18,9 +18,7 @@
 #  define LLMDLQ_NOINLINE __attribute__((noinline))
 #  define LLMDLQ_ALWAYS_INLINE inline __attribute__((always_inline))
 #  define LLMDLQ_INLINE_LAMBDA __attribute__((always_inline))
-#  define LLMDLQ_FLATTEN __attribute__((flatten))
 #else
-#  define LLMDLQ_FLATTEN
 #  define LLMDLQ_LIKELY(x) (x)
 #  define LLMDLQ_UNLIKELY(x) (x)
 #  define LLMDLQ_NOINLINE

@@ -188,13 +188,29 @@ class evaluator {
     scope_guard scope(ctx_, n.resource);
 
     const instance_kind k = View::kind(v);
-    std::optional<small_bitset> own;  // what this node's unevaluated* keyword will look at
-    small_bitset* marks = evaluated;
     if ((k == instance_kind::object && (n.flags & has_unevaluated_properties)) ||
         (k == instance_kind::array && (n.flags & has_unevaluated_items))) {
-      marks = &own.emplace(View::size(v));
+      return evaluate_tracked(n, k, v, evaluated);
     }
+    return evaluate_keywords(n, k, v, evaluated);
+  }
 
+  // A node with unevaluatedProperties or unevaluatedItems: its keywords
+  // record what they evaluated, and the unevaluated* keyword checks the rest.
+  LLMDLQ_NOINLINE bool evaluate_tracked(const node& n, instance_kind k, value v, small_bitset* evaluated) {
+    small_bitset own(View::size(v));
+    bool valid = evaluate_keywords(n, k, v, &own);
+    if (!valid && !keep_going()) return false;
+    if (!check_unevaluated(n, k, v, own)) {
+      if (!keep_going()) return false;
+      valid = false;
+    }
+    if (evaluated && valid) evaluated->merge(own);
+    return valid;
+  }
+
+  // Every keyword but unevaluated*; `marks` receives the evaluated members or items.
+  LLMDLQ_ALWAYS_INLINE bool evaluate_keywords(const node& n, instance_kind k, value v, small_bitset* marks) {
     bool valid = check_assertions(n, k, v);
     if (!valid && !keep_going()) return false;
     if (k == instance_kind::array && (n.flags & has_array_keywords)) {
@@ -208,6 +224,18 @@ class evaluator {
         valid = false;
       }
     }
+    if (n.flags & (has_ref | has_dynamic_ref | has_combinators)) {
+      if (!check_in_place(n, k, v, marks)) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
+    }
+    return valid;
+  }
+
+  // $ref, $dynamicRef and the combinators: subschemas applied to the same value.
+  bool check_in_place(const node& n, instance_kind k, value v, small_bitset* marks) {
+    bool valid = true;
     if (n.flags & has_ref) {
       step s(this, "$ref");
       if (!evaluate(n.ref, v, marks)) {
@@ -227,13 +255,6 @@ class evaluator {
         if (!keep_going()) return false;
         valid = false;
       }
-    }
-    if (own) {
-      if (!check_unevaluated(n, k, v, *own)) {
-        if (!keep_going()) return false;
-        valid = false;
-      }
-      if (evaluated && valid) evaluated->merge(*own);
     }
     return valid;
   }
@@ -368,17 +389,12 @@ class evaluator {
   }
 
   LLMDLQ_ALWAYS_INLINE static bool type_matches(std::uint8_t types, instance_kind k, value v) noexcept {
-    switch (k) {
-      case instance_kind::null: return types & null_bit;
-      case instance_kind::boolean: return types & boolean_bit;
-      case instance_kind::string: return types & string_bit;
-      case instance_kind::array: return types & array_bit;
-      case instance_kind::object: return types & object_bit;
-      case instance_kind::number:
-        if (types & number_bit) return true;
-        return (types & integer_bit) && View::number(v).is_integer();
-    }
-    return false;
+    // The type bit of each instance_kind, in declaration order; a table, not a
+    // switch, since member kinds vary too much for a branch to predict.
+    static constexpr std::uint8_t kind_bits[] = {null_bit,   boolean_bit, number_bit,
+                                                 string_bit, array_bit,   object_bit};
+    if (types & kind_bits[static_cast<std::size_t>(k)]) return true;
+    return k == instance_kind::number && (types & integer_bit) && View::number(v).is_integer();
   }
 
   static std::string describe_found(instance_kind k, value v) {
