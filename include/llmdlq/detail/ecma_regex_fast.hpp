@@ -50,6 +50,9 @@ struct fast_program {
   bool anchored_end = false;
   std::size_t min_bytes = 0;  ///< no match is shorter
   std::size_t max_bytes = 0;  ///< no match is longer
+  /// `^[class]{min,max}$` over an ASCII class, the commonest shape of all:
+  /// a match is a length in [min_bytes, max_bytes] with every byte in the class.
+  bool whole_ascii_class = false;
   std::vector<fast_step> steps;
   std::vector<byte_set> positions;
   code_point_ranges wide;
@@ -230,6 +233,8 @@ inline std::optional<fast_program> make_fast_program(const parsed_pattern& patte
     }
     program.steps.push_back(step);
   }
+  program.whole_ascii_class = program.anchored_start && program.anchored_end && program.steps.size() == 1 &&
+                              program.steps[0].op == fast_step::kind::repeat && program.steps[0].count == 0;
   return program;
 }
 
@@ -311,6 +316,11 @@ inline bool fast_search(const fast_program& program, std::string_view subject) n
   if (subject.size() < program.min_bytes) return false;
   if (program.anchored_start) {
     if (program.anchored_end && subject.size() > program.max_bytes) return false;
+    if (program.whole_ascii_class) {
+      const byte_set& bytes = program.steps[0].bytes;
+      return std::all_of(subject.begin(), subject.end(),
+                         [&bytes](char c) { return bytes.contains(static_cast<unsigned char>(c)); });
+    }
     return fast_match_at(program, subject, 0);
   }
   std::size_t pos = 0;

@@ -94,27 +94,27 @@ inline std::string describe_json(const boost::json::value& value, std::size_t li
 class presence_set {
  public:
   explicit presence_set(std::uint32_t bits) {
-    if (bits > 64) large_.resize(bits);
+    if (bits > 64) large_ = std::make_unique<small_bitset>(bits);
   }
   LLMDLQ_ALWAYS_INLINE void set(std::uint32_t bit) noexcept {
-    if (bit < 64 && large_.size() == 0) {
+    if (LLMDLQ_LIKELY(!large_)) {
       small_ |= std::uint64_t(1) << bit;
     } else {
-      large_.set(bit);
+      large_->set(bit);
     }
   }
   [[nodiscard]] bool test(std::uint32_t bit) const noexcept {
-    return large_.size() == 0 ? (small_ >> bit) & 1 : large_.test(bit);
+    return !large_ ? (small_ >> bit) & 1 : large_->test(bit);
   }
   /// Whether every bit of `mask` (bits below 64) is set; with more than 64
   /// names, answers false so that the caller checks name by name.
   [[nodiscard]] bool has_all(std::uint64_t mask) const noexcept {
-    return large_.size() == 0 && (small_ & mask) == mask;
+    return !large_ && (small_ & mask) == mask;
   }
 
  private:
   std::uint64_t small_ = 0;
-  small_bitset large_;
+  std::unique_ptr<small_bitset> large_;
 };
 
 // A message for fail(): formatted only when errors are being collected.
@@ -701,7 +701,7 @@ class evaluator {
           if (keys) {
             if (const key_table::entry* e = keys->find(key, hint)) {
               if (e->bit != no_index) present.set(e->bit);
-              if (e->schema != no_node) return evaluate(prog_.nodes[e->schema], member, nullptr);
+              if (e->schema_node) return evaluate(*e->schema_node, member, nullptr);
             }
           }
           return additional == no_node || evaluate(prog_.nodes[additional], member, nullptr);
@@ -721,7 +721,7 @@ class evaluator {
               matched = true;
               step s(this, "properties", key);
               s.instance(key);
-              const node& child = prog_.nodes[e->schema];
+              const node& child = *e->schema_node;
               if (child.flags & always_false) {
                 valid = false;
                 if (!fail_at_step("properties", LLMDLQ_MESSAGE("property '{}' is not allowed", key))) return false;
@@ -781,7 +781,8 @@ class evaluator {
   }
 
   // required, dependentRequired and dependentSchemas, once the members are known.
-  bool check_object_names(const node& n, value v, small_bitset* marks, const presence_set& present) {
+  LLMDLQ_ALWAYS_INLINE bool check_object_names(const node& n, value v, small_bitset* marks,
+                                               const presence_set& present) {
     bool valid = true;
     if (!present.has_all(n.required_mask)) {
       for (const auto& [bit, name] : n.required) {

@@ -74,6 +74,8 @@ struct number_bound {
   json_number value;
 };
 
+struct node;
+
 namespace key_bytes {
 
 template <class Word>
@@ -132,6 +134,7 @@ class key_table {
     std::string name;
     node_id schema = no_node;      ///< from `properties`
     std::uint32_t bit = no_index;  ///< presence bit, for required/dependent* names
+    const node* schema_node = nullptr;  ///< `schema` resolved, once the program is complete
   };
 
   /// The entry for `name`, created if new.
@@ -179,6 +182,9 @@ class key_table {
   }
 
   [[nodiscard]] const std::vector<entry>& entries() const noexcept { return entries_; }
+
+  /// Points every entry at its node; `nodes` must no longer move.
+  void resolve(const std::vector<node>& nodes) noexcept;
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
 
  private:
@@ -272,6 +278,10 @@ struct schema_resource {
   std::string uri;
   std::vector<std::pair<std::uint32_t, node_id>> dynamic_anchors;  ///< (anchor name id, node)
 };
+
+inline void key_table::resolve(const std::vector<node>& nodes) noexcept {
+  for (auto& e : entries_) e.schema_node = e.schema == no_node ? nullptr : &nodes[e.schema];
+}
 
 struct program {
   std::vector<node> nodes;

@@ -49,6 +49,7 @@ class schema_compiler {
     finish_dynamic_anchors();
     if (!error_) mark_annotating_nodes();
     if (!error_) check_in_place_cycles();
+    for (auto& keys : prog_->key_tables) keys.resolve(prog_->nodes);
     if (error_) return unexpected(std::move(*error_));
     return std::shared_ptr<const program>(std::move(prog_));
   }
