@@ -96,11 +96,12 @@ class presence_set {
   explicit presence_set(std::uint32_t bits) {
     if (bits > 64) large_ = std::make_unique<small_bitset>(bits);
   }
-  LLMDLQ_ALWAYS_INLINE void set(std::uint32_t bit) noexcept {
+  /// Records that the object holds the key of `e`.
+  LLMDLQ_ALWAYS_INLINE void add(const key_table::entry& e) noexcept {
     if (LLMDLQ_LIKELY(!large_)) {
-      small_ |= std::uint64_t(1) << bit;
-    } else {
-      large_->set(bit);
+      small_ |= e.presence_mask;
+    } else if (e.bit != no_index) {
+      large_->set(e.bit);
     }
   }
   [[nodiscard]] bool test(std::uint32_t bit) const noexcept {
@@ -700,7 +701,7 @@ class evaluator {
                                                             LLMDLQ_INLINE_LAMBDA {
           if (keys) {
             if (const key_table::entry* e = keys->find(key, hint)) {
-              if (e->bit != no_index) present.set(e->bit);
+              present.add(*e);
               if (e->schema_node) return evaluate(*e->schema_node, member, nullptr);
             }
           }
@@ -716,7 +717,7 @@ class evaluator {
         bool matched = false;
         if (keys) {
           if (const key_table::entry* e = keys->find(key, hint)) {
-            if (e->bit != no_index) present.set(e->bit);
+            present.add(*e);
             if (e->schema != no_node) {
               matched = true;
               step s(this, "properties", key);

@@ -135,6 +135,7 @@ class key_table {
     node_id schema = no_node;      ///< from `properties`
     std::uint32_t bit = no_index;  ///< presence bit, for required/dependent* names
     const node* schema_node = nullptr;  ///< `schema` resolved, once the program is complete
+    std::uint64_t presence_mask = 0;    ///< `bit` as a mask when below 64, else 0
   };
 
   /// The entry for `name`, created if new.
@@ -183,7 +184,8 @@ class key_table {
 
   [[nodiscard]] const std::vector<entry>& entries() const noexcept { return entries_; }
 
-  /// Points every entry at its node; `nodes` must no longer move.
+  /// Points every entry at its node, and sets presence masks; `nodes` must
+  /// no longer move.
   void resolve(const std::vector<node>& nodes) noexcept;
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
 
@@ -280,7 +282,10 @@ struct schema_resource {
 };
 
 inline void key_table::resolve(const std::vector<node>& nodes) noexcept {
-  for (auto& e : entries_) e.schema_node = e.schema == no_node ? nullptr : &nodes[e.schema];
+  for (auto& e : entries_) {
+    e.schema_node = e.schema == no_node ? nullptr : &nodes[e.schema];
+    e.presence_mask = e.bit < 64 ? std::uint64_t(1) << e.bit : 0;
+  }
 }
 
 struct program {
