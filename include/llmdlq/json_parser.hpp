@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -110,6 +111,11 @@ class json_parser {
 /// json_parser. Use it where a mutable DOM is wanted (repairs, envelopes).
 [[nodiscard]] LLMDLQ_INLINE expected<boost::json::value, syntax_error> parse_value(
     std::string_view json, const parse_options& options = {});
+
+/// The first syntax error in `json`, or nothing when it is strict JSON under
+/// `options`: a check that builds no document (Boost.JSON's SAX parser).
+[[nodiscard]] LLMDLQ_INLINE std::optional<syntax_error> check_syntax(std::string_view json,
+                                                                   const parse_options& options = {});
 
 /// Finds the first syntax error in `json`, which must not be strict JSON under
 /// `options`. Linear in the input; allocates only for the error's strings.

@@ -1,11 +1,25 @@
 // SPDX-License-Identifier: MIT
-// The umbrella header: everything the core library offers.
+// The umbrella header: everything in the llmdlq::core library. The sinks
+// with a library of their own (sqlite_sink.hpp, ...) are included on their own.
 #pragma once
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/format.hpp"
+#include "llmdlq/guard.hpp"
 #include "llmdlq/json_parser.hpp"
+#include "llmdlq/jsonl_file_sink.hpp"
+#include "llmdlq/memory_sink.hpp"
+#include "llmdlq/pipeline.hpp"
+#include "llmdlq/process.hpp"
 #include "llmdlq/regex.hpp"
+#include "llmdlq/repair.hpp"
+#include "llmdlq/request_context.hpp"
 #include "llmdlq/schema.hpp"
+#include "llmdlq/sink.hpp"
+#include "llmdlq/taxonomy.hpp"
+#include "llmdlq/timestamp.hpp"
+#include "llmdlq/transport.hpp"
+#include "llmdlq/typed.hpp"
 #include "llmdlq/version.hpp"

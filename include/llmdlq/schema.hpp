@@ -18,6 +18,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/json_parser.hpp"
+#include "llmdlq/timestamp.hpp"
 
 namespace llmdlq {
 
@@ -78,6 +79,10 @@ struct validation_error {
 struct validate_options {
   /// At most this many errors are returned; evaluation stops once reached.
   std::size_t max_errors = 32;
+  /// The time `x-dlq-rule` content rules (`not-future`, `not-past`) are
+  /// judged against. Without it they are skipped: they are llmdlq's
+  /// extension, not JSON Schema.
+  std::optional<timestamp> now;
 };
 
 /// A compiled JSON Schema (draft 2020-12).
@@ -117,6 +122,8 @@ class schema {
 
   /// Yes or no, stopping at the first failure: the fast path.
   [[nodiscard]] LLMDLQ_INLINE bool is_valid(const json_document& instance) const;
+  /// The same, with content rules judged at `options.now` (max_errors is unused).
+  [[nodiscard]] LLMDLQ_INLINE bool is_valid(const json_document& instance, const validate_options& options) const;
   [[nodiscard]] LLMDLQ_INLINE bool is_valid(simdjson::dom::element instance) const;
   [[nodiscard]] LLMDLQ_INLINE bool is_valid(const boost::json::value& instance) const;
 

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/detail/instance.hpp"
+#include "llmdlq/timestamp.hpp"
 #include "llmdlq/detail/schema_program.hpp"
 #include "llmdlq/detail/small_bitset.hpp"
 #include "llmdlq/detail/uri.hpp"
@@ -31,6 +32,7 @@ struct eval_context {
   const program& prog;
   std::vector<std::uint32_t> scope;  ///< dynamic scope: schema resources entered, outermost first
   std::size_t depth = 0;
+  std::optional<timestamp> now;      ///< for content rules; none: they are skipped
 };
 
 /// Where collected errors go, and the paths of the current evaluation.
@@ -174,6 +176,49 @@ class evaluator {
       if (!check_string(n, View::string(v))) {
         if (!keep_going()) return false;
         valid = false;
+      }
+    }
+    if ((n.flags & has_content_rules) && ctx_.now && k == instance_kind::string) {
+      if (!check_content_rules(n, View::string(v))) {
+        if (!keep_going()) return false;
+        valid = false;
+      }
+    }
+    return valid;
+  }
+
+  // x-dlq-rule: dates and date-times against ctx_.now. Strings that are
+  // neither are left to `format`.
+  LLMDLQ_NOINLINE bool check_content_rules(const node& n, std::string_view s) {
+    std::optional<timestamp> at;
+    bool date_only = false;
+    if (matches_format(format_kind::date, s)) {
+      at = parse_rfc3339(std::string(s) + "T00:00:00Z");
+      date_only = true;
+    } else {
+      at = parse_rfc3339(s);
+    }
+    if (!at) return true;
+    // A date is compared with today's date, not with the current instant.
+    const timestamp now = date_only ? std::chrono::floor<std::chrono::days>(*ctx_.now) : *ctx_.now;
+    bool valid = true;
+    for (const content_rule rule : n.content_rules) {
+      const bool future = *at > now;
+      const bool past = *at < now;
+      if (rule == content_rule::not_future && future) {
+        valid = false;
+        if (!fail("x-dlq-rule", LLMDLQ_MESSAGE("is in the future: {} is after {}", s,
+                                               date_only ? format_rfc3339(now).substr(0, 10)
+                                                         : format_rfc3339(now)))) {
+          return false;
+        }
+      } else if (rule == content_rule::not_past && past) {
+        valid = false;
+        if (!fail("x-dlq-rule", LLMDLQ_MESSAGE("is in the past: {} is before {}", s,
+                                               date_only ? format_rfc3339(now).substr(0, 10)
+                                                         : format_rfc3339(now)))) {
+          return false;
+        }
       }
     }
     return valid;

@@ -56,11 +56,18 @@ enum node_flag : std::uint32_t {
   // records which members or elements it evaluated.
   annotates_properties = 1u << 13,
   annotates_items = 1u << 14,
+  has_content_rules = 1u << 15,  // x-dlq-rule: checked only when validation is given a time
+};
+
+/// Content rules a schema can name with `x-dlq-rule`.
+enum class content_rule : std::uint8_t {
+  not_future,  ///< a date or date-time no later than now
+  not_past,    ///< a date or date-time no earlier than now
 };
 
 /// Nodes with only these flags are leaves, checked without recursion.
 inline constexpr std::uint32_t leaf_flags =
-    has_type | has_const | has_enum | has_number_keywords | has_string_keywords;
+    has_type | has_const | has_enum | has_number_keywords | has_string_keywords | has_content_rules;
 
 /// Index range into program::children.
 struct node_span {
@@ -247,6 +254,7 @@ struct node {
   std::uint64_t min_length = 0, max_length = no_limit;
   std::uint32_t pattern = no_index;  ///< index into program::regexes
   format_kind format = format_kind::unknown;
+  std::vector<content_rule> content_rules;
 
   // Arrays.
   std::uint64_t min_items = 0, max_items = no_limit;

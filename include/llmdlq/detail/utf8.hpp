@@ -53,6 +53,32 @@ inline std::size_t count_code_points(std::string_view text) noexcept {
   return count;
 }
 
+/// Replaces each byte that does not start a valid UTF-8 sequence with U+FFFD,
+/// so that the text can go into JSON. Returns whether anything was replaced.
+template <class String>
+bool make_valid_utf8(String& text) {
+  std::size_t i = 0;
+  while (i < text.size() && (static_cast<unsigned char>(text[i]) < 0x80 ||
+                             decode_utf8(std::string_view(text).substr(i)))) {
+    i += utf8_sequence_length(static_cast<unsigned char>(text[i]));
+  }
+  if (i >= text.size()) return false;
+  String clean(text.substr(0, i));
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80 || decode_utf8(std::string_view(text).substr(i))) {
+      const std::size_t n = utf8_sequence_length(lead);
+      clean.append(text, i, n);
+      i += n;
+    } else {
+      clean.append("\xEF\xBF\xBD");
+      ++i;
+    }
+  }
+  text = std::move(clean);
+  return true;
+}
+
 /// Appends the UTF-8 encoding of `cp` (which must be a scalar value) to `out`.
 template <class String>
 void append_utf8(String& out, char32_t cp) {

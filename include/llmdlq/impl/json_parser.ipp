@@ -350,6 +350,10 @@ inline std::optional<syntax_error> find_syntax_error(std::string_view json,
 
 }  // namespace detail
 
+LLMDLQ_INLINE std::optional<syntax_error> check_syntax(std::string_view json, const parse_options& options) {
+  return detail::find_syntax_error(json, options);
+}
+
 LLMDLQ_INLINE syntax_error locate_syntax_error(std::string_view json, const parse_options& options) {
   if (auto error = detail::find_syntax_error(json, options)) return *std::move(error);
   // Both parsers are strict RFC 8259; should they ever disagree, say so rather

@@ -52,8 +52,9 @@ LLMDLQ_INLINE expected<schema, schema_error> schema::compile(const boost::json::
 namespace detail {
 
 template <class View>
-bool is_valid_against(const program& prog, typename View::value instance) {
-  eval_context context{prog, {}, 0};
+bool is_valid_against(const program& prog, typename View::value instance,
+                      std::optional<timestamp> now = std::nullopt) {
+  eval_context context{prog, {}, 0, now};
   evaluator<View, false> eval(context, nullptr);
   return eval.evaluate(prog.root, instance, nullptr);
 }
@@ -63,7 +64,7 @@ std::vector<validation_error> errors_against(const program& prog, typename View:
                                              const validate_options& options) {
   std::vector<validation_error> errors;
   if (options.max_errors == 0) return errors;
-  eval_context context{prog, {}, 0};
+  eval_context context{prog, {}, 0, options.now};
   error_sink sink{errors, options.max_errors, {}, {}};
   evaluator<View, true> eval(context, &sink);
   eval.evaluate(prog.root, instance, nullptr);
@@ -75,6 +76,11 @@ std::vector<validation_error> errors_against(const program& prog, typename View:
 LLMDLQ_INLINE bool schema::is_valid(const json_document& instance) const {
   return detail::is_valid_against<detail::tape_view>(
       *program_, detail::tape_view::root_of(instance.simdjson_document()));
+}
+
+LLMDLQ_INLINE bool schema::is_valid(const json_document& instance, const validate_options& options) const {
+  return detail::is_valid_against<detail::tape_view>(
+      *program_, detail::tape_view::root_of(instance.simdjson_document()), options.now);
 }
 
 LLMDLQ_INLINE bool schema::is_valid(simdjson::dom::element instance) const {

@@ -639,6 +639,28 @@ class schema_compiler {
       }
     }
 
+    if (const auto* v = get("x-dlq-rule")) {
+      auto add_rule = [&](const boost::json::value& name) {
+        const std::string_view text = name.is_string() ? std::string_view(name.get_string()) : std::string_view();
+        if (text == "not-future") {
+          n.content_rules.push_back(content_rule::not_future);
+        } else if (text == "not-past") {
+          n.content_rules.push_back(content_rule::not_past);
+        } else {
+          invalid("x-dlq-rule", "x-dlq-rule names not-future or not-past (a string or an array of them)");
+          return false;
+        }
+        return true;
+      };
+      if (v->is_array()) {
+        for (const auto& name : v->get_array()) {
+          if (!add_rule(name)) return;
+        }
+      } else if (!add_rule(*v)) {
+        return;
+      }
+      if (!n.content_rules.empty()) n.flags |= has_content_rules;
+    }
     if (const auto* v = get("format"); v && assert_format) {
       if (!v->is_string()) return invalid("format", "format must be a string");
       n.format = format_from_name(std::string_view(v->get_string()));

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+// The dead-letter envelope (version 1): everything needed months later to
+// answer what the system saw, what it produced, which contract failed, and
+// whether it can be replayed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/schema.hpp"
+#include "llmdlq/taxonomy.hpp"
+#include "llmdlq/timestamp.hpp"
+
+namespace llmdlq {
+
+/// The source document, by reference: where it is and its content hash, never the document.
+struct source_reference {
+  std::string uri;
+  std::string sha256;
+  friend bool operator==(const source_reference&, const source_reference&) = default;
+};
+
+/// The prompt that produced the response: its template and the hash of the rendered text.
+struct prompt_reference {
+  std::string template_id;
+  std::string version;
+  std::string sha256;
+  friend bool operator==(const prompt_reference&, const prompt_reference&) = default;
+};
+
+/// The model that answered, and how it was called.
+struct model_reference {
+  std::string provider;
+  std::string name;
+  std::string version;
+  std::optional<double> temperature;
+  std::optional<std::int64_t> max_tokens;
+  std::optional<std::int64_t> seed;
+  friend bool operator==(const model_reference&, const model_reference&) = default;
+};
+
+/// Versions of everything that shaped the output; a replay compares them to today's.
+struct version_set {
+  std::string schema;
+  std::string prompt;
+  std::string model;
+  std::string ocr;
+  std::string pipeline;
+  friend bool operator==(const version_set&, const version_set&) = default;
+};
+
+/// Where a syntax error is in the raw response.
+struct text_location {
+  std::uint64_t offset = 0;
+  std::uint64_t line = 1;
+  std::uint64_t column = 1;
+  friend bool operator==(const text_location&, const text_location&) = default;
+};
+
+/// What failed.
+struct failure_details {
+  failure_category category = failure_category::syntax;
+  std::string code;     ///< stable, chosen by the host: `ocr_structural_broken_json`
+  std::string message;  ///< one line for a person
+  std::vector<validation_error> errors;  ///< machine-readable, capped
+  std::optional<text_location> syntax;
+  friend bool operator==(const failure_details&, const failure_details&) = default;
+};
+
+/// The confidence score the producer reported and the threshold it was held to.
+struct confidence_score {
+  std::optional<double> score;
+  std::optional<double> threshold;
+  friend bool operator==(const confidence_score&, const confidence_score&) = default;
+};
+
+/// A stored text (the raw response, the original input). Its length and hash
+/// always describe the whole text, also when `text` was cut to fit the
+/// envelope's size limit or removed by redaction.
+struct captured_text {
+  std::optional<std::string> text;
+  std::uint64_t length = 0;  ///< bytes in the whole text
+  std::string sha256;        ///< of the whole text
+  bool cut = false;          ///< `text` holds only the start of it
+  /// `text` is the bytes in base64: they were not valid UTF-8, and JSON
+  /// cannot carry them otherwise.
+  bool base64 = false;
+  friend bool operator==(const captured_text&, const captured_text&) = default;
+
+  /// Captures all of `whole`.
+  [[nodiscard]] static LLMDLQ_INLINE captured_text of(std::string_view whole);
+};
+
+/// One recovery attempt on this payload.
+struct attempt_record {
+  std::string strategy;  ///< local_repair, repair_prompt, escalate_model, ...
+  std::string outcome;   ///< accepted, failed, ...
+  std::int64_t tokens = 0;
+  std::optional<timestamp> at;
+  friend bool operator==(const attempt_record&, const attempt_record&) = default;
+};
+
+/// How often this payload has failed, and what was tried.
+struct attempt_summary {
+  std::uint32_t count = 1;
+  std::uint32_t max = 2;  ///< automated attempts allowed before it waits for a person
+  std::optional<timestamp> first_failure_at;
+  std::optional<timestamp> last_failure_at;
+  std::vector<attempt_record> history;
+  friend bool operator==(const attempt_summary&, const attempt_summary&) = default;
+};
+
+/// Where the input came from: enough to replay it to its source.
+struct origin_reference {
+  std::string service;
+  std::string worker;
+  std::string topic;
+  std::optional<std::int32_t> partition;
+  std::optional<std::int64_t> offset;
+  friend bool operator==(const origin_reference&, const origin_reference&) = default;
+};
+
+/// A dead-letter record. Serialized as JSON by to_json(), read back by
+/// envelope_from_json(); the round trip is exact. Its JSON Schema is
+/// `schemas/envelope-v1.json`.
+struct envelope {
+  static constexpr std::string_view current_version = "1";
+
+  std::string envelope_version{current_version};
+  std::string dlq_id;  ///< UUIDv7: sorts by creation time
+  timestamp created_at{};
+  std::string idempotency_key;
+  std::string record_id;
+  std::string correlation_id;
+  std::string trace_id;
+  source_reference source_ref;
+  prompt_reference prompt;
+  model_reference model;
+  version_set versions;
+  failure_details failure;
+  llmdlq::triage triage;
+  confidence_score confidence;
+  captured_text raw_response;
+  std::optional<captured_text> original_input;
+  attempt_summary attempts;
+  origin_reference origin;
+  std::optional<timestamp> expires_at;  ///< retention: delete after this
+  boost::json::object extensions;       ///< host metadata
+
+  friend bool operator==(const envelope&, const envelope&) = default;
+};
+
+/// Why a JSON text is not a version 1 envelope.
+struct envelope_error {
+  std::string path;  ///< JSON Pointer to the offending field
+  std::string message;
+};
+
+/// The envelope as JSON. Empty strings and absent optionals are left out.
+[[nodiscard]] LLMDLQ_INLINE boost::json::value to_json(const envelope& e);
+
+/// The envelope as compact JSON text.
+[[nodiscard]] LLMDLQ_INLINE std::string serialize(const envelope& e);
+
+/// Reads an envelope back, checking every field's type.
+[[nodiscard]] LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost::json::value& json);
+[[nodiscard]] LLMDLQ_INLINE expected<envelope, envelope_error> parse_envelope(std::string_view json);
+
+/// Cuts `e`'s stored texts (the original input first, then the raw response)
+/// and, if need be, its error list until its JSON takes at most `max_bytes`.
+/// Lengths and hashes keep describing the whole texts. Returns the size reached.
+LLMDLQ_INLINE std::size_t fit_envelope(envelope& e, std::size_t max_bytes);
+
+}  // namespace llmdlq
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/envelope.ipp"
+#endif

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// The guard in front of the parser: poison (binary bytes, invalid UTF-8,
+// prompt injection aimed at downstream tools) and refusals.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/taxonomy.hpp"
+
+namespace llmdlq {
+
+/// What the guard looks for.
+struct guard_options {
+  /// Look for prompt-injection markers (chat-template tokens such as
+  /// `<|im_start|>` or `[INST]`, "ignore previous instructions"): text meant
+  /// to steer the next model or tool that reads this output.
+  bool detect_injection = true;
+  /// Markers added to the built-in list; matched ignoring ASCII case.
+  std::vector<std::string> extra_injection_markers;
+  /// Refusal phrases added to the built-in list ("I'm sorry", "I cannot",
+  /// "Извините", ...); they count only in a response that holds no JSON.
+  std::vector<std::string> extra_refusal_phrases;
+};
+
+/// Why the guard stopped a response.
+struct guard_finding {
+  failure_category category = failure_category::poison;
+  std::size_t offset = 0;  ///< where in the raw text
+  std::string message;
+};
+
+/// NUL bytes and other control characters (but tab, line feed and carriage
+/// return), and invalid UTF-8. Linear; no allocation unless it finds one.
+[[nodiscard]] LLMDLQ_INLINE std::optional<guard_finding> find_binary(std::string_view raw);
+
+/// A prompt-injection marker anywhere in `raw`.
+[[nodiscard]] LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw,
+                                                                       const guard_options& options = {});
+
+/// A refusal phrase in a response with no `{` or `[` in it.
+[[nodiscard]] LLMDLQ_INLINE std::optional<guard_finding> find_refusal(std::string_view raw,
+                                                                     const guard_options& options = {});
+
+}  // namespace llmdlq
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/guard.ipp"
+#endif

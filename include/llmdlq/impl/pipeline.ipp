@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// Definitions for pipeline.hpp.
+#pragma once
+
+#include "llmdlq/pipeline.hpp"
+
+namespace llmdlq {
+
+LLMDLQ_INLINE disposition pipeline::handle(std::string_view raw, const request_context& context) const {
+  auto result = process_llm_response(raw, schema_, context, options_);
+  if (result) {
+    disposition d;
+    d.action = disposition::commit;
+    d.accepted = std::move(*result);
+    return d;
+  }
+  return dead_letter(std::move(result.error()));
+}
+
+LLMDLQ_INLINE disposition pipeline::dead_letter(envelope e) const {
+  disposition d;
+  auto stored = sink_.publish(e);
+  if (stored) {
+    d.action = disposition::commit;
+    d.stored = std::move(*stored);
+  } else {
+    d.action = disposition::retry;
+    d.error = std::move(stored.error());
+  }
+  d.dead_letter = std::move(e);
+  return d;
+}
+
+}  // namespace llmdlq

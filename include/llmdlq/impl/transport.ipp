@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// Definitions for transport.hpp.
+#pragma once
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "llmdlq/transport.hpp"
+
+namespace llmdlq {
+
+namespace detail {
+
+inline bool mentions(std::string_view body, std::initializer_list<std::string_view> needles) {
+  std::string lower(body.substr(0, 64u << 10));
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
+  return std::any_of(needles.begin(), needles.end(),
+                     [&](std::string_view n) { return lower.find(n) != std::string::npos; });
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE transport_decision classify_transport(const transport_outcome& outcome) {
+  using v = transport_verdict;
+  auto later = [&](std::string reason) {
+    return transport_decision{v::retry_later, std::move(reason), std::nullopt, outcome.retry_after};
+  };
+  auto dead = [](std::string reason, failure_category category) {
+    return transport_decision{v::dead_letter, std::move(reason), category, std::nullopt};
+  };
+  if (outcome.timed_out) return later("timeout");
+  if (outcome.connection_failed || !outcome.http_status) return later("network");
+
+  const int status = *outcome.http_status;
+  // A success is judged on its content, whatever words its body holds.
+  if (status >= 200 && status < 300) return {v::proceed, "ok", std::nullopt, std::nullopt};
+  const std::string_view body = outcome.body;
+  if (detail::mentions(body, {"insufficient_quota", "quota exceeded", "billing"})) return later("quota");
+  if (status == 429 || detail::mentions(body, {"rate_limit", "rate limit", "resource_exhausted"})) {
+    return later("rate_limited");
+  }
+  if (status == 529 || detail::mentions(body, {"overloaded"})) return later("overloaded");
+  if (status >= 500) return later("server_error");
+  if (status == 408 || status == 425) return later("timeout");
+  if (status == 401 || status == 403) return later("auth");
+  if (detail::mentions(body, {"context_length_exceeded", "maximum context length", "context window",
+                              "prompt is too long", "too many tokens", "input is too long"})) {
+    return dead("context_length_exceeded", failure_category::poison);
+  }
+  if (detail::mentions(body, {"content_filter", "content_policy", "content policy", "safety", "blocked"})) {
+    return dead("content_filtered", failure_category::refusal);
+  }
+  if (status >= 400) return dead("invalid_request", failure_category::poison);
+  return later("unexpected_status");
+}
+
+}  // namespace llmdlq

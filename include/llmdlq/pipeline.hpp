@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// The worker loop's one call: judge a response, dead-letter it if it failed,
+// and tell the host whether it may commit its input offset.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/process.hpp"
+#include "llmdlq/sink.hpp"
+
+namespace llmdlq {
+
+/// What the host does with its input after handle().
+struct disposition {
+  enum action_type : std::uint8_t {
+    commit,  ///< the output was accepted, or its envelope is durably in the DLQ: move on
+    retry,   ///< the sink failed: do not commit the input; handle it again later
+  };
+  action_type action = retry;
+  std::optional<llmdlq::accepted> accepted;  ///< set when the output was accepted
+  std::optional<envelope> dead_letter;       ///< set when it failed (stored, unless action is retry)
+  std::optional<receipt> stored;             ///< the sink's receipt for dead_letter
+  std::optional<sink_error> error;           ///< why the sink failed
+
+  [[nodiscard]] bool should_commit() const noexcept { return action == commit; }
+  friend bool operator==(const disposition& d, action_type a) noexcept { return d.action == a; }
+};
+
+/// A schema, a sink and options: what a worker holds for its lifetime.
+/// handle() is thread-safe when the sink is (every built-in sink is).
+///
+/// \code
+///   llmdlq::pipeline p{schema, sink, options};
+///   for (auto& message : consumer) {
+///     auto d = p.handle(call_llm(message), context_for(message));
+///     if (d == llmdlq::disposition::retry) break;  // keep the offset; try again later
+///     consumer.commit(message);
+///   }
+/// \endcode
+class pipeline {
+ public:
+  /// The schema and the sink must outlive the pipeline.
+  pipeline(const llmdlq::schema& schema, sink& dead_letters, process_options options = {})
+      : schema_(schema), sink_(dead_letters), options_(std::move(options)) {}
+
+  /// Accepted: commit. Failed and stored in the sink: commit (the failure
+  /// moved to the DLQ and frees the input's partition). Failed and the sink
+  /// failed too: retry, and the message stays where it is.
+  [[nodiscard]] LLMDLQ_INLINE disposition handle(std::string_view raw, const request_context& context) const;
+
+  /// Stores an envelope made elsewhere (make_envelope, a transport failure),
+  /// with the same commit/retry answer.
+  [[nodiscard]] LLMDLQ_INLINE disposition dead_letter(envelope e) const;
+
+  [[nodiscard]] const process_options& options() const noexcept { return options_; }
+
+ private:
+  const llmdlq::schema& schema_;
+  sink& sink_;
+  process_options options_;
+};
+
+}  // namespace llmdlq
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/pipeline.ipp"
+#endif

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+// process_llm_response: what a worker calls for every LLM response. It comes
+// back accepted (validated JSON) or as a dead-letter envelope saying why.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/value.hpp>
+#include <simdjson.h>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/envelope.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/guard.hpp"
+#include "llmdlq/json_parser.hpp"
+#include "llmdlq/repair.hpp"
+#include "llmdlq/request_context.hpp"
+#include "llmdlq/schema.hpp"
+#include "llmdlq/taxonomy.hpp"
+#include "llmdlq/timestamp.hpp"
+
+namespace llmdlq {
+
+/// Whether local, zero-token repair runs on responses that are not JSON.
+enum class repair_mode : std::uint8_t {
+  local,  ///< strip fences and prose, fix surface syntax; accept only allowed tiers
+  off,    ///< strict: anything but strict JSON is a syntax failure
+};
+
+/// A content rule registered from C++: a check on the value at a JSON
+/// Pointer of a document that passed its schema. A `*` token in the pointer
+/// stands for every element of an array or member of an object.
+struct content_check {
+  std::string pointer;
+  std::string name;  ///< reported as the keyword `x-dlq-rule/<name>`
+  /// Returns a message when the value fails; `now` is the injected clock's time.
+  std::function<std::optional<std::string>(simdjson::dom::element value, timestamp now)> check;
+};
+
+/// How responses are judged and envelopes written.
+struct process_options {
+  repair_mode repair = repair_mode::local;
+  /// A repaired document is accepted only when every repair is of these tiers.
+  repair_tiers accept_repairs{repair_tier::lossless, repair_tier::syntactic};
+  /// Responses whose confidence (request_context::confidence) is below this
+  /// are dead-lettered as low_confidence; without a score, none is judged.
+  std::optional<double> min_confidence;
+  parse_options limits;  ///< size and depth: beyond them a response is poison
+  guard_options guard;
+  std::size_t max_errors = 32;  ///< errors kept in an envelope
+  /// Failure codes: `failure_code(category)` when set, else the default code
+  /// with this prefix and an underscore (prefix "ocr": `ocr_structural_broken_json`).
+  std::string failure_code_prefix;
+  std::function<std::string(failure_category)> failure_code;
+  std::vector<content_check> checks;
+  clock_function clock = system_now;  ///< created_at, expires_at, content rules
+  std::chrono::milliseconds retention = std::chrono::hours(24 * 30);  ///< expires_at = created_at + retention
+  std::size_t max_envelope_bytes = 256u << 10;  ///< raw text is cut to fit; its length and hash are kept
+  std::uint32_t max_attempts = 2;               ///< automated attempts a replayer may make
+};
+
+/// A response that passed: its validated JSON text and the repairs it took.
+struct accepted {
+  std::string json;  ///< the original bytes when nothing was repaired, else the repaired text
+  std::vector<repair_action> repairs;
+
+  [[nodiscard]] bool repaired() const noexcept { return !repairs.empty(); }
+  /// The document as a Boost.JSON value, parsed on demand.
+  [[nodiscard]] LLMDLQ_INLINE boost::json::value value() const;
+};
+
+/// Judges one LLM response. In precedence order it is poison (binary bytes,
+/// invalid UTF-8, over the size or depth limit, prompt injection), a refusal,
+/// empty, truncated, not JSON (after local repair when enabled), against the
+/// schema, against a format or content rule, or under the confidence
+/// threshold; the first that applies names the envelope's category. Anything
+/// else is accepted.
+///
+/// Thread-safe; each thread reuses its own parser. Throws nothing but
+/// std::bad_alloc.
+[[nodiscard]] LLMDLQ_INLINE expected<accepted, envelope> process_llm_response(
+    std::string_view raw, const schema& schema, const request_context& context,
+    const process_options& options = {});
+
+namespace detail {
+
+/// process_llm_response, handing the accepted document to `on_accept` while
+/// it is still parsed (the typed overload converts it without a second parse).
+/// `on_accept` returns an error message when it cannot use the document.
+LLMDLQ_INLINE expected<accepted, envelope> process_response(
+    std::string_view raw, const schema& schema, const request_context& context,
+    const process_options& options,
+    const std::function<std::optional<std::string>(const json_document&)>& on_accept);
+
+}  // namespace detail
+
+/// An envelope for a failure found outside process_llm_response: a host's
+/// own checks, or an LLM call that failed for good (see transport.hpp).
+/// Fills ids, times, hashes, triage and codes exactly as process_llm_response does.
+[[nodiscard]] LLMDLQ_INLINE envelope make_envelope(failure_category category, std::string message,
+                                                   std::string_view raw, const request_context& context,
+                                                   const process_options& options = {},
+                                                   std::vector<validation_error> errors = {},
+                                                   std::optional<text_location> syntax = std::nullopt,
+                                                   bool repaired_locally = false);
+
+}  // namespace llmdlq
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/process.ipp"
+#endif

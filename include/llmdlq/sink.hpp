@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// Where dead-letter envelopes go: the interface a host implements for its own
+// transport, and what publishing returns.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/envelope.hpp"
+#include "llmdlq/expected.hpp"
+
+namespace llmdlq {
+
+/// Proof that an envelope is durably stored.
+struct receipt {
+  std::string dlq_id;
+  bool duplicate = false;  ///< the sink already held it: an idempotent re-publish
+  std::string location;    ///< where, in the sink's terms (file and line, row, topic/partition@offset)
+  friend bool operator==(const receipt&, const receipt&) = default;
+};
+
+/// Why a sink could not store an envelope.
+enum class sink_errc : std::uint8_t {
+  unavailable,  ///< the store or server cannot be reached
+  io_error,     ///< a read, write or sync failed
+  timeout,      ///< no confirmation in time: the envelope may or may not be stored
+  rejected,     ///< the store refused the record (constraint, size, permissions)
+  closed,       ///< the sink was closed
+};
+
+[[nodiscard]] constexpr std::string_view to_string(sink_errc code) noexcept {
+  switch (code) {
+    case sink_errc::unavailable: return "unavailable";
+    case sink_errc::io_error: return "io_error";
+    case sink_errc::timeout: return "timeout";
+    case sink_errc::rejected: return "rejected";
+    case sink_errc::closed: return "closed";
+  }
+  return "unknown";
+}
+
+struct sink_error {
+  sink_errc code = sink_errc::unavailable;
+  std::string message;
+};
+
+/// A dead-letter destination. Every publish returns only after the record is
+/// durable (synced to disk, committed, acknowledged), or with an error: then
+/// the host must not commit its input, and retries later. Publishing the same
+/// envelope again is safe: sinks recognise it by `dlq_id`.
+class sink {
+ public:
+  virtual ~sink() = default;
+
+  [[nodiscard]] virtual expected<receipt, sink_error> publish(const envelope& e) = 0;
+
+  /// Publishes several envelopes, in one transaction or sync where the sink
+  /// can. On error none of the receipts is to be trusted: retry the batch.
+  [[nodiscard]] virtual expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) {
+    std::vector<receipt> receipts;
+    receipts.reserve(batch.size());
+    for (const auto& e : batch) {
+      auto r = publish(e);
+      if (!r) return unexpected(std::move(r.error()));
+      receipts.push_back(std::move(*r));
+    }
+    return receipts;
+  }
+
+  /// Waits for everything published to be durable (a no-op for sinks whose
+  /// publish already waits).
+  [[nodiscard]] virtual expected<void, sink_error> flush() { return {}; }
+};
+
+}  // namespace llmdlq

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// The embedded default DLQ: a SQLite database in WAL mode whose table doubles
+// as the moderation queue (status `pending` until an operator acts).
+// Part of the llmdlq::sqlite library.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "llmdlq/sink.hpp"
+
+namespace llmdlq {
+
+struct sqlite_sink_options {
+  std::string table = "dead_letters";  ///< letters, digits and underscores only
+  int busy_timeout_ms = 5000;          ///< how long to wait for another writer's lock
+};
+
+/// Counts of a DLQ's rows, for dashboards and `llmdlq stats`.
+struct dlq_statistics {
+  std::uint64_t total = 0;
+  std::map<std::string, std::uint64_t> by_category;
+  std::map<std::string, std::uint64_t> by_triage;
+  std::map<std::string, std::uint64_t> by_status;
+  std::map<std::string, std::uint64_t> by_code;
+};
+
+/// Stores envelopes as rows: dlq_id, idempotency key and attempt, status
+/// (`pending` on insert), category, triage class and action, failure code,
+/// message, hash of the raw response, the envelope's JSON, times, and an
+/// operator log. Commits are durable (WAL with synchronous=FULL) before
+/// publish returns. Idempotent: an envelope whose dlq_id, or whose
+/// idempotency key and attempt, is already stored is a duplicate, not a
+/// second row. A batch is one transaction.
+///
+/// Thread-safe (one connection, serialized).
+class sqlite_sink final : public sink {
+ public:
+  [[nodiscard]] static expected<sqlite_sink, sink_error> open(const std::filesystem::path& path,
+                                                              sqlite_sink_options options = {});
+
+  sqlite_sink(sqlite_sink&&) noexcept;
+  sqlite_sink& operator=(sqlite_sink&&) noexcept;
+  ~sqlite_sink() override;
+
+  [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
+  [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
+
+  [[nodiscard]] expected<dlq_statistics, sink_error> statistics();
+  /// The stored envelope with this dlq_id, if any.
+  [[nodiscard]] expected<std::optional<envelope>, sink_error> find(std::string_view dlq_id);
+
+  struct impl;
+
+ private:
+  explicit sqlite_sink(std::unique_ptr<impl> impl) noexcept;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace llmdlq

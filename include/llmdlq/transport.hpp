@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// Sorting an LLM call's transport outcome: infrastructure trouble that keeps
+// the message (retry later) from requests that can never succeed as they
+// stand (dead-letter them).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/taxonomy.hpp"
+
+namespace llmdlq {
+
+/// What came back from one call to a model's API.
+struct transport_outcome {
+  std::optional<int> http_status;  ///< none when no response arrived
+  bool timed_out = false;
+  bool connection_failed = false;  ///< DNS, refused, reset, TLS
+  std::string_view body;           ///< the provider's response body, for its error type
+  std::optional<std::chrono::milliseconds> retry_after;  ///< from a Retry-After header
+};
+
+enum class transport_verdict : std::uint8_t {
+  proceed,      ///< a response: judge it with process_llm_response
+  retry_later,  ///< infrastructure: keep the message and retry it later (back off)
+  dead_letter,  ///< this request fails whatever the retry: dead-letter it and move on
+};
+
+[[nodiscard]] constexpr std::string_view to_string(transport_verdict v) noexcept {
+  switch (v) {
+    case transport_verdict::proceed: return "proceed";
+    case transport_verdict::retry_later: return "retry_later";
+    case transport_verdict::dead_letter: return "dead_letter";
+  }
+  return "proceed";
+}
+
+struct transport_decision {
+  transport_verdict verdict = transport_verdict::proceed;
+  /// A stable reason: ok, timeout, network, rate_limited, overloaded,
+  /// server_error, auth, quota, context_length_exceeded, content_filtered,
+  /// invalid_request.
+  std::string reason;
+  std::optional<failure_category> category;  ///< for dead_letter: the envelope's category
+  std::optional<std::chrono::milliseconds> retry_after;
+};
+
+/// Timeouts, network errors, 408/425/429, 5xx, auth and quota problems are
+/// retry_later (the configuration or the provider will change, the input
+/// will not). A prompt over the context window is poison for this model, a
+/// content-filter block is a refusal, and any other 4xx is an invalid
+/// request: dead_letter. Provider error bodies (OpenAI, Anthropic, Gemini,
+/// Ollama styles) refine the status.
+[[nodiscard]] LLMDLQ_INLINE transport_decision classify_transport(const transport_outcome& outcome);
+
+}  // namespace llmdlq
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/transport.ipp"
+#endif
