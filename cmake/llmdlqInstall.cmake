@@ -24,5 +24,4 @@ install(FILES
   "${PROJECT_BINARY_DIR}/llmdlqConfigVersion.cmake"
   cmake/llmdlqDependencies.cmake
   cmake/FindPCRE2.cmake
-  cmake/FindSodium.cmake
   DESTINATION "${LLMDLQ_CMAKE_DIR}")

@@ -7,5 +7,7 @@
 namespace llmdlq::cli {
 
 int validate_command(arguments args);
+int process_command(arguments args);
+int stats_command(arguments args);
 
 }  // namespace llmdlq::cli

@@ -13,6 +13,8 @@ constexpr std::string_view usage =
     "usage: llmdlq <command> [options]\n"
     "commands:\n"
     "  validate   validate JSON documents against a JSON Schema (draft 2020-12)\n"
+    "  process    judge LLM responses (JSON Lines on stdin) and dead-letter the failures\n"
+    "  stats      count a DLQ's records by category, triage and status\n"
     "run 'llmdlq <command> --help' for a command's options\n";
 
 }  // namespace
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
   const std::string_view command = argv[1];
   const arguments rest(std::span<char* const>(argv + 2, static_cast<std::size_t>(argc - 2)));
   if (command == "validate") return validate_command(rest);
+  if (command == "process") return process_command(rest);
+  if (command == "stats") return stats_command(rest);
   if (command == "--version") {
     std::cout << "llmdlq " << llmdlq::version_string << '\n';
     return exit_ok;

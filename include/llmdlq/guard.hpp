@@ -16,11 +16,18 @@ namespace llmdlq {
 
 /// What the guard looks for.
 struct guard_options {
-  /// Look for prompt-injection markers (chat-template tokens such as
-  /// `<|im_start|>` or `[INST]`, "ignore previous instructions"): text meant
-  /// to steer the next model or tool that reads this output.
+  /// Look for prompt-injection markup: chat-template control tokens
+  /// (`<|im_start|>`, `[INST]`, `<<SYS>>`, ...) and tool-call tags
+  /// (`<tool_call>`, ...), text meant to steer the next model or tool that
+  /// reads this output. They never occur in legitimate data, and finding
+  /// them costs a memchr for `<` and `[`.
   bool detect_injection = true;
-  /// Markers added to the built-in list; matched ignoring ASCII case.
+  /// Also look for instruction phrases ("ignore previous instructions",
+  /// "disregard all previous instructions", ...). Off by default: a phrase
+  /// can be quoted in legitimate data, and the search reads every byte.
+  bool detect_instruction_phrases = false;
+  /// Markers added to the built-in ones, matched ignoring ASCII case; those
+  /// that start with neither `<` nor `[` are searched as phrases.
   std::vector<std::string> extra_injection_markers;
   /// Refusal phrases added to the built-in list ("I'm sorry", "I cannot",
   /// "Извините", ...); they count only in a response that holds no JSON.

@@ -84,6 +84,12 @@ struct repair_options {
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
                                                                         const repair_options& options = {});
 
+namespace detail {
+/// repair() for text the caller already knows is not strict JSON.
+[[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> extract_json(std::string_view raw,
+                                                                             const repair_options& options);
+}  // namespace detail
+
 }  // namespace llmdlq
 
 #ifdef LLMDLQ_HEADER_ONLY

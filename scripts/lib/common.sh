@@ -7,7 +7,7 @@ LLMDLQ_JOBS="${LLMDLQ_JOBS:-2}"
 # Packages every build needs.
 LLMDLQ_BUILD_PACKAGES=(
   g++ cmake make pkg-config
-  libsimdjson-dev libboost-json1.81-dev libboost1.81-dev libfmt-dev libpcre2-dev libsodium-dev
+  libsimdjson-dev libboost-json1.81-dev libboost1.81-dev libfmt-dev libpcre2-dev libssl-dev
   libsqlite3-dev
 )
 

@@ -406,6 +406,21 @@ class evaluator {
     return !sink_->full();
   }
 
+  // When collecting, whether a member or element passes a subschema, asked
+  // quietly first: only a failing value is walked again (with its paths) to
+  // collect errors, so the valid parts of a document cost no path building.
+  // Always false on the fast path, which goes straight to evaluate().
+  bool passes_quietly(const node& n, value v) {
+    if constexpr (Collect) {
+      evaluator<View, false> quiet(ctx_, nullptr);
+      return quiet.evaluate(n, v, nullptr);
+    } else {
+      (void)n;
+      (void)v;
+      return false;
+    }
+  }
+
   // A yes/no answer that must not record errors (anyOf branches, `if`, ...).
   bool test(node_id id, value v, small_bitset* evaluated) {
     if constexpr (Collect) {
@@ -622,9 +637,11 @@ class evaluator {
           return fail_at_step("items", LLMDLQ_MESSAGE("no item is allowed at index {} (at most {})", i,
                                            n.prefix_items.count));
         }
+        const node& child = prog_.nodes[schema];
+        if (passes_quietly(child, element)) return true;
         step s = in_prefix ? step(this, "prefixItems", i) : step(this, "items");
         s.instance(i);
-        if (evaluate(schema, element, nullptr)) return true;
+        if (evaluate(child, element, nullptr)) return true;
         valid = false;
         return keep_going();
       });
@@ -763,8 +780,7 @@ class evaluator {
         if (keys) {
           if (const key_table::entry* e = keys->find(key, hint)) {
             present.add(*e);
-            if (e->schema != no_node) {
-              matched = true;
+            if (e->schema != no_node && !passes_quietly(*e->schema_node, member)) {
               step s(this, "properties", key);
               s.instance(key);
               const node& child = *e->schema_node;
@@ -776,6 +792,7 @@ class evaluator {
                 if (!keep_going()) return false;
               }
             }
+            matched = matched || e->schema != no_node;
           }
         }
         if (has_patterns) for (const auto& [regex, schema] : n.pattern_properties) {
@@ -792,12 +809,12 @@ class evaluator {
             continue;
           }
           matched = true;
-          if (!evaluate(schema, member, nullptr)) {
+          if (!passes_quietly(prog_.nodes[schema], member) && !evaluate(schema, member, nullptr)) {
             valid = false;
             if (!keep_going()) return false;
           }
         }
-        if (!matched && additional != no_node) {
+        if (!matched && additional != no_node && !passes_quietly(prog_.nodes[additional], member)) {
           step s(this, "additionalProperties");
           s.instance(key);
           if (is_false_schema(additional)) {
@@ -809,8 +826,8 @@ class evaluator {
             valid = false;
             if (!keep_going()) return false;
           }
-          matched = true;
         }
+        matched = matched || additional != no_node;
         if (matched && marks) marks->set(i);
         if (names != no_node && !name_is_valid(names, key)) {
           step s(this, "propertyNames");
@@ -955,7 +972,7 @@ class evaluator {
     if (k == instance_kind::array) {
       const node_id schema = n.unevaluated_items;
       const bool completed = View::for_each_element(v, [&](std::size_t i, value element) {
-        if (own.test(i)) return true;
+        if (own.test(i) || passes_quietly(prog_.nodes[schema], element)) return true;
         step s(this, "unevaluatedItems");
         s.instance(i);
         if (is_false_schema(schema)) {
@@ -973,7 +990,7 @@ class evaluator {
       const node_id schema = n.unevaluated_properties;
       const bool completed =
           View::for_each_member(v, [&](std::size_t i, std::string_view key, value member) {
-            if (own.test(i)) return true;
+            if (own.test(i) || passes_quietly(prog_.nodes[schema], member)) return true;
             step s(this, "unevaluatedProperties");
             s.instance(key);
             if (is_false_schema(schema)) {

@@ -1,63 +1,66 @@
 // SPDX-License-Identifier: MIT
-// Content hashes and record identifiers, on libsodium.
+// Content hashes and record identifiers, on OpenSSL's libcrypto (whose
+// SHA-256 uses the CPU's SHA extensions where there are any).
 #pragma once
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include <sodium.h>
-
 #include "llmdlq/timestamp.hpp"
 
 namespace llmdlq::detail {
 
-inline void ensure_sodium() noexcept {
-  // sodium_init is thread-safe and idempotent; it fails only without a
-  // randomness source, which randombytes_buf would then report by aborting
-  // before returning predictable bytes.
-  static const int ready = sodium_init();
-  (void)ready;
-}
+inline constexpr char hex_digits[] = "0123456789abcdef";
 
 /// Lowercase hex SHA-256 of `data`.
 inline std::string sha256_hex(std::string_view data) {
-  ensure_sodium();
-  unsigned char digest[crypto_hash_sha256_BYTES];
-  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(data.data()), data.size());
-  std::string hex(2 * sizeof digest, '\0');
-  sodium_bin2hex(hex.data(), hex.size() + 1, digest, sizeof digest);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr) != 1) return {};
+  std::string hex;
+  hex.reserve(2 * length);
+  for (unsigned int i = 0; i < length; ++i) {
+    hex.push_back(hex_digits[digest[i] >> 4]);
+    hex.push_back(hex_digits[digest[i] & 0x0F]);
+  }
   return hex;
 }
 
 /// `data` in standard base64 (RFC 4648, padded).
 inline std::string base64(std::string_view data) {
-  ensure_sodium();
-  std::string text(sodium_base64_ENCODED_LEN(data.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
-  sodium_bin2base64(text.data(), text.size(), reinterpret_cast<const unsigned char*>(data.data()), data.size(),
-                    sodium_base64_VARIANT_ORIGINAL);
-  text.resize(text.size() - 1);  // the terminating NUL
+  std::string text(4 * ((data.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()),
+                                reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
+  text.resize(static_cast<std::size_t>(n));
   return text;
 }
 
 /// A UUID version 7 (RFC 9562): the millisecond timestamp in the first 48
-/// bits, so identifiers sort by creation time, then 74 random bits.
+/// bits, so identifiers sort by creation time, then 74 random bits from the
+/// system's CSPRNG.
 inline std::string uuid_v7(timestamp at) {
-  ensure_sodium();
-  std::array<unsigned char, 16> bytes;
-  randombytes_buf(bytes.data(), bytes.size());
+  std::array<unsigned char, 16> bytes{};
+  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
+    // No randomness source: fall back on the clock and a counter, still unique in this process.
+    static std::uint64_t counter = 0;
+    const std::uint64_t n = ++counter ^ static_cast<std::uint64_t>(at.time_since_epoch().count());
+    for (std::size_t i = 0; i < 8; ++i) bytes[8 + i] = static_cast<unsigned char>(n >> (8 * i));
+  }
   const auto millis = static_cast<std::uint64_t>(at.time_since_epoch().count());
-  for (int i = 0; i < 6; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<unsigned char>(millis >> (40 - 8 * i));
+  for (std::size_t i = 0; i < 6; ++i) bytes[i] = static_cast<unsigned char>(millis >> (40 - 8 * i));
   bytes[6] = static_cast<unsigned char>(0x70 | (bytes[6] & 0x0F));
   bytes[8] = static_cast<unsigned char>(0x80 | (bytes[8] & 0x3F));
-  static constexpr char digits[] = "0123456789abcdef";
   std::string text;
   text.reserve(36);
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) text.push_back('-');
-    text.push_back(digits[bytes[i] >> 4]);
-    text.push_back(digits[bytes[i] & 0x0F]);
+    text.push_back(hex_digits[bytes[i] >> 4]);
+    text.push_back(hex_digits[bytes[i] & 0x0F]);
   }
   return text;
 }

@@ -165,6 +165,10 @@ inline std::optional<std::string> percent_decode(std::string_view text) {
 /// Appends `token` to a JSON Pointer, escaping '~' and '/' (RFC 6901).
 inline void append_pointer_token(std::string& pointer, std::string_view token) {
   pointer.push_back('/');
+  if (token.find_first_of("~/") == std::string_view::npos) {
+    pointer.append(token);
+    return;
+  }
   for (const char c : token) {
     if (c == '~') {
       pointer.append("~0");

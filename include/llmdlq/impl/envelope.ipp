@@ -398,7 +398,35 @@ inline void cut_text(captured_text& captured, std::size_t keep) {
 
 }  // namespace detail
 
+namespace detail {
+
+// An upper bound on the JSON size of `e`: every byte of text escaped to six
+// (\u00XX), plus room for the fixed fields. Cheap, and usually enough to
+// show that an envelope fits without serializing it.
+inline std::size_t envelope_size_bound(const envelope& e) {
+  std::size_t text = e.dlq_id.size() + e.idempotency_key.size() + e.record_id.size() + e.correlation_id.size() +
+                     e.trace_id.size() + e.source_ref.uri.size() + e.source_ref.sha256.size() +
+                     e.prompt.template_id.size() + e.prompt.version.size() + e.prompt.sha256.size() +
+                     e.model.provider.size() + e.model.name.size() + e.model.version.size() + e.versions.schema.size() +
+                     e.versions.prompt.size() + e.versions.model.size() + e.versions.ocr.size() +
+                     e.versions.pipeline.size() + e.failure.code.size() + e.failure.message.size() +
+                     e.origin.service.size() + e.origin.worker.size() + e.origin.topic.size() +
+                     e.raw_response.sha256.size();
+  if (e.raw_response.text) text += e.raw_response.text->size();
+  if (e.original_input) text += e.original_input->sha256.size() + (e.original_input->text ? e.original_input->text->size() : 0);
+  for (const auto& error : e.failure.errors) {
+    text += error.instance_path.size() + error.schema_path.size() + error.keyword.size() + error.message.size() + 96;
+  }
+  for (const auto& a : e.attempts.history) text += a.strategy.size() + a.outcome.size() + 96;
+  std::size_t bound = 6 * text + 2048;
+  if (!e.extensions.empty()) bound += boost::json::serialize(e.extensions).size();
+  return bound;
+}
+
+}  // namespace detail
+
 LLMDLQ_INLINE std::size_t fit_envelope(envelope& e, std::size_t max_bytes) {
+  if (const std::size_t bound = detail::envelope_size_bound(e); bound <= max_bytes) return bound;
   std::size_t size = serialize(e).size();
   // Escaping only lengthens text, so cutting n bytes of text saves at least
   // n bytes of JSON; the loop allows for the `"cut":true` a first cut adds.

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <cstring>
+#include <span>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -15,18 +17,18 @@ namespace llmdlq {
 
 namespace detail {
 
-inline constexpr std::string_view builtin_injection_markers[] = {
-    // Chat-template control tokens: never part of a legitimate answer.
+// Control tokens and tool-call markup: each starts with '<' or '['.
+inline constexpr std::string_view builtin_injection_markup[] = {
     "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|system|>", "<|assistant|>", "<|user|>",
     "<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>", "<start_of_turn>", "<end_of_turn>",
-    "[inst]", "[/inst]", "<<sys>>", "<</sys>>",
-    // Tool-call markup smuggled into data.
-    "<tool_call>", "</tool_call>", "<function_calls>",
-    // Instructions addressed to whoever reads the output next.
+    "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<tool_call>", "</tool_call>", "<function_calls>",
+};
+
+// Instructions addressed to whoever reads the output next.
+inline constexpr std::string_view builtin_injection_phrases[] = {
     "ignore previous instructions", "ignore all previous instructions", "ignore the previous instructions",
     "ignore all prior instructions", "ignore the above instructions", "disregard previous instructions",
-    "disregard all previous instructions", "disregard the above instructions",
-    "you are now in developer mode",
+    "disregard all previous instructions", "disregard the above instructions", "you are now in developer mode",
 };
 
 inline constexpr std::string_view builtin_refusal_phrases[] = {
@@ -41,8 +43,10 @@ inline constexpr std::string_view builtin_refusal_phrases[] = {
 
 inline char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
 
-/// Phrases found ignoring ASCII case, in one pass that only stops at bytes
-/// some phrase can start with.
+/// Phrases found ignoring ASCII case. Phrases are bucketed by their first
+/// byte; when every phrase starts with a byte that is rare in text (`<`,
+/// `[`), the search jumps between occurrences with memchr instead of reading
+/// every byte.
 class phrase_matcher {
  public:
   template <class Range>
@@ -54,41 +58,56 @@ class phrase_matcher {
     std::string lower(phrase);
     for (char& c : lower) c = ascii_lower(c);
     const auto first = static_cast<unsigned char>(lower[0]);
-    starts_[first] = true;
-    if (first >= 'a' && first <= 'z') starts_[first - 32] = true;
-    phrases_.push_back(std::move(lower));
+    buckets_[first].push_back(std::move(lower));
+    if (first >= 'a' && first <= 'z') upper_alias_[first - 32] = true;
+    if (first != '<' && first != '[') markup_only_ = false;
   }
   /// Offset and phrase of the first match, if any.
   [[nodiscard]] std::optional<std::pair<std::size_t, std::string_view>> find(std::string_view text) const {
-    for (std::size_t i = 0; i < text.size(); ++i) {
-      if (!starts_[static_cast<unsigned char>(text[i])]) continue;
-      for (const auto& p : phrases_) {
-        if (p.size() <= text.size() - i && equal_lower(text.substr(i, p.size()), p)) return std::pair{i, p};
+    std::optional<std::pair<std::size_t, std::string_view>> best;
+    if (markup_only_) {
+      for (const char start : {'<', '['}) {
+        const char* const begin = text.data();
+        const char* const end = begin + text.size();
+        for (const char* p = begin; p < end; ++p) {
+          p = static_cast<const char*>(std::memchr(p, start, static_cast<std::size_t>(end - p)));
+          if (!p) break;
+          const auto at = static_cast<std::size_t>(p - begin);
+          if (best && at >= best->first) break;
+          if (auto hit = match_at(text, at)) {
+            best = std::pair{at, *hit};
+            break;
+          }
+        }
       }
+      return best;
+    }
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      if (auto hit = match_at(text, i)) return std::pair{i, *hit};
     }
     return std::nullopt;
   }
 
  private:
+  std::optional<std::string_view> match_at(std::string_view text, std::size_t at) const {
+    auto first = static_cast<unsigned char>(text[at]);
+    if (upper_alias_[first]) first = static_cast<unsigned char>(first + 32);
+    for (const auto& p : buckets_[first]) {
+      if (p.size() <= text.size() - at && equal_lower(text.substr(at, p.size()), p)) return std::string_view(p);
+    }
+    return std::nullopt;
+  }
   static bool equal_lower(std::string_view text, std::string_view lower) noexcept {
     for (std::size_t i = 0; i < lower.size(); ++i) {
       if (ascii_lower(text[i]) != lower[i]) return false;
     }
     return true;
   }
-  std::array<bool, 256> starts_{};
-  std::vector<std::string> phrases_;
+  std::array<std::vector<std::string>, 256> buckets_;
+  std::array<bool, 256> upper_alias_{};
+  bool markup_only_ = true;
 };
 
-template <std::size_t N>
-const phrase_matcher& matcher_with(const std::string_view (&builtin)[N], const std::vector<std::string>& extra,
-                                   std::optional<phrase_matcher>& custom) {
-  static const phrase_matcher standard(builtin);
-  if (extra.empty()) return standard;
-  custom.emplace(builtin);
-  for (const auto& p : extra) custom->add(p);
-  return *custom;
-}
 
 // At most `limit` bytes of `text`, cut at a character boundary, controls as spaces.
 inline std::string printable_excerpt(std::string_view text, std::size_t limit = 60) {
@@ -104,12 +123,32 @@ inline std::string printable_excerpt(std::string_view text, std::size_t limit = 
 }  // namespace detail
 
 LLMDLQ_INLINE std::optional<guard_finding> find_binary(std::string_view raw) {
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    const auto byte = static_cast<unsigned char>(raw[i]);
-    if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F) {
-      return guard_finding{failure_category::poison, i,
-                           fmt::format("binary data: control byte 0x{:02X} at offset {}", byte, i)};
+  auto is_binary = [](unsigned char byte) {
+    return (byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F;
+  };
+  std::size_t i = 0;
+  // Eight bytes at a time: a word without bytes below 0x20 and without 0x7F
+  // (the classic "has a zero byte" tests) needs no closer look.
+  constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  for (; i + 8 <= raw.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, raw.data() + i, sizeof w);
+    const std::uint64_t below_space = (w - 0x20 * ones) & ~w & highs;
+    const std::uint64_t del = ((w ^ 0x7F * ones) - ones) & ~(w ^ 0x7F * ones) & highs;
+    if (!(below_space | del)) continue;
+    for (std::size_t j = i; j < i + 8; ++j) {
+      if (is_binary(static_cast<unsigned char>(raw[j]))) { i = j; goto found; }
     }
+  }
+  for (; i < raw.size(); ++i) {
+    if (is_binary(static_cast<unsigned char>(raw[i]))) goto found;
+  }
+  i = raw.size();
+found:
+  if (i < raw.size()) {
+    const auto byte = static_cast<unsigned char>(raw[i]);
+    return guard_finding{failure_category::poison, i,
+                         fmt::format("binary data: control byte 0x{:02X} at offset {}", byte, i)};
   }
   if (!simdjson::validate_utf8(raw.data(), raw.size())) {
     std::size_t at = 0;  // find where, for the record
@@ -125,10 +164,13 @@ LLMDLQ_INLINE std::optional<guard_finding> find_binary(std::string_view raw) {
 
 LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw, const guard_options& options) {
   if (!options.detect_injection) return std::nullopt;
-  std::optional<detail::phrase_matcher> custom;
-  const auto& matcher =
-      detail::matcher_with(detail::builtin_injection_markers, options.extra_injection_markers, custom);
-  const auto found = matcher.find(raw);
+  static const detail::phrase_matcher markup(std::span<const std::string_view>(detail::builtin_injection_markup));
+  static const detail::phrase_matcher phrases(std::span<const std::string_view>(detail::builtin_injection_phrases));
+  std::optional<std::pair<std::size_t, std::string_view>> found = markup.find(raw);
+  if (!found && options.detect_instruction_phrases) found = phrases.find(raw);
+  if (!found && !options.extra_injection_markers.empty()) {
+    found = detail::phrase_matcher(options.extra_injection_markers).find(raw);
+  }
   if (!found) return std::nullopt;
   return guard_finding{failure_category::poison, found->first,
                        fmt::format("prompt-injection marker \"{}\" at offset {}",
@@ -137,11 +179,12 @@ LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw, 
 }
 
 LLMDLQ_INLINE std::optional<guard_finding> find_refusal(std::string_view raw, const guard_options& options) {
-  if (raw.find_first_of("{[") != std::string_view::npos) return std::nullopt;
-  std::optional<detail::phrase_matcher> custom;
-  const auto& matcher =
-      detail::matcher_with(detail::builtin_refusal_phrases, options.extra_refusal_phrases, custom);
-  const auto found = matcher.find(raw);
+  if (std::memchr(raw.data(), '{', raw.size()) || std::memchr(raw.data(), '[', raw.size())) return std::nullopt;
+  static const detail::phrase_matcher standard(std::span<const std::string_view>(detail::builtin_refusal_phrases));
+  auto found = standard.find(raw);
+  if (!found && !options.extra_refusal_phrases.empty()) {
+    found = detail::phrase_matcher(options.extra_refusal_phrases).find(raw);
+  }
   if (!found) return std::nullopt;
   return guard_finding{failure_category::refusal, found->first,
                        fmt::format("the model refused: \"{}\"", detail::printable_excerpt(raw))};

@@ -4,13 +4,16 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 
+#include "llmdlq/detail/text_scan.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 
@@ -34,17 +37,23 @@ LLMDLQ_INLINE std::string_view describe(json_errc code) noexcept {
 }
 
 LLMDLQ_INLINE text_position position_of(std::string_view text, std::size_t offset) noexcept {
+  // Plain counting loops, which the compiler vectorizes.
+  const char* begin = text.data();
+  const char* end = begin + std::min(offset, text.size());
   text_position pos;
-  offset = std::min(offset, text.size());
-  for (std::size_t i = 0; i < offset; ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte == '\n') {
-      ++pos.line;
-      pos.column = 1;
-    } else if ((byte & 0xC0) != 0x80) {
-      ++pos.column;
-    }
+  pos.line = 1 + static_cast<std::size_t>(std::count(begin, end, '\n'));
+  const void* newline = ::memrchr(begin, '\n', static_cast<std::size_t>(end - begin));
+  const char* line = newline ? static_cast<const char*>(newline) + 1 : begin;
+  // Continuation bytes (10xxxxxx) are not characters: count them eight at a time.
+  std::size_t continuation = 0;
+  const char* p = line;
+  for (; p + 8 <= end; p += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    continuation += static_cast<std::size_t>(std::popcount((w >> 7) & ~(w >> 6) & 0x0101010101010101ull));
   }
+  for (; p < end; ++p) continuation += (static_cast<unsigned char>(*p) & 0xC0) == 0x80;
+  pos.column = 1 + static_cast<std::size_t>(end - line) - continuation;
   return pos;
 }
 
@@ -150,6 +159,8 @@ inline prefix_state replay_prefix(std::string_view prefix) {
     s.expect = s.open.empty() ? expectation::end : expectation::comma_or_close;
   };
   for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (s.in_string) i = skip_string_body(prefix, i);
+    if (i >= prefix.size()) break;
     const char c = prefix[i];
     if (s.in_string) {
       if (c == '\\') {

@@ -110,13 +110,15 @@ void for_each_at_pointer(simdjson::dom::element root, std::string_view pointer, 
   if (token == "*") {
     if (root.is_array()) {
       std::size_t i = 0;
-      for (const auto element : root.get_array().value_unsafe()) {
+      const simdjson::dom::array array = root.get_array().value_unsafe();
+      for (const auto element : array) {
         append_pointer_token(path, i++);
         for_each_at_pointer(element, rest, path, f);
         path.resize(mark);
       }
     } else if (root.is_object()) {
-      for (const auto member : root.get_object().value_unsafe()) {
+      const simdjson::dom::object object = root.get_object().value_unsafe();
+      for (const auto member : object) {
         append_pointer_token(path, member.key);
         for_each_at_pointer(member.value, rest, path, f);
         path.resize(mark);
@@ -227,7 +229,16 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
     repair_options repair_limits;
     repair_limits.allowed = options.accept_repairs;
     repair_limits.max_bytes = options.limits.max_size;
-    auto repaired = repair(raw, repair_limits);
+    // A response that is a bracketed value from its first character, with no
+    // fence, has nothing to extract unless junk follows the value.
+    const auto first = raw.find_first_not_of(" \t\r\n");
+    const bool bare_value = first != std::string_view::npos && (raw[first] == '{' || raw[first] == '[') &&
+                            error.code != json_errc::trailing_content && raw.find("```") == std::string_view::npos;
+    auto repaired = bare_value ? expected<repair_result, repair_error>(repair_result{std::string(), {}, false})
+                    : raw.size() > repair_limits.max_bytes
+                        ? expected<repair_result, repair_error>(unexpected(repair_error{
+                              repair_errc::budget_exceeded, 0, "the response is larger than the repair budget"}))
+                        : detail::extract_json(raw, repair_limits);
     if (repaired && repaired->truncated) {
       return reject(failure_category::truncated, "the response is cut off inside its JSON value", {},
                     syntax_at(error), true);
@@ -248,6 +259,14 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
                     fmt::format("not JSON: it needs a {} repair ({}), which policy does not accept",
                                 to_string(refused->tier), refused->code),
                     {}, syntax_at(error), true);
+    }
+    if (repaired->actions.empty()) {
+      // Nothing to take out of the text: it stays as broken as it was.
+      if (error.code == json_errc::unexpected_end) {
+        return reject(failure_category::truncated, "the response ends with " + error.unclosed + " still open",
+                      {}, syntax_at(error), true);
+      }
+      return reject(failure_category::syntax, "not JSON: " + error.message, {}, syntax_at(error), true);
     }
     repaired_text = std::move(repaired->json);
     repairs = std::move(repaired->actions);

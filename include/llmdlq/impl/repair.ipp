@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <span>
 
+#include "llmdlq/detail/text_scan.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/repair.hpp"
 
@@ -47,14 +49,18 @@ inline void scan_bracketed(std::string_view text, std::size_t base, std::vector<
   std::size_t start = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
     if (open.empty()) {
-      if (c == '{' || c == '[') {
-        open.push_back(c);
-        start = i;
-      }
+      // Prose: jump to the next bracket that could start a value.
+      const auto brace = text.find('{', i), bracket = text.find('[', i);
+      i = std::min(brace, bracket);
+      if (i == std::string_view::npos) break;
+      open.push_back(text[i]);
+      start = i;
       continue;
     }
+    if (in_string) i = skip_string_body(text, i);
+    if (i >= text.size()) break;
+    const char c = text[i];
     if (in_string) {
       if (c == '\\') {
         ++i;
@@ -110,15 +116,12 @@ inline std::string excerpt(std::string_view text, std::size_t limit = 80) {
 
 }  // namespace detail
 
-LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw, const repair_options& options) {
-  using detail::json_candidate;
-  if (raw.size() > options.max_bytes) {
-    return unexpected(repair_error{repair_errc::budget_exceeded, options.max_bytes,
-                                   "the response is larger than the repair budget"});
-  }
+namespace detail {
+
+// repair() for text already known not to be strict JSON.
+LLMDLQ_INLINE expected<repair_result, repair_error> extract_json(std::string_view raw, const repair_options& options) {
   parse_options strict;
   strict.max_size = options.max_bytes;
-  if (!check_syntax(raw, strict)) return repair_result{std::string(raw), {}, false};
 
   std::vector<json_candidate> candidates;
   for (const auto& block : detail::fenced_blocks(raw)) {
@@ -141,9 +144,10 @@ LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
 
   // Prefer a candidate that is JSON as it stands; two different ones would
   // make any choice a guess (the same text twice is one: a model repeating
-  // itself). With none, keep the first, or the one cut off at the end.
-  const json_candidate* chosen = nullptr;
-  for (const auto& c : candidates) {
+  // itself). With none, keep the first, or the one cut off at the end. A
+  // lone candidate needs no check: the caller parses what comes back.
+  const json_candidate* chosen = candidates.size() == 1 ? &candidates.front() : nullptr;
+  for (const auto& c : chosen ? std::span<const json_candidate>() : std::span<const json_candidate>(candidates)) {
     const std::string_view text = raw.substr(c.begin, c.end - c.begin);
     if (!c.complete || check_syntax(text, strict)) continue;
     if (chosen && raw.substr(chosen->begin, chosen->end - chosen->begin) != text) {
@@ -171,6 +175,19 @@ LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
                               detail::excerpt(raw.substr(first.end)), ""});
   }
   return result;
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw, const repair_options& options) {
+  if (raw.size() > options.max_bytes) {
+    return unexpected(repair_error{repair_errc::budget_exceeded, options.max_bytes,
+                                   "the response is larger than the repair budget"});
+  }
+  parse_options strict;
+  strict.max_size = options.max_bytes;
+  if (!check_syntax(raw, strict)) return repair_result{std::string(raw), {}, false};
+  return detail::extract_json(raw, options);
 }
 
 }  // namespace llmdlq
