@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <thread>
 
@@ -50,14 +51,21 @@ TEST_CASE("memory_sink stores, recognises re-publishes, and fails on demand", "[
 }
 
 TEST_CASE("memory_sink is safe to share between threads", "[sink]") {
+  // Catch2's assertions are not thread-safe: the threads only count.
+  std::vector<llmdlq::envelope> envelopes;
+  for (int i = 0; i < 400; ++i) envelopes.push_back(sample("k"));
   llmdlq::memory_sink sink;
+  std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      for (int i = 0; i < 100; ++i) REQUIRE(sink.publish(sample("k")).has_value());
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) {
+        if (!sink.publish(envelopes[static_cast<std::size_t>(t * 100 + i)])) ++failures;
+      }
     });
   }
   for (auto& thread : threads) thread.join();
+  CHECK(failures == 0);
   CHECK(sink.size() == 400);
 }
 
