@@ -5,6 +5,7 @@ include(CMakePackageConfigHelpers)
 set(LLMDLQ_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/llmdlq")
 
 install(DIRECTORY include/llmdlq DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(FILES schemas/envelope-v1.json DESTINATION "${CMAKE_INSTALL_DATADIR}/llmdlq/schemas")
 install(FILES "${PROJECT_BINARY_DIR}/include/llmdlq/version.hpp"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/llmdlq")
 install(TARGETS llmdlq_core llmdlq_header_only ${LLMDLQ_INSTALL_EXTRA_TARGETS}

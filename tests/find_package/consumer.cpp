@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Validates one good and one bad document through an installed llmdlq.
+// A host of an installed llmdlq: validates, judges a response, and (when
+// built with LLMDLQ_CONSUMER_SQLITE) dead-letters it into SQLite.
 #include <cstdio>
 
-#include <llmdlq/json_parser.hpp>
-#include <llmdlq/schema.hpp>
-#include <llmdlq/version.hpp>
+#include <llmdlq/llmdlq.hpp>
+#ifdef LLMDLQ_CONSUMER_SQLITE
+#  include <llmdlq/sqlite_sink.hpp>
+#endif
 
 int main() {
   const auto schema = llmdlq::schema::compile(R"({"type": "object", "required": ["total"]})");
@@ -14,6 +16,12 @@ int main() {
   if (!good || !schema->is_valid(*good)) return 2;
   const auto bad = parser.parse(R"({"sum": 1})");
   if (!bad || schema->validate(*bad).size() != 1) return 3;
+  const auto judged = llmdlq::process_llm_response("```json\n{\"sum\": 1}\n```", *schema, {});
+  if (judged || judged.error().failure.category != llmdlq::failure_category::schema) return 4;
+#ifdef LLMDLQ_CONSUMER_SQLITE
+  auto dlq = llmdlq::sqlite_sink::open("consumer-dlq.db");
+  if (!dlq || !dlq->publish(judged.error())) return 5;
+#endif
   std::printf("llmdlq %s found and working\n", llmdlq::version_string);
   return 0;
 }

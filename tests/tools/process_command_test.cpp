@@ -93,6 +93,11 @@ TEST_CASE("process: dead letters land in the sink; stats counts them", "[tools][
   run = run_llmdlq("process --schema " + schema + " --sink jsonl:" + jsonl, input);
   CHECK(run.exit_code == 0);
   CHECK(llmdlq::test::slurp(jsonl).find("\"category\":\"syntax\"") != std::string::npos);
+  // What the tool stored is what the published envelope schema describes.
+  const std::string envelope_schema = std::string(LLMDLQ_SOURCE_DIR) + "/schemas/envelope-v1.json";
+  run = run_llmdlq("validate --format-assertion --jsonl --schema " + envelope_schema, llmdlq::test::slurp(jsonl));
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "{\"valid\":true}\n{\"valid\":true}\n");
 }
 
 TEST_CASE("process: a malformed input line gets its own line and the run goes on", "[tools][process]") {
