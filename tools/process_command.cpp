@@ -61,12 +61,7 @@ class no_sink final : public sink {
 
 boost::json::array errors_json(const std::vector<validation_error>& errors) {
   boost::json::array list;
-  for (const auto& e : errors) {
-    list.push_back({{"instance_path", e.instance_path},
-                    {"schema_path", e.schema_path},
-                    {"keyword", e.keyword},
-                    {"message", e.message}});
-  }
+  for (const auto& e : errors) list.push_back(to_json(e));
   return list;
 }
 

@@ -36,12 +36,7 @@ boost::json::object syntax_verdict(const syntax_error& e) {
 
 boost::json::object errors_verdict(const std::vector<validation_error>& errors) {
   boost::json::array list;
-  for (const auto& e : errors) {
-    list.push_back({{"instance_path", e.instance_path},
-                    {"schema_path", e.schema_path},
-                    {"keyword", e.keyword},
-                    {"message", e.message}});
-  }
+  for (const auto& e : errors) list.push_back(to_json(e));
   return {{"valid", false}, {"errors", std::move(list)}};
 }
 

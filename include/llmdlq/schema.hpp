@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <simdjson.h>
 
@@ -74,6 +75,9 @@ struct validation_error {
 
   friend bool operator==(const validation_error&, const validation_error&) = default;
 };
+
+/// The error as `{"instance_path", "schema_path", "keyword", "message"}`.
+[[nodiscard]] LLMDLQ_INLINE boost::json::object to_json(const validation_error& e);
 
 /// Caps on a validation that collects errors.
 struct validate_options {

@@ -199,12 +199,7 @@ LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
   failure.emplace("code", e.failure.code);
   failure.emplace("message", e.failure.message);
   boost::json::array errors;
-  for (const auto& error : e.failure.errors) {
-    errors.push_back({{"instance_path", error.instance_path},
-                      {"schema_path", error.schema_path},
-                      {"keyword", error.keyword},
-                      {"message", error.message}});
-  }
+  for (const auto& error : e.failure.errors) errors.push_back(to_json(error));
   failure.emplace("errors", std::move(errors));
   if (e.failure.syntax) {
     failure.emplace("syntax", boost::json::object{{"offset", e.failure.syntax->offset},
