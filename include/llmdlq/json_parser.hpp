@@ -108,7 +108,9 @@ class json_parser {
 };
 
 /// Parses `json` into a Boost.JSON value under the same rules and limits as
-/// json_parser. Use it where a mutable DOM is wanted (repairs, envelopes).
+/// json_parser (it parses with simdjson and copies). Use it where a mutable
+/// DOM is wanted (repairs, envelopes). An object cannot hold a key twice:
+/// of duplicate keys, the last value is kept.
 [[nodiscard]] LLMDLQ_INLINE expected<boost::json::value, syntax_error> parse_value(
     std::string_view json, const parse_options& options = {});
 

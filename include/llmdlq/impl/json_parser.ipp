@@ -406,16 +406,57 @@ LLMDLQ_INLINE expected<json_document, syntax_error> json_parser::parse(
   return unexpected(locate_syntax_error(json, options_));
 }
 
+namespace detail {
+
+// Copies a simdjson value into a Boost.JSON one. Recursion is bounded by the
+// parser's depth limit. Of duplicate keys, the last one's value is kept.
+inline boost::json::value to_boost(simdjson::dom::element e, boost::json::storage_ptr storage) {
+  using t = simdjson::dom::element_type;
+  switch (e.type()) {
+    case t::ARRAY: {
+      boost::json::array array(storage);
+      const simdjson::dom::array elements = e.get_array().value_unsafe();
+      array.reserve(elements.size());
+      for (const auto element : elements) array.push_back(to_boost(element, storage));
+      return array;
+    }
+    case t::OBJECT: {
+      boost::json::object object(storage);
+      const simdjson::dom::object members = e.get_object().value_unsafe();
+      object.reserve(members.size());
+      for (const auto member : members) {
+        object.insert_or_assign(boost::json::string_view(member.key.data(), member.key.size()),
+                                to_boost(member.value, storage));
+      }
+      return object;
+    }
+    case t::INT64: return boost::json::value(e.get_int64().value_unsafe(), storage);
+    case t::UINT64: return boost::json::value(e.get_uint64().value_unsafe(), storage);
+    case t::DOUBLE: return boost::json::value(e.get_double().value_unsafe(), storage);
+    case t::STRING: {
+      const std::string_view s = e.get_string().value_unsafe();
+      return boost::json::value(boost::json::string_view(s.data(), s.size()), storage);
+    }
+    case t::BOOL: return boost::json::value(e.get_bool().value_unsafe(), storage);
+    case t::NULL_VALUE: break;
+  }
+  return boost::json::value(nullptr, storage);
+}
+
+}  // namespace detail
+
 LLMDLQ_INLINE expected<boost::json::value, syntax_error> parse_value(std::string_view json,
                                                                       const parse_options& options) {
-  // The SAX pass holds numbers to simdjson's range, which boost::json::parse
-  // alone would widen to doubles; a value parsed here validates like one
-  // parsed by json_parser.
-  if (auto error = detail::find_syntax_error(json, options)) return unexpected(*std::move(error));
-  boost::json::error_code ec;
-  boost::json::value value = boost::json::parse(json, ec, {}, detail::boost_options(options));
-  if (ec) return unexpected(detail::make_error(json, json_errc::out_of_memory, 0, ec.message()));
-  return value;
+  // Parsed by simdjson and copied: the same acceptance, and the same
+  // correctly rounded numbers, as json_parser (Boost.JSON 1.81's own number
+  // conversion can be an ulp off).
+  thread_local std::optional<json_parser> parser;  // its documents never leave this function
+  if (!parser || parser->options().max_size != options.max_size || parser->options().max_depth != options.max_depth) {
+    parser.emplace(options);
+  }
+  auto doc = parser->parse(json);
+  if (!doc) return unexpected(std::move(doc.error()));
+  return detail::to_boost(doc->root(), {});
 }
 
 }  // namespace llmdlq
