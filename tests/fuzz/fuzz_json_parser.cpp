@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Differential fuzzing of strict parsing: the simdjson path and the Boost.JSON
-// path must accept the same inputs and report the same error, inside the input.
+// Fuzzing strict parsing: json_parser, parse_value and check_syntax must
+// accept the same inputs and report the same error, inside the input.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -16,6 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto fast = parser.parse(json);
   const auto dom = llmdlq::parse_value(json, options);
   if (fast.has_value() != dom.has_value()) std::abort();
+  // check_syntax is the same verdict without a document.
+  const auto checked = llmdlq::check_syntax(json, options);
+  if (checked.has_value() == fast.has_value()) std::abort();
+  if (checked && !(*checked == fast.error())) std::abort();
   if (!fast) {
     const auto& e = fast.error();
     if (!(e == dom.error())) std::abort();

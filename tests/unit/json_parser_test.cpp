@@ -85,6 +85,9 @@ TEST_CASE("invalid UTF-8 outside strings, and smart quotes", "[json_parser]") {
 TEST_CASE("empty input, trailing content and bad literals", "[json_parser]") {
   CHECK(error_of("").code == json_errc::empty_document);
   CHECK(error_of(" \n\t").code == json_errc::empty_document);
+  // A default view has a null data pointer, which no C library call may see.
+  CHECK(error_of(std::string_view{}).code == json_errc::empty_document);
+  CHECK(llmdlq::position_of(std::string_view{}, 0).line == 1);
   auto e = error_of(R"({"a":1} {"b":2})");
   CHECK(e.code == json_errc::trailing_content);
   CHECK(e.offset == 8);
@@ -129,4 +132,24 @@ TEST_CASE("a padded input is parsed in place, and the parser is reusable", "[jso
   CHECK(doc->root().at_key("k").get_array().size() == 3);
   CHECK_FALSE(parser.parse("[").has_value());
   CHECK(parser.parse("[2]").has_value());
+}
+
+TEST_CASE("numbers at the edges of a double's range, on every path", "[json_parser]") {
+  // Found by fuzzing: Boost.JSON's own conversion is not correctly rounded
+  // and rejects some exponents simdjson reads; check_syntax and parse_value
+  // must still agree with json_parser.
+  llmdlq::json_parser parser;
+  for (std::string_view json : {"[1.7976931348623158e308]", "0e400", "1e-400", "[0e99999999999]", "1e-2147483648",
+                                "-0.000e-99999"}) {
+    INFO(json);
+    CHECK(parser.parse(json).has_value());
+    CHECK_FALSE(llmdlq::check_syntax(json).has_value());
+    CHECK(llmdlq::parse_value(json).has_value());
+  }
+  for (std::string_view json : {"[1.7976931348623159e308]", "1e400", "-12e99999999999"}) {
+    INFO(json);
+    CHECK_FALSE(parser.parse(json).has_value());
+    REQUIRE(llmdlq::check_syntax(json).has_value());
+    CHECK(llmdlq::check_syntax(json)->code == json_errc::number_out_of_range);
+  }
 }

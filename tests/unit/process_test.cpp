@@ -107,6 +107,7 @@ TEST_CASE("refusal: apology text without JSON, or the API's refusal field", "[pr
 
 TEST_CASE("empty: whitespace, or an empty fence", "[process]") {
   CHECK(category_of("") == failure_category::empty);
+  CHECK(category_of(std::string_view{}) == failure_category::empty);
   CHECK(category_of(" \n\t ") == failure_category::empty);
   CHECK(category_of("```json\n```") == failure_category::empty);
 }

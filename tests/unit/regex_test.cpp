@@ -641,3 +641,14 @@ TEST_CASE("JSON-Schema-Test-Suite regex cases", "[regex][conformance]") {
   }
   CHECK(failed_as_known == static_cast<int>(known_failures.size()));
 }
+
+TEST_CASE("class ranges that merge across the surrogates still compile", "[regex]") {
+  // Found by fuzzing: merging adjacent ranges put U+D800..U+DFFF back into a
+  // class, which PCRE2 refuses, while the fast scanner took the same pattern.
+  for (std::string_view pattern : {"[\\u0000-\\uD7FF\\uD800-\\uDFFF]+\\b", "[@\\SS@U\\uD800D]"}) {
+    INFO(pattern);
+    const auto re = llmdlq::ecma_regex::compile(pattern);
+    REQUIRE(re.has_value());
+    CHECK(re->search("abc") == llmdlq::regex_match::match);
+  }
+}

@@ -36,16 +36,20 @@ inline void normalize(code_point_ranges& ranges) {
   for (const auto r : ranges) {
     if (!merged.empty() && r.first <= merged.back().last + 1) {
       merged.back().last = std::max(merged.back().last, r.last);
-      continue;
-    }
-    if (r.last < 0xD800 || r.first > 0xDFFF) {
+    } else {
       merged.push_back(r);
+    }
+  }
+  // Surrogates last, once merging can no longer bring them back in.
+  ranges.clear();
+  for (const auto r : merged) {
+    if (r.last < 0xD800 || r.first > 0xDFFF) {
+      ranges.push_back(r);
       continue;
     }
-    if (r.first < 0xD800) merged.push_back({r.first, 0xD7FF});
-    if (r.last > 0xDFFF) merged.push_back({0xE000, r.last});
+    if (r.first < 0xD800) ranges.push_back({r.first, 0xD7FF});
+    if (r.last > 0xDFFF) ranges.push_back({0xE000, r.last});
   }
-  ranges = std::move(merged);
 }
 
 /// Every scalar value not in `ranges`, which must be normalized.

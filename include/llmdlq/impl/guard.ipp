@@ -164,8 +164,8 @@ found:
 
 LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw, const guard_options& options) {
   if (!options.detect_injection) return std::nullopt;
-  static const detail::phrase_matcher markup(std::span<const std::string_view>(detail::builtin_injection_markup));
-  static const detail::phrase_matcher phrases(std::span<const std::string_view>(detail::builtin_injection_phrases));
+  static const detail::phrase_matcher markup{std::span<const std::string_view>(detail::builtin_injection_markup)};
+  static const detail::phrase_matcher phrases{std::span<const std::string_view>(detail::builtin_injection_phrases)};
   std::optional<std::pair<std::size_t, std::string_view>> found = markup.find(raw);
   if (!found && options.detect_instruction_phrases) found = phrases.find(raw);
   if (!found && !options.extra_injection_markers.empty()) {
@@ -179,8 +179,8 @@ LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw, 
 }
 
 LLMDLQ_INLINE std::optional<guard_finding> find_refusal(std::string_view raw, const guard_options& options) {
-  if (std::memchr(raw.data(), '{', raw.size()) || std::memchr(raw.data(), '[', raw.size())) return std::nullopt;
-  static const detail::phrase_matcher standard(std::span<const std::string_view>(detail::builtin_refusal_phrases));
+  if (raw.find('{') != std::string_view::npos || raw.find('[') != std::string_view::npos) return std::nullopt;
+  static const detail::phrase_matcher standard{std::span<const std::string_view>(detail::builtin_refusal_phrases)};
   auto found = standard.find(raw);
   if (!found && !options.extra_refusal_phrases.empty()) {
     found = detail::phrase_matcher(options.extra_refusal_phrases).find(raw);

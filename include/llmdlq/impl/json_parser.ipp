@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <charconv>
 #include <cstring>
 #include <optional>
 
@@ -42,7 +43,8 @@ LLMDLQ_INLINE text_position position_of(std::string_view text, std::size_t offse
   const char* end = begin + std::min(offset, text.size());
   text_position pos;
   pos.line = 1 + static_cast<std::size_t>(std::count(begin, end, '\n'));
-  const void* newline = ::memrchr(begin, '\n', static_cast<std::size_t>(end - begin));
+  // An empty view may have a null data(), which memrchr must not see.
+  const void* newline = begin == end ? nullptr : ::memrchr(begin, '\n', static_cast<std::size_t>(end - begin));
   const char* line = newline ? static_cast<const char*>(newline) + 1 : begin;
   // Continuation bytes (10xxxxxx) are not characters: count them eight at a time.
   std::size_t continuation = 0;
@@ -109,13 +111,42 @@ struct syntax_probe {
   bool on_int64(std::int64_t, boost::json::string_view, boost::json::error_code& ec) { return value(ec); }
   bool on_uint64(std::uint64_t, boost::json::string_view, boost::json::error_code& ec) { return value(ec); }
   bool on_double(double d, boost::json::string_view lexeme, boost::json::error_code& ec) {
-    // Boost.JSON turns integers past 64 bits and overflowing exponents into
-    // doubles; simdjson rejects both, and the two parsers must agree.
+    // Boost.JSON turns integers past 64 bits into doubles, where simdjson
+    // rejects them; and its conversion is not correctly rounded, so a
+    // non-finite result is checked again with from_chars, which is.
     const bool is_integer_lexeme = lexeme.find_first_of(".eE") == boost::json::string_view::npos;
-    if (std::isfinite(d) && !is_integer_lexeme) return value(ec);
+    if (!is_integer_lexeme && (std::isfinite(d) || is_finite_decimal(lexeme))) return value(ec);
     number_out_of_range = true;
     ec = boost::json::error::exponent_overflow;
     return false;
+  }
+
+  // Whether the decimal `lexeme` is within a double's range; an underflow
+  // reads as zero, as simdjson reads it.
+  static bool is_finite_decimal(std::string_view lexeme) {
+    double exact = 0;
+    const auto [end, ec] = std::from_chars(lexeme.data(), lexeme.data() + lexeme.size(), exact);
+    if (ec == std::errc()) return std::isfinite(exact);
+    if (ec != std::errc::result_out_of_range) return false;
+    // Out of range: too small (underflow) when the mantissa is zero or the
+    // decimal exponent of its leading digit is negative.
+    const auto e = lexeme.find_first_of("eE");
+    const std::string_view mantissa = lexeme.substr(0, e);
+    const auto lead = mantissa.find_first_of("123456789");
+    if (lead == std::string_view::npos) return true;
+    // The power of ten of the leading digit: 2 for 123.4, -3 for 0.001.
+    const auto point = std::min(mantissa.find('.'), mantissa.size());
+    const long long magnitude = lead < point ? static_cast<long long>(point - lead) - 1
+                                             : -static_cast<long long>(lead - point);
+    long long exponent = 0;
+    if (e != std::string_view::npos) {
+      std::string_view digits = lexeme.substr(e + 1);
+      const bool negative = !digits.empty() && digits[0] == '-';
+      if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) digits.remove_prefix(1);
+      for (const char c : digits) exponent = std::min<long long>(exponent * 10 + (c - '0'), 1'000'000'000);
+      if (negative) exponent = -exponent;
+    }
+    return magnitude + exponent < 0;
   }
   bool on_bool(bool, boost::json::error_code& ec) { return value(ec); }
   bool on_null(boost::json::error_code& ec) { return value(ec); }
@@ -300,7 +331,7 @@ inline std::optional<syntax_error> find_syntax_error(std::string_view json,
                       "unexpected " + quote_character(json, offset) + " after the JSON value");
   }
 
-  if (probe.handler().number_out_of_range) {
+  if (probe.handler().number_out_of_range || ec == boost::json::error::exponent_overflow) {
     while (offset > 0 && is_bare_token_char(json[offset - 1])) --offset;
     return make_error(json, json_errc::number_out_of_range, offset,
                       "the number is beyond the range of a double or a 64-bit integer");
@@ -362,7 +393,15 @@ inline std::optional<syntax_error> find_syntax_error(std::string_view json,
 }  // namespace detail
 
 LLMDLQ_INLINE std::optional<syntax_error> check_syntax(std::string_view json, const parse_options& options) {
-  return detail::find_syntax_error(json, options);
+  // simdjson decides; the SAX pass only locates what it rejects. Boost.JSON
+  // alone would, for one, reject 1e-2147483648, which simdjson reads as 0.
+  thread_local std::optional<json_parser> parser;
+  if (!parser || parser->options().max_size != options.max_size || parser->options().max_depth != options.max_depth) {
+    parser.emplace(options);
+  }
+  auto doc = parser->parse(json);
+  if (doc) return std::nullopt;
+  return std::move(doc.error());
 }
 
 LLMDLQ_INLINE syntax_error locate_syntax_error(std::string_view json, const parse_options& options) {
