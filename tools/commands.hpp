@@ -9,5 +9,6 @@ namespace llmdlq::cli {
 int validate_command(arguments args);
 int process_command(arguments args);
 int stats_command(arguments args);
+int repair_command(arguments args);
 
 }  // namespace llmdlq::cli

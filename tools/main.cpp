@@ -15,6 +15,7 @@ constexpr std::string_view usage =
     "  validate   validate JSON documents against a JSON Schema (draft 2020-12)\n"
     "  process    judge LLM responses (JSON Lines on stdin) and dead-letter the failures\n"
     "  stats      count a DLQ's records by category, triage and status\n"
+    "  repair     repair the JSON in an LLM response, reporting every change\n"
     "run 'llmdlq <command> --help' for a command's options\n";
 
 }  // namespace
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   if (command == "validate") return validate_command(rest);
   if (command == "process") return process_command(rest);
   if (command == "stats") return stats_command(rest);
+  if (command == "repair") return repair_command(rest);
   if (command == "--version") {
     std::cout << "llmdlq " << llmdlq::version_string << '\n';
     return exit_ok;

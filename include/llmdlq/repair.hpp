@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Zero-token local repair of LLM output: every change reported, with its
 // risk tier, so that policy decides what may be accepted.
+//
+// Repair is one linear pass with an explicit stack: it copies what is JSON
+// and rewrites what is not. Valid JSON comes back byte for byte; the output
+// is always strict RFC 8259 JSON or an error with a position; and
+// repair(repair(x)) == repair(x).
 #pragma once
 
 #include <cstddef>
@@ -8,6 +13,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <boost/json/object.hpp>
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
@@ -39,7 +46,9 @@ struct repair_tiers {
 
 /// One change made to the raw text.
 struct repair_action {
-  std::string code;       ///< stable name of the repair: `markdown_fence`, `prose_around_json`, ...
+  /// Stable name of the repair, a static string: `markdown_fence`,
+  /// `trailing_comma`, `truncated`... (README lists them with their tiers).
+  std::string_view code;
   repair_tier tier = repair_tier::lossless;
   std::size_t begin = 0;  ///< byte span [begin, end) in the raw text that changed
   std::size_t end = 0;
@@ -47,6 +56,9 @@ struct repair_action {
   std::string after;      ///< what replaced it
   friend bool operator==(const repair_action&, const repair_action&) = default;
 };
+
+/// `{"code", "tier", "begin", "end", "before", "after"}`.
+[[nodiscard]] LLMDLQ_INLINE boost::json::object to_json(const repair_action& action);
 
 /// What local repair produced.
 struct repair_result {
@@ -59,35 +71,51 @@ struct repair_result {
 
 /// Why local repair found nothing it could stand behind.
 enum class repair_errc : std::uint8_t {
-  no_json,          ///< no JSON value in the text
-  ambiguous,        ///< several different JSON values: choosing one would be a guess
-  budget_exceeded,  ///< the input is larger than the repair budget
+  no_json,           ///< no JSON object or array in the text
+  ambiguous,         ///< several different JSON values: choosing one would be a guess
+  unrepairable,      ///< a JSON value starts here, but this is beyond what repair may fix
+  tier_not_allowed,  ///< the value needs a repair of a tier the options do not allow
+  invalid_utf8,      ///< the text is not UTF-8
+  budget_exceeded,   ///< the input (or its repair) is larger than the repair budget
 };
+
+[[nodiscard]] LLMDLQ_INLINE std::string_view to_string(repair_errc code) noexcept;
 
 struct repair_error {
   repair_errc code = repair_errc::no_json;
-  std::size_t offset = 0;
+  std::size_t offset = 0;  ///< byte offset in the raw text
   std::string message;
+  bool truncated = false;  ///< the value found was cut off (tier_not_allowed: closing it is lossy)
 };
 
 struct repair_options {
-  /// Tiers whose actions may be applied; others make repair stop short.
+  /// Tiers whose actions may be applied; a value needing others is an error.
   repair_tiers allowed{repair_tier::lossless, repair_tier::syntactic};
   /// Inputs larger than this are not repaired (repair is linear, but a worker
   /// should not spend long on a document it will probably dead-letter).
   std::size_t max_bytes = 16u << 20;
+  /// Containers nested deeper than this are an error, as in parse_options.
+  std::size_t max_depth = 128;
 };
 
-/// Takes the JSON value out of an LLM response: strips a markdown fence, and
-/// the prose around a single JSON object or array. Valid JSON comes back
-/// unchanged with no actions. Linear in the input; no recursion.
+/// Finds the JSON value in an LLM response and repairs its syntax. Candidates
+/// come from markdown fences (any language word), else from a string-aware
+/// scan of the prose for objects and arrays; two different candidates are
+/// `ambiguous`. Valid JSON comes back unchanged with no actions.
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
                                                                         const repair_options& options = {});
 
 namespace detail {
-/// repair() for text the caller already knows is not strict JSON.
-[[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> extract_json(std::string_view raw,
-                                                                             const repair_options& options);
+/// Whether a repaired candidate is what the caller wants (process_llm_response
+/// asks whether it satisfies the schema); null accepts all.
+using candidate_filter = bool (*)(void* context, std::string_view json);
+
+/// repair() for text the caller already knows is not strict JSON, with every
+/// tier allowed (the caller judges the actions) and a filter to choose among
+/// several candidates.
+[[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(
+    std::string_view raw, const repair_options& options, candidate_filter filter = nullptr,
+    void* filter_context = nullptr);
 }  // namespace detail
 
 }  // namespace llmdlq

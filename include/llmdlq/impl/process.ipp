@@ -227,24 +227,27 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
       return reject(failure_category::syntax, "not JSON: " + error.message, {}, syntax_at(error));
     }
     repair_options repair_limits;
-    repair_limits.allowed = options.accept_repairs;
     repair_limits.max_bytes = options.limits.max_size;
-    // A response that is a bracketed value from its first character, with no
-    // fence, has nothing to extract unless junk follows the value.
-    const auto first = raw.find_first_not_of(" \t\r\n");
-    const bool bare_value = first != std::string_view::npos && (raw[first] == '{' || raw[first] == '[') &&
-                            error.code != json_errc::trailing_content && raw.find("```") == std::string_view::npos;
-    auto repaired = bare_value ? expected<repair_result, repair_error>(repair_result{std::string(), {}, false})
-                    : raw.size() > repair_limits.max_bytes
-                        ? expected<repair_result, repair_error>(unexpected(repair_error{
-                              repair_errc::budget_exceeded, 0, "the response is larger than the repair budget"}))
-                        : detail::extract_json(raw, repair_limits);
+    repair_limits.max_depth = options.limits.max_depth;
+    // Among several values in the text, the one the schema accepts is the answer.
+    struct schema_fit {
+      json_parser& parser;
+      const llmdlq::schema& schema;
+      validate_options rules;
+    } fit{parser, schema, {}};
+    fit.rules.now = now;
+    auto fits = [](void* context, std::string_view json) {
+      auto& f = *static_cast<schema_fit*>(context);
+      auto candidate = f.parser.parse(json);
+      return candidate && f.schema.is_valid(*candidate, f.rules);
+    };
+    auto repaired = detail::find_and_repair(raw, repair_limits, fits, &fit);
     if (repaired && repaired->truncated) {
       return reject(failure_category::truncated, "the response is cut off inside its JSON value", {},
                     syntax_at(error), true);
     }
     if (!repaired) {
-      if (error.code == json_errc::unexpected_end) {
+      if (error.code == json_errc::unexpected_end || repaired.error().truncated) {
         return reject(failure_category::truncated, "the response ends with " + error.unclosed + " still open",
                       {}, syntax_at(error), true);
       }

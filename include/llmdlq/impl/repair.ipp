@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
-// Definitions for repair.hpp: extraction of the JSON value from fences and
-// prose.
+// Definitions for repair.hpp: finding the JSON value in the text (fences,
+// prose, a string that holds JSON) and choosing among candidates; the
+// repair pass itself is detail/repair_engine.hpp.
 #pragma once
 
 #include <algorithm>
-#include <span>
+#include <optional>
 
-#include "llmdlq/detail/text_scan.hpp"
+#include <boost/json/value.hpp>
+#include <simdjson.h>
+
+#include "llmdlq/detail/repair_engine.hpp"
+#include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/repair.hpp"
 
@@ -22,73 +27,39 @@ LLMDLQ_INLINE std::string_view to_string(repair_tier tier) noexcept {
   return "lossless";
 }
 
+LLMDLQ_INLINE std::string_view to_string(repair_errc code) noexcept {
+  switch (code) {
+    case repair_errc::no_json: return "no_json";
+    case repair_errc::ambiguous: return "ambiguous";
+    case repair_errc::unrepairable: return "unrepairable";
+    case repair_errc::tier_not_allowed: return "tier_not_allowed";
+    case repair_errc::invalid_utf8: return "invalid_utf8";
+    case repair_errc::budget_exceeded: return "budget_exceeded";
+  }
+  return "no_json";
+}
+
+LLMDLQ_INLINE boost::json::object to_json(const repair_action& action) {
+  return {{"code", action.code},   {"tier", to_string(action.tier)}, {"begin", action.begin},
+          {"end", action.end},     {"before", action.before},        {"after", action.after}};
+}
+
 namespace detail {
 
-/// A stretch of the raw text that may hold the JSON value.
-struct json_candidate {
+/// A repaired value and the stretch [begin, end) of the raw text it came from.
+struct repair_candidate {
   std::size_t begin = 0;
   std::size_t end = 0;
-  bool complete = true;  ///< false: still open at the end of the text
-  bool fenced = false;   ///< the content of a markdown code fence
+  bool fenced = false;
+  repaired_value value;
 };
 
 inline bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-inline std::string_view trim_blank(std::string_view s) noexcept {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-/// The objects and arrays in `text` (offsets relative to `base`): one pass
-/// with a stack of open brackets, string-aware inside a candidate, so the
-/// cost is linear whatever the text. A closing bracket that does not match
-/// abandons the candidate.
-inline void scan_bracketed(std::string_view text, std::size_t base, std::vector<json_candidate>& out) {
-  std::string open;
-  std::size_t start = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (open.empty()) {
-      // Prose: jump to the next bracket that could start a value.
-      const auto brace = text.find('{', i), bracket = text.find('[', i);
-      i = std::min(brace, bracket);
-      if (i == std::string_view::npos) break;
-      open.push_back(text[i]);
-      start = i;
-      continue;
-    }
-    if (in_string) i = skip_string_body(text, i);
-    if (i >= text.size()) break;
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      open.push_back(c);
-    } else if (c == '}' || c == ']') {
-      if ((c == '}') != (open.back() == '{')) {
-        open.clear();  // mismatched: not a JSON value
-        continue;
-      }
-      open.pop_back();
-      if (open.empty()) out.push_back({base + start, base + i + 1, true, false});
-    }
-  }
-  if (!open.empty()) out.push_back({base + start, base + text.size(), false, false});
-}
-
-/// Markdown code fences (```, optionally with a language word): the content
-/// of each, trimmed; an unclosed fence runs to the end of the text.
-inline std::vector<json_candidate> fenced_blocks(std::string_view text) {
-  std::vector<json_candidate> blocks;
+/// The content of each markdown code fence (```, with or without a language
+/// word), trimmed; an unclosed fence runs to the end of the text.
+inline std::vector<std::pair<std::size_t, std::size_t>> fenced_blocks(std::string_view text) {
+  std::vector<std::pair<std::size_t, std::size_t>> blocks;
   std::size_t at = 0;
   while (true) {
     const std::size_t fence = text.find("```", at);
@@ -97,83 +68,231 @@ inline std::vector<json_candidate> fenced_blocks(std::string_view text) {
     if (content == std::string_view::npos) break;
     ++content;
     const std::size_t close = text.find("```", content);
-    const std::size_t content_end = close == std::string_view::npos ? text.size() : close;
-    std::size_t b = content, e = content_end;
+    std::size_t b = content, e = close == std::string_view::npos ? text.size() : close;
     while (b < e && is_blank(text[b])) ++b;
     while (e > b && is_blank(text[e - 1])) --e;
-    if (b < e) blocks.push_back({b, e, close != std::string_view::npos, true});
+    if (b < e) blocks.emplace_back(b, e);
     if (close == std::string_view::npos) break;
     at = close + 3;
   }
   return blocks;
 }
 
-inline std::string excerpt(std::string_view text, std::size_t limit = 80) {
-  if (text.size() <= limit) return std::string(text);
-  while (limit > 0 && (static_cast<unsigned char>(text[limit]) & 0xC0) == 0x80) --limit;
-  return std::string(text.substr(0, limit)) + "...";
+/// JSON text escaped as a string's content (`{\"a\":1}`), unescaped up to the
+/// first raw quote, with the raw offset of every byte for the actions' spans.
+struct unescaped_text {
+  std::string text;
+  std::vector<std::size_t> origin;  ///< origin[k]: raw offset of text[k]; one more entry for the end
+};
+
+inline std::optional<unescaped_text> unescape_stringified(std::string_view raw, std::size_t from, std::size_t to) {
+  unescaped_text u;
+  std::size_t i = from;
+  auto put = [&](std::string_view bytes, std::size_t origin) {
+    u.text += bytes;
+    u.origin.insert(u.origin.end(), bytes.size(), origin);
+  };
+  auto unit = [&](std::size_t k) -> long {
+    if (k + 6 > to || raw[k] != '\\' || raw[k + 1] != 'u') return -1;
+    long v = 0;
+    for (std::size_t j = k + 2; j < k + 6; ++j) {
+      const char c = raw[j];
+      const int h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+      if (h < 0) return -1;
+      v = v * 16 + h;
+    }
+    return v;
+  };
+  while (i < to && raw[i] != '"') {
+    if (raw[i] != '\\') {
+      put(raw.substr(i, 1), i);
+      ++i;
+      continue;
+    }
+    if (i + 1 >= to) return std::nullopt;
+    const char e = raw[i + 1];
+    const char* simple = nullptr;
+    switch (e) {
+      case '"': simple = "\""; break;
+      case '\\': simple = "\\"; break;
+      case '/': simple = "/"; break;
+      case 'n': simple = "\n"; break;
+      case 't': simple = "\t"; break;
+      case 'r': simple = "\r"; break;
+      case 'b': simple = "\b"; break;
+      case 'f': simple = "\f"; break;
+      default: break;
+    }
+    if (simple) {
+      put(simple, i);
+      i += 2;
+      continue;
+    }
+    long cp = unit(i);
+    std::size_t width = 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      const long low = unit(i + 6);
+      if (low < 0xDC00 || low > 0xDFFF) return std::nullopt;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+      width = 12;
+    }
+    if (cp < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) return std::nullopt;
+    std::string bytes;
+    append_utf8(bytes, static_cast<char32_t>(cp));
+    put(bytes, i);
+    i += width;
+  }
+  u.origin.push_back(i);
+  return u;
 }
 
-}  // namespace detail
+/// Repairs the value at `from` in raw[from, to); JSON escaped as string
+/// content is unescaped once and repaired again.
+inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw, std::size_t from, std::size_t to,
+                                                            bool fenced, const repair_options& options) {
+  repair_engine engine(raw.substr(from, to - from), from, options.max_depth);
+  auto value = engine.run(0);
+  if (value) {
+    const std::size_t end = from + value->end;
+    return repair_candidate{from, end, fenced, std::move(*value)};
+  }
+  repair_failure failure = std::move(value.error());
+  failure.offset += from;
+  if (!failure.stringified) return unexpected(std::move(failure));
 
-namespace detail {
+  auto plain = unescape_stringified(raw, from, to);
+  if (!plain) return unexpected(repair_failure{from, "a string holding JSON with a broken escape", false});
+  repair_engine inner(plain->text, 0, options.max_depth);
+  auto again = inner.run(0);
+  if (!again) {
+    const std::size_t at = plain->origin[std::min(again.error().offset, plain->origin.size() - 1)];
+    return unexpected(repair_failure{at, again.error().message, false});
+  }
+  const std::size_t end = plain->origin[std::min(again->end, plain->origin.size() - 1)];
+  for (auto& a : again->actions) {
+    a.begin = plain->origin[std::min(a.begin, plain->origin.size() - 1)];
+    a.end = plain->origin[std::min(a.end, plain->origin.size() - 1)];
+  }
+  again->actions.insert(again->actions.begin(),
+                        repair_action{"stringified_json", repair_tier::syntactic, from, end,
+                                      excerpt(raw.substr(from, end - from)), excerpt(plain->text.substr(0, again->end))});
+  return repair_candidate{from, end, fenced, std::move(*again)};
+}
 
-// repair() for text already known not to be strict JSON.
-LLMDLQ_INLINE expected<repair_result, repair_error> extract_json(std::string_view raw, const repair_options& options) {
-  parse_options strict;
-  strict.max_size = options.max_bytes;
+/// Every value in the text worth considering: those in fences when any fence
+/// holds one, else those in the prose. A scan that fails resumes where it
+/// failed, so the whole search stays linear.
+inline std::vector<repair_candidate> find_candidates(std::string_view raw, const repair_options& options,
+                                                     std::optional<repair_failure>& first_failure) {
+  std::vector<repair_candidate> found;
+  auto consider = [&](std::size_t from, std::size_t to, bool fenced) -> std::size_t {
+    auto candidate = repair_at(raw, from, to, fenced, options);
+    if (candidate) {
+      const std::size_t end = candidate->end;
+      found.push_back(std::move(*candidate));
+      return end;
+    }
+    const std::size_t resume = std::max(from + 1, candidate.error().offset);
+    if (!first_failure) first_failure = std::move(candidate.error());
+    return resume;
+  };
+  for (const auto& [b, e] : fenced_blocks(raw)) {
+    if (raw[b] == '{' || raw[b] == '[') consider(b, e, true);
+  }
+  if (!found.empty()) return found;
+  for (std::size_t at = 0; at < raw.size();) {
+    const std::size_t start = raw.find_first_of("{[", at);
+    if (start == std::string_view::npos) break;
+    at = consider(start, raw.size(), false);
+  }
+  return found;
+}
 
-  std::vector<json_candidate> candidates;
-  for (const auto& block : detail::fenced_blocks(raw)) {
-    // Inside a fence, the content is the candidate when it is bracketed JSON.
-    const std::string_view content = raw.substr(block.begin, block.end - block.begin);
-    if (content.front() == '{' || content.front() == '[') {
-      json_candidate c = block;
-      if (!c.complete) {
-        std::vector<json_candidate> inner;
-        detail::scan_bracketed(content, block.begin, inner);
-        if (!inner.empty()) c.complete = inner.front().complete && inner.size() == 1;
-      }
-      candidates.push_back(c);
+/// Offset of the first byte that is not valid UTF-8, or the size.
+inline std::size_t first_invalid_utf8(std::string_view text) noexcept {
+  if (simdjson::validate_utf8(text.data(), text.size())) return text.size();
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+    } else if (decode_utf8(text.substr(i))) {
+      i += utf8_sequence_length(c);
+    } else {
+      return i;
     }
   }
-  if (candidates.empty()) detail::scan_bracketed(raw, 0, candidates);
+  return text.size();
+}
+
+LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_view raw, const repair_options& options,
+                                                                   candidate_filter filter, void* filter_context) {
+  if (raw.size() > options.max_bytes) {
+    return unexpected(repair_error{repair_errc::budget_exceeded, options.max_bytes,
+                                   "the response is larger than the repair budget", false});
+  }
+  if (const std::size_t bad = first_invalid_utf8(raw); bad < raw.size()) {
+    return unexpected(repair_error{repair_errc::invalid_utf8, bad, "the text is not valid UTF-8", false});
+  }
+  std::optional<repair_failure> failure;
+  std::vector<repair_candidate> candidates = find_candidates(raw, options, failure);
   if (candidates.empty()) {
-    return unexpected(repair_error{repair_errc::no_json, 0, "the response holds no JSON object or array"});
+    if (failure) return unexpected(repair_error{repair_errc::unrepairable, failure->offset, failure->message, false});
+    return unexpected(repair_error{repair_errc::no_json, 0, "the response holds no JSON object or array", false});
   }
 
-  // Prefer a candidate that is JSON as it stands; two different ones would
-  // make any choice a guess (the same text twice is one: a model repeating
-  // itself). With none, keep the first, or the one cut off at the end. A
-  // lone candidate needs no check: the caller parses what comes back.
-  const json_candidate* chosen = candidates.size() == 1 ? &candidates.front() : nullptr;
-  for (const auto& c : chosen ? std::span<const json_candidate>() : std::span<const json_candidate>(candidates)) {
-    const std::string_view text = raw.substr(c.begin, c.end - c.begin);
-    if (!c.complete || check_syntax(text, strict)) continue;
-    if (chosen && raw.substr(chosen->begin, chosen->end - chosen->begin) != text) {
+  // A complete value the caller accepts wins; two different ones would make
+  // any choice a guess (the same value twice is one: a model repeating
+  // itself). Failing that, a value cut off at the end (a truncation is the
+  // more precise failure), else the first.
+  const repair_candidate* chosen = nullptr;
+  const bool lone = candidates.size() == 1;
+  for (const auto& c : candidates) {
+    if (c.value.truncated) continue;
+    if (!lone && filter && !filter(filter_context, c.value.json)) continue;
+    if (chosen && chosen->value.json != c.value.json) {
       return unexpected(repair_error{repair_errc::ambiguous, c.begin,
-                                     "the response holds more than one JSON value"});
+                                     "the response holds more than one JSON value", false});
     }
     if (!chosen) chosen = &c;
   }
   if (!chosen) {
-    const auto open = std::find_if(candidates.begin(), candidates.end(), [](const auto& c) { return !c.complete; });
-    chosen = open != candidates.end() ? &*open : &candidates.front();
+    const auto cut = std::find_if(candidates.begin(), candidates.end(), [](const auto& c) { return c.value.truncated; });
+    chosen = cut != candidates.end() ? &*cut : &candidates.front();
   }
-  const json_candidate& first = *chosen;
+  repair_candidate c = std::move(*const_cast<repair_candidate*>(chosen));
+
+  // The safety net under the invariant: what leaves here is strict JSON.
+  parse_options strict;
+  strict.max_size = std::max<std::size_t>(options.max_bytes, 1);
+  strict.max_depth = options.max_depth;
+  if (c.value.json.size() > options.max_bytes) {
+    return unexpected(repair_error{repair_errc::budget_exceeded, c.begin,
+                                   "the repaired value is larger than the repair budget", c.value.truncated});
+  }
+  if (auto bad = check_syntax(c.value.json, strict)) {
+    return unexpected(repair_error{repair_errc::unrepairable, c.begin, "repair could not make JSON of the value: " + bad->message,
+                                   c.value.truncated});
+  }
 
   repair_result result;
-  result.json = std::string(raw.substr(first.begin, first.end - first.begin));
-  result.truncated = !first.complete;
-  const std::string_view code = first.fenced ? "markdown_fence" : "prose_around_json";
-  if (first.begin > 0) {
-    result.actions.push_back({std::string(code), repair_tier::lossless, 0, first.begin,
-                              detail::excerpt(raw.substr(0, first.begin)), ""});
+  result.truncated = c.value.truncated;
+  const std::string_view code = c.fenced ? "markdown_fence" : "prose_around_json";
+  auto& actions = c.value.actions;
+  std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  if (c.begin > 0) {
+    const std::string_view before = raw.substr(0, c.begin);
+    const bool bom_only = before.starts_with("\xEF\xBB\xBF") &&
+                          before.find_first_not_of(" \t\r\n", 3) == std::string_view::npos;
+    result.actions.push_back({bom_only ? "byte_order_mark" : code, repair_tier::lossless, 0, c.begin,
+                              excerpt(before), ""});
   }
-  if (first.end < raw.size()) {
-    result.actions.push_back({std::string(code), repair_tier::lossless, first.end, raw.size(),
-                              detail::excerpt(raw.substr(first.end)), ""});
+  result.actions.insert(result.actions.end(), std::make_move_iterator(actions.begin()),
+                        std::make_move_iterator(actions.end()));
+  if (c.end < raw.size()) {
+    result.actions.push_back({code, repair_tier::lossless, c.end, raw.size(), excerpt(raw.substr(c.end)), ""});
   }
+  result.json = std::move(c.value.json);
   return result;
 }
 
@@ -182,12 +301,22 @@ LLMDLQ_INLINE expected<repair_result, repair_error> extract_json(std::string_vie
 LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw, const repair_options& options) {
   if (raw.size() > options.max_bytes) {
     return unexpected(repair_error{repair_errc::budget_exceeded, options.max_bytes,
-                                   "the response is larger than the repair budget"});
+                                   "the response is larger than the repair budget", false});
   }
   parse_options strict;
-  strict.max_size = options.max_bytes;
+  strict.max_size = std::max<std::size_t>(options.max_bytes, 1);
+  strict.max_depth = options.max_depth;
   if (!check_syntax(raw, strict)) return repair_result{std::string(raw), {}, false};
-  return detail::extract_json(raw, options);
+  auto result = detail::find_and_repair(raw, options);
+  if (!result) return result;
+  for (const auto& a : result->actions) {
+    if (options.allowed.allows(a.tier)) continue;
+    return unexpected(repair_error{repair_errc::tier_not_allowed, a.begin,
+                                   std::string("the value needs a ") + std::string(to_string(a.tier)) + " repair (" +
+                                       std::string(a.code) + "), which the options do not allow",
+                                   result->truncated});
+  }
+  return result;
 }
 
 }  // namespace llmdlq

@@ -1,0 +1,768 @@
+// SPDX-License-Identifier: MIT
+// The syntax repair pass: one left-to-right scan of a JSON-like value that
+// copies what is already JSON and rewrites what is not, reporting each change.
+// The nesting lives on an explicit stack, so no input can exhaust the call
+// stack, and every byte is looked at a bounded number of times.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/json_parser.hpp"
+#include "llmdlq/repair.hpp"
+
+namespace llmdlq::detail {
+
+/// Where a repair pass gave up, and why.
+struct repair_failure {
+  std::size_t offset = 0;   ///< in the scanned text
+  std::string message;
+  bool stringified = false;  ///< the value is JSON escaped as a string's content: unescape, then scan again
+};
+
+/// What one pass produced.
+struct repaired_value {
+  std::string json;
+  std::vector<repair_action> actions;  ///< spans in the scanned text, shifted by the pass's base
+  std::size_t end = 0;                 ///< just past the value (and any redundant closing brackets)
+  bool truncated = false;
+};
+
+inline std::string excerpt(std::string_view text, std::size_t limit = 80) {
+  if (text.size() <= limit) return std::string(text);
+  while (limit > 0 && (static_cast<unsigned char>(text[limit]) & 0xC0) == 0x80) --limit;
+  return std::string(text.substr(0, limit)) + "...";
+}
+
+class repair_engine {
+ public:
+  /// `base` is the offset of `text` in the text the caller reports spans in.
+  repair_engine(std::string_view text, std::size_t base, std::size_t max_depth) noexcept
+      : in_(text), base_(base), max_depth_(max_depth) {}
+
+  /// Repairs the value starting at `from`, which must be `{` or `[`.
+  expected<repaired_value, repair_failure> run(std::size_t from) {
+    i_ = from;
+    out_.reserve(in_.size() - from + 16);
+    while (true) {
+      if (expect_ != expect::done) skip_gap();
+      if (failed_) return unexpected(std::move(failure_));
+      if (i_ >= in_.size()) break;
+      if (expect_ == expect::done) {
+        if (!after_root()) break;
+        continue;
+      }
+      step();
+      if (failed_) return unexpected(std::move(failure_));
+    }
+    if (expect_ == expect::done) {
+      if (i_ < in_.size()) out_.resize(root_out_end_);
+      return repaired_value{std::move(out_), std::move(actions_), root_in_end_, false};
+    }
+    close_truncated();
+    return repaired_value{std::move(out_), std::move(actions_), in_.size(), true};
+  }
+
+ private:
+  // What the scan expects next. The `first_` states follow an opening
+  // bracket, where a comma is out of place; the plain ones follow a comma.
+  enum class expect : std::uint8_t { value, first_value, array_next, first_key, key, colon, member_value, object_next, done };
+  enum class quote : std::uint8_t { dq, sq, smart_dq, smart_sq };
+
+  std::string_view in_;
+  std::size_t base_;
+  std::size_t max_depth_;
+  std::size_t i_ = 0;
+  std::string out_;
+  std::vector<repair_action> actions_;
+  std::string stack_;  // '{' and '[' still open
+  expect expect_ = expect::value;
+  bool failed_ = false;
+  repair_failure failure_;
+  std::size_t comma_in_ = 0, comma_out_ = 0;  // the last comma written
+  std::size_t root_in_end_ = 0, root_out_end_ = 0;
+  std::size_t token_in_end_ = 0, token_out_end_ = 0;  // just past the last key or value
+
+  bool open_string_ = false;                    // the text ended inside a string
+  std::size_t cut_ = std::string_view::npos;    // where a token the text ends in begins, when it was dropped
+  std::string completion_;                      // the rest of a literal the text ends in
+
+  // ---- helpers -----------------------------------------------------------
+
+  [[nodiscard]] unsigned char at(std::size_t k) const noexcept {
+    return k < in_.size() ? static_cast<unsigned char>(in_[k]) : 0;
+  }
+  [[nodiscard]] bool starts(std::size_t k, std::string_view s) const noexcept {
+    return in_.substr(std::min(k, in_.size()), s.size()) == s;
+  }
+
+  void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string after) {
+    actions_.push_back({code, tier, base_ + b, base_ + e, excerpt(in_.substr(b, e - b)), std::move(after)});
+  }
+
+  void fail(std::size_t offset, std::string message) {
+    if (failed_) return;
+    failed_ = true;
+    failure_ = repair_failure{offset, std::move(message), false};
+  }
+
+  [[nodiscard]] static bool is_json_blank(unsigned char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  }
+  [[nodiscard]] static bool is_word_start(unsigned char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
+  }
+  [[nodiscard]] static bool is_word_char(unsigned char c) noexcept {
+    return is_word_start(c) || (c >= '0' && c <= '9');
+  }
+  [[nodiscard]] static bool is_digit(unsigned char c) noexcept { return c >= '0' && c <= '9'; }
+
+  /// Width of the Unicode space (or byte order mark) at `k`, or 0.
+  [[nodiscard]] std::size_t unicode_space_at(std::size_t k) const noexcept {
+    const unsigned char a = at(k), b = at(k + 1), c = at(k + 2);
+    if (a == 0xC2 && b == 0xA0) return 2;                                      // no-break space
+    if (a == 0xE2 && b == 0x80 && ((c >= 0x80 && c <= 0x8A) || c == 0xA8 || c == 0xA9 || c == 0xAF)) return 3;
+    if (a == 0xE2 && b == 0x81 && c == 0x9F) return 3;                          // medium mathematical space
+    if (a == 0xE3 && b == 0x80 && c == 0x80) return 3;                          // ideographic space
+    if (a == 0xE1 && b == 0x9A && c == 0x80) return 3;                          // ogham space mark
+    if (a == 0xEF && b == 0xBB && c == 0xBF) return 3;                          // byte order mark
+    return 0;
+  }
+
+  /// The quote that opens a string at `k`, and its width; width 0 if none.
+  [[nodiscard]] std::pair<quote, std::size_t> opening_quote_at(std::size_t k) const noexcept {
+    const unsigned char c = at(k);
+    if (c == '"') return {quote::dq, 1};
+    if (c == '\'') return {quote::sq, 1};
+    if (c == 0xE2 && at(k + 1) == 0x80) {
+      const unsigned char d = at(k + 2);
+      if (d == 0x9C || d == 0x9D) return {quote::smart_dq, 3};
+      if (d == 0x98 || d == 0x99) return {quote::smart_sq, 3};
+    }
+    return {quote::dq, 0};
+  }
+
+  /// Width of `...` or `…` at `k`, or 0.
+  [[nodiscard]] std::size_t ellipsis_at(std::size_t k) const noexcept {
+    if (starts(k, "...")) return 3;
+    if (at(k) == 0xE2 && at(k + 1) == 0x80 && at(k + 2) == 0xA6) return 3;
+    return 0;
+  }
+
+  [[nodiscard]] bool value_starts_at(std::size_t k) const noexcept {
+    const unsigned char c = at(k);
+    return c == '{' || c == '[' || c == '-' || is_digit(c) || is_word_start(c) || opening_quote_at(k).second != 0;
+  }
+
+  // ---- whitespace and comments ---------------------------------------------
+
+  /// Copies JSON whitespace; removes comments; turns Unicode spaces into
+  /// plain ones.
+  void skip_gap() {
+    while (i_ < in_.size()) {
+      const unsigned char c = at(i_);
+      if (is_json_blank(c)) {
+        out_ += static_cast<char>(c);
+        ++i_;
+      } else if (c == '/' && (at(i_ + 1) == '/' || at(i_ + 1) == '*')) {
+        const bool block = at(i_ + 1) == '*';
+        const std::size_t close = block ? in_.find("*/", i_ + 2) : in_.find('\n', i_ + 2);
+        const std::size_t end = close == std::string_view::npos ? in_.size() : block ? close + 2 : close;
+        note("comment", repair_tier::syntactic, i_, end, "");
+        i_ = end;
+      } else if (c == '#') {
+        const std::size_t close = in_.find('\n', i_ + 1);
+        const std::size_t end = close == std::string_view::npos ? in_.size() : close;
+        note("comment", repair_tier::syntactic, i_, end, "");
+        i_ = end;
+      } else if (const std::size_t w = unicode_space_at(i_)) {
+        const bool bom = at(i_) == 0xEF;
+        note(bom ? "byte_order_mark" : "unicode_whitespace", repair_tier::lossless, i_, i_ + w, bom ? "" : " ");
+        if (!bom) out_ += ' ';
+        i_ += w;
+      } else {
+        return;
+      }
+    }
+  }
+
+  // ---- structure -------------------------------------------------------------
+
+  void step() {
+    const unsigned char c = at(i_);
+    switch (expect_) {
+      case expect::value:
+      case expect::first_value:
+      case expect::member_value:
+        if (c == ']' || c == '}') return close_bracket(c);
+        if (c == ',') {
+          if (expect_ == expect::member_value || stack_.empty()) return fail(i_, "a comma where a value belongs");
+          note(expect_ == expect::first_value ? "leading_comma" : "redundant_comma", repair_tier::syntactic, i_,
+               i_ + 1, "");
+          ++i_;
+          return;
+        }
+        if (const std::size_t w = ellipsis_at(i_); w && !stack_.empty() && expect_ != expect::member_value) {
+          note("ellipsis", repair_tier::lossy, i_, i_ + w, "");
+          i_ += w;
+          return;
+        }
+        return read_value();
+      case expect::first_key:
+      case expect::key:
+        if (c == '}' || c == ']') return close_bracket(c);
+        if (c == ',') {
+          note(expect_ == expect::first_key ? "leading_comma" : "redundant_comma", repair_tier::syntactic, i_,
+               i_ + 1, "");
+          ++i_;
+          return;
+        }
+        if (const std::size_t w = ellipsis_at(i_)) {
+          note("ellipsis", repair_tier::lossy, i_, i_ + w, "");
+          i_ += w;
+          return;
+        }
+        return read_key();
+      case expect::colon:
+        if (c == ':') {
+          out_ += ':';
+          ++i_;
+          expect_ = expect::member_value;
+          return;
+        }
+        if (value_starts_at(i_)) {
+          insert_after_token("missing_colon", ':');
+          expect_ = expect::member_value;
+          return;
+        }
+        return fail(i_, "expected ':' after the property name");
+      case expect::array_next:
+      case expect::object_next:
+        if (c == ',') {
+          comma_in_ = i_;
+          comma_out_ = out_.size();
+          out_ += ',';
+          ++i_;
+          expect_ = expect_ == expect::array_next ? expect::value : expect::key;
+          return;
+        }
+        if (c == ']' || c == '}') return close_bracket(c);
+        if (const std::size_t w = ellipsis_at(i_)) {
+          note("ellipsis", repair_tier::lossy, i_, i_ + w, "");
+          i_ += w;
+          return;
+        }
+        if (at(i_) == '\\' && at(i_ + 1) == '"') return stringified();
+        if (value_starts_at(i_)) {
+          insert_after_token("missing_comma", ',');
+          comma_in_ = token_in_end_;
+          comma_out_ = token_out_end_;
+          expect_ = expect_ == expect::array_next ? expect::value : expect::key;
+          return;
+        }
+        return fail(i_, expect_ == expect::array_next ? "expected ',' or ']' after an array element"
+                                                     : "expected ',' or '}' after an object member");
+      case expect::done: return;
+    }
+  }
+
+  void open_bracket(char c) {
+    if (stack_.size() >= max_depth_) return fail(i_, "nested deeper than the depth limit");
+    stack_ += c;
+    out_ += c;
+    ++i_;
+    expect_ = c == '{' ? expect::first_key : expect::first_value;
+  }
+
+  void close_bracket(unsigned char c) {
+    const char opener = c == '}' ? '{' : '[';
+    if (stack_.empty()) return fail(i_, "a closing bracket with nothing open");
+    if (stack_.back() != opener) {
+      // A missing closing bracket: `{"a": [1, 2}`. Closing what is open up to
+      // the bracket that matches invents structure, so it is lossy.
+      const auto match = stack_.find_last_of(opener);
+      if (match == std::string::npos) return fail(i_, std::string("a '") + static_cast<char>(c) + "' that closes nothing");
+      if (expect_ == expect::member_value) return fail(i_, "a property without a value");
+      std::string closing;
+      drop_dangling_comma();
+      while (stack_.size() > match + 1) {
+        closing += stack_.back() == '{' ? '}' : ']';
+        stack_.pop_back();
+      }
+      note("missing_bracket", repair_tier::lossy, i_, i_, closing);
+      out_ += closing;
+      expect_ = opener == '{' ? expect::object_next : expect::array_next;
+    }
+    if (expect_ == expect::member_value) return fail(i_, "a property without a value");
+    if (expect_ == expect::value || expect_ == expect::key) {
+      // `[1, 2,]`: the comma written last is out of place.
+      out_.erase(comma_out_, 1);
+      note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
+    }
+    stack_.pop_back();
+    out_ += static_cast<char>(c);
+    ++i_;
+    value_done();
+  }
+
+  void drop_dangling_comma() {
+    if (expect_ == expect::value || expect_ == expect::key) {
+      out_.erase(comma_out_, 1);
+      note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
+      expect_ = expect_ == expect::value ? expect::array_next : expect::object_next;
+    }
+  }
+
+  /// Puts a missing `,` or `:` right after the last key or value, before
+  /// the blanks that follow it (only those lie between: comments went).
+  void insert_after_token(std::string_view code, char c) {
+    note(code, repair_tier::syntactic, token_in_end_, token_in_end_, std::string(1, c));
+    out_.insert(out_.begin() + static_cast<std::ptrdiff_t>(token_out_end_), c);
+  }
+
+  void token_done() noexcept {
+    token_in_end_ = i_;
+    token_out_end_ = out_.size();
+  }
+
+  void value_done() {
+    token_done();
+    if (stack_.empty()) {
+      expect_ = expect::done;
+      root_in_end_ = i_;
+      root_out_end_ = out_.size();
+      return;
+    }
+    expect_ = stack_.back() == '[' ? expect::array_next : expect::object_next;
+  }
+
+  /// After the root value: redundant closing brackets go; anything else
+  /// ends the value. Returns whether to keep scanning.
+  bool after_root() {
+    std::size_t k = i_;
+    while (k < in_.size() && is_json_blank(at(k))) ++k;
+    if (k < in_.size() && (at(k) == '}' || at(k) == ']')) {
+      out_.append(in_.data() + i_, k - i_);
+      note("redundant_bracket", repair_tier::syntactic, k, k + 1, "");
+      i_ = root_in_end_ = k + 1;
+      root_out_end_ = out_.size();
+      return true;
+    }
+    if (k == in_.size()) {
+      out_.append(in_.data() + i_, k - i_);
+      i_ = k;
+      root_in_end_ = k;
+    }
+    return false;
+  }
+
+  void read_value() {
+    const unsigned char c = at(i_);
+    if (c == '{' || c == '[') return open_bracket(static_cast<char>(c));
+    if (const auto [q, w] = opening_quote_at(i_); w) return read_string(q, w, false);
+    if (c == '-' || c == '+' || c == '.' || is_digit(c)) return read_number();
+    if (is_word_start(c)) return read_word();
+    if (c == '\\' && at(i_ + 1) == '"') return stringified();
+    fail(i_, "unexpected character where a value belongs");
+  }
+
+  void stringified() {
+    fail(i_, "the value is JSON written as the content of a string");
+    failure_.stringified = true;
+  }
+
+  void read_key() {
+    const unsigned char c = at(i_);
+    if (const auto [q, w] = opening_quote_at(i_); w) return read_string(q, w, true);
+    if (c == '\\' && at(i_ + 1) == '"') return stringified();
+    if (is_word_char(c)) {
+      std::size_t k = i_;
+      while (k < in_.size() && (is_word_char(at(k)) || at(k) == '-')) ++k;
+      const std::string_view name = in_.substr(i_, k - i_);
+      std::string quoted;
+      quoted.reserve(name.size() + 2);
+      quoted += '"';
+      quoted += name;
+      quoted += '"';
+      note("unquoted_key", repair_tier::syntactic, i_, k, quoted);
+      out_ += quoted;
+      i_ = k;
+      token_done();
+      expect_ = expect::colon;
+      return;
+    }
+    fail(i_, "expected a property name");
+  }
+
+  // ---- strings ---------------------------------------------------------------
+
+  /// Whether a quote just before `k` ends the string: what follows it is
+  /// what follows a value. After blanks, the start of a value that is not a
+  /// word counts too (a comma or colon is missing), while `"say "hi" now"`
+  /// keeps its inner quotes.
+  [[nodiscard]] bool ends_string(std::size_t k) const noexcept {
+    const std::size_t start = k;
+    while (k < in_.size() && is_json_blank(at(k))) ++k;
+    if (k == in_.size()) return true;
+    const unsigned char c = at(k);
+    if (c == ',' || c == '}' || c == ']' || c == ':') return true;
+    if ((c == '/' && (at(k + 1) == '/' || at(k + 1) == '*')) || c == '#') return true;
+    if (k == start) return false;
+    return c == '{' || c == '[' || c == '-' || is_digit(c) || opening_quote_at(k).second != 0;
+  }
+
+  /// Whether `k` holds the quote that closes a string opened with `q`.
+  [[nodiscard]] std::size_t closing_quote_at(std::size_t k, quote q) const noexcept {
+    switch (q) {
+      case quote::dq: return at(k) == '"' ? 1 : 0;
+      case quote::sq: return at(k) == '\'' ? 1 : 0;
+      case quote::smart_dq:
+        return at(k) == 0xE2 && at(k + 1) == 0x80 && (at(k + 2) == 0x9D || at(k + 2) == 0x9C) ? 3 : 0;
+      case quote::smart_sq: return at(k) == 0xE2 && at(k + 1) == 0x80 && at(k + 2) == 0x99 ? 3 : 0;
+    }
+    return 0;
+  }
+
+  /// `"a" + "b"`: the width up to and including the next opening quote, or 0.
+  [[nodiscard]] std::pair<std::size_t, quote> concatenation_at(std::size_t k) const noexcept {
+    std::size_t j = k;
+    while (j < in_.size() && is_json_blank(at(j))) ++j;
+    if (at(j) != '+') return {0, quote::dq};
+    ++j;
+    while (j < in_.size() && is_json_blank(at(j))) ++j;
+    const auto [q, w] = opening_quote_at(j);
+    if (!w) return {0, quote::dq};
+    return {j + w - k, q};
+  }
+
+  void read_string(quote q, std::size_t width, bool key) {
+    const std::size_t open = i_;
+    const std::size_t out_open = out_.size();
+    i_ += width;
+    out_ += '"';
+    bool requoted = q != quote::dq;
+    // Bytes that need a look in any string: controls, backslash, both quotes,
+    // and the lead byte of a smart quote.
+    static constexpr auto special = [] {
+      std::array<bool, 256> t{};
+      for (int c = 0; c < 0x20; ++c) t[c] = true;
+      t['"'] = t['\\'] = t['\''] = t[0xE2] = true;
+      return t;
+    }();
+    std::size_t controls_begin = std::string_view::npos, controls_end = 0;
+    while (true) {
+      std::size_t k = i_;
+      while (k < in_.size() && !special[at(k)]) ++k;
+      out_.append(in_.data() + i_, k - i_);
+      i_ = k;
+      if (i_ >= in_.size()) {
+        open_string_ = true;
+        break;
+      }
+      const unsigned char c = at(i_);
+      if (const std::size_t w = closing_quote_at(i_, q)) {
+        if (const auto [skip, next] = concatenation_at(i_ + w); skip) {
+          note("string_concatenation", repair_tier::syntactic, i_, i_ + w + skip, "");
+          i_ += w + skip;
+          requoted = requoted || next != quote::dq;
+          q = next;
+          continue;
+        }
+        if (ends_string(i_ + w)) {
+          i_ += w;
+          break;
+        }
+        if (q == quote::dq) {
+          note("unescaped_quote", repair_tier::syntactic, i_, i_ + 1, "\\\"");
+          out_ += "\\\"";
+        } else {
+          out_.append(in_.data() + i_, w);  // an apostrophe inside the text
+        }
+        i_ += w;
+      } else if (c == '"') {
+        out_ += "\\\"";  // a double quote inside a string quoted otherwise
+        ++i_;
+      } else if (c == '\\') {
+        read_escape(q);
+        if (open_string_) break;
+      } else if (c < 0x20) {
+        if (controls_begin == std::string_view::npos) controls_begin = i_;
+        controls_end = i_ + 1;
+        append_control(c);
+        ++i_;
+      } else {
+        out_ += static_cast<char>(c);  // an apostrophe, or a lead byte that is not a closing quote
+        ++i_;
+      }
+    }
+    if (controls_begin != std::string_view::npos) {
+      note("control_character", repair_tier::syntactic, controls_begin, controls_end,
+           excerpt(std::string_view(out_).substr(out_open)));
+    }
+    if (open_string_) return;  // the truncation closes it
+    out_ += '"';
+    if (requoted) {
+      note(q == quote::sq ? "single_quotes" : "smart_quotes", repair_tier::syntactic, open, i_,
+           excerpt(std::string_view(out_).substr(out_open)));
+    }
+    if (key) {
+      token_done();
+      expect_ = expect::colon;
+    } else {
+      value_done();
+    }
+  }
+
+  void append_control(unsigned char c) {
+    switch (c) {
+      case '\n': out_ += "\\n"; return;
+      case '\r': out_ += "\\r"; return;
+      case '\t': out_ += "\\t"; return;
+      case '\b': out_ += "\\b"; return;
+      case '\f': out_ += "\\f"; return;
+      default: {
+        static constexpr char hex[] = "0123456789abcdef";
+        out_ += "\\u00";
+        out_ += hex[c >> 4];
+        out_ += hex[c & 0xF];
+      }
+    }
+  }
+
+  [[nodiscard]] static int hex_value(unsigned char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  /// The code unit of a `\uXXXX` escape at `k`, or -1.
+  [[nodiscard]] long unicode_escape_at(std::size_t k) const noexcept {
+    if (at(k) != '\\' || at(k + 1) != 'u') return -1;
+    long v = 0;
+    for (std::size_t j = k + 2; j < k + 6; ++j) {
+      const int h = hex_value(at(j));
+      if (h < 0) return -1;
+      v = v * 16 + h;
+    }
+    return v;
+  }
+
+  void read_escape(quote q) {
+    const unsigned char d = at(i_ + 1);
+    if (i_ + 1 >= in_.size()) {  // the text ends after the backslash
+      cut_ = i_;
+      i_ = in_.size();
+      open_string_ = true;
+      return;
+    }
+    if (d == '"' || d == '\\' || d == '/' || d == 'b' || d == 'f' || d == 'n' || d == 'r' || d == 't') {
+      out_.append(in_.data() + i_, 2);
+      i_ += 2;
+      return;
+    }
+    if (d == '\'') {
+      if (q != quote::sq) note("invalid_escape", repair_tier::syntactic, i_, i_ + 2, "'");
+      out_ += '\'';
+      i_ += 2;
+      return;
+    }
+    if (d == 'u') {
+      const long unit = unicode_escape_at(i_);
+      if (unit < 0) {
+        if (i_ + 6 > in_.size()) {  // cut off inside the escape
+          cut_ = i_;
+          i_ = in_.size();
+          open_string_ = true;
+          return;
+        }
+        note("invalid_escape", repair_tier::syntactic, i_, i_ + 2, "\\\\u");
+        out_ += "\\\\u";
+        i_ += 2;
+        return;
+      }
+      if (unit >= 0xD800 && unit <= 0xDBFF) {
+        const long low = unicode_escape_at(i_ + 6);
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+          out_.append(in_.data() + i_, 12);
+          i_ += 12;
+          return;
+        }
+      }
+      if (unit >= 0xD800 && unit <= 0xDFFF) {
+        // Half a surrogate pair encodes no character.
+        note("lone_surrogate", repair_tier::lossy, i_, i_ + 6, "\\ufffd");
+        out_ += "\\ufffd";
+        i_ += 6;
+        return;
+      }
+      out_.append(in_.data() + i_, 6);
+      i_ += 6;
+      return;
+    }
+    // `\x`, `\a`, `\` before a newline...: the backslash was meant literally.
+    note("invalid_escape", repair_tier::syntactic, i_, i_ + 1, "\\\\");
+    out_ += "\\\\";
+    ++i_;
+  }
+
+  // ---- numbers and words -----------------------------------------------------
+
+  void read_number() {
+    const std::size_t start = i_;
+    const std::size_t out_start = out_.size();
+    bool rewritten = false;
+    if (at(i_) == '+') {
+      rewritten = true;
+      ++i_;
+    } else if (at(i_) == '-') {
+      out_ += '-';
+      ++i_;
+    }
+    if (is_word_start(at(i_))) {  // -Infinity
+      out_.resize(out_start);
+      return read_word_from(start);
+    }
+    std::size_t k = i_;
+    while (is_digit(at(k))) ++k;
+    const std::size_t int_digits = k - i_;
+    if (int_digits > 1 && at(i_) == '0') return fail(i_, "a number with a leading zero");
+    if (int_digits == 0) {
+      if (at(k) == '.' && is_digit(at(k + 1))) {
+        out_ += '0';  // .5
+        rewritten = true;
+      } else if (k >= in_.size()) {
+        return drop_cut_number(start, out_start);
+      } else {
+        return fail(start, "a number without digits");
+      }
+    }
+    out_.append(in_.data() + i_, k - i_);
+    i_ = k;
+    bool exponent = false;
+    if (at(i_) == '.') {
+      std::size_t f = i_ + 1;
+      while (is_digit(at(f))) ++f;
+      if (f == i_ + 1) {
+        if (f >= in_.size()) return drop_cut_number(start, out_start);
+        out_ += ".0";  // 2.
+        rewritten = true;
+      } else {
+        out_.append(in_.data() + i_, f - i_);
+      }
+      i_ = f;
+    }
+    if (at(i_) == 'e' || at(i_) == 'E') {
+      std::size_t e = i_ + 1;
+      if (at(e) == '+' || at(e) == '-') ++e;
+      const std::size_t digits = e;
+      while (is_digit(at(e))) ++e;
+      if (e == digits) {
+        if (e >= in_.size()) return drop_cut_number(start, out_start);
+        return fail(i_, "an exponent without digits");
+      }
+      out_.append(in_.data() + i_, e - i_);
+      i_ = e;
+      exponent = true;
+    }
+    if (is_word_char(at(i_)) || at(i_) == '.') return fail(i_, "unexpected character after a number");
+    if (i_ >= in_.size() && !stack_.empty()) {
+      // The text may have been cut in the middle of this number.
+      return drop_cut_number(start, out_start);
+    }
+    if ((exponent || int_digits > 18) && check_syntax(std::string_view(out_).substr(out_start))) {
+      return fail(start, "the number is beyond the range of a double or a 64-bit integer");
+    }
+    if (rewritten) {
+      note("number_lexeme", repair_tier::syntactic, start, i_, std::string(std::string_view(out_).substr(out_start)));
+    }
+    value_done();
+  }
+
+  /// A number the text ends in may be missing digits: it is dropped, and
+  /// the truncation closes what holds it.
+  void drop_cut_number(std::size_t start, std::size_t out_start) {
+    out_.resize(out_start);
+    cut_ = start;
+    i_ = in_.size();
+  }
+
+  void read_word() { read_word_from(i_); }
+
+  void read_word_from(std::size_t start) {
+    std::size_t k = i_;
+    while (is_word_char(at(k))) ++k;
+    const std::string_view word = in_.substr(i_, k - i_);
+    const bool negative = start < i_;
+    auto replace = [&](std::string_view code, repair_tier tier, std::string_view json) {
+      note(code, tier, start, k, std::string(json));
+      out_ += json;
+      i_ = k;
+      value_done();
+    };
+    if (!negative && (word == "true" || word == "false" || word == "null")) {
+      out_ += word;
+      i_ = k;
+      return value_done();
+    }
+    if (!negative) {
+      if (word == "True") return replace("python_literal", repair_tier::syntactic, "true");
+      if (word == "False") return replace("python_literal", repair_tier::syntactic, "false");
+      if (word == "None") return replace("python_literal", repair_tier::syntactic, "null");
+      if (word == "undefined") return replace("undefined_literal", repair_tier::syntactic, "null");
+      if (word == "NaN") return replace("non_finite_number", repair_tier::lossy, "null");
+    }
+    if (word == "Infinity" || word == "inf") return replace("non_finite_number", repair_tier::lossy, "null");
+    if (k >= in_.size() && !negative) {
+      // Cut off inside a literal: `tr`.
+      for (std::string_view literal : {"true", "false", "null"}) {
+        if (literal.starts_with(word)) {
+          out_ += word;
+          completion_ = literal.substr(word.size());
+          i_ = k;
+          return value_done();
+        }
+      }
+    }
+    fail(start, "a bare word is not a JSON value");
+  }
+
+  // ---- the end of the text ---------------------------------------------------
+
+  /// Closes what the text left open: the string, a member without its
+  /// value, the containers. One lossy action says what was added.
+  void close_truncated() {
+    std::string closing = std::move(completion_);
+    if (open_string_) {
+      closing += '"';
+      if (expect_ == expect::first_key || expect_ == expect::key) {
+        expect_ = expect::colon;
+      } else if (!stack_.empty()) {
+        expect_ = stack_.back() == '[' ? expect::array_next : expect::object_next;
+      }
+    }
+    switch (expect_) {
+      case expect::colon: closing += ":null"; break;
+      case expect::member_value: closing += "null"; break;
+      case expect::value:
+      case expect::key:
+        out_.erase(comma_out_, 1);
+        note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
+        break;
+      default: break;
+    }
+    for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) closing += *it == '{' ? '}' : ']';
+    stack_.clear();
+    out_ += closing;
+    const std::size_t from = std::min(cut_, in_.size());
+    note("truncated", repair_tier::lossy, from, in_.size(), std::move(closing));
+  }
+};
+
+}  // namespace llmdlq::detail

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq repair`: repairs one LLM response and prints the JSON, or why not.
+#include <iostream>
+#include <string>
+
+#include <boost/json.hpp>
+#include <llmdlq/json_parser.hpp>
+#include <llmdlq/repair.hpp>
+
+#include "cli.hpp"
+#include "commands.hpp"
+
+namespace llmdlq::cli {
+namespace {
+
+constexpr std::string_view usage =
+    "usage: llmdlq repair [--json] [--allow TIERS] [FILE]\n"
+    "  Repairs the JSON in FILE (or standard input) and prints it; exit 0 when\n"
+    "  repaired (or already valid), 1 with the error and its position on stderr.\n"
+    "  --allow TIERS  comma-separated tiers a repair may use: lossless, syntactic,\n"
+    "                 lossy (default lossless,syntactic)\n"
+    "  --json         print {\"ok\", \"json\", \"actions\", \"truncated\"} (and \"error\")\n";
+
+std::optional<repair_tiers> parse_tiers(std::string_view list) {
+  repair_tiers tiers;
+  tiers.bits = 0;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string_view name = list.substr(0, comma);
+    if (name == "lossless") {
+      tiers.bits |= repair_tiers{repair_tier::lossless}.bits;
+    } else if (name == "syntactic") {
+      tiers.bits |= repair_tiers{repair_tier::syntactic}.bits;
+    } else if (name == "lossy") {
+      tiers.bits |= repair_tiers{repair_tier::lossy}.bits;
+    } else {
+      return std::nullopt;
+    }
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return tiers;
+}
+
+}  // namespace
+
+int repair_command(arguments args) {
+  bool as_json = false;
+  repair_options options;
+  std::optional<std::string> file;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    if (arg == "--json") {
+      as_json = true;
+    } else if (arg == "--allow") {
+      const auto value = args.value_of(arg);
+      if (!value) return exit_usage;
+      const auto tiers = parse_tiers(*value);
+      if (!tiers) {
+        complain("repair", "--allow takes lossless, syntactic and lossy, separated by commas");
+        return exit_usage;
+      }
+      options.allowed = *tiers;
+    } else if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return exit_ok;
+    } else if (arg.starts_with("-") && arg != "-") {
+      complain("repair", "unknown option '" + std::string(arg) + "'");
+      std::cerr << usage;
+      return exit_usage;
+    } else if (file) {
+      complain("repair", "takes one file");
+      return exit_usage;
+    } else {
+      file = std::string(arg);
+    }
+  }
+
+  std::string text;
+  if (file && *file != "-") {
+    std::string error;
+    auto content = read_file(*file, error);
+    if (!content) {
+      complain("repair", *file + ": " + error);
+      return exit_usage;
+    }
+    text = std::move(*content);
+  } else {
+    text = read_stdin();
+  }
+  // Large inputs are the caller's choice here: a file on the command line
+  // is not a worker's hot path.
+  options.max_bytes = std::max(options.max_bytes, text.size());
+
+  const auto result = repair(text, options);
+  if (as_json) {
+    boost::json::object out;
+    out.emplace("ok", result.has_value());
+    boost::json::array actions;
+    if (result) {
+      out.emplace("json", result->json);
+      for (const auto& a : result->actions) actions.push_back(to_json(a));
+    } else {
+      const auto at = position_of(text, result.error().offset);
+      out.emplace("error", boost::json::object{{"code", to_string(result.error().code)},
+                                               {"offset", result.error().offset},
+                                               {"line", at.line},
+                                               {"column", at.column},
+                                               {"message", result.error().message}});
+    }
+    out.emplace("actions", std::move(actions));
+    out.emplace("truncated", result ? result->truncated : result.error().truncated);
+    std::cout << boost::json::serialize(out) << '\n';
+  } else if (result) {
+    std::cout << result->json << '\n';
+  } else {
+    const auto at = position_of(text, result.error().offset);
+    complain("repair", "offset " + std::to_string(result.error().offset) + " (line " + std::to_string(at.line) +
+                           ", column " + std::to_string(at.column) + "): " + result.error().message);
+  }
+  return result ? exit_ok : exit_invalid;
+}
+
+}  // namespace llmdlq::cli
