@@ -179,9 +179,29 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
   return repair_candidate{from, end, fenced, std::move(*again)};
 }
 
+/// Just past the brackets that balance the one at `from` (string-aware), or
+/// the end of the text: where to look on once a value there is beyond repair,
+/// so that no part of it is taken for the answer.
+inline std::size_t end_of_bracketed(std::string_view raw, std::size_t from) noexcept {
+  std::size_t depth = 0;
+  for (std::size_t i = from; i < raw.size(); ++i) {
+    const char c = raw[i];
+    if (c == '"') {
+      for (++i; i < raw.size() && raw[i] != '"'; ++i) {
+        if (raw[i] == '\\') ++i;
+      }
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return raw.size();
+}
+
 /// Every value in the text worth considering: those in fences when any fence
-/// holds one, else those in the prose. A scan that fails resumes where it
-/// failed, so the whole search stays linear.
+/// holds one, else those in the prose. Each scan starts where the last
+/// ended, so the whole search stays linear.
 inline std::vector<repair_candidate> find_candidates(std::string_view raw, const repair_options& options,
                                                      std::optional<repair_failure>& first_failure) {
   std::vector<repair_candidate> found;
@@ -192,9 +212,8 @@ inline std::vector<repair_candidate> find_candidates(std::string_view raw, const
       found.push_back(std::move(*candidate));
       return end;
     }
-    const std::size_t resume = std::max(from + 1, candidate.error().offset);
     if (!first_failure) first_failure = std::move(candidate.error());
-    return resume;
+    return end_of_bracketed(raw, from);
   };
   for (const auto& [b, e] : fenced_blocks(raw)) {
     if (raw[b] == '{' || raw[b] == '[') consider(b, e, true);

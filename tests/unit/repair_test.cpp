@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+// Local repair: each repair kind before and after, with the actions it
+// reports, and the invariants every caller relies on.
+#include <llmdlq/json_parser.hpp>
+#include <llmdlq/repair.hpp>
+
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+
+using llmdlq::repair_errc;
+using llmdlq::repair_tier;
+
+namespace {
+
+llmdlq::repair_options all_tiers() {
+  llmdlq::repair_options options;
+  options.allowed = {repair_tier::lossless, repair_tier::syntactic, repair_tier::lossy};
+  return options;
+}
+
+std::vector<std::string> codes_of(const llmdlq::repair_result& r) {
+  std::vector<std::string> codes;
+  for (const auto& a : r.actions) codes.emplace_back(a.code);
+  return codes;
+}
+
+/// Repairs `input` with every tier allowed and checks the invariants that
+/// hold for any success: strict JSON out, idempotent, spans inside the input.
+llmdlq::repair_result repaired(std::string_view input, const llmdlq::repair_options& options = all_tiers()) {
+  auto result = llmdlq::repair(input, options);
+  INFO("input: " << input.substr(0, 200));
+  REQUIRE(result.has_value());
+  CHECK_FALSE(llmdlq::check_syntax(result->json));
+  const auto again = llmdlq::repair(result->json, options);
+  REQUIRE(again.has_value());
+  CHECK(again->json == result->json);
+  CHECK(again->actions.empty());
+  for (std::size_t k = 0; k < result->actions.size(); ++k) {
+    const auto& a = result->actions[k];
+    CHECK(a.begin <= a.end);
+    CHECK(a.end <= input.size());
+    if (k > 0) CHECK(result->actions[k - 1].begin <= a.begin);
+  }
+  return std::move(*result);
+}
+
+void check_repair(std::string_view input, std::string_view expected, std::vector<std::string> codes,
+                  repair_tier tier = repair_tier::syntactic) {
+  const auto r = repaired(input);
+  CHECK(r.json == expected);
+  CHECK(codes_of(r) == codes);
+  for (const auto& a : r.actions) {
+    if (a.code != "markdown_fence" && a.code != "prose_around_json") CHECK(a.tier == tier);
+  }
+}
+
+llmdlq::repair_error error_of(std::string_view input, const llmdlq::repair_options& options = all_tiers()) {
+  auto result = llmdlq::repair(input, options);
+  INFO("input: " << input.substr(0, 200));
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().offset <= input.size());
+  CHECK_FALSE(result.error().message.empty());
+  return result.error();
+}
+
+}  // namespace
+
+TEST_CASE("valid JSON comes back byte for byte, with no actions", "[repair]") {
+  for (std::string_view valid : {R"({"a": [1, 2.5e3, true, null, "x\n\"y\""]})", " [ ] ", R"("just a string")",
+                                 "42", R"({"naïve": "日本"})"}) {
+    const auto r = llmdlq::repair(valid);
+    REQUIRE(r.has_value());
+    CHECK(r->json == valid);
+    CHECK(r->actions.empty());
+    CHECK_FALSE(r->truncated);
+  }
+}
+
+TEST_CASE("commas: trailing, leading, doubled and missing", "[repair]") {
+  check_repair(R"({"a": 1, "b": [1, 2,],})", R"({"a": 1, "b": [1, 2]})", {"trailing_comma", "trailing_comma"});
+  check_repair("[, 1]", "[ 1]", {"leading_comma"});
+  check_repair("{,\"a\": 1}", "{\"a\": 1}", {"leading_comma"});
+  check_repair("[1,, 2]", "[1, 2]", {"redundant_comma"});
+  check_repair("[1 2 3]", "[1, 2, 3]", {"missing_comma", "missing_comma"});
+  check_repair("{\"a\": \"x\"\n \"b\": {\"c\": 1}\n \"d\": [] }", "{\"a\": \"x\",\n \"b\": {\"c\": 1},\n \"d\": [] }",
+               {"missing_comma", "missing_comma"});
+  const auto r = repaired("[1 2]");
+  CHECK(r.actions[0].begin == 2);  // right after the element, before the blank
+  CHECK(r.actions[0].after == ",");
+  check_repair(R"({"a" 1})", R"({"a": 1})", {"missing_colon"});
+}
+
+TEST_CASE("quotes: single, smart, unquoted keys and inner quotes", "[repair]") {
+  check_repair("{'a': 'it''s'}", R"({"a": "it''s"})", {"single_quotes", "single_quotes"});
+  check_repair("{'name': 'it's \"quoted\"'}", R"({"name": "it's \"quoted\""})", {"single_quotes", "single_quotes"});
+  check_repair("{\u201Cmerchant\u201D: \u201CAlbert Heijn\u201D}", R"({"merchant": "Albert Heijn"})",
+               {"smart_quotes", "smart_quotes"});
+  check_repair("{merchant: \"AH\", total_eur: 1, line-items: []}",
+               R"({"merchant": "AH", "total_eur": 1, "line-items": []})",
+               {"unquoted_key", "unquoted_key", "unquoted_key"});
+  check_repair(R"({"note": "he said "hi" to me"})", R"({"note": "he said \"hi\" to me"})",
+               {"unescaped_quote", "unescaped_quote"});
+  const auto r = repaired("{'a': 1}");
+  CHECK(r.actions[0].before == "'a'");
+  CHECK(r.actions[0].after == "\"a\"");
+  CHECK(r.actions[0].begin == 1);
+  CHECK(r.actions[0].end == 4);
+}
+
+TEST_CASE("literals, comments and number lexemes", "[repair]") {
+  check_repair("[True, False, None, undefined]", "[true, false, null, null]",
+               {"python_literal", "python_literal", "python_literal", "undefined_literal"});
+  check_repair("{\n  // the shop\n  \"a\": 1, /* inline */ \"b\": 2 # done\n}", "{\n  \n  \"a\": 1,  \"b\": 2 \n}",
+               {"comment", "comment", "comment"});
+  check_repair("[.5, 2., -.25, +3, 1e5]", "[0.5, 2.0, -0.25, 3, 1e5]",
+               {"number_lexeme", "number_lexeme", "number_lexeme", "number_lexeme"});
+}
+
+TEST_CASE("inside strings: control characters and escapes", "[repair]") {
+  check_repair("{\"a\": \"line one\nline two\", \"b\": \"tab\there\"}",
+               R"({"a": "line one\nline two", "b": "tab\there"})", {"control_character", "control_character"});
+  check_repair(std::string_view("[\"bell\x07\"]"), R"(["bell\u0007"])", {"control_character"});
+  check_repair(R"(["C:\temp\x", "\'ok\'"])", R"(["C:\temp\\x", "'ok'"])",
+               {"invalid_escape", "invalid_escape", "invalid_escape"});
+  check_repair(R"(["\u12G4"])", R"(["\\u12G4"])", {"invalid_escape"});
+  check_repair(R"(["\ud800 alone"])", R"(["\ufffd alone"])", {"lone_surrogate"}, repair_tier::lossy);
+  check_repair(R"(["\ud83d\ude00"])", R"(["\ud83d\ude00"])", {});  // a pair is fine as it is
+}
+
+TEST_CASE("whitespace, byte order mark and redundant brackets", "[repair]") {
+  check_repair("{\"a\":\u00A01,\u3000\"b\": 2}", "{\"a\": 1, \"b\": 2}", {"unicode_whitespace", "unicode_whitespace"},
+               repair_tier::lossless);
+  check_repair("\xEF\xBB\xBF{\"a\": 1}", "{\"a\": 1}", {"byte_order_mark"}, repair_tier::lossless);
+  check_repair(R"({"a": [1, 2]}]})", R"({"a": [1, 2]})", {"redundant_bracket", "redundant_bracket"});
+}
+
+TEST_CASE("stringified JSON and string concatenation", "[repair]") {
+  const auto r = repaired(R"({\"merchant\": \"AH\", \"lines\": [{\"n\": \"melk\\n2\"}]})");
+  CHECK(r.json == "{\"merchant\": \"AH\", \"lines\": [{\"n\": \"melk\\n2\"}]}");
+  CHECK(codes_of(r) == std::vector<std::string>{"stringified_json"});
+  check_repair(R"({"a": "one " + "two" + 'three'})", R"({"a": "one twothree"})",
+               {"single_quotes", "string_concatenation", "string_concatenation"});
+}
+
+TEST_CASE("extraction: fences, prose, and more than one value", "[repair]") {
+  check_repair("Here you go:\n```json\n{\"a\": 1,}\n```\nAnything else?", R"({"a": 1})",
+               {"markdown_fence", "trailing_comma", "markdown_fence"});
+  check_repair("```\n[1, 2]\n```", "[1, 2]", {"markdown_fence", "markdown_fence"}, repair_tier::lossless);
+  check_repair("Sure! The receipt is {'total': 3} as requested.", R"({"total": 3})",
+               {"prose_around_json", "single_quotes", "prose_around_json"});
+  // Brackets in prose that are no JSON value are passed over.
+  check_repair("I read [the receipt] and found {\"a\": 1}.", R"({"a": 1})",
+               {"prose_around_json", "prose_around_json"}, repair_tier::lossless);
+  // The same value twice is one answer; two different ones are a guess.
+  check_repair("{\"a\": 1}\n{\"a\": 1}", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
+  CHECK(error_of("{\"a\": 1} or maybe {\"a\": 2}").code == repair_errc::ambiguous);
+  CHECK(error_of("```json\n{\"a\": 1}\n```\n```json\n{\"b\": 2}\n```").code == repair_errc::ambiguous);
+  CHECK(error_of("no JSON here at all").code == repair_errc::no_json);
+  // A value beyond repair is not mined for a smaller one inside it.
+  CHECK(error_of(R"({"status": paid, "items": {"n": 1}})").code == repair_errc::unrepairable);
+}
+
+TEST_CASE("truncation is closed as a lossy action, and reported", "[repair]") {
+  auto r = repaired(R"({"merchant": "Albert Hei)");
+  CHECK(r.json == R"({"merchant": "Albert Hei"})");
+  CHECK(r.truncated);
+  REQUIRE(r.actions.size() == 1);
+  CHECK(r.actions[0].code == "truncated");
+  CHECK(r.actions[0].tier == repair_tier::lossy);
+  CHECK(r.actions[0].after == "\"}");
+
+  r = repaired(R"({"items": [{"n": 1}, {"n": 2)");
+  CHECK(r.json == R"({"items": [{"n": 1}, {"n": null}]})");
+  CHECK(r.truncated);
+  // A number the text ends in may itself be cut: it is dropped, not guessed.
+  r = repaired(R"({"total": 12)");
+  CHECK(r.json == R"({"total": null})");
+  CHECK(r.actions.back().before == "12");
+  r = repaired(R"({"ok": tr)");
+  CHECK(r.json == R"({"ok": true})");
+  r = repaired(R"({"a": 1, "b")");
+  CHECK(r.json == R"({"a": 1, "b":null})");
+  r = repaired("[1, 2, ");
+  CHECK(r.json == "[1, 2 ]");
+  CHECK(codes_of(r) == std::vector<std::string>{"trailing_comma", "truncated"});
+
+  // Without the lossy tier, the cut-off value is an error that says so.
+  const auto e = error_of(R"({"merchant": "Albert Hei)", llmdlq::repair_options{});
+  CHECK(e.code == repair_errc::tier_not_allowed);
+  CHECK(e.truncated);
+}
+
+TEST_CASE("lossy repairs need the lossy tier", "[repair]") {
+  const auto r = repaired("[1, 2, ...]");
+  CHECK(r.json == "[1, 2 ]");
+  CHECK(codes_of(r) == std::vector<std::string>{"trailing_comma", "ellipsis"});
+  CHECK(r.actions[1].tier == repair_tier::lossy);
+  check_repair("{\"a\": NaN, \"b\": -Infinity}", "{\"a\": null, \"b\": null}", {"non_finite_number", "non_finite_number"},
+               repair_tier::lossy);
+  check_repair(R"({"a": [1, 2})", R"({"a": [1, 2]})", {"missing_bracket"}, repair_tier::lossy);
+  const auto e = error_of("[1, 2, ...]", llmdlq::repair_options{});
+  CHECK(e.code == repair_errc::tier_not_allowed);
+  CHECK(e.offset == 7);
+  CHECK(e.message.find("ellipsis") != std::string::npos);
+}
+
+TEST_CASE("what repair will not guess is an error with a position", "[repair]") {
+  auto e = error_of(R"({"status": paid})");
+  CHECK(e.code == repair_errc::unrepairable);
+  CHECK(e.offset == 11);  // a bare word: prose is not turned into a string
+  e = error_of("[007]");
+  CHECK(e.offset == 1);
+  e = error_of("[1e999]");
+  CHECK(e.message.find("range") != std::string::npos);
+  e = error_of("{\"a\": }");
+  CHECK(e.offset == 6);
+  CHECK(error_of("[\"a\xFF\"]").code == repair_errc::invalid_utf8);
+  CHECK(error_of("[\"a\xFF\"]").offset == 3);
+}
+
+TEST_CASE("limits: depth without recursion, and the byte budget", "[repair]") {
+  // Far deeper than any call stack would survive when recursing.
+  std::string deep(200000, '[');
+  deep += "1,";
+  auto e = error_of(deep);
+  CHECK(e.code == repair_errc::unrepairable);
+  CHECK(e.message.find("depth") != std::string::npos);
+
+  llmdlq::repair_options small = all_tiers();
+  small.max_bytes = 8;
+  CHECK(error_of("[1, 2, 3, 4,]", small).code == repair_errc::budget_exceeded);
+  // Escaping control characters grows the text; the result stays in budget.
+  small.max_bytes = 10;
+  CHECK(error_of(std::string_view("[\"\x01\x02\"]"), small).code == repair_errc::budget_exceeded);
+}
+
+TEST_CASE("a large document is repaired in one pass", "[repair]") {
+  std::string doc = "[";
+  std::string expected = "[";
+  for (int k = 0; k < 20000; ++k) {
+    doc += "{'n': " + std::to_string(k) + ", 'ok': True,},";
+    expected += R"({"n": )" + std::to_string(k) + R"(, "ok": true})" + (k + 1 < 20000 ? "," : "");
+  }
+  doc += "]";
+  expected += "]";
+  const auto r = repaired(doc);
+  CHECK(r.json == expected);
+  CHECK(r.actions.size() == 20000 * 4 + 1);
+}
