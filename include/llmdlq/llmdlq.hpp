@@ -14,6 +14,7 @@
 #include "llmdlq/pipeline.hpp"
 #include "llmdlq/process.hpp"
 #include "llmdlq/regex.hpp"
+#include "llmdlq/coerce.hpp"
 #include "llmdlq/repair.hpp"
 #include "llmdlq/request_context.hpp"
 #include "llmdlq/schema.hpp"

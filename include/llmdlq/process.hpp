@@ -49,6 +49,11 @@ struct process_options {
   repair_mode repair = repair_mode::local;
   /// A repaired document is accepted only when every repair is of these tiers.
   repair_tiers accept_repairs{repair_tier::lossless, repair_tier::syntactic};
+  /// Schema-guided coercion (see coerce()): a document that fails the schema
+  /// only by a quoted number, a lone value for an array, an enum's spelling
+  /// or a null optional property is fixed, with each change reported as a
+  /// repair of tier `coercion`. Off by default: it changes values.
+  bool coerce = false;
   /// Responses whose confidence (request_context::confidence) is below this
   /// are dead-lettered as low_confidence; without a score, none is judged.
   std::optional<double> min_confidence;

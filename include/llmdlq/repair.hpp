@@ -54,6 +54,7 @@ struct repair_action {
   std::size_t end = 0;
   std::string before;     ///< what stood there (cut to a short excerpt)
   std::string after;      ///< what replaced it
+  std::string path;       ///< JSON Pointer of the value changed, for coercions; empty otherwise
   friend bool operator==(const repair_action&, const repair_action&) = default;
 };
 

@@ -25,6 +25,7 @@ namespace llmdlq {
 
 namespace detail {
 struct program;
+struct schema_access;
 }
 
 /// Why a schema could not be compiled.
@@ -144,6 +145,7 @@ class schema {
   [[nodiscard]] LLMDLQ_INLINE const compile_options& options() const noexcept;
 
  private:
+  friend struct detail::schema_access;
   explicit schema(std::shared_ptr<const detail::program> program) noexcept
       : program_(std::move(program)) {}
 

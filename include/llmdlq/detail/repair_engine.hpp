@@ -103,7 +103,7 @@ class repair_engine {
   }
 
   void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string after) {
-    actions_.push_back({code, tier, base_ + b, base_ + e, excerpt(in_.substr(b, e - b)), std::move(after)});
+    actions_.push_back({code, tier, base_ + b, base_ + e, excerpt(in_.substr(b, e - b)), std::move(after), {}});
   }
 
   void fail(std::size_t offset, std::string message) {

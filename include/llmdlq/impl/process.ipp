@@ -8,6 +8,7 @@
 #include <boost/json/parse.hpp>
 #include <fmt/format.h>
 
+#include "llmdlq/coerce.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/uri.hpp"
 #include "llmdlq/detail/utf8.hpp"
@@ -287,7 +288,7 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
     // Parsed JSON is valid UTF-8 without raw control bytes; only injection is left to check.
     return reject(failure_category::poison, injection->message);
   }
-  const bool repaired = !repairs.empty();
+  bool repaired = !repairs.empty();
 
   if (context.refusal) return reject(failure_category::refusal, "the API reported a refusal: " + *context.refusal);
   if (context.finish_reason == "length") {
@@ -299,6 +300,23 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
   validate_options rules;
   rules.now = now;
   rules.max_errors = options.max_errors;
+  if (options.coerce && !schema.is_valid(*doc, rules)) {
+    coerce_options coercion;
+    coercion.now = now;
+    auto coerced = coerce(repaired ? std::string_view(repaired_text) : raw, schema, coercion);
+    if (!coerced) {
+      return reject(failure_category::schema, "schema error at " + coerced.error().path + ": " + coerced.error().message,
+                    {}, std::nullopt, repaired);
+    }
+    if (!coerced->actions.empty()) {
+      repaired_text = std::move(coerced->json);
+      repairs.insert(repairs.end(), std::make_move_iterator(coerced->actions.begin()),
+                     std::make_move_iterator(coerced->actions.end()));
+      repaired = true;
+      doc = parser.parse(repaired_text);
+      if (!doc) return reject(failure_category::syntax, "not JSON after coercion: " + doc.error().message);
+    }
+  }
   if (!schema.is_valid(*doc, rules)) {
     auto errors = schema.validate(*doc, rules);
     const bool structural = std::any_of(errors.begin(), errors.end(), [](const auto& e) { return !is_semantic(e); });

@@ -175,7 +175,7 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
   }
   again->actions.insert(again->actions.begin(),
                         repair_action{"stringified_json", repair_tier::syntactic, from, end,
-                                      excerpt(raw.substr(from, end - from)), excerpt(plain->text.substr(0, again->end))});
+                                      excerpt(raw.substr(from, end - from)), excerpt(plain->text.substr(0, again->end)), {}});
   return repair_candidate{from, end, fenced, std::move(*again)};
 }
 
@@ -304,12 +304,12 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
     const bool bom_only = before.starts_with("\xEF\xBB\xBF") &&
                           before.find_first_not_of(" \t\r\n", 3) == std::string_view::npos;
     result.actions.push_back({bom_only ? "byte_order_mark" : code, repair_tier::lossless, 0, c.begin,
-                              excerpt(before), ""});
+                              excerpt(before), "", {}});
   }
   result.actions.insert(result.actions.end(), std::make_move_iterator(actions.begin()),
                         std::make_move_iterator(actions.end()));
   if (c.end < raw.size()) {
-    result.actions.push_back({code, repair_tier::lossless, c.end, raw.size(), excerpt(raw.substr(c.end)), ""});
+    result.actions.push_back({code, repair_tier::lossless, c.end, raw.size(), excerpt(raw.substr(c.end)), "", {}});
   }
   result.json = std::move(c.value.json);
   return result;
