@@ -22,6 +22,7 @@ namespace {
 constexpr std::string_view usage =
     "usage: llmdlq process --schema FILE [--repair local|off] [--min-confidence X] [--now RFC3339]\n"
     "                      [--sink none|jsonl:PATH|sqlite:PATH] [--code-prefix PREFIX] [--format-assertion]\n"
+    "                      [--coerce]\n"
     "  Reads JSON Lines on standard input, one LLM response per line:\n"
     "    {\"id\": ..., \"response\": \"<raw LLM text>\", \"confidence\": 0.9, \"finish_reason\": \"stop\",\n"
     "     \"idempotency_key\": \"...\", \"input\": \"<what the model saw>\"}   (all but response optional)\n"
@@ -84,6 +85,10 @@ int process_command(arguments args) {
     }
     if (arg == "--format-assertion") {
       compile.format_assertion = true;
+      continue;
+    }
+    if (arg == "--coerce") {  // schema-guided coercion, reported as repairs of tier "coercion"
+      options.coerce = true;
       continue;
     }
     static constexpr std::string_view valued[] = {"--schema", "--repair", "--min-confidence", "--now", "--sink",
