@@ -16,3 +16,15 @@ llmdlq_find_dependency(PCRE2)
 llmdlq_find_dependency(fmt CONFIG)
 llmdlq_find_dependency(OpenSSL COMPONENTS Crypto)
 llmdlq_find_dependency(SQLite3)
+
+# The transports' libraries, for those built (the installed config sets the
+# LLMDLQ_WITH_* variables to what the package was built with).
+if(LLMDLQ_WITH_KAFKA)
+  llmdlq_find_dependency(RdKafka)
+endif()
+if(LLMDLQ_WITH_REDIS)
+  llmdlq_find_dependency(Hiredis)
+endif()
+if(LLMDLQ_WITH_POSTGRES)
+  llmdlq_find_dependency(PostgreSQL)
+endif()

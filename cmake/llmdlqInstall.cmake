@@ -25,4 +25,6 @@ install(FILES
   "${PROJECT_BINARY_DIR}/llmdlqConfigVersion.cmake"
   cmake/llmdlqDependencies.cmake
   cmake/FindPCRE2.cmake
+  cmake/FindRdKafka.cmake
+  cmake/FindHiredis.cmake
   DESTINATION "${LLMDLQ_CMAKE_DIR}")

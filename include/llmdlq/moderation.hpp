@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+// The moderation queue: dead letters waiting for an operator, what an
+// operator may do with one, and the store that keeps them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/expected.hpp"
+#include "llmdlq/sink.hpp"
+
+namespace llmdlq {
+
+/// Where a dead letter is in its life.
+///
+///     pending ──claim──► claimed ──resolve──► resolved
+///        │                 │  ├────discard──► discarded
+///        │                 │  └────requeue──► requeued ──claim──► claimed
+///        ├──discard────────┼──────────────────► discarded
+///        └──requeue────────┘
+///
+/// `resolved` and `discarded` are final. `requeued` marks a record for the
+/// replayer; claiming it again takes it back from the replayer.
+enum class moderation_status : std::uint8_t { pending, claimed, resolved, discarded, requeued };
+
+/// What an operator does to a record.
+enum class moderation_action : std::uint8_t { claim, resolve, discard, requeue };
+
+[[nodiscard]] constexpr std::string_view to_string(moderation_status s) noexcept {
+  switch (s) {
+    case moderation_status::pending: return "pending";
+    case moderation_status::claimed: return "claimed";
+    case moderation_status::resolved: return "resolved";
+    case moderation_status::discarded: return "discarded";
+    case moderation_status::requeued: return "requeued";
+  }
+  return "pending";
+}
+
+[[nodiscard]] constexpr std::string_view to_string(moderation_action a) noexcept {
+  switch (a) {
+    case moderation_action::claim: return "claim";
+    case moderation_action::resolve: return "resolve";
+    case moderation_action::discard: return "discard";
+    case moderation_action::requeue: return "requeue";
+  }
+  return "claim";
+}
+
+[[nodiscard]] constexpr std::optional<moderation_status> parse_moderation_status(std::string_view s) noexcept {
+  for (const auto status : {moderation_status::pending, moderation_status::claimed, moderation_status::resolved,
+                            moderation_status::discarded, moderation_status::requeued}) {
+    if (to_string(status) == s) return status;
+  }
+  return std::nullopt;
+}
+
+/// The status `action` leads to from `from`, or nothing when the action is
+/// not allowed there. Stores apply it atomically (a conditional update), so
+/// two operators cannot both claim a record.
+[[nodiscard]] constexpr std::optional<moderation_status> transition(moderation_status from,
+                                                                    moderation_action action) noexcept {
+  using s = moderation_status;
+  switch (action) {
+    case moderation_action::claim:
+      if (from == s::pending || from == s::requeued) return s::claimed;
+      break;
+    case moderation_action::resolve:
+      if (from == s::claimed) return s::resolved;
+      break;
+    case moderation_action::discard:
+      if (from == s::pending || from == s::claimed) return s::discarded;
+      break;
+    case moderation_action::requeue:
+      if (from == s::pending || from == s::claimed) return s::requeued;
+      break;
+  }
+  return std::nullopt;
+}
+
+/// The statuses from which `action` is allowed (for a store's conditional update).
+[[nodiscard]] inline std::vector<moderation_status> statuses_allowing(moderation_action action) {
+  std::vector<moderation_status> from;
+  for (const auto status : {moderation_status::pending, moderation_status::claimed, moderation_status::resolved,
+                            moderation_status::discarded, moderation_status::requeued}) {
+    if (transition(status, action)) from.push_back(status);
+  }
+  return from;
+}
+
+/// One row of the moderation queue.
+struct moderation_record {
+  std::string dlq_id;
+  moderation_status status = moderation_status::pending;
+  std::string category;        ///< failure category (`syntax`, `schema`, ...)
+  std::string triage;          ///< triage class
+  std::string failure_code;    ///< e.g. `ocr_structural_broken_json`
+  std::string raw_response;    ///< the model's answer as stored in the envelope
+  std::string envelope_json;   ///< the whole envelope
+  std::string created_at;      ///< RFC 3339 UTC
+  std::string updated_at;      ///< RFC 3339 UTC
+  std::string operator_log;    ///< one line per action: time, operator, action, note
+  std::string claimed_by;      ///< empty unless claimed
+  std::optional<std::string> resolution;  ///< the corrected JSON, once resolved
+};
+
+/// Why an operator action did not happen.
+enum class moderation_errc : std::uint8_t {
+  not_found,           ///< no record with that dlq_id
+  invalid_transition,  ///< the action is not allowed in the record's status (someone else acted first)
+  invalid_resolution,  ///< the corrected JSON is not strict JSON
+  store_unavailable,   ///< the store failed: nothing changed, try again
+};
+
+struct moderation_error {
+  moderation_errc code = moderation_errc::store_unavailable;
+  std::string message;
+  std::optional<moderation_status> current;  ///< the record's status, for invalid_transition
+};
+
+/// An operator's action on one record.
+struct moderation_request {
+  std::string dlq_id;
+  moderation_action action = moderation_action::claim;
+  std::string operator_name;             ///< who acts; goes into the log
+  std::string note;                      ///< why; goes into the log
+  std::optional<std::string> corrected;  ///< resolve: the corrected JSON (required)
+};
+
+/// A dead-letter store with a moderation queue. `publish` (from sink) inserts
+/// a record with status `pending`, once per dlq_id: a redelivered envelope is
+/// a duplicate, never a second row. Operator actions change a record's status
+/// only along transition() and append to its log, in one transaction.
+class moderation_store : public sink {
+ public:
+  /// Applies one operator action; returns the record as it now is.
+  [[nodiscard]] virtual expected<moderation_record, moderation_error> act(const moderation_request& request) = 0;
+
+  /// The record with this dlq_id, if any.
+  [[nodiscard]] virtual expected<std::optional<moderation_record>, moderation_error> get(std::string_view dlq_id) = 0;
+
+  /// Up to `limit` records with this status, oldest first.
+  [[nodiscard]] virtual expected<std::vector<moderation_record>, moderation_error> list(moderation_status status,
+                                                                                      std::size_t limit) = 0;
+};
+
+}  // namespace llmdlq
