@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "llmdlq/moderation.hpp"
 #include "llmdlq/sink.hpp"
 
 namespace llmdlq {
@@ -36,10 +37,14 @@ struct dlq_statistics {
 /// operator log. Commits are durable (WAL with synchronous=FULL) before
 /// publish returns. Idempotent: an envelope whose dlq_id, or whose
 /// idempotency key and attempt, is already stored is a duplicate, not a
-/// second row. A batch is one transaction.
+/// second row. A batch is one transaction. Operator actions (act()) move a
+/// row along moderation.hpp's transitions with a conditional update, append
+/// to its log and, on resolve, store the corrected JSON.
 ///
-/// Thread-safe (one connection, serialized).
-class sqlite_sink final : public sink {
+/// Thread-safe (one connection, serialized). Other processes may share the
+/// file: SQLite's locks serialize writers, and a conditional update means two
+/// operators cannot both claim a row.
+class sqlite_sink final : public moderation_store {
  public:
   [[nodiscard]] static expected<sqlite_sink, sink_error> open(const std::filesystem::path& path,
                                                               sqlite_sink_options options = {});
@@ -54,6 +59,11 @@ class sqlite_sink final : public sink {
   [[nodiscard]] expected<dlq_statistics, sink_error> statistics();
   /// The stored envelope with this dlq_id, if any.
   [[nodiscard]] expected<std::optional<envelope>, sink_error> find(std::string_view dlq_id);
+
+  [[nodiscard]] expected<moderation_record, moderation_error> act(const moderation_request& request) override;
+  [[nodiscard]] expected<std::optional<moderation_record>, moderation_error> get(std::string_view dlq_id) override;
+  [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list(moderation_status status,
+                                                                              std::size_t limit) override;
 
   struct impl;
 

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <mutex>
 
+#include <boost/json.hpp>
 #include <fmt/format.h>
+
+#include "llmdlq/json_parser.hpp"
 
 namespace llmdlq {
 
@@ -67,6 +70,10 @@ struct connection {
   ~connection() { sqlite3_close(db); }
 };
 
+constexpr std::string_view record_columns =
+    "dlq_id, status, category, triage, failure_code, envelope, created_at, updated_at, operator_log, claimed_by, "
+    "resolution";
+
 }  // namespace
 
 struct sqlite_sink::impl {
@@ -74,10 +81,57 @@ struct sqlite_sink::impl {
   sqlite3* db = nullptr;  // owner.db
   std::string table;
   std::string path;
-  statement insert, begin, commit, rollback, find;
+  statement insert, begin, commit, rollback, find, select_record, update_status;
   std::mutex mutex;
 
   bool exec(const std::string& sql) { return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK; }
+
+  bool has_column(std::string_view column) {
+    statement info;
+    if (!info.prepare(db, fmt::format("PRAGMA table_info({})", table))) return false;
+    while (sqlite3_step(info.get()) == SQLITE_ROW) {
+      const auto* name = reinterpret_cast<const char*>(sqlite3_column_text(info.get(), 1));
+      if (name && column == name) return true;
+    }
+    return false;
+  }
+
+  // The row selected by select_record, as a moderation record.
+  static moderation_record read_record(sqlite3_stmt* s) {
+    auto text = [&](int column) {
+      const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
+      return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s, column))) : std::string();
+    };
+    moderation_record r;
+    r.dlq_id = text(0);
+    r.status = parse_moderation_status(text(1)).value_or(moderation_status::pending);
+    r.category = text(2);
+    r.triage = text(3);
+    r.failure_code = text(4);
+    r.envelope_json = text(5);
+    r.created_at = text(6);
+    r.updated_at = text(7);
+    r.operator_log = text(8);
+    r.claimed_by = text(9);
+    if (sqlite3_column_type(s, 10) != SQLITE_NULL) r.resolution = text(10);
+    if (auto e = parse_envelope(r.envelope_json); e && e->raw_response.text) r.raw_response = *e->raw_response.text;
+    return r;
+  }
+
+  expected<std::optional<moderation_record>, moderation_error> read(std::string_view dlq_id) {
+    sqlite3_stmt* s = select_record.get();
+    sqlite3_bind_text(s, 1, dlq_id.data(), static_cast<int>(dlq_id.size()), SQLITE_TRANSIENT);
+    const int rc = sqlite3_step(s);
+    std::optional<moderation_record> found;
+    if (rc == SQLITE_ROW) found = read_record(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(store_failure("read"));
+    return found;
+  }
+
+  moderation_error store_failure(std::string_view what) {
+    return {moderation_errc::store_unavailable, sqlite_failure(db, what).message, std::nullopt};
+  }
 
   bool step_done(statement& s) {
     const int rc = sqlite3_step(s.get());
@@ -149,13 +203,21 @@ expected<sqlite_sink, sink_error> sqlite_sink::open(const std::filesystem::path&
       created_at      TEXT NOT NULL,
       updated_at      TEXT NOT NULL,
       expires_at      TEXT,
-      operator_log    TEXT NOT NULL DEFAULT '[]'
+      operator_log    TEXT NOT NULL DEFAULT '[]',
+      claimed_by      TEXT,
+      resolution      TEXT
     );
     CREATE UNIQUE INDEX IF NOT EXISTS {0}_attempt ON {0} (idempotency_key, attempt)
       WHERE idempotency_key IS NOT NULL;
     CREATE INDEX IF NOT EXISTS {0}_status ON {0} (status, category);
   )sql", t);
   if (!state->exec(schema)) return unexpected(sqlite_failure(state->db, "create " + t));
+  // Tables created before operator actions existed get their columns.
+  for (const char* column : {"claimed_by", "resolution"}) {
+    if (!state->has_column(column) && !state->exec(fmt::format("ALTER TABLE {} ADD COLUMN {} TEXT", t, column))) {
+      return unexpected(sqlite_failure(state->db, "migrate " + t));
+    }
+  }
   const bool prepared =
       state->insert.prepare(state->db, fmt::format(
           "INSERT INTO {} (dlq_id, idempotency_key, attempt, category, triage, action, failure_code, message, "
@@ -163,7 +225,11 @@ expected<sqlite_sink, sink_error> sqlite_sink::open(const std::filesystem::path&
           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12) ON CONFLICT DO NOTHING", t)) &&
       state->begin.prepare(state->db, "BEGIN IMMEDIATE") && state->commit.prepare(state->db, "COMMIT") &&
       state->rollback.prepare(state->db, "ROLLBACK") &&
-      state->find.prepare(state->db, fmt::format("SELECT envelope FROM {} WHERE dlq_id = ?1", t));
+      state->find.prepare(state->db, fmt::format("SELECT envelope FROM {} WHERE dlq_id = ?1", t)) &&
+      state->select_record.prepare(state->db, fmt::format("SELECT {} FROM {} WHERE dlq_id = ?1", record_columns, t)) &&
+      state->update_status.prepare(state->db, fmt::format(
+          "UPDATE {} SET status = ?2, updated_at = ?3, operator_log = ?4, claimed_by = ?5, resolution = ?6 "
+          "WHERE dlq_id = ?1 AND status = ?7", t));
   if (!prepared) return unexpected(sqlite_failure(state->db, "prepare"));
   return sqlite_sink(std::move(state));
 }
@@ -229,6 +295,98 @@ expected<std::optional<envelope>, sink_error> sqlite_sink::find(std::string_view
   sqlite3_reset(s);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(sqlite_failure(impl_->db, "find"));
   return found;
+}
+
+}  // namespace llmdlq
+
+namespace llmdlq {
+
+expected<std::optional<moderation_record>, moderation_error> sqlite_sink::get(std::string_view dlq_id) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->read(dlq_id);
+}
+
+expected<std::vector<moderation_record>, moderation_error> sqlite_sink::list(moderation_status status,
+                                                                             std::size_t limit) {
+  std::lock_guard lock(impl_->mutex);
+  statement query;
+  if (!query.prepare(impl_->db, fmt::format("SELECT {} FROM {} WHERE status = ?1 ORDER BY created_at, dlq_id LIMIT ?2",
+                                            record_columns, impl_->table))) {
+    return unexpected(impl_->store_failure("list"));
+  }
+  bind_text(query.get(), 1, to_string(status));
+  sqlite3_bind_int64(query.get(), 2, static_cast<sqlite3_int64>(std::min<std::size_t>(limit, INT64_MAX)));
+  std::vector<moderation_record> records;
+  int rc;
+  while ((rc = sqlite3_step(query.get())) == SQLITE_ROW) records.push_back(impl::read_record(query.get()));
+  if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("list"));
+  return records;
+}
+
+expected<moderation_record, moderation_error> sqlite_sink::act(const moderation_request& request) {
+  if (request.action == moderation_action::resolve) {
+    if (!request.corrected) {
+      return unexpected(moderation_error{moderation_errc::invalid_resolution, "resolve needs the corrected JSON", {}});
+    }
+    if (auto bad = check_syntax(*request.corrected)) {
+      return unexpected(moderation_error{moderation_errc::invalid_resolution,
+                                         "the corrected JSON is not JSON: " + bad->message, {}});
+    }
+  }
+  std::lock_guard lock(impl_->mutex);
+  auto current = impl_->read(request.dlq_id);
+  if (!current) return unexpected(std::move(current.error()));
+  if (!*current) {
+    return unexpected(moderation_error{moderation_errc::not_found, "no dead letter " + request.dlq_id, {}});
+  }
+  moderation_record& r = **current;
+  const auto next = transition(r.status, request.action);
+  if (!next) {
+    return unexpected(moderation_error{moderation_errc::invalid_transition,
+                                       fmt::format("cannot {} a {} dead letter", to_string(request.action),
+                                                   to_string(r.status)),
+                                       r.status});
+  }
+  const std::string now = format_rfc3339(system_now());
+  boost::json::value log;
+  boost::system::error_code ec;
+  log = boost::json::parse(r.operator_log, ec);
+  if (ec || !log.is_array()) log = boost::json::array();
+  log.as_array().push_back(boost::json::object{{"at", now},
+                                               {"operator", request.operator_name},
+                                               {"action", to_string(request.action)},
+                                               {"from", to_string(r.status)},
+                                               {"to", to_string(*next)},
+                                               {"note", request.note}});
+  const std::string log_text = boost::json::serialize(log);
+  const std::string claimed_by = *next == moderation_status::claimed ? request.operator_name : r.claimed_by;
+  sqlite3_stmt* s = impl_->update_status.get();
+  sqlite3_clear_bindings(s);
+  bind_text(s, 1, r.dlq_id);
+  bind_text(s, 2, to_string(*next));
+  bind_text(s, 3, now);
+  bind_text(s, 4, log_text);
+  bind_text(s, 5, claimed_by);
+  if (request.action == moderation_action::resolve) {
+    bind_text(s, 6, *request.corrected);
+  } else if (r.resolution) {
+    bind_text(s, 6, *r.resolution);
+  }
+  bind_text(s, 7, to_string(r.status));
+  const int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("update"));
+  if (sqlite3_changes(impl_->db) == 0) {
+    // Another process changed the row between the read and the update.
+    auto now_status = impl_->read(request.dlq_id);
+    return unexpected(moderation_error{
+        moderation_errc::invalid_transition, "the dead letter changed under this action: try again",
+        now_status && *now_status ? std::optional((*now_status)->status) : std::nullopt});
+  }
+  auto updated = impl_->read(request.dlq_id);
+  if (!updated) return unexpected(std::move(updated.error()));
+  if (!*updated) return unexpected(moderation_error{moderation_errc::not_found, "the dead letter vanished", {}});
+  return std::move(**updated);
 }
 
 }  // namespace llmdlq

@@ -7,6 +7,8 @@
 #include <llmdlq/process.hpp>
 #include <llmdlq/sqlite_sink.hpp>
 
+#include <boost/json.hpp>
+
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
 #include "support/temp_dir.hpp"
@@ -126,4 +128,80 @@ TEST_CASE("sqlite_sink failures are sink errors, and a custom table name is chec
     auto r = custom->publish(sample("y"));
     CHECK_FALSE(r.has_value());
   }
+}
+
+TEST_CASE("sqlite_sink as a moderation store: operator actions follow the status machine", "[sqlite]") {
+  using llmdlq::moderation_action;
+  using llmdlq::moderation_errc;
+  using llmdlq::moderation_status;
+  llmdlq::test::temp_dir dir;
+  auto sink = llmdlq::sqlite_sink::open(dir.path() / "dlq.db");
+  REQUIRE(sink.has_value());
+  llmdlq::moderation_store& store = *sink;
+  const auto a = sample("a"), b = sample("b");
+  REQUIRE(store.publish(a).has_value());
+  REQUIRE(store.publish(b).has_value());
+
+  auto pending = store.list(moderation_status::pending, 10);
+  REQUIRE(pending.has_value());
+  REQUIRE(pending->size() == 2);
+  CHECK((*pending)[0].dlq_id == a.dlq_id);  // oldest first
+  CHECK((*pending)[0].raw_response == "raw text");
+  CHECK((*pending)[0].failure_code == "structural_broken_json");
+
+  auto claimed = store.act({a.dlq_id, moderation_action::claim, "ana", "looking", std::nullopt});
+  REQUIRE(claimed.has_value());
+  CHECK(claimed->status == moderation_status::claimed);
+  CHECK(claimed->claimed_by == "ana");
+  // A second operator cannot claim it too.
+  auto again = store.act({a.dlq_id, moderation_action::claim, "bob", "", std::nullopt});
+  REQUIRE_FALSE(again.has_value());
+  CHECK(again.error().code == moderation_errc::invalid_transition);
+  CHECK(again.error().current == moderation_status::claimed);
+  // Resolving needs JSON.
+  auto bad = store.act({a.dlq_id, moderation_action::resolve, "ana", "", std::string("{oops")});
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code == moderation_errc::invalid_resolution);
+  auto resolved = store.act({a.dlq_id, moderation_action::resolve, "ana", "fixed the total", R"({"total": 3})"});
+  REQUIRE(resolved.has_value());
+  CHECK(resolved->status == moderation_status::resolved);
+  CHECK(resolved->resolution == R"({"total": 3})");
+  const auto log = boost::json::parse(resolved->operator_log).as_array();
+  REQUIRE(log.size() == 2);
+  CHECK(log[1].at("action") == "resolve");
+  CHECK(log[1].at("from") == "claimed");
+  CHECK(log[1].at("note") == "fixed the total");
+  // Final states stay final.
+  for (const auto action : {moderation_action::claim, moderation_action::discard, moderation_action::requeue}) {
+    auto r = store.act({a.dlq_id, action, "ana", "", std::nullopt});
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == moderation_errc::invalid_transition);
+  }
+  // Requeued for replay, then discarded after a second look.
+  REQUIRE(store.act({b.dlq_id, moderation_action::requeue, "bob", "replay", std::nullopt}).has_value());
+  CHECK(store.list(moderation_status::requeued, 10)->size() == 1);
+  REQUIRE(store.act({b.dlq_id, moderation_action::claim, "bob", "", std::nullopt}).has_value());
+  REQUIRE(store.act({b.dlq_id, moderation_action::discard, "bob", "duplicate receipt", std::nullopt}).has_value());
+  CHECK(store.get(b.dlq_id)->value().status == moderation_status::discarded);
+  auto missing = store.act({"no-such-id", moderation_action::claim, "ana", "", std::nullopt});
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == moderation_errc::not_found);
+  CHECK_FALSE(store.get("no-such-id")->has_value());
+  // A redelivered envelope is still one row, in whatever state it reached.
+  auto redelivered = store.publish(a);
+  REQUIRE(redelivered.has_value());
+  CHECK(redelivered->duplicate);
+  CHECK(store.get(a.dlq_id)->value().status == moderation_status::resolved);
+}
+
+TEST_CASE("moderation transitions are the documented ones", "[sqlite]") {
+  using llmdlq::moderation_action;
+  using s = llmdlq::moderation_status;
+  CHECK(llmdlq::transition(s::pending, moderation_action::claim) == s::claimed);
+  CHECK(llmdlq::transition(s::requeued, moderation_action::claim) == s::claimed);
+  CHECK_FALSE(llmdlq::transition(s::pending, moderation_action::resolve));
+  CHECK(llmdlq::transition(s::claimed, moderation_action::resolve) == s::resolved);
+  CHECK(llmdlq::transition(s::pending, moderation_action::discard) == s::discarded);
+  CHECK_FALSE(llmdlq::transition(s::requeued, moderation_action::discard));
+  CHECK(llmdlq::statuses_allowing(moderation_action::requeue) == std::vector{s::pending, s::claimed});
 }
