@@ -293,3 +293,24 @@ TEST_CASE("make_envelope for failures found elsewhere", "[process]") {
   CHECK(e.failure.code == "poison_input");
   CHECK(e.raw_response.length == 0);
 }
+
+TEST_CASE("local repair: syntax fixed, the schema picks among candidates, lossy refused", "[process]") {
+  // Surface syntax within the default tiers is repaired and accepted.
+  auto result = run("{'merchant': 'Albert Heijn', total: 23.47, \"date\": \"2026-09-28\",}");
+  REQUIRE(result.has_value());
+  CHECK(result->json == R"({"merchant": "Albert Heijn", "total": 23.47, "date": "2026-09-28"})");
+  CHECK(result->repairs.size() == 4);
+  // An example in the prose and the answer: the one the schema accepts wins.
+  result = run(std::string("The format is {\"merchant\": \"string\"}. Answer: ") + std::string(good));
+  REQUIRE(result.has_value());
+  CHECK(result->json == good);
+  // Dropping a placeholder is lossy: not accepted by default.
+  const auto dropped = run(R"({"merchant": "AH", "total": 1, "date": "2026-09-28", ...})");
+  REQUIRE_FALSE(dropped.has_value());
+  CHECK(dropped.error().failure.category == failure_category::syntax);
+  CHECK(dropped.error().failure.message.find("lossy") != std::string::npos);
+  // A cut-off value is truncated even when closing it would validate.
+  CHECK(category_of(R"({"merchant": "AH", "total": 1, "date": "2026-09-28")") == failure_category::truncated);
+  CHECK(category_of(R"({"merchant": "AH", "total": 1, "date": "2026-09-28", "note": "it was)") ==
+        failure_category::truncated);
+}
