@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// The PostgreSQL moderation store: dead letters as rows of a table that
+// operators work through (claim, resolve, discard, requeue).
+// Part of the llmdlq::postgres library (libpq).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/moderation.hpp"
+#include "llmdlq/sink.hpp"
+#include "llmdlq/timestamp.hpp"
+
+namespace llmdlq {
+
+struct postgres_store_options {
+  /// The table: letters, digits and underscores, not starting with a digit,
+  /// at most 48 characters (its indexes' names add a suffix within
+  /// PostgreSQL's 63). Used as written (quoted), so case matters.
+  std::string table = "receipt_moderation_queue";
+  /// The schema holding the table (same rules as the table); empty: the
+  /// first schema of the connection's search_path, usually `public`.
+  std::string schema;
+  /// open() runs migrate(). Turn it off where the application's role may
+  /// not create tables; open() then fails when the table is missing.
+  bool migrate = true;
+  /// Limit on each statement, in milliseconds (a publish that waits longer
+  /// on a lock fails with sink_errc::timeout); 0 keeps the server's setting.
+  int statement_timeout_ms = 30000;
+  /// Where the store reads the time it writes into updated_at and the
+  /// operator log; the system clock when empty.
+  clock_function clock;
+};
+
+/// Dead letters in a PostgreSQL table, one row per envelope:
+///
+///     dlq_id text PRIMARY KEY, idempotency_key text, attempt bigint,
+///     status text (pending | claimed | resolved | discarded | requeued),
+///     category, triage, action, failure_code, message text,
+///     raw_response text, raw_sha256 text, envelope jsonb,
+///     created_at, updated_at, expires_at timestamptz,
+///     operator_log jsonb  -- [{"at", "operator", "action", "from", "to", "note"}, ...]
+///     claimed_by text, resolution jsonb
+///     UNIQUE (idempotency_key, attempt) WHERE idempotency_key IS NOT NULL
+///
+/// publish() is one `INSERT ... ON CONFLICT DO NOTHING`: an envelope whose
+/// dlq_id, or whose idempotency key and attempt, is already stored is a
+/// duplicate (`receipt::duplicate`), never a second row. A batch is one
+/// transaction. Both return after the commit (the session runs with
+/// synchronous_commit on, or stricter when the server says so).
+///
+/// act() is one conditional UPDATE (`WHERE dlq_id = $1 AND status = ANY(...)`)
+/// along transition(): of two operators claiming a row, exactly one wins and
+/// the other gets invalid_transition with the row's current status. Claiming
+/// sets claimed_by, which then keeps who claimed last. Resolving requires the
+/// corrected JSON, strict JSON that PostgreSQL's jsonb accepts (no \u0000),
+/// kept in `resolution`. moderation_record::operator_log is the log's JSON
+/// array text; envelope_json and resolution are as jsonb prints them (keys
+/// reordered, same values).
+///
+/// PostgreSQL text holds neither U+0000 nor invalid UTF-8. An envelope with
+/// such a raw response or original input is stored with that text in
+/// base64 (`"encoding": "base64"`, lossless; length and hash unchanged);
+/// such characters anywhere else (messages, host metadata) become U+FFFD.
+///
+/// Connection loss: every call finds a broken connection (a restarted or
+/// unreachable server), resets it once and carries on; when the server is
+/// still unreachable the call fails with sink_errc::unavailable or
+/// moderation_errc::store_unavailable and nothing was written: the caller
+/// retries later. A publish whose connection broke mid-way is run again on
+/// the new connection, which is safe since publishing is idempotent; it may
+/// then report `duplicate` for a row its first try had committed. An action
+/// whose connection broke is run again too, and recognises its own entry at
+/// the end of the log when its first try had committed.
+///
+/// Thread-safe: one connection, serialised by a mutex (open one store per
+/// thread for parallel writers). No exceptions (but std::bad_alloc), and
+/// nothing printed: the server's notices are dropped.
+class postgres_store final : public moderation_store {
+ public:
+  /// Connects with a libpq connection string or URI (`host=... dbname=...`,
+  /// `postgresql://...`), then migrates when `options.migrate` and checks
+  /// that the table is usable. Defaults that the string may override:
+  /// connect_timeout=10, application_name=llmdlq. The client encoding is
+  /// always UTF8.
+  [[nodiscard]] static expected<postgres_store, sink_error> open(std::string_view conninfo,
+                                                                 postgres_store_options options = {});
+
+  postgres_store(postgres_store&&) noexcept;
+  postgres_store& operator=(postgres_store&&) noexcept;
+  ~postgres_store() override;
+
+  /// Creates the schema (when set), the table and its indexes when missing;
+  /// idempotent, and safe when several processes migrate at once (they take
+  /// turns on an advisory lock). Changes nothing in an existing table.
+  [[nodiscard]] expected<void, sink_error> migrate();
+
+  [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
+  [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
+
+  [[nodiscard]] expected<moderation_record, moderation_error> act(const moderation_request& request) override;
+  [[nodiscard]] expected<std::optional<moderation_record>, moderation_error> get(std::string_view dlq_id) override;
+  /// Up to `limit` records with this status, oldest (created_at) first.
+  [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list(moderation_status status,
+                                                                              std::size_t limit) override;
+
+  /// The table as SQL names it: `"schema"."table"`, or `"table"`.
+  [[nodiscard]] const std::string& qualified_table() const noexcept;
+
+  struct impl;
+
+ private:
+  explicit postgres_store(std::unique_ptr<impl> impl) noexcept;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace llmdlq

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: MIT
+// postgres_store on libpq: one connection, prepared statements, one mutex.
+#include "llmdlq/postgres_store.hpp"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <mutex>
+#include <utility>
+
+#include <boost/json/value.hpp>
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/json_parser.hpp"
+
+namespace llmdlq {
+
+namespace {
+
+// The longest table name: its index names (`<table>_key_attempt`) must fit
+// in PostgreSQL's 63 bytes, or they would be truncated and could collide.
+constexpr std::size_t max_table_name = 48;
+constexpr std::size_t max_schema_name = 63;
+
+bool valid_identifier(std::string_view name, std::size_t max_size) {
+  return !name.empty() && name.size() <= max_size && !(name[0] >= '0' && name[0] <= '9') &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+         });
+}
+
+// Only for names valid_identifier accepted: they hold no quote to double.
+std::string quote_identifier(std::string_view name) { return fmt::format("\"{}\"", name); }
+
+struct result_deleter {
+  void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+using result = std::unique_ptr<PGresult, result_deleter>;
+
+struct connection_deleter {
+  void operator()(PGconn* c) const noexcept { PQfinish(c); }
+};
+using connection = std::unique_ptr<PGconn, connection_deleter>;
+
+// libpq's default notice processor prints to stderr; a library must not.
+void drop_notice(void*, const char*) {}
+
+// ---------------------------------------------------------------------------
+// Text that PostgreSQL can hold: valid UTF-8 without U+0000.
+
+constexpr std::string_view replacement_character = "\xEF\xBF\xBD";  // U+FFFD
+
+bool storable_text(std::string_view text) noexcept {
+  return text.find('\0') == std::string_view::npos && simdjson::validate_utf8(text.data(), text.size());
+}
+
+// Length of the valid UTF-8 sequence at text[i], or 0 when there is none.
+std::size_t utf8_sequence(std::string_view text, std::size_t i) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char low = 0x80, high = 0xBF;  // range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    n = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    n = 3;
+    if (lead == 0xE0) low = 0xA0;   // no overlong forms
+    if (lead == 0xED) high = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    n = 4;
+    if (lead == 0xF0) low = 0x90;   // no overlong forms
+    if (lead == 0xF4) high = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+// `text` with U+0000 and each byte that starts no valid UTF-8 sequence replaced by U+FFFD.
+std::string storable_copy(std::string_view text) {
+  if (storable_text(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = text[i] == '\0' ? 0 : utf8_sequence(text, i);
+    if (n == 0) {
+      out.append(replacement_character);
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+void make_storable(boost::json::value& v) {
+  if (auto* s = v.if_string()) {
+    if (!storable_text(*s)) *s = storable_copy(*s);
+  } else if (auto* a = v.if_array()) {
+    for (auto& item : *a) make_storable(item);
+  } else if (auto* o = v.if_object()) {
+    const bool keys_ok = std::all_of(o->begin(), o->end(), [](const auto& kv) { return storable_text(kv.key()); });
+    if (!keys_ok) {
+      boost::json::object fixed;
+      for (auto& kv : *o) fixed[storable_copy(kv.key())] = std::move(kv.value());
+      *o = std::move(fixed);
+    }
+    for (auto& kv : *o) make_storable(kv.value());
+  }
+}
+
+// `e` as PostgreSQL can store it (see the class comment): stored texts that
+// are not storable go to base64, other strings get U+FFFD. Nothing when the
+// envelope does not survive its own round trip (it always should).
+std::optional<envelope> storable_envelope(const envelope& e) {
+  envelope copy = e;
+  const auto encode = [](captured_text& c) {
+    if (c.text && !c.base64 && !storable_text(*c.text)) {
+      c.text = detail::base64(*c.text);
+      c.base64 = true;
+    }
+  };
+  encode(copy.raw_response);
+  if (copy.original_input) encode(*copy.original_input);
+  boost::json::value json = to_json(copy);
+  make_storable(json);
+  auto back = envelope_from_json(json);
+  if (!back) return std::nullopt;
+  return std::move(*back);
+}
+
+// ---------------------------------------------------------------------------
+// Failures.
+
+enum class failure_kind : std::uint8_t { unavailable, timeout, rejected, io_error };
+
+struct failure {
+  failure_kind kind = failure_kind::unavailable;
+  std::string message;   // "postgres: <what>: <reason>"
+  std::string sqlstate;  // empty when the server gave none (a lost connection)
+  std::string reason;    // libpq's or the server's message, on one line
+};
+
+// libpq's messages end with a newline and may span lines: one line for ours.
+std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool space = false;
+  for (const char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out.push_back(' ');
+    space = false;
+    out.push_back(c);
+  }
+  return out;
+}
+
+failure classify(PGconn* conn, const PGresult* r, std::string_view what) {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  const char* text = r && *PQresultErrorMessage(r) ? PQresultErrorMessage(r) : PQerrorMessage(conn);
+  failure f;
+  f.sqlstate = state ? state : "";
+  f.reason = one_line(text ? text : "unknown error");
+  f.message = fmt::format("postgres: {}: {}", what, f.reason);
+  const std::string_view s = f.sqlstate;
+  const std::string_view kind = s.substr(0, std::min<std::size_t>(2, s.size()));
+  if (PQstatus(conn) != CONNECTION_OK || s.empty() || kind == "08" || kind == "53" || kind == "40" ||
+      s.starts_with("57P") || s == "25P03") {
+    // lost connection, server shutting down or out of resources, transaction
+    // rolled back by the server: nothing was written, trying again may work
+    f.kind = failure_kind::unavailable;
+  } else if (s == "57014" || s == "55P03") {  // statement_timeout, lock_timeout
+    f.kind = failure_kind::timeout;
+  } else if (kind == "22" || kind == "23" || kind == "42" || kind == "54" || kind == "2B" || kind == "44") {
+    f.kind = failure_kind::rejected;  // the data or the statement, as they are, will not go in
+  } else {
+    f.kind = failure_kind::io_error;  // 58 (system), XX (internal), anything else
+  }
+  return f;
+}
+
+sink_error to_sink_error(failure f) {
+  sink_errc code = sink_errc::io_error;
+  switch (f.kind) {
+    case failure_kind::unavailable: code = sink_errc::unavailable; break;
+    case failure_kind::timeout: code = sink_errc::timeout; break;
+    case failure_kind::rejected: code = sink_errc::rejected; break;
+    case failure_kind::io_error: code = sink_errc::io_error; break;
+  }
+  return {code, std::move(f.message)};
+}
+
+moderation_error to_moderation_error(failure f) {
+  return {moderation_errc::store_unavailable, std::move(f.message), std::nullopt};
+}
+
+// ---------------------------------------------------------------------------
+// Statements.
+
+// The columns of a moderation_record, in read_record's order.
+constexpr std::string_view record_columns =
+    "dlq_id, status, category, triage, failure_code, raw_response, envelope::text, "
+    "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
+    "to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
+    "operator_log::text, claimed_by, resolution::text";
+
+moderation_record read_record(const PGresult* r, int row) {
+  const auto text = [&](int column) { return std::string(PQgetvalue(r, row, column), PQgetlength(r, row, column)); };
+  moderation_record record;
+  record.dlq_id = text(0);
+  record.status = parse_moderation_status(text(1)).value_or(moderation_status::pending);
+  record.category = text(2);
+  record.triage = text(3);
+  record.failure_code = text(4);
+  record.raw_response = text(5);
+  record.envelope_json = text(6);
+  record.created_at = text(7);
+  record.updated_at = text(8);
+  record.operator_log = text(9);
+  record.claimed_by = text(10);
+  if (!PQgetisnull(r, row, 11)) record.resolution = text(11);
+  return record;
+}
+
+// The prepared statements' names.
+constexpr const char* insert_statement = "llmdlq_insert";
+constexpr const char* get_statement = "llmdlq_get";
+constexpr const char* list_statement = "llmdlq_list";
+constexpr const char* act_statement = "llmdlq_act";
+constexpr const char* state_statement = "llmdlq_state";
+
+// A PostgreSQL array literal of status names (which need no quoting).
+std::string status_array(const std::vector<moderation_status>& statuses) {
+  std::string out = "{";
+  for (const auto s : statuses) {
+    if (out.size() > 1) out.push_back(',');
+    out.append(to_string(s));
+  }
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace
+
+struct postgres_store::impl {
+  std::string conninfo;
+  postgres_store_options options;
+  std::string qualified;  // "schema"."table" or "table"
+  std::string location;   // for receipts
+  connection conn;
+  bool session_ready = false;  // this connection's settings are made
+  bool prepared = false;       // and its statements prepared
+  std::mutex mutex;
+
+  timestamp now() const { return options.clock ? options.clock() : system_now(); }
+
+  bool lost() const { return PQstatus(conn.get()) != CONNECTION_OK; }
+
+  result exec(const char* sql) { return result(PQexec(conn.get(), sql)); }
+
+  template <std::size_t N>
+  result exec_params(const char* sql, const std::array<const char*, N>& values) {
+    return result(PQexecParams(conn.get(), sql, static_cast<int>(N), nullptr, values.data(), nullptr, nullptr, 0));
+  }
+
+  template <std::size_t N>
+  result exec_prepared(const char* name, const std::array<const char*, N>& values) {
+    return result(PQexecPrepared(conn.get(), name, static_cast<int>(N), values.data(), nullptr, nullptr, 0));
+  }
+
+  static bool ok(const result& r, ExecStatusType expected_status) {
+    return r && PQresultStatus(r.get()) == expected_status;
+  }
+
+  expected<void, failure> command(const char* sql, std::string_view what) {
+    auto r = exec(sql);
+    if (!ok(r, PGRES_COMMAND_OK)) return unexpected(classify(conn.get(), r.get(), what));
+    return {};
+  }
+
+  // Ends a failed transaction, if the connection still has one.
+  void rollback() {
+    if (!lost() && PQtransactionStatus(conn.get()) != PQTRANS_IDLE) exec("ROLLBACK");
+  }
+
+  expected<void, failure> connect() {
+    // Later keywords win: the caller's string overrides the first two, not the encoding.
+    const std::string text(conninfo);
+    const std::array<const char*, 5> keywords = {"fallback_application_name", "connect_timeout", "dbname",
+                                                 "client_encoding", nullptr};
+    const std::array<const char*, 5> values = {"llmdlq", "10", text.c_str(), "UTF8", nullptr};
+    conn.reset(PQconnectdbParams(keywords.data(), values.data(), 1));
+    if (!conn) return unexpected(failure{failure_kind::unavailable, "postgres: connect: out of memory", {}, "out of memory"});
+    PQsetNoticeProcessor(conn.get(), drop_notice, nullptr);
+    if (lost()) return unexpected(classify(conn.get(), nullptr, "connect"));
+    return {};
+  }
+
+  // Per-connection settings: the statement timeout, and durable commits.
+  expected<void, failure> set_up_session() {
+    const std::string timeout = std::to_string(std::max(0, options.statement_timeout_ms));
+    auto r = exec_params(
+        "SELECT set_config('statement_timeout', $1, false), "
+        "CASE WHEN current_setting('synchronous_commit') = 'off' "
+        "THEN set_config('synchronous_commit', 'on', false) END",
+        std::array<const char*, 1>{timeout.c_str()});
+    if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), "session settings"));
+    session_ready = true;
+    return {};
+  }
+
+  expected<void, failure> prepare() {
+    const std::string& t = qualified;
+    const std::array<std::pair<const char*, std::string>, 5> statements = {{
+        {insert_statement,
+         fmt::format("INSERT INTO {} (dlq_id, idempotency_key, attempt, category, triage, action, failure_code, "
+                     "message, raw_response, raw_sha256, envelope, created_at, updated_at, expires_at) "
+                     "VALUES ($1, $2, $3::bigint, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::timestamptz, "
+                     "$13::timestamptz, $14::timestamptz) ON CONFLICT DO NOTHING",
+                     t)},
+        {get_statement, fmt::format("SELECT {} FROM {} WHERE dlq_id = $1", record_columns, t)},
+        {list_statement, fmt::format("SELECT {} FROM {} WHERE status = $1 ORDER BY created_at, dlq_id LIMIT $2::bigint",
+                                     record_columns, t)},
+        // $2: the statuses the action leaves, $3: where each leads (transition()).
+        {act_statement,
+         fmt::format("UPDATE {0} SET status = ($3::text[])[array_position($2::text[], status)], "
+                     "updated_at = $4::timestamptz, "
+                     "operator_log = operator_log || jsonb_build_array(jsonb_build_object("
+                     "'at', $4::text, 'operator', $5::text, 'action', $6::text, 'from', status, "
+                     "'to', ($3::text[])[array_position($2::text[], status)], 'note', $7::text)), "
+                     "claimed_by = CASE WHEN ($3::text[])[array_position($2::text[], status)] = 'claimed' "
+                     "THEN $5::text ELSE claimed_by END, "
+                     "resolution = COALESCE($8::jsonb, resolution) "
+                     "WHERE dlq_id = $1 AND status = ANY($2::text[]) RETURNING {1}",
+                     t, record_columns)},
+        // Why an action found no row, and whether the log ends with that action.
+        {state_statement,
+         fmt::format("SELECT status, COALESCE((operator_log -> -1) @> jsonb_build_object("
+                     "'at', $2::text, 'operator', $3::text, 'action', $4::text, 'note', $5::text), false) "
+                     "FROM {} WHERE dlq_id = $1",
+                     t)},
+    }};
+    // A prepare that failed half-way left some behind.
+    if (auto d = command("DEALLOCATE ALL", "prepare"); !d) return d;
+    // The act statement's $4 (the time) is both a timestamptz and the log's
+    // text: declared text (OID 25) so that the log keeps the RFC 3339 form.
+    constexpr std::array<Oid, 4> act_types = {0, 0, 0, 25};
+    for (const auto& [name, sql] : statements) {
+      const bool act = std::string_view(name) == act_statement;
+      result r(PQprepare(conn.get(), name, sql.c_str(), act ? static_cast<int>(act_types.size()) : 0,
+                         act ? act_types.data() : nullptr));
+      if (!ok(r, PGRES_COMMAND_OK)) return unexpected(classify(conn.get(), r.get(), fmt::format("prepare {}", name)));
+    }
+    prepared = true;
+    return {};
+  }
+
+  // A connection ready for statements: resets a broken one when `may_reset`
+  // (which it then clears), sets the session up, prepares when asked.
+  expected<void, failure> ready(bool& may_reset, bool statements) {
+    if (lost()) {
+      if (!may_reset) return unexpected(classify(conn.get(), nullptr, "connection lost"));
+      may_reset = false;
+      session_ready = prepared = false;  // a new session: settings and statements are gone
+      PQreset(conn.get());
+      if (lost()) return unexpected(classify(conn.get(), nullptr, "reconnect"));
+    }
+    if (PQtransactionStatus(conn.get()) != PQTRANS_IDLE) rollback();
+    if (!session_ready) {
+      if (auto s = set_up_session(); !s) return s;
+    }
+    if (statements && !prepared) return prepare();
+    return {};
+  }
+
+  // Runs op(retried) on a ready connection. When the connection turns out
+  // broken, before or during op, it is reset once and op runs again: every
+  // op is safe to repeat (idempotent, or checks whether it was applied).
+  template <class Op>
+  auto run(Op&& op, bool statements = true) -> decltype(op(false)) {
+    bool may_reset = true;
+    if (auto r = ready(may_reset, statements); !r) return unexpected(std::move(r.error()));
+    auto first = op(false);
+    if (first || !lost() || !may_reset) return first;
+    if (auto r = ready(may_reset, statements); !r) return unexpected(std::move(r.error()));
+    return op(true);
+  }
+
+  expected<void, failure> migrate() {
+    const std::string& t = qualified;
+    const std::string& table = options.table;
+    std::string ddl;
+    if (!options.schema.empty()) ddl = fmt::format("CREATE SCHEMA IF NOT EXISTS {};\n", quote_identifier(options.schema));
+    ddl += fmt::format(R"sql(
+      CREATE TABLE IF NOT EXISTS {0} (
+        dlq_id          text PRIMARY KEY,
+        idempotency_key text,
+        attempt         bigint NOT NULL,
+        status          text NOT NULL DEFAULT 'pending'
+                        CHECK (status IN ('pending', 'claimed', 'resolved', 'discarded', 'requeued')),
+        category        text NOT NULL,
+        triage          text NOT NULL,
+        action          text NOT NULL,
+        failure_code    text NOT NULL,
+        message         text NOT NULL,
+        raw_response    text,
+        raw_sha256      text NOT NULL,
+        envelope        jsonb NOT NULL,
+        created_at      timestamptz NOT NULL,
+        updated_at      timestamptz NOT NULL,
+        expires_at      timestamptz,
+        operator_log    jsonb NOT NULL DEFAULT '[]'::jsonb CHECK (jsonb_typeof(operator_log) = 'array'),
+        claimed_by      text,
+        resolution      jsonb
+      );
+      CREATE UNIQUE INDEX IF NOT EXISTS {1} ON {0} (idempotency_key, attempt)
+        WHERE idempotency_key IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS {2} ON {0} (status, category);
+      CREATE INDEX IF NOT EXISTS {3} ON {0} (status, created_at);
+    )sql",
+                       t, quote_identifier(table + "_key_attempt"), quote_identifier(table + "_status"),
+                       quote_identifier(table + "_queue"));
+    return run(
+        [&](bool) -> expected<void, failure> {
+          if (auto b = command("BEGIN", "migrate"); !b) return b;
+          // CREATE ... IF NOT EXISTS races with itself: migrations take turns.
+          auto locked = exec_params("SELECT pg_advisory_xact_lock(hashtext($1))",
+                                    std::array<const char*, 1>{qualified.c_str()});
+          if (!ok(locked, PGRES_TUPLES_OK)) {
+            auto f = classify(conn.get(), locked.get(), "migrate");
+            rollback();
+            return unexpected(std::move(f));
+          }
+          if (auto created = command(ddl.c_str(), "migrate"); !created) {
+            rollback();
+            return created;
+          }
+          if (auto c = command("COMMIT", "migrate"); !c) {
+            rollback();
+            return c;
+          }
+          return {};
+        },
+        /*statements=*/false);
+  }
+
+  // Inserts one envelope (in the caller's transaction, if any).
+  expected<receipt, failure> insert(const envelope& original, const std::string& updated_at) {
+    std::string json = serialize(original);
+    std::optional<envelope> fixed;
+    if (!storable_text(json) || json.find("\\u0000") != std::string::npos) {
+      fixed = storable_envelope(original);
+      if (!fixed) return unexpected(failure{failure_kind::rejected, "postgres: the envelope cannot be stored", {}, "unstorable envelope"});
+      json = serialize(*fixed);
+    }
+    const envelope& e = fixed ? *fixed : original;
+    const std::string attempt = std::to_string(e.attempts.count);
+    const std::string created = format_rfc3339(e.created_at);
+    const std::string expires = e.expires_at ? format_rfc3339(*e.expires_at) : std::string();
+    const std::string category(to_string(e.failure.category));
+    const std::string triage(to_string(e.triage.kind));
+    const std::string action(to_string(e.triage.action));
+    auto r = exec_prepared(insert_statement,
+                           std::array<const char*, 14>{
+                               e.dlq_id.c_str(),
+                               e.idempotency_key.empty() ? nullptr : e.idempotency_key.c_str(),
+                               attempt.c_str(),
+                               category.c_str(),
+                               triage.c_str(),
+                               action.c_str(),
+                               e.failure.code.c_str(),
+                               e.failure.message.c_str(),
+                               e.raw_response.text ? e.raw_response.text->c_str() : nullptr,
+                               e.raw_response.sha256.c_str(),
+                               json.c_str(),
+                               created.c_str(),
+                               updated_at.c_str(),
+                               e.expires_at ? expires.c_str() : nullptr,
+                           });
+    if (!ok(r, PGRES_COMMAND_OK)) return unexpected(classify(conn.get(), r.get(), "insert"));
+    const bool duplicate = std::string_view(PQcmdTuples(r.get())) == "0";
+    return receipt{e.dlq_id, duplicate, location};
+  }
+
+  expected<std::vector<moderation_record>, failure> query_records(const char* statement, const char* what,
+                                                                  const std::array<const char*, 2>& values,
+                                                                  int count) {
+    result r(PQexecPrepared(conn.get(), statement, count, values.data(), nullptr, nullptr, 0));
+    if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), what));
+    std::vector<moderation_record> records;
+    records.reserve(static_cast<std::size_t>(PQntuples(r.get())));
+    for (int row = 0; row < PQntuples(r.get()); ++row) records.push_back(read_record(r.get(), row));
+    return records;
+  }
+};
+
+postgres_store::postgres_store(std::unique_ptr<impl> impl) noexcept : impl_(std::move(impl)) {}
+postgres_store::postgres_store(postgres_store&&) noexcept = default;
+postgres_store& postgres_store::operator=(postgres_store&&) noexcept = default;
+postgres_store::~postgres_store() = default;
+
+expected<postgres_store, sink_error> postgres_store::open(std::string_view conninfo, postgres_store_options options) {
+  if (!valid_identifier(options.table, max_table_name)) {
+    return unexpected(sink_error{sink_errc::rejected, "postgres: invalid table name '" + options.table +
+                                                          "' (letters, digits and _, at most 48)"});
+  }
+  if (!options.schema.empty() && !valid_identifier(options.schema, max_schema_name)) {
+    return unexpected(sink_error{sink_errc::rejected, "postgres: invalid schema name '" + options.schema + "'"});
+  }
+  if (conninfo.find('\0') != std::string_view::npos) {
+    return unexpected(sink_error{sink_errc::rejected, "postgres: the connection string holds a NUL byte"});
+  }
+  auto state = std::make_unique<impl>();
+  state->conninfo = std::string(conninfo);
+  state->options = std::move(options);
+  const auto& o = state->options;
+  state->qualified = o.schema.empty() ? quote_identifier(o.table)
+                                      : fmt::format("{}.{}", quote_identifier(o.schema), quote_identifier(o.table));
+  if (auto c = state->connect(); !c) return unexpected(to_sink_error(std::move(c.error())));
+  state->location = fmt::format("postgres:{}#{}", PQdb(state->conn.get()),
+                                o.schema.empty() ? o.table : o.schema + "." + o.table);
+  if (o.migrate) {
+    if (auto m = state->migrate(); !m) return unexpected(to_sink_error(std::move(m.error())));
+  }
+  // Prepares the statements now: a missing or unusable table fails open().
+  bool may_reset = true;
+  if (auto r = state->ready(may_reset, true); !r) return unexpected(to_sink_error(std::move(r.error())));
+  return postgres_store(std::move(state));
+}
+
+const std::string& postgres_store::qualified_table() const noexcept {
+  static const std::string none;
+  return impl_ ? impl_->qualified : none;
+}
+
+namespace {
+sink_error closed_sink() { return {sink_errc::closed, "postgres: the store was moved from"}; }
+moderation_error closed_store() { return {moderation_errc::store_unavailable, "postgres: the store was moved from", {}}; }
+}  // namespace
+
+expected<void, sink_error> postgres_store::migrate() {
+  if (!impl_) return unexpected(closed_sink());
+  std::lock_guard lock(impl_->mutex);
+  auto m = impl_->migrate();
+  if (!m) return unexpected(to_sink_error(std::move(m.error())));
+  return {};
+}
+
+expected<receipt, sink_error> postgres_store::publish(const envelope& e) {
+  if (!impl_) return unexpected(closed_sink());
+  std::lock_guard lock(impl_->mutex);
+  const std::string updated_at = format_rfc3339(impl_->now());
+  auto r = impl_->run([&](bool) { return impl_->insert(e, updated_at); });  // autocommit: durable on return
+  if (!r) return unexpected(to_sink_error(std::move(r.error())));
+  return std::move(*r);
+}
+
+expected<std::vector<receipt>, sink_error> postgres_store::publish_batch(std::span<const envelope> batch) {
+  if (!impl_) return unexpected(closed_sink());
+  if (batch.empty()) return std::vector<receipt>{};
+  std::lock_guard lock(impl_->mutex);
+  const std::string updated_at = format_rfc3339(impl_->now());
+  auto r = impl_->run([&](bool) -> expected<std::vector<receipt>, failure> {
+    if (auto b = impl_->command("BEGIN", "begin"); !b) return unexpected(std::move(b.error()));
+    std::vector<receipt> receipts;
+    receipts.reserve(batch.size());
+    for (const auto& e : batch) {
+      auto one = impl_->insert(e, updated_at);
+      if (!one) {
+        impl_->rollback();
+        return unexpected(std::move(one.error()));
+      }
+      receipts.push_back(std::move(*one));
+    }
+    if (auto c = impl_->command("COMMIT", "commit"); !c) {
+      impl_->rollback();
+      return unexpected(std::move(c.error()));
+    }
+    return receipts;
+  });
+  if (!r) return unexpected(to_sink_error(std::move(r.error())));
+  return std::move(*r);
+}
+
+expected<moderation_record, moderation_error> postgres_store::act(const moderation_request& request) {
+  if (!impl_) return unexpected(closed_store());
+  std::optional<std::string> corrected;
+  if (request.action == moderation_action::resolve) {
+    if (!request.corrected) {
+      return unexpected(moderation_error{moderation_errc::invalid_resolution,
+                                         "resolve needs the corrected JSON", std::nullopt});
+    }
+    if (auto bad = check_syntax(*request.corrected)) {
+      return unexpected(moderation_error{
+          moderation_errc::invalid_resolution,
+          fmt::format("the corrected JSON is not strict JSON: line {}, column {}: {}", bad->line, bad->column,
+                      bad->message),
+          std::nullopt});
+    }
+    corrected = *request.corrected;
+  }
+  std::vector<moderation_status> from = statuses_allowing(request.action);
+  std::vector<moderation_status> to;
+  for (const auto s : from) to.push_back(*transition(s, request.action));
+  const std::string from_array = status_array(from);
+  const std::string to_array = status_array(to);
+  const std::string dlq_id = storable_copy(request.dlq_id);
+  const std::string operator_name = storable_copy(request.operator_name);
+  const std::string note = storable_copy(request.note);
+  const std::string action(to_string(request.action));
+
+  std::lock_guard lock(impl_->mutex);
+  const std::string at = format_rfc3339(impl_->now());
+  using outcome = expected<moderation_record, moderation_error>;
+  auto r = impl_->run([&](bool retried) -> expected<outcome, failure> {
+    result updated = impl_->exec_prepared(
+        act_statement, std::array<const char*, 8>{dlq_id.c_str(), from_array.c_str(), to_array.c_str(), at.c_str(),
+                                                   operator_name.c_str(), action.c_str(), note.c_str(),
+                                                   corrected ? corrected->c_str() : nullptr});
+    if (!impl::ok(updated, PGRES_TUPLES_OK)) {
+      auto f = classify(impl_->conn.get(), updated.get(), "act");
+      // jsonb refused the corrected JSON (\u0000, a number beyond numeric's
+      // range, bad UTF-8): every other parameter is storable text.
+      if (corrected && !impl_->lost() &&
+          (f.sqlstate == "22P02" || f.sqlstate == "22P05" || f.sqlstate == "22003" || f.sqlstate == "22021")) {
+        return outcome(unexpected(moderation_error{moderation_errc::invalid_resolution,
+                                                   "PostgreSQL cannot store the corrected JSON: " + f.reason,
+                                                   std::nullopt}));
+      }
+      return unexpected(std::move(f));
+    }
+    if (PQntuples(updated.get()) == 1) return outcome(read_record(updated.get(), 0));
+    // No row changed: absent, or in a status the action does not leave.
+    result state = impl_->exec_prepared(
+        state_statement,
+        std::array<const char*, 5>{dlq_id.c_str(), at.c_str(), operator_name.c_str(), action.c_str(), note.c_str()});
+    if (!impl::ok(state, PGRES_TUPLES_OK)) return unexpected(classify(impl_->conn.get(), state.get(), "act"));
+    if (PQntuples(state.get()) == 0) {
+      return outcome(unexpected(
+          moderation_error{moderation_errc::not_found, fmt::format("no record {}", request.dlq_id), std::nullopt}));
+    }
+    const auto current = parse_moderation_status(PQgetvalue(state.get(), 0, 0)).value_or(moderation_status::pending);
+    if (retried && std::string_view(PQgetvalue(state.get(), 0, 1)) == "t") {
+      // The first try committed before its connection broke: this action is done.
+      auto records = impl_->query_records(get_statement, "get", {dlq_id.c_str(), nullptr}, 1);
+      if (!records) return unexpected(std::move(records.error()));
+      if (records->size() == 1) return outcome(std::move(records->front()));
+    }
+    return outcome(unexpected(moderation_error{
+        moderation_errc::invalid_transition,
+        fmt::format("cannot {} record {}: it is {}", action, request.dlq_id, to_string(current)), current}));
+  });
+  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
+  return std::move(*r);
+}
+
+expected<std::optional<moderation_record>, moderation_error> postgres_store::get(std::string_view dlq_id) {
+  if (!impl_) return unexpected(closed_store());
+  const std::string id = storable_copy(dlq_id);
+  std::lock_guard lock(impl_->mutex);
+  auto r = impl_->run([&](bool) { return impl_->query_records(get_statement, "get", {id.c_str(), nullptr}, 1); });
+  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
+  if (r->empty()) return std::optional<moderation_record>{};
+  return std::optional<moderation_record>(std::move(r->front()));
+}
+
+expected<std::vector<moderation_record>, moderation_error> postgres_store::list(moderation_status status,
+                                                                                 std::size_t limit) {
+  if (!impl_) return unexpected(closed_store());
+  if (limit == 0) return std::vector<moderation_record>{};
+  const std::string name(to_string(status));
+  const std::string count =
+      std::to_string(std::min<std::size_t>(limit, static_cast<std::size_t>(INT64_MAX)));
+  std::lock_guard lock(impl_->mutex);
+  auto r = impl_->run(
+      [&](bool) { return impl_->query_records(list_statement, "list", {name.c_str(), count.c_str()}, 2); });
+  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
+  return std::move(*r);
+}
+
+}  // namespace llmdlq
