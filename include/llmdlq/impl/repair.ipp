@@ -212,8 +212,11 @@ inline std::vector<repair_candidate> find_candidates(std::string_view raw, const
       found.push_back(std::move(*candidate));
       return end;
     }
+    // The scan may have read past the balancing bracket (a quote the count
+    // does not know); looking again from before where it failed is quadratic.
+    const std::size_t failed_at = candidate.error().offset;
     if (!first_failure) first_failure = std::move(candidate.error());
-    return end_of_bracketed(raw, from);
+    return std::max(end_of_bracketed(raw, from), failed_at);
   };
   for (const auto& [b, e] : fenced_blocks(raw)) {
     if (raw[b] == '{' || raw[b] == '[') consider(b, e, true);
