@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: MIT
+// The PostgreSQL moderation store against a real server (scripts/test starts
+// one and sets LLMDLQ_TEST_POSTGRES; without it every test skips itself).
+// Each test works in a table of its own, dropped at its end.
+#include <libpq-fe.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <latch>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include <llmdlq/process.hpp>
+#include <llmdlq/postgres_store.hpp>
+
+#include "catch.hpp"
+#include "support/envelope_check.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+const char* conninfo() { return std::getenv("LLMDLQ_TEST_POSTGRES"); }
+
+#define REQUIRE_POSTGRES()                                                                   \
+  do {                                                                                       \
+    if (!conninfo()) {                                                                       \
+      WARN("skipped: LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
+      return;                                                                                \
+    }                                                                                        \
+  } while (false)
+
+std::string random_suffix() {
+  std::random_device device;
+  std::mt19937_64 random(device() ^ (std::uint64_t{device()} << 32));
+  return fmt::format("{:016x}", random());
+}
+
+void drop_notice(void*, const char*) {}
+
+// SQL run directly, as an operator's tool would: a connection of its own.
+class database {
+ public:
+  database() : conn_(PQconnectdb(conninfo())) {
+    PQsetNoticeProcessor(conn_, drop_notice, nullptr);
+    REQUIRE(PQstatus(conn_) == CONNECTION_OK);
+  }
+  database(const database&) = delete;
+  database& operator=(const database&) = delete;
+  ~database() { PQfinish(conn_); }
+
+  // The first column of each row.
+  std::vector<std::string> column(const std::string& sql, const std::vector<std::string>& params = {}) {
+    std::vector<const char*> values;
+    for (const auto& p : params) values.push_back(p.c_str());
+    PGresult* r = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                               nullptr, 0);
+    const auto status = PQresultStatus(r);
+    INFO(sql << ": " << PQresultErrorMessage(r));
+    std::vector<std::string> rows;
+    if (status == PGRES_TUPLES_OK) {
+      for (int i = 0; i < PQntuples(r); ++i) rows.emplace_back(PQgetvalue(r, i, 0));
+    }
+    PQclear(r);
+    REQUIRE((status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK));
+    return rows;
+  }
+
+  // The first column of the first row ("" when there is none).
+  std::string value(const std::string& sql, const std::vector<std::string>& params = {}) {
+    auto rows = column(sql, params);
+    return rows.empty() ? std::string() : rows.front();
+  }
+
+ private:
+  PGconn* conn_;
+};
+
+// A table (and optionally a schema) of this test's own, dropped at the end.
+struct scratch_table {
+  std::string name = "llmdlq_test_" + random_suffix();
+  std::string schema;
+
+  llmdlq::postgres_store_options options() const {
+    llmdlq::postgres_store_options o;
+    o.table = name;
+    o.schema = schema;
+    return o;
+  }
+
+  std::string sql_name() const { return schema.empty() ? '"' + name + '"' : '"' + schema + "\".\"" + name + '"'; }
+
+  ~scratch_table() {
+    // No REQUIRE here: a destructor must not throw.
+    PGconn* conn = PQconnectdb(conninfo());
+    PQsetNoticeProcessor(conn, drop_notice, nullptr);
+    const std::string sql = schema.empty() ? fmt::format("DROP TABLE IF EXISTS {}", sql_name())
+                                           : fmt::format("DROP SCHEMA IF EXISTS \"{}\" CASCADE", schema);
+    PQclear(PQexec(conn, sql.c_str()));
+    PQfinish(conn);
+  }
+};
+
+llmdlq::envelope sample(std::string key, std::uint32_t attempt = 1,
+                        llmdlq::failure_category category = llmdlq::failure_category::syntax) {
+  llmdlq::request_context context;
+  context.idempotency_key = std::move(key);
+  context.attempt = attempt;
+  llmdlq::process_options options;
+  options.failure_code_prefix = "ocr";
+  return llmdlq::test::check_envelope(
+      llmdlq::make_envelope(category, "test failure", R"({"merchant": "Jumbo", "total": )", context, options));
+}
+
+llmdlq::postgres_store open_store(const scratch_table& table) {
+  auto store = llmdlq::postgres_store::open(conninfo(), table.options());
+  INFO((store ? "" : store.error().message));
+  REQUIRE(store.has_value());
+  return std::move(*store);
+}
+
+std::string published(llmdlq::postgres_store& store, const llmdlq::envelope& e) {
+  auto r = store.publish(e);
+  INFO((r ? "" : r.error().message));
+  REQUIRE(r.has_value());
+  CHECK_FALSE(r->duplicate);
+  return e.dlq_id;
+}
+
+llmdlq::moderation_request request(const std::string& id, llmdlq::moderation_action action,
+                                   std::string who = "alice", std::optional<std::string> corrected = std::nullopt) {
+  llmdlq::moderation_request r;
+  r.dlq_id = id;
+  r.action = action;
+  r.operator_name = std::move(who);
+  r.note = fmt::format("{} by test", llmdlq::to_string(action));
+  if (action == llmdlq::moderation_action::resolve && !corrected) corrected = R"({"merchant": "Jumbo", "total": 8.1})";
+  r.corrected = std::move(corrected);
+  return r;
+}
+
+// Moves a fresh pending record to `status` with the actions that lead there.
+void reach(llmdlq::postgres_store& store, const std::string& id, llmdlq::moderation_status status) {
+  using a = llmdlq::moderation_action;
+  std::vector<a> path;
+  switch (status) {
+    case llmdlq::moderation_status::pending: break;
+    case llmdlq::moderation_status::claimed: path = {a::claim}; break;
+    case llmdlq::moderation_status::resolved: path = {a::claim, a::resolve}; break;
+    case llmdlq::moderation_status::discarded: path = {a::discard}; break;
+    case llmdlq::moderation_status::requeued: path = {a::requeue}; break;
+  }
+  for (const auto action : path) {
+    auto r = store.act(request(id, action, "setup"));
+    INFO((r ? "" : r.error().message));
+    REQUIRE(r.has_value());
+  }
+}
+
+boost::json::array log_of(const llmdlq::moderation_record& record) {
+  auto log = boost::json::parse(record.operator_log);
+  REQUIRE(log.is_array());
+  return log.as_array();
+}
+
+// A string member of a log entry ("" when absent or not a string).
+std::string field(const boost::json::value& entry, std::string_view key) {
+  const auto* object = entry.if_object();
+  const auto* found = object ? object->if_contains(key) : nullptr;
+  return found && found->is_string() ? std::string(found->get_string()) : std::string();
+}
+
+constexpr std::array all_statuses = {llmdlq::moderation_status::pending, llmdlq::moderation_status::claimed,
+                                     llmdlq::moderation_status::resolved, llmdlq::moderation_status::discarded,
+                                     llmdlq::moderation_status::requeued};
+constexpr std::array all_actions = {llmdlq::moderation_action::claim, llmdlq::moderation_action::resolve,
+                                    llmdlq::moderation_action::discard, llmdlq::moderation_action::requeue};
+
+}  // namespace
+
+TEST_CASE("postgres_store migrates idempotently into the documented table", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  auto store = open_store(table);
+  CHECK(store.qualified_table() == table.sql_name());
+  database db;
+  const auto columns = db.column(
+      "SELECT column_name || ':' || data_type FROM information_schema.columns WHERE table_name = $1 "
+      "ORDER BY ordinal_position",
+      {table.name});
+  CHECK(columns == std::vector<std::string>{
+                       "dlq_id:text", "idempotency_key:text", "attempt:bigint", "status:text", "category:text",
+                       "triage:text", "action:text", "failure_code:text", "message:text", "raw_response:text",
+                       "raw_sha256:text", "envelope:jsonb", "created_at:timestamp with time zone",
+                       "updated_at:timestamp with time zone", "expires_at:timestamp with time zone",
+                       "operator_log:jsonb", "claimed_by:text", "resolution:jsonb"});
+  CHECK(db.column("SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname", {table.name}) ==
+        std::vector<std::string>{table.name + "_key_attempt", table.name + "_pkey", table.name + "_queue",
+                                 table.name + "_status"});
+
+  // Again, on the same store, from a second store, and with a row in the table: nothing changes.
+  const auto id = published(store, sample("receipt-1"));
+  REQUIRE(store.migrate().has_value());
+  REQUIRE(store.migrate().has_value());
+  auto second = open_store(table);
+  REQUIRE(second.migrate().has_value());
+  CHECK(db.value(fmt::format("SELECT count(*) FROM {}", table.sql_name())) == "1");
+  auto found = second.get(id);
+  REQUIRE(found.has_value());
+  CHECK(found->has_value());
+
+  // The status column takes the five statuses only.
+  CHECK(db.value("SELECT count(*) FROM information_schema.check_constraints c JOIN "
+                 "information_schema.constraint_column_usage u USING (constraint_name) "
+                 "WHERE u.table_name = $1 AND u.column_name = 'status'",
+                 {table.name}) == "1");
+}
+
+TEST_CASE("postgres_store migrations from several processes at once take turns", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  std::latch start(3);
+  std::vector<std::string> errors(3);
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < 3; ++i) {
+      threads.emplace_back([&, i] {
+        start.arrive_and_wait();
+        auto store = llmdlq::postgres_store::open(conninfo(), table.options());
+        if (!store) errors[i] = store.error().message;
+      });
+    }
+  }
+  for (const auto& error : errors) CHECK(error == "");
+}
+
+TEST_CASE("postgres_store takes a schema, and checks its names before connecting", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  table.schema = "llmdlq_test_schema_" + random_suffix();
+  auto store = open_store(table);
+  CHECK(store.qualified_table() == table.sql_name());
+  const auto id = published(store, sample("receipt-1"));
+  database db;
+  CHECK(db.value(fmt::format("SELECT status FROM {} WHERE dlq_id = $1", table.sql_name()), {id}) == "pending");
+
+  for (const std::string bad : std::initializer_list<std::string>{"", "1table", "bad-name", "x\"; DROP TABLE y; --", "a b", "tablé",
+                                std::string(49, 'a'), std::string(64, 'a')}) {
+    INFO(bad);
+    llmdlq::postgres_store_options options;
+    options.table = bad;
+    auto refused = llmdlq::postgres_store::open(conninfo(), options);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == llmdlq::sink_errc::rejected);
+    if (bad.empty() || bad.size() == 49) continue;  // no schema, and a valid schema name
+    options.table = "fine";
+    options.schema = bad;
+    refused = llmdlq::postgres_store::open(conninfo(), options);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == llmdlq::sink_errc::rejected);
+  }
+  llmdlq::postgres_store_options longest;
+  longest.table = std::string(48, 'a');
+  longest.migrate = false;
+  auto missing = llmdlq::postgres_store::open(conninfo(), longest);  // valid name, no such table
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == llmdlq::sink_errc::rejected);
+  CHECK(missing.error().message.find("does not exist") != std::string::npos);
+}
+
+TEST_CASE("postgres_store reports an unreachable server as unavailable", "[postgres]") {
+  REQUIRE_POSTGRES();
+  auto store = llmdlq::postgres_store::open("host=127.0.0.1 port=1 connect_timeout=2 dbname=postgres");
+  REQUIRE_FALSE(store.has_value());
+  CHECK(store.error().code == llmdlq::sink_errc::unavailable);
+  CHECK(store.error().message.starts_with("postgres: connect: "));
+}
+
+TEST_CASE("postgres_store stores one pending row per envelope, and publishing it again is a duplicate",
+          "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  auto options = table.options();
+  const auto fixed_now = llmdlq::parse_rfc3339("2026-11-30T08:15:00.250Z").value();
+  options.clock = [&] { return fixed_now; };
+  auto opened = llmdlq::postgres_store::open(conninfo(), options);
+  REQUIRE(opened.has_value());
+  auto& store = *opened;
+  auto e = sample("receipt-1");
+  e.expires_at = e.created_at + std::chrono::days(30);
+  auto first = store.publish(e);
+  REQUIRE(first.has_value());
+  CHECK_FALSE(first->duplicate);
+  CHECK(first->dlq_id == e.dlq_id);
+  CHECK(first->location == "postgres:postgres#" + table.name);
+  auto again = store.publish(e);
+  REQUIRE(again.has_value());
+  CHECK(again->duplicate);
+
+  database db;
+  const auto t = table.sql_name();
+  CHECK(db.value(fmt::format("SELECT count(*) FROM {}", t)) == "1");
+  CHECK(db.value(fmt::format("SELECT concat_ws('/', status, category, triage, action, failure_code, attempt, "
+                             "idempotency_key, message) FROM {}",
+                             t)) == "pending/syntax/transient/local_repair/ocr_structural_broken_json/1/receipt-1/"
+                                    "test failure");
+  CHECK(db.value(fmt::format("SELECT envelope->>'dlq_id' FROM {}", t)) == e.dlq_id);
+  CHECK(db.value(fmt::format("SELECT raw_sha256 = envelope->'raw_response'->>'sha256' FROM {}", t)) == "t");
+  CHECK(db.value(fmt::format("SELECT expires_at - created_at FROM {}", t)) == "30 days");
+  CHECK(db.value(fmt::format("SELECT jsonb_typeof(operator_log) || jsonb_array_length(operator_log) FROM {}", t)) ==
+        "array0");
+
+  auto record = store.get(e.dlq_id);
+  REQUIRE(record.has_value());
+  REQUIRE(record->has_value());
+  const auto& r = **record;
+  CHECK(r.dlq_id == e.dlq_id);
+  CHECK(r.status == llmdlq::moderation_status::pending);
+  CHECK(r.category == "syntax");
+  CHECK(r.triage == "transient");
+  CHECK(r.failure_code == "ocr_structural_broken_json");
+  CHECK(r.raw_response == R"({"merchant": "Jumbo", "total": )");
+  CHECK(r.created_at == llmdlq::format_rfc3339(e.created_at));
+  CHECK(r.updated_at == "2026-11-30T08:15:00.250Z");
+  CHECK(r.operator_log == "[]");
+  CHECK(r.claimed_by.empty());
+  CHECK_FALSE(r.resolution.has_value());
+  auto stored = llmdlq::parse_envelope(r.envelope_json);  // jsonb's key order, the same envelope
+  REQUIRE(stored.has_value());
+  CHECK(*stored == e);
+
+  auto absent = store.get("0190b6f2-0000-7000-8000-000000000000");
+  REQUIRE(absent.has_value());
+  CHECK_FALSE(absent->has_value());
+}
+
+TEST_CASE("postgres_store: the same idempotency key and attempt is a duplicate, the next attempt a new row",
+          "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  auto store = open_store(table);
+  published(store, sample("receipt-1", 1));
+  // Same input, same attempt, a new envelope (a worker that crashed before committing its offset).
+  auto replayed = store.publish(sample("receipt-1", 1));
+  REQUIRE(replayed.has_value());
+  CHECK(replayed->duplicate);
+  published(store, sample("receipt-1", 2));
+  published(store, sample("receipt-2", 1));
+  // Without an idempotency key only the dlq_id says what is a duplicate.
+  published(store, sample("", 1));
+  published(store, sample("", 1));
+  database db;
+  CHECK(db.value(fmt::format("SELECT count(*) FROM {}", table.sql_name())) == "5");
+}
+
+TEST_CASE("postgres_store batches are one transaction", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  auto store = open_store(table);
+  const auto stored = sample("receipt-0");
+  published(store, stored);
+  const std::vector<llmdlq::envelope> batch = {sample("receipt-1"), stored, sample("receipt-2"), sample("receipt-3")};
+  auto receipts = store.publish_batch(batch);
+  REQUIRE(receipts.has_value());
+  REQUIRE(receipts->size() == 4);
+  CHECK_FALSE((*receipts)[0].duplicate);
+  CHECK((*receipts)[1].duplicate);
+  CHECK_FALSE((*receipts)[2].duplicate);
+  CHECK((*receipts)[3].dlq_id == batch[3].dlq_id);
+  database db;
+  const auto count = fmt::format("SELECT count(*) FROM {}", table.sql_name());
+  CHECK(db.value(count) == "4");
+  auto empty = store.publish_batch({});
+  REQUIRE(empty.has_value());
+  CHECK(empty->empty());
+
+  // A batch whose last row the table refuses stores nothing at all.
+  db.value(fmt::format("ALTER TABLE {} ADD CONSTRAINT no_poison CHECK (category <> 'poison')", table.sql_name()));
+  const std::vector<llmdlq::envelope> refused = {sample("receipt-4"), sample("receipt-5"),
+                                                 sample("receipt-6", 1, llmdlq::failure_category::poison)};
+  auto failed = store.publish_batch(refused);
+  REQUIRE_FALSE(failed.has_value());
+  CHECK(failed.error().code == llmdlq::sink_errc::rejected);
+  CHECK(failed.error().message.find("no_poison") != std::string::npos);
+  CHECK(db.value(count) == "4");
+  // The connection is still usable: the failed transaction was rolled back.
+  published(store, sample("receipt-7"));
+  CHECK(db.value(count) == "5");
+}
+
+TEST_CASE("postgres_store operator actions follow transition(), forbidden ones change nothing", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  auto store = open_store(table);
+  for (const auto from : all_statuses) {
+    for (const auto action : all_actions) {
+      const auto id = published(store, sample(""));
+      reach(store, id, from);
+      auto before = store.get(id);
+      REQUIRE(before.has_value());
+      REQUIRE(before->has_value());
+      REQUIRE((*before)->status == from);
+      INFO(llmdlq::to_string(action) << " from " << llmdlq::to_string(from));
+      auto r = store.act(request(id, action, "bob"));
+      if (const auto to = llmdlq::transition(from, action)) {
+        INFO((r ? "" : r.error().message));
+        REQUIRE(r.has_value());
+        CHECK(r->dlq_id == id);
+        CHECK(r->status == *to);
+        const auto log = log_of(*r);
+        REQUIRE(log.size() == log_of(**before).size() + 1);
+        const auto& entry = log.back();
+        CHECK(field(entry, "operator") == "bob");
+        CHECK(field(entry, "action") == llmdlq::to_string(action));
+        CHECK(field(entry, "from") == llmdlq::to_string(from));
+        CHECK(field(entry, "to") == llmdlq::to_string(*to));
+        CHECK(field(entry, "note") == fmt::format("{} by test", llmdlq::to_string(action)));
+        CHECK(field(entry, "at") == r->updated_at);
+        CHECK(llmdlq::parse_rfc3339(r->updated_at).has_value());
+        CHECK(r->claimed_by == (*to == llmdlq::moderation_status::claimed ? "bob" : (*before)->claimed_by));
+        if (action == llmdlq::moderation_action::resolve) {
+          REQUIRE(r->resolution.has_value());
+          CHECK(boost::json::parse(*r->resolution) == boost::json::parse(R"({"merchant": "Jumbo", "total": 8.1})"));
+        } else {
+          CHECK_FALSE(r->resolution.has_value());
+        }
+        auto after = store.get(id);
+        REQUIRE(after.has_value());
+        CHECK((*after)->operator_log == r->operator_log);
+      } else {
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == llmdlq::moderation_errc::invalid_transition);
+        REQUIRE(r.error().current.has_value());
+        CHECK(*r.error().current == from);
+        auto after = store.get(id);
+        REQUIRE(after.has_value());
+        REQUIRE(after->has_value());
+        CHECK((*after)->status == from);
+        CHECK((*after)->operator_log == (*before)->operator_log);
+        CHECK((*after)->updated_at == (*before)->updated_at);
+      }
+    }
+  }
+  // The whole history of one record: claim, requeue, claim again, resolve.
+  const auto id = published(store, sample(""));
+  for (const auto action : {llmdlq::moderation_action::claim, llmdlq::moderation_action::requeue,
+                            llmdlq::moderation_action::claim, llmdlq::moderation_action::resolve}) {
+    REQUIRE(store.act(request(id, action, action == llmdlq::moderation_action::claim ? "carol" : "dave")).has_value());
+  }
+  auto done = store.get(id);
+  REQUIRE(done.has_value());
+  const auto log = log_of(**done);
+  REQUIRE(log.size() == 4);
+  CHECK(field(log[1], "from") == "claimed");
+  CHECK(field(log[1], "to") == "requeued");
+  CHECK(field(log[2], "from") == "requeued");
+  CHECK((*done)->claimed_by == "carol");
+
+  auto missing = store.act(request("0190b6f2-0000-7000-8000-000000000000", llmdlq::moderation_action::claim));
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == llmdlq::moderation_errc::not_found);
+  CHECK_FALSE(missing.error().current.has_value());
+}
+
+TEST_CASE("postgres_store resolves only with strict JSON that PostgreSQL can store", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  auto store = open_store(table);
+  const auto id = published(store, sample("receipt-1"));
+  reach(store, id, llmdlq::moderation_status::claimed);
+
+  auto without = request(id, llmdlq::moderation_action::resolve);
+  without.corrected.reset();
+  for (auto bad : {without, request(id, llmdlq::moderation_action::resolve, "alice", "{'merchant': 'Jumbo'}"),
+                   request(id, llmdlq::moderation_action::resolve, "alice", R"({"merchant": "Jumbo",})"),
+                   request(id, llmdlq::moderation_action::resolve, "alice", "```json\n{}\n```"),
+                   request(id, llmdlq::moderation_action::resolve, "alice", "\"\xff\""),
+                   request(id, llmdlq::moderation_action::resolve, "alice", R"({"merchant": "Jum\u0000bo"})")}) {
+    INFO((bad.corrected ? *bad.corrected : "(none)"));
+    auto r = store.act(bad);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == llmdlq::moderation_errc::invalid_resolution);
+    CHECK_FALSE(r.error().message.empty());
+  }
+  auto record = store.get(id);
+  REQUIRE(record.has_value());
+  CHECK((*record)->status == llmdlq::moderation_status::claimed);
+  CHECK(log_of(**record).size() == 1);
+  CHECK_FALSE((*record)->resolution.has_value());
+
+  const std::string corrected = R"({"merchant": "Пятёрочка", "total": 1384.50, "items": [{"sku": "A-1"}]})";
+  auto resolved = store.act(request(id, llmdlq::moderation_action::resolve, "alice", corrected));
+  INFO((resolved ? "" : resolved.error().message));
+  REQUIRE(resolved.has_value());
+  CHECK(resolved->status == llmdlq::moderation_status::resolved);
+  REQUIRE(resolved->resolution.has_value());
+  CHECK(boost::json::parse(*resolved->resolution) == boost::json::parse(corrected));
+  database db;
+  CHECK(db.value(fmt::format("SELECT resolution->>'merchant' FROM {}", table.sql_name())) == "Пятёрочка");
+}
+
+TEST_CASE("postgres_store: of two operators claiming at once, exactly one wins", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  // Two stores: two connections, as two operators' processes would have.
+  auto first = open_store(table);
+  auto second = open_store(table);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 60; ++i) ids.push_back(published(first, sample(fmt::format("receipt-{}", i))));
+
+  struct outcome {
+    std::vector<std::string> won;
+    int lost_to_claimed = 0;
+    std::vector<std::string> unexpected_errors;
+  };
+  outcome a, b;
+  std::latch start(2);
+  const auto claim_all = [&](llmdlq::postgres_store& store, const std::string& who, outcome& out) {
+    start.arrive_and_wait();
+    for (const auto& id : ids) {
+      auto r = store.act(request(id, llmdlq::moderation_action::claim, who));
+      if (r) {
+        out.won.push_back(id);
+      } else if (r.error().code == llmdlq::moderation_errc::invalid_transition && r.error().current &&
+                 *r.error().current == llmdlq::moderation_status::claimed) {
+        ++out.lost_to_claimed;
+      } else {
+        out.unexpected_errors.push_back(r.error().message);
+      }
+    }
+  };
+  {
+    std::jthread one(claim_all, std::ref(first), "alice", std::ref(a));
+    std::jthread two(claim_all, std::ref(second), "bob", std::ref(b));
+  }
+  CHECK(a.unexpected_errors.empty());
+  CHECK(b.unexpected_errors.empty());
+  CHECK(a.won.size() + b.won.size() == ids.size());
+  CHECK(a.lost_to_claimed + b.lost_to_claimed == static_cast<int>(ids.size()));
+  std::set<std::string> winners(a.won.begin(), a.won.end());
+  winners.insert(b.won.begin(), b.won.end());
+  CHECK(winners.size() == ids.size());
+  database db;
+  const auto t = table.sql_name();
+  CHECK(db.value(fmt::format("SELECT count(*) FROM {} WHERE status = 'claimed' AND jsonb_array_length(operator_log) = 1",
+                             t)) == std::to_string(ids.size()));
+  CHECK(db.value(fmt::format("SELECT count(*) FROM {} WHERE claimed_by = 'alice'", t)) == std::to_string(a.won.size()));
+  CHECK(db.value(fmt::format("SELECT count(*) FROM {} WHERE claimed_by = 'bob'", t)) == std::to_string(b.won.size()));
+}
+
+TEST_CASE("postgres_store lists a status oldest first", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  auto store = open_store(table);
+  const auto base = llmdlq::parse_rfc3339("2026-11-01T00:00:00Z").value();
+  std::vector<llmdlq::envelope> envelopes;
+  for (int i = 0; i < 5; ++i) {
+    auto e = sample(fmt::format("receipt-{}", i));
+    e.created_at = base + std::chrono::hours(i);
+    envelopes.push_back(e);
+  }
+  for (const int i : {3, 0, 4, 1, 2}) published(store, envelopes[static_cast<std::size_t>(i)]);
+
+  auto oldest = store.list(llmdlq::moderation_status::pending, 3);
+  REQUIRE(oldest.has_value());
+  REQUIRE(oldest->size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK((*oldest)[i].dlq_id == envelopes[i].dlq_id);
+  CHECK((*oldest)[1].created_at == "2026-11-01T01:00:00.000Z");
+
+  reach(store, envelopes[1].dlq_id, llmdlq::moderation_status::claimed);
+  auto pending = store.list(llmdlq::moderation_status::pending, 100);
+  REQUIRE(pending.has_value());
+  CHECK(pending->size() == 4);
+  auto claimed = store.list(llmdlq::moderation_status::claimed, 100);
+  REQUIRE(claimed.has_value());
+  REQUIRE(claimed->size() == 1);
+  CHECK(claimed->front().dlq_id == envelopes[1].dlq_id);
+  auto none = store.list(llmdlq::moderation_status::resolved, 100);
+  REQUIRE(none.has_value());
+  CHECK(none->empty());
+  auto zero = store.list(llmdlq::moderation_status::pending, 0);
+  REQUIRE(zero.has_value());
+  CHECK(zero->empty());
+}
+
+TEST_CASE("postgres_store keeps envelopes whose text PostgreSQL cannot hold", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  auto store = open_store(table);
+  llmdlq::request_context context;
+  context.idempotency_key = "receipt-nul";
+  const std::string raw("{\"merchant\": \"Ju\0mbo\"}", 22);  // valid UTF-8, but U+0000
+  auto e = llmdlq::test::check_envelope(
+      llmdlq::make_envelope(llmdlq::failure_category::poison, "NUL byte at offset 15", raw, context));
+  REQUIRE_FALSE(e.raw_response.base64);
+  e.failure.message = std::string("a\0b", 3);
+  e.extensions["host"] = "bad \xff byte";
+  REQUIRE(store.publish(e).has_value());
+  auto again = store.publish(e);
+  REQUIRE(again.has_value());
+  CHECK(again->duplicate);
+
+  auto record = store.get(e.dlq_id);
+  REQUIRE(record.has_value());
+  REQUIRE(record->has_value());
+  auto stored = llmdlq::parse_envelope((*record)->envelope_json);
+  REQUIRE(stored.has_value());
+  CHECK(stored->raw_response.base64);  // lossless: the same bytes, in base64
+  CHECK(stored->raw_response.text == "eyJtZXJjaGFudCI6ICJKdQBtYm8ifQ==");
+  CHECK(stored->raw_response.length == raw.size());
+  CHECK(stored->raw_response.sha256 == e.raw_response.sha256);
+  CHECK((*record)->raw_response == "eyJtZXJjaGFudCI6ICJKdQBtYm8ifQ==");
+  CHECK(stored->failure.message == "a\xEF\xBF\xBD" "b");
+  CHECK(field(stored->extensions, "host") == "bad \xEF\xBF\xBD byte");
+  CHECK(stored->dlq_id == e.dlq_id);
+  database db;
+  CHECK(db.value(fmt::format("SELECT message FROM {}", table.sql_name())) == "a\xEF\xBF\xBD" "b");
+}
+
+TEST_CASE("postgres_store: PostgreSQL restarted mid-run, nothing lost and nothing duplicated",
+          "[postgres][fault]") {
+  REQUIRE_POSTGRES();
+  const char* restart = std::getenv("LLMDLQ_TEST_POSTGRES_RESTART");
+  if (!restart) {
+    WARN("skipped: LLMDLQ_TEST_POSTGRES_RESTART is not set");
+    return;
+  }
+  scratch_table table;
+  auto store = open_store(table);
+  const auto started = [] { return database().value("SELECT pg_postmaster_start_time()::text"); };
+  const std::string before = started();
+
+  // Publishes envelopes one by one and in batches, as a worker would, while
+  // the server restarts; a failed publish is retried until it succeeds.
+  std::vector<llmdlq::envelope> sent;
+  std::atomic<bool> restarted = false;
+  int restart_status = -1;
+  std::size_t failures = 0;
+  std::vector<std::string> failure_codes;
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  {
+    std::jthread restarter([&] {
+      std::this_thread::sleep_for(300ms);
+      restart_status = std::system(restart);
+      restarted = true;
+    });
+    std::size_t after_restart = 0;
+    for (int i = 0; after_restart < 30; ++i) {
+      std::vector<llmdlq::envelope> batch;
+      const int size = i % 4 == 3 ? 3 : 1;
+      for (int k = 0; k < size; ++k) batch.push_back(sample(fmt::format("receipt-{}-{}", i, k)));
+      for (;;) {
+        REQUIRE(std::chrono::steady_clock::now() < deadline);
+        std::optional<llmdlq::sink_error> error;
+        if (size == 1) {
+          auto r = store.publish(batch.front());
+          if (!r) error = r.error();
+        } else {
+          auto r = store.publish_batch(batch);
+          if (!r) error = r.error();
+        }
+        if (!error) break;
+        ++failures;
+        if (failure_codes.size() < 5) failure_codes.push_back(error->message);
+        CHECK((error->code == llmdlq::sink_errc::unavailable || error->code == llmdlq::sink_errc::timeout));
+        std::this_thread::sleep_for(50ms);  // the host's back-off
+      }
+      sent.insert(sent.end(), batch.begin(), batch.end());
+      if (restarted) ++after_restart;
+    }
+  }
+  REQUIRE(restart_status == 0);
+  CHECK(started() != before);  // the server really restarted
+  INFO(sent.size() << " envelopes sent, " << failures << " publishes failed and were retried");
+  for (const auto& message : failure_codes) UNSCOPED_INFO(message);
+
+  std::vector<std::string> expected_ids;
+  for (const auto& e : sent) expected_ids.push_back(e.dlq_id);
+  std::sort(expected_ids.begin(), expected_ids.end());
+  database db;
+  auto stored_ids = db.column(fmt::format("SELECT dlq_id FROM {} ORDER BY dlq_id", table.sql_name()));
+  CHECK(stored_ids.size() == expected_ids.size());
+  CHECK(stored_ids == expected_ids);  // every envelope, once
+  CHECK(db.value(fmt::format("SELECT count(DISTINCT idempotency_key) FROM {}", table.sql_name())) ==
+        std::to_string(sent.size()));
+
+  // A restart while the store is idle: its next calls reconnect by themselves.
+  REQUIRE(std::system(restart) == 0);
+  auto claimed = store.act(request(sent.front().dlq_id, llmdlq::moderation_action::claim));
+  INFO((claimed ? "" : claimed.error().message));
+  REQUIRE(claimed.has_value());
+  CHECK(claimed->status == llmdlq::moderation_status::claimed);
+  CHECK(log_of(*claimed).size() == 1);
+  REQUIRE(std::system(restart) == 0);
+  auto found = store.get(sent.back().dlq_id);
+  REQUIRE(found.has_value());
+  CHECK(found->has_value());
+  REQUIRE(std::system(restart) == 0);
+  const auto last = sample("receipt-last");
+  auto r = store.publish(last);
+  REQUIRE(r.has_value());
+  CHECK_FALSE(r->duplicate);
+}
