@@ -49,7 +49,8 @@ class repair_engine {
   /// Repairs the value starting at `from`, which must be `{` or `[`.
   expected<repaired_value, repair_failure> run(std::size_t from) {
     i_ = from;
-    out_.reserve(in_.size() - from + 16);
+    // No reserve for the rest of the text: prose may hold a value every few
+    // bytes, and each would keep its reservation (quadratic memory).
     while (true) {
       if (expect_ != expect::done) skip_gap();
       if (failed_) return unexpected(std::move(failure_));
