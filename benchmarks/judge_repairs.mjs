@@ -66,9 +66,11 @@ function parseOrUndefined(text) {
   }
 }
 
+/** `text` on one line (newlines and tabs as \\n and \\t), cut to `limit` characters. */
 const excerpt = (text, limit = 70) => {
-  const flat = JSON.stringify(text).slice(1, -1);
-  return flat.length <= limit ? flat : flat.slice(0, limit) + '…';
+  const flat = text.replaceAll('\n', '\\n').replaceAll('\r', '\\r').replaceAll('\t', '\\t');
+  const chars = [...flat];
+  return chars.length <= limit ? flat : chars.slice(0, limit).join('') + '…';
 };
 
 /**
@@ -153,16 +155,19 @@ for (const name of caseNames) {
 
 // The table.
 const mark = (v) => (v.ok ? '✓' : '✗');
-const cell = (text) => text.replaceAll('|', '\\|');
-console.log(`| case | input | jsonrepair ${version} | llmdlq | note on each ✗ |`);
-console.log('|---|---|---|---|---|');
+// Inline code that may hold backticks, in a table cell.
+const code = (text) => (text ? `\`\` ${text.replaceAll('|', '\\|')} \`\`` : '');
+console.log(`| case | input | jsonrepair ${version} | llmdlq | llmdlq's actions | note on each ✗ |`);
+console.log('|---|---|---|---|---|---|');
 for (const row of rows) {
   const notes = Object.entries(row.tools)
     .filter(([, v]) => !v.ok)
-    .map(([tool, v]) => `${tool}: ${v.note}`);
+    .map(([tool, v]) => `${tool} ${v.note}`);
   const label = row.generated ? `**${row.name}** (generated, ${row.sizes.join(', ')})` : row.name;
-  const input = row.generated ? '' : `\`${cell(excerpt(row.input, 60))}\``;
-  console.log(`| ${label} | ${input} | ${mark(row.tools.jsonrepair)} | ${mark(row.tools.llmdlq)} | ${cell(notes.join('; '))} |`);
+  const input = row.generated ? '' : code(excerpt(row.input, 60));
+  const codes = row.tools.llmdlq.codes?.join(', ') ?? '';
+  console.log(`| ${label} | ${input} | ${mark(row.tools.jsonrepair)} | ${mark(row.tools.llmdlq)} | ${codes} | ` +
+              `${notes.map(code).join('; ')} |`);
 }
 const totals = Object.fromEntries(['jsonrepair', 'llmdlq'].map((t) => [t, rows.filter((r) => r.tools[t].ok).length]));
 console.log(`\nRight: jsonrepair ${totals.jsonrepair}/${rows.length}, llmdlq ${totals.llmdlq}/${rows.length}.`);
