@@ -83,9 +83,10 @@ inline std::vector<std::pair<std::size_t, std::size_t>> fenced_blocks(std::strin
 struct unescaped_text {
   std::string text;
   std::vector<std::size_t> origin;  ///< origin[k]: raw offset of text[k]; one more entry for the end
+  bool broken = false;              ///< stopped at an escape that encodes nothing, at origin.back()
 };
 
-inline std::optional<unescaped_text> unescape_stringified(std::string_view raw, std::size_t from, std::size_t to) {
+inline unescaped_text unescape_stringified(std::string_view raw, std::size_t from, std::size_t to) {
   unescaped_text u;
   std::size_t i = from;
   auto put = [&](std::string_view bytes, std::size_t origin) {
@@ -109,7 +110,7 @@ inline std::optional<unescaped_text> unescape_stringified(std::string_view raw, 
       ++i;
       continue;
     }
-    if (i + 1 >= to) return std::nullopt;
+    if (i + 1 >= to) break;
     const char e = raw[i + 1];
     const char* simple = nullptr;
     switch (e) {
@@ -132,24 +133,28 @@ inline std::optional<unescaped_text> unescape_stringified(std::string_view raw, 
     std::size_t width = 6;
     if (cp >= 0xD800 && cp <= 0xDBFF) {
       const long low = unit(i + 6);
-      if (low < 0xDC00 || low > 0xDFFF) return std::nullopt;
+      if (low < 0xDC00 || low > 0xDFFF) break;
       cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
       width = 12;
     }
-    if (cp < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) return std::nullopt;
+    if (cp < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) break;
     std::string bytes;
     append_utf8(bytes, static_cast<char32_t>(cp));
     put(bytes, i);
     i += width;
   }
+  u.broken = i < to && raw[i] == '\\';
   u.origin.push_back(i);
   return u;
 }
 
 /// Repairs the value at `from` in raw[from, to); JSON escaped as string
-/// content is unescaped once and repaired again.
+/// content is unescaped once and repaired again. `plain` keeps the last
+/// unescaped string: a value further on in it reuses it, as unescaping it
+/// again for each would be quadratic.
 inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw, std::size_t from, std::size_t to,
-                                                            bool fenced, const repair_options& options) {
+                                                            bool fenced, const repair_options& options,
+                                                            std::optional<unescaped_text>& plain) {
   repair_engine engine(raw.substr(from, to - from), from, options.max_depth);
   auto value = engine.run(0);
   if (value) {
@@ -160,22 +165,31 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
   failure.offset += from;
   if (!failure.stringified) return unexpected(std::move(failure));
 
-  auto plain = unescape_stringified(raw, from, to);
-  if (!plain) return unexpected(repair_failure{from, "a string holding JSON with a broken escape", false});
-  repair_engine inner(plain->text, 0, options.max_depth);
-  auto again = inner.run(0);
-  if (!again) {
-    const std::size_t at = plain->origin[std::min(again.error().offset, plain->origin.size() - 1)];
-    return unexpected(repair_failure{at, again.error().message, false});
+  std::size_t k = 0;  // where `from` is in plain->text
+  if (plain && from >= plain->origin.front() && from < plain->origin.back()) {
+    k = static_cast<std::size_t>(std::lower_bound(plain->origin.begin(), plain->origin.end(), from) -
+                                 plain->origin.begin());
   }
-  const std::size_t end = plain->origin[std::min(again->end, plain->origin.size() - 1)];
+  if (!plain || plain->origin[k] != from) {
+    plain = unescape_stringified(raw, from, to);
+    k = 0;
+  }
+  const auto raw_offset = [&](std::size_t at) { return plain->origin[std::min(k + at, plain->origin.size() - 1)]; };
+  if (plain->broken) {
+    return unexpected(repair_failure{plain->origin.back(), "a string holding JSON with a broken escape", false});
+  }
+  const std::string_view text = std::string_view(plain->text).substr(k);
+  repair_engine inner(text, 0, options.max_depth);
+  auto again = inner.run(0);
+  if (!again) return unexpected(repair_failure{raw_offset(again.error().offset), again.error().message, false});
+  const std::size_t end = raw_offset(again->end);
   for (auto& a : again->actions) {
-    a.begin = plain->origin[std::min(a.begin, plain->origin.size() - 1)];
-    a.end = plain->origin[std::min(a.end, plain->origin.size() - 1)];
+    a.begin = raw_offset(a.begin);
+    a.end = raw_offset(a.end);
   }
   again->actions.insert(again->actions.begin(),
                         repair_action{"stringified_json", repair_tier::syntactic, from, end,
-                                      excerpt(raw.substr(from, end - from)), excerpt(plain->text.substr(0, again->end)), {}});
+                                      excerpt(raw.substr(from, end - from)), excerpt(text.substr(0, again->end)), {}});
   return repair_candidate{from, end, fenced, std::move(*again)};
 }
 
@@ -205,8 +219,9 @@ inline std::size_t end_of_bracketed(std::string_view raw, std::size_t from) noex
 inline std::vector<repair_candidate> find_candidates(std::string_view raw, const repair_options& options,
                                                      std::optional<repair_failure>& first_failure) {
   std::vector<repair_candidate> found;
+  std::optional<unescaped_text> plain;
   auto consider = [&](std::size_t from, std::size_t to, bool fenced) -> std::size_t {
-    auto candidate = repair_at(raw, from, to, fenced, options);
+    auto candidate = repair_at(raw, from, to, fenced, options, plain);
     if (candidate) {
       const std::size_t end = candidate->end;
       found.push_back(std::move(*candidate));
@@ -222,6 +237,7 @@ inline std::vector<repair_candidate> find_candidates(std::string_view raw, const
     if (raw[b] == '{' || raw[b] == '[') consider(b, e, true);
   }
   if (!found.empty()) return found;
+  plain.reset();  // unescaped up to a fence's end, not the text's
   for (std::size_t at = 0; at < raw.size();) {
     const std::size_t start = raw.find_first_of("{[", at);
     if (start == std::string_view::npos) break;
