@@ -95,11 +95,18 @@ class json_parser {
   [[nodiscard]] LLMDLQ_INLINE expected<json_document, syntax_error> parse(
       simdjson::padded_string_view json);
 
+  /// Whether `json` is strict JSON within the limits: parse()'s verdict
+  /// without locating the error, so a rejection costs no second pass.
+  [[nodiscard]] LLMDLQ_INLINE bool accepts(std::string_view json);
+
   [[nodiscard]] const parse_options& options() const noexcept { return options_; }
 
  private:
   LLMDLQ_INLINE expected<json_document, syntax_error> parse(std::string_view json,
                                                                      bool copy);
+  /// simdjson's verdict, with the parser sized for `json`; empty and
+  /// oversized input are rejected before it.
+  LLMDLQ_INLINE simdjson::error_code parse_document(std::string_view json, bool copy);
 
   parse_options options_;
   simdjson::dom::parser parser_;
@@ -115,9 +122,13 @@ class json_parser {
     std::string_view json, const parse_options& options = {});
 
 /// The first syntax error in `json`, or nothing when it is strict JSON under
-/// `options`: a check that builds no document (Boost.JSON's SAX parser).
+/// `options` (a thread's own parser; the document is not kept).
 [[nodiscard]] LLMDLQ_INLINE std::optional<syntax_error> check_syntax(std::string_view json,
                                                                    const parse_options& options = {});
+
+/// Whether `json` is strict JSON under `options`: check_syntax() without the
+/// error, for callers that only branch on it.
+[[nodiscard]] LLMDLQ_INLINE bool is_strict_json(std::string_view json, const parse_options& options = {});
 
 /// Finds the first syntax error in `json`, which must not be strict JSON under
 /// `options`. Linear in the input; allocates only for the error's strings.

@@ -102,6 +102,8 @@ TEST_CASE("quotes: single, smart, unquoted keys and inner quotes", "[repair]") {
                {"unquoted_key", "unquoted_key", "unquoted_key"});
   check_repair(R"({"note": "he said "hi" to me"})", R"({"note": "he said \"hi\" to me"})",
                {"unescaped_quote", "unescaped_quote"});
+  check_repair(R"({"item": "Kaas "Old Amsterdam" 500g", "qty": 1})",
+               R"({"item": "Kaas \"Old Amsterdam\" 500g", "qty": 1})", {"unescaped_quote", "unescaped_quote"});
   const auto r = repaired("{'a': 1}");
   CHECK(r.actions[0].before == "'a'");
   CHECK(r.actions[0].after == "\"a\"");
@@ -159,7 +161,7 @@ TEST_CASE("extraction: fences, prose, and more than one value", "[repair]") {
   CHECK(error_of("```json\n{\"a\": 1}\n```\n```json\n{\"b\": 2}\n```").code == repair_errc::ambiguous);
   CHECK(error_of("no JSON here at all").code == repair_errc::no_json);
   // A value beyond repair is not mined for a smaller one inside it.
-  CHECK(error_of(R"({"status": paid, "items": {"n": 1}})").code == repair_errc::unrepairable);
+  CHECK(error_of(R"({"status": paid in full, "items": {"n": 1}})").code == repair_errc::unrepairable);
 }
 
 TEST_CASE("truncation is closed as a lossy action, and reported", "[repair]") {
@@ -193,6 +195,9 @@ TEST_CASE("truncation is closed as a lossy action, and reported", "[repair]") {
 }
 
 TEST_CASE("lossy repairs need the lossy tier", "[repair]") {
+  // One word where a value ends is taken for a string: a guess at its type.
+  check_repair(R"({"unit": kg, "qty": 2})", R"({"unit": "kg", "qty": 2})", {"bare_word"}, repair_tier::lossy);
+  CHECK(error_of(R"({"unit": kg})", llmdlq::repair_options{}).code == repair_errc::tier_not_allowed);
   const auto r = repaired("[1, 2, ...]");
   CHECK(r.json == "[1, 2 ]");
   CHECK(codes_of(r) == std::vector<std::string>{"trailing_comma", "ellipsis"});
@@ -207,9 +212,10 @@ TEST_CASE("lossy repairs need the lossy tier", "[repair]") {
 }
 
 TEST_CASE("what repair will not guess is an error with a position", "[repair]") {
-  auto e = error_of(R"({"status": paid})");
+  // Prose is not turned into a string.
+  auto e = error_of(R"({"status": paid in full})");
   CHECK(e.code == repair_errc::unrepairable);
-  CHECK(e.offset == 11);  // a bare word: prose is not turned into a string
+  CHECK(e.offset == 11);
   e = error_of("[007]");
   CHECK(e.offset == 1);
   e = error_of("[1e999]");

@@ -34,11 +34,20 @@ struct repaired_value {
   bool truncated = false;
 };
 
+/// `text`, or its start and "..." when it is longer than `limit` bytes.
 inline std::string excerpt(std::string_view text, std::size_t limit = 80) {
   if (text.size() <= limit) return std::string(text);
-  while (limit > 0 && (static_cast<unsigned char>(text[limit]) & 0xC0) == 0x80) --limit;
-  return std::string(text.substr(0, limit)) + "...";
+  std::size_t cut = limit > 3 ? limit - 3 : 0;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  std::string out(text.substr(0, cut));
+  out += "...";
+  return out;
 }
+
+/// The excerpt length of a token's action: it fits std::string's inline
+/// buffer, so recording an action allocates nothing. The span says exactly
+/// where the change is.
+inline constexpr std::size_t token_excerpt = 15;
 
 class repair_engine {
  public:
@@ -104,7 +113,8 @@ class repair_engine {
   }
 
   void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string after) {
-    actions_.push_back({code, tier, base_ + b, base_ + e, excerpt(in_.substr(b, e - b)), std::move(after), {}});
+    actions_.push_back(
+        {code, tier, base_ + b, base_ + e, excerpt(in_.substr(b, e - b), token_excerpt), std::move(after), {}});
   }
 
   void fail(std::size_t offset, std::string message) {
@@ -169,8 +179,10 @@ class repair_engine {
     while (i_ < in_.size()) {
       const unsigned char c = at(i_);
       if (is_json_blank(c)) {
-        out_ += static_cast<char>(c);
-        ++i_;
+        std::size_t k = i_ + 1;
+        while (k < in_.size() && is_json_blank(at(k))) ++k;
+        out_.append(in_.data() + i_, k - i_);
+        i_ = k;
       } else if (c == '/' && (at(i_ + 1) == '/' || at(i_ + 1) == '*')) {
         const bool block = at(i_ + 1) == '*';
         const std::size_t close = block ? in_.find("*/", i_ + 2) : in_.find('\n', i_ + 2);
@@ -415,7 +427,16 @@ class repair_engine {
     if (c == ',' || c == '}' || c == ']' || c == ':') return true;
     if ((c == '/' && (at(k + 1) == '/' || at(k + 1) == '*')) || c == '#') return true;
     if (k == start) return false;
-    return c == '{' || c == '[' || c == '-' || is_digit(c) || opening_quote_at(k).second != 0;
+    if (c == '-' || is_digit(c)) {
+      // A number only when one ends there: `"Old Amsterdam" 500g"` is text.
+      while (k < in_.size() && (is_digit(at(k)) || at(k) == '.' || at(k) == '-' || at(k) == '+' ||
+                                at(k) == 'e' || at(k) == 'E')) {
+        ++k;
+      }
+      while (k < in_.size() && is_json_blank(at(k))) ++k;
+      return k == in_.size() || at(k) == ',' || at(k) == '}' || at(k) == ']';
+    }
+    return c == '{' || c == '[' || opening_quote_at(k).second != 0;
   }
 
   /// Whether `k` holds the quote that closes a string opened with `q`.
@@ -504,13 +525,13 @@ class repair_engine {
     }
     if (controls_begin != std::string_view::npos) {
       note("control_character", repair_tier::syntactic, controls_begin, controls_end,
-           excerpt(std::string_view(out_).substr(out_open)));
+           excerpt(std::string_view(out_).substr(out_open), token_excerpt));
     }
     if (open_string_) return;  // the truncation closes it
     out_ += '"';
     if (requoted) {
       note(q == quote::sq ? "single_quotes" : "smart_quotes", repair_tier::syntactic, open, i_,
-           excerpt(std::string_view(out_).substr(out_open)));
+           excerpt(std::string_view(out_).substr(out_open), token_excerpt));
     }
     if (key) {
       token_done();
@@ -730,6 +751,20 @@ class repair_engine {
           return value_done();
         }
       }
+    }
+    // One word standing where a value ends (`"unit": kg,`) is taken for a
+    // string: a guess at the type, so lossy. Prose, words followed by more
+    // words, is never made a string.
+    std::size_t next = k;
+    while (next < in_.size() && is_json_blank(at(next))) ++next;
+    if (!negative && !stack_.empty() &&
+        (next == in_.size() || at(next) == ',' || at(next) == '}' || at(next) == ']')) {
+      std::string quoted;
+      quoted.reserve(word.size() + 2);
+      quoted += '"';
+      quoted += word;
+      quoted += '"';
+      return replace("bare_word", repair_tier::lossy, quoted);
     }
     fail(start, "a bare word is not a JSON value");
   }

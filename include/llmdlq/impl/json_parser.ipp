@@ -392,16 +392,28 @@ inline std::optional<syntax_error> find_syntax_error(std::string_view json,
 
 }  // namespace detail
 
-LLMDLQ_INLINE std::optional<syntax_error> check_syntax(std::string_view json, const parse_options& options) {
-  // simdjson decides; the SAX pass only locates what it rejects. Boost.JSON
-  // alone would, for one, reject 1e-2147483648, which simdjson reads as 0.
+namespace detail {
+
+inline json_parser& thread_checker(const parse_options& options) {
   thread_local std::optional<json_parser> parser;
   if (!parser || parser->options().max_size != options.max_size || parser->options().max_depth != options.max_depth) {
     parser.emplace(options);
   }
-  auto doc = parser->parse(json);
+  return *parser;
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE std::optional<syntax_error> check_syntax(std::string_view json, const parse_options& options) {
+  // simdjson decides; the SAX pass only locates what it rejects. Boost.JSON
+  // alone would, for one, reject 1e-2147483648, which simdjson reads as 0.
+  auto doc = detail::thread_checker(options).parse(json);
   if (doc) return std::nullopt;
   return std::move(doc.error());
+}
+
+LLMDLQ_INLINE bool is_strict_json(std::string_view json, const parse_options& options) {
+  return detail::thread_checker(options).accepts(json);
 }
 
 LLMDLQ_INLINE syntax_error locate_syntax_error(std::string_view json, const parse_options& options) {
@@ -422,28 +434,30 @@ LLMDLQ_INLINE expected<json_document, syntax_error> json_parser::parse(
   return parse(json, json.padding() < simdjson::SIMDJSON_PADDING);
 }
 
-LLMDLQ_INLINE expected<json_document, syntax_error> json_parser::parse(
-    std::string_view json, bool copy) {
+LLMDLQ_INLINE simdjson::error_code json_parser::parse_document(std::string_view json, bool copy) {
   // Too large, or empty (simdjson must not see a null buffer): no need to parse.
-  if (json.size() > options_.max_size || json.empty()) {
-    return unexpected(locate_syntax_error(json, options_));
-  }
+  if (json.size() > options_.max_size || json.empty()) return simdjson::EMPTY;
   if (allocated_depth_ != options_.max_depth) {
     // simdjson's max_depth counts the levels a value may sit below, plus one.
     const auto capacity =
         std::max<std::size_t>(json.size(), simdjson::dom::MINIMAL_DOCUMENT_CAPACITY);
-    if (parser_.allocate(capacity, options_.max_depth + 1) != simdjson::SUCCESS) {
-      return unexpected(detail::make_error(json, json_errc::out_of_memory, 0, "out of memory"));
-    }
+    if (parser_.allocate(capacity, options_.max_depth + 1) != simdjson::SUCCESS) return simdjson::MEMALLOC;
     allocated_depth_ = options_.max_depth;
   }
-  auto result = parser_.parse_into_document(document_, json.data(), json.size(), copy);
-  if (LLMDLQ_LIKELY(!result.error())) return json_document(document_);
-  if (result.error() == simdjson::MEMALLOC) {
+  return parser_.parse_into_document(document_, json.data(), json.size(), copy).error();
+}
+
+LLMDLQ_INLINE expected<json_document, syntax_error> json_parser::parse(
+    std::string_view json, bool copy) {
+  const auto error = parse_document(json, copy);
+  if (LLMDLQ_LIKELY(!error)) return json_document(document_);
+  if (error == simdjson::MEMALLOC) {
     return unexpected(detail::make_error(json, json_errc::out_of_memory, 0, "out of memory"));
   }
   return unexpected(locate_syntax_error(json, options_));
 }
+
+LLMDLQ_INLINE bool json_parser::accepts(std::string_view json) { return !parse_document(json, true); }
 
 namespace detail {
 

@@ -308,8 +308,10 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
     return unexpected(repair_error{repair_errc::budget_exceeded, c.begin,
                                    "the repaired value is larger than the repair budget", c.value.truncated});
   }
-  if (auto bad = check_syntax(c.value.json, strict)) {
-    return unexpected(repair_error{repair_errc::unrepairable, c.begin, "repair could not make JSON of the value: " + bad->message,
+  if (!is_strict_json(c.value.json, strict)) {
+    const auto bad = check_syntax(c.value.json, strict);
+    return unexpected(repair_error{repair_errc::unrepairable, c.begin,
+                                   "repair could not make JSON of the value: " + (bad ? bad->message : std::string()),
                                    c.value.truncated});
   }
 
@@ -317,7 +319,12 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
   result.truncated = c.value.truncated;
   const std::string_view code = c.fenced ? "markdown_fence" : "prose_around_json";
   auto& actions = c.value.actions;
-  std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  // In scan order already, but for a few noted late (a trailing comma, a
+  // string's quotes after what is inside it).
+  const auto by_begin = [](const auto& a, const auto& b) { return a.begin < b.begin; };
+  if (!std::is_sorted(actions.begin(), actions.end(), by_begin)) {
+    std::stable_sort(actions.begin(), actions.end(), by_begin);
+  }
   if (c.begin > 0) {
     const std::string_view before = raw.substr(0, c.begin);
     const bool bom_only = before.starts_with("\xEF\xBB\xBF") &&
@@ -344,7 +351,7 @@ LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
   parse_options strict;
   strict.max_size = std::max<std::size_t>(options.max_bytes, 1);
   strict.max_depth = options.max_depth;
-  if (!check_syntax(raw, strict)) return repair_result{std::string(raw), {}, false};
+  if (is_strict_json(raw, strict)) return repair_result{std::string(raw), {}, false};
   auto result = detail::find_and_repair(raw, options);
   if (!result) return result;
   for (const auto& a : result->actions) {
