@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+// A dead-letter queue in a Redis stream: one entry per envelope, written by
+// XADD with an approximate MAXLEN, deduplicated by dlq_id.
+// Part of the llmdlq::redis library (hiredis).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "llmdlq/sink.hpp"
+
+namespace llmdlq {
+
+/// Where the Redis server is and how long to wait for it. Shared by
+/// redis_stream_sink and redis_stream_reader.
+struct redis_connection_options {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string username;  ///< an ACL user (Redis 6+); empty: `AUTH password` only
+  std::string password;  ///< empty: no AUTH
+  int db = 0;            ///< SELECT'ed after connecting when not 0
+  std::chrono::milliseconds connect_timeout{2000};
+  /// How long to wait for the server to take a request or send the next
+  /// reply before the call fails with sink_errc::timeout.
+  std::chrono::milliseconds command_timeout{5000};
+};
+
+struct redis_stream_sink_options {
+  redis_connection_options connection;
+  std::string stream = "llmdlq:dead-letters";  ///< the stream's key
+  /// `XADD key MAXLEN ~ max_length`: Redis trims whole internal nodes, so the
+  /// stream keeps at least this many entries and a little more. 0: no trimming.
+  std::uint64_t max_length = 1'000'000;
+  /// Dedupe keys are `<dedupe_prefix>id:<dlq_id>` and
+  /// `<dedupe_prefix>key:<attempt>:<idempotency key>`; empty means `<stream>:dedupe:`.
+  std::string dedupe_prefix;
+  /// How long a dedupe key lives: a re-publish after this is a new entry.
+  std::chrono::seconds dedupe_ttl = std::chrono::hours(24 * 7);
+  /// Also treat an envelope with the idempotency key and attempt of a stored
+  /// one as a duplicate (a worker that failed before committing makes a new
+  /// envelope, with a new dlq_id, for the same input), as sqlite_sink does.
+  bool dedupe_idempotency_key = true;
+  /// When > 0, each publish then runs `WAIT replicas replica_timeout` and
+  /// fails with sink_errc::timeout unless that many replicas acknowledged.
+  int replicas = 0;
+  std::chrono::milliseconds replica_timeout{1000};
+};
+
+/// Publishes each envelope as one entry of a Redis stream, with the fields
+///
+///   dlq_id, category, triage, failure_code  (to filter on without parsing)
+///   envelope                                (its JSON, as serialize() writes it)
+///
+/// A Lua script (EVALSHA) makes the publish atomic and idempotent: when the
+/// dedupe key of the envelope's dlq_id (or of its idempotency key and attempt)
+/// exists, nothing is added and the receipt is `duplicate`, naming the entry
+/// first written; otherwise it XADDs and stores the new entry id under the
+/// dedupe keys, which expire after `dedupe_ttl`. The script checks before it
+/// writes, so a failed XADD leaves no dedupe key behind. Receipts' location
+/// is `redis:<host>:<port>/<db>#<stream>@<entry id>`.
+///
+/// Durable here means: the server replied to the script. With the server's
+/// `appendonly yes` and `appendfsync always` that reply comes after the entry
+/// is fsynced to the append-only file; with `appendfsync everysec` (Redis's
+/// default) up to a second of entries can be lost in a server crash, and
+/// without AOF, everything since the last snapshot. `replicas` > 0 adds
+/// `WAIT`: the publish also waits for that many replicas to have the entry.
+///
+/// publish_batch sends all scripts in one pipeline (one round trip). Each
+/// envelope is its own atomic step: on an error, some of the batch may be
+/// stored; retrying the batch is safe, the stored ones come back `duplicate`.
+///
+/// A lost connection, a refused connection or a timeout is a sink_error
+/// (unavailable or timeout); the next call connects again, and a call that
+/// finds the previous connection dead reconnects once on its own. Nothing
+/// throws but std::bad_alloc; nothing is printed; SIGPIPE from a closed
+/// socket is kept from the process. Thread-safe: one connection behind a
+/// mutex, so concurrent publishes are serialized. Not for Redis Cluster.
+class redis_stream_sink final : public sink {
+ public:
+  /// Connects, authenticates, selects the database and loads the script;
+  /// unavailable when the server cannot be reached.
+  [[nodiscard]] static expected<redis_stream_sink, sink_error> open(redis_stream_sink_options options = {});
+
+  redis_stream_sink(redis_stream_sink&&) noexcept;
+  redis_stream_sink& operator=(redis_stream_sink&&) noexcept;
+  ~redis_stream_sink() override;
+
+  [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
+  [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
+
+  [[nodiscard]] const redis_stream_sink_options& options() const noexcept;
+
+  struct impl;
+
+ private:
+  explicit redis_stream_sink(std::unique_ptr<impl> impl) noexcept;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace llmdlq

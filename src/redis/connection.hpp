@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// One blocking hiredis connection, shared by the Redis sink and reader:
+// connect with timeouts, AUTH and SELECT, commands and pipelines, and every
+// failure as a sink_error. Internal to llmdlq::redis.
+#pragma once
+
+#include <hiredis/hiredis.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "llmdlq/expected.hpp"
+#include "llmdlq/redis_stream_sink.hpp"
+#include "llmdlq/sink.hpp"
+
+namespace llmdlq::redis_detail {
+
+struct reply_deleter {
+  void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+/// The text of a string, status or error reply.
+[[nodiscard]] inline std::string_view text(const redisReply& reply) noexcept {
+  return reply.str ? std::string_view(reply.str, reply.len) : std::string_view();
+}
+
+/// Whether an error reply starts with the error code `code` (NOSCRIPT, BUSYGROUP, ...).
+[[nodiscard]] bool is_error(const redisReply& reply, std::string_view code) noexcept;
+
+/// An error reply as a sink_error: a server that cannot serve now (LOADING,
+/// READONLY, MASTERDOWN, BUSY, TRYAGAIN, CLUSTERDOWN) is unavailable; any
+/// other refusal (OOM, WRONGTYPE, NOPERM, ...) is rejected.
+[[nodiscard]] sink_error reply_error(const redisReply& reply, std::string_view what);
+
+/// Blocks SIGPIPE in this thread while it lives, and swallows a SIGPIPE that
+/// writing to a closed socket raised meanwhile: hiredis writes with write(2),
+/// and the default action of SIGPIPE would end the host process.
+class sigpipe_guard {
+ public:
+  sigpipe_guard() noexcept;
+  ~sigpipe_guard();
+  sigpipe_guard(const sigpipe_guard&) = delete;
+  sigpipe_guard& operator=(const sigpipe_guard&) = delete;
+
+ private:
+  sigset_t previous_{};
+  bool was_pending_ = false;
+};
+
+/// A command's arguments; binary-safe.
+using arguments = std::span<const std::string_view>;
+
+class connection {
+ public:
+  explicit connection(redis_connection_options options) : options_(std::move(options)) {}
+  ~connection() { drop(); }
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  /// Runs after every successful connect (AUTH and SELECT are done by then),
+  /// e.g. to load a script or create a consumer group.
+  std::function<expected<void, sink_error>(connection&)> on_connect;
+
+  /// Runs `work` on a live connection, connecting first when there is none.
+  /// When `work` fails with sink_errc::unavailable on a connection kept from
+  /// an earlier call (the server restarted or closed it meanwhile), it
+  /// connects again and runs `work` once more: `work` must be safe to repeat.
+  template <class T, class F>
+  expected<T, sink_error> run(F&& work) {
+    const bool fresh = ctx_ == nullptr;
+    if (auto connected = ensure(); !connected) return unexpected(std::move(connected.error()));
+    auto result = work();
+    if (result || fresh || result.error().code != sink_errc::unavailable || ctx_ != nullptr) return result;
+    if (auto connected = ensure(); !connected) return unexpected(std::move(connected.error()));
+    return work();
+  }
+
+  /// Connects when there is no connection.
+  expected<void, sink_error> ensure();
+  /// One command and its reply. A server error reply is returned as a reply
+  /// (check its type); a connection failure drops the connection.
+  expected<reply_ptr, sink_error> command(arguments args);
+  /// Queues a command for a pipeline; get_reply() returns the replies in order.
+  expected<void, sink_error> append(arguments args);
+  expected<reply_ptr, sink_error> get_reply();
+  /// Sets the socket's read and write timeout (until the next connect).
+  void set_timeout(std::chrono::milliseconds timeout) noexcept;
+  /// Closes the connection; the next ensure() connects again.
+  void drop() noexcept;
+
+  [[nodiscard]] bool connected() const noexcept { return ctx_ != nullptr; }
+  [[nodiscard]] const redis_connection_options& options() const noexcept { return options_; }
+
+ private:
+  // The context's I/O failure as a sink_error, after which it is dropped.
+  sink_error io_failure(std::string_view what, int saved_errno);
+
+  redis_connection_options options_;
+  redisContext* ctx_ = nullptr;
+};
+
+}  // namespace llmdlq::redis_detail

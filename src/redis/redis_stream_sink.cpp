@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+// redis_stream_sink on hiredis: one Lua script per envelope (dedupe + XADD),
+// pipelined for batches, one connection behind a mutex.
+#include "llmdlq/redis_stream_sink.hpp"
+
+#include <array>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "connection.hpp"
+
+namespace llmdlq {
+
+namespace {
+
+using redis_detail::arguments;
+using redis_detail::reply_ptr;
+
+// KEYS: the stream, the dlq_id's dedupe key, optionally the idempotency
+// key's. ARGV: dedupe TTL in seconds, MAXLEN (0: none), then the values of
+// dlq_id, category, triage, failure_code and envelope. Returns {1, new entry
+// id} or {0, the entry id stored before}. It reads before it writes, so an
+// XADD that fails (OOM, a key of another type) leaves no dedupe key behind.
+constexpr std::string_view publish_script = R"lua(
+local id = redis.call('GET', KEYS[2])
+if not id and #KEYS > 2 then id = redis.call('GET', KEYS[3]) end
+if id then return {0, id} end
+if ARGV[2] == '0' then
+  id = redis.call('XADD', KEYS[1], '*', 'dlq_id', ARGV[3], 'category', ARGV[4], 'triage', ARGV[5],
+                  'failure_code', ARGV[6], 'envelope', ARGV[7])
+else
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'dlq_id', ARGV[3], 'category', ARGV[4],
+                  'triage', ARGV[5], 'failure_code', ARGV[6], 'envelope', ARGV[7])
+end
+redis.call('SET', KEYS[2], id, 'EX', ARGV[1])
+if #KEYS > 2 then redis.call('SET', KEYS[3], id, 'EX', ARGV[1]) end
+return {1, id}
+)lua";
+
+// Everything one EVALSHA sends, owned, so the views in args() stay valid.
+struct publish_call {
+  std::string id_key, idempotency_key, dlq_id, category, triage, code, json;
+  bool with_idempotency_key = false;
+};
+
+}  // namespace
+
+struct redis_stream_sink::impl {
+  redis_stream_sink_options options;
+  redis_detail::connection conn;
+  std::string sha;  // the script's SHA1, from SCRIPT LOAD
+  std::string ttl, max_length, location_prefix;
+  std::mutex mutex;
+
+  explicit impl(redis_stream_sink_options o)
+      : options(std::move(o)),
+        conn(options.connection),
+        ttl(std::to_string(options.dedupe_ttl.count())),
+        max_length(std::to_string(options.max_length)),
+        location_prefix(fmt::format("redis:{}:{}/{}#{}@", options.connection.host, options.connection.port,
+                                    options.connection.db, options.stream)) {
+    if (options.dedupe_prefix.empty()) options.dedupe_prefix = options.stream + ":dedupe:";
+    conn.on_connect = [this](redis_detail::connection& c) { return load_script(c); };
+  }
+
+  expected<void, sink_error> load_script(redis_detail::connection& c) {
+    const std::array<std::string_view, 3> args{"SCRIPT", "LOAD", publish_script};
+    auto reply = c.command(args);
+    if (!reply) return unexpected(std::move(reply.error()));
+    if ((*reply)->type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(**reply, "SCRIPT LOAD"));
+    if ((*reply)->type != REDIS_REPLY_STRING) {
+      return unexpected(sink_error{sink_errc::io_error, "redis: SCRIPT LOAD: unexpected reply"});
+    }
+    sha = std::string(redis_detail::text(**reply));
+    return {};
+  }
+
+  publish_call call_for(const envelope& e) const {
+    publish_call call;
+    call.id_key = options.dedupe_prefix + "id:" + e.dlq_id;
+    call.with_idempotency_key = options.dedupe_idempotency_key && !e.idempotency_key.empty();
+    if (call.with_idempotency_key) {
+      call.idempotency_key = fmt::format("{}key:{}:{}", options.dedupe_prefix, e.attempts.count, e.idempotency_key);
+    }
+    call.dlq_id = e.dlq_id;
+    call.category = std::string(to_string(e.failure.category));
+    call.triage = std::string(to_string(e.triage.kind));
+    call.code = e.failure.code;
+    call.json = serialize(e);
+    return call;
+  }
+
+  // EVALSHA sha numkeys KEYS... ARGV...
+  std::array<std::string_view, 13> args_of(const publish_call& call) const {
+    if (call.with_idempotency_key) {
+      return {"EVALSHA", sha,         "3",         options.stream, call.id_key, call.idempotency_key, ttl,
+              max_length, call.dlq_id, call.category, call.triage, call.code,   call.json};
+    }
+    return {"EVALSHA", sha, "2", options.stream, call.id_key, ttl, max_length, call.dlq_id, call.category,
+            call.triage, call.code, call.json, {}};
+  }
+
+  static arguments used(const publish_call& call, const std::array<std::string_view, 13>& args) {
+    return arguments(args.data(), call.with_idempotency_key ? 13 : 12);
+  }
+
+  // The script's reply as a receipt.
+  expected<receipt, sink_error> receipt_of(const envelope& e, const redisReply& reply) const {
+    if (reply.type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(reply, "publish"));
+    if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 2 || reply.element[0]->type != REDIS_REPLY_INTEGER ||
+        reply.element[1]->type != REDIS_REPLY_STRING) {
+      return unexpected(sink_error{sink_errc::io_error, "redis: publish: unexpected reply from the script"});
+    }
+    return receipt{e.dlq_id, reply.element[0]->integer == 0,
+                   location_prefix + std::string(redis_detail::text(*reply.element[1]))};
+  }
+
+  // WAIT for the replicas, when asked to.
+  expected<void, sink_error> wait_for_replicas() {
+    if (options.replicas <= 0) return {};
+    const std::string replicas = std::to_string(options.replicas);
+    const std::string timeout = std::to_string(options.replica_timeout.count());
+    const std::array<std::string_view, 3> args{"WAIT", replicas, timeout};
+    conn.set_timeout(options.replica_timeout + options.connection.command_timeout);
+    auto reply = conn.command(args);
+    conn.set_timeout(options.connection.command_timeout);
+    if (!reply) return unexpected(std::move(reply.error()));
+    if ((*reply)->type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(**reply, "WAIT"));
+    if ((*reply)->type != REDIS_REPLY_INTEGER) {
+      return unexpected(sink_error{sink_errc::io_error, "redis: WAIT: unexpected reply"});
+    }
+    if ((*reply)->integer < options.replicas) {
+      return unexpected(sink_error{sink_errc::timeout,
+                                   fmt::format("redis: WAIT: {} of {} replicas acknowledged within {} ms; the entry "
+                                               "is on the primary",
+                                               (*reply)->integer, options.replicas, options.replica_timeout.count())});
+    }
+    return {};
+  }
+
+  expected<receipt, sink_error> publish_one(const envelope& e, const publish_call& call) {
+    auto args = args_of(call);
+    auto reply = conn.command(used(call, args));
+    if (!reply) return unexpected(std::move(reply.error()));
+    if (redis_detail::is_error(**reply, "NOSCRIPT")) {  // SCRIPT FLUSH, or a failover to a server without it
+      if (auto loaded = load_script(conn); !loaded) return unexpected(std::move(loaded.error()));
+      args = args_of(call);
+      reply = conn.command(used(call, args));
+      if (!reply) return unexpected(std::move(reply.error()));
+    }
+    auto stored = receipt_of(e, **reply);
+    if (!stored) return stored;
+    if (auto waited = wait_for_replicas(); !waited) return unexpected(std::move(waited.error()));
+    return stored;
+  }
+
+  expected<std::vector<receipt>, sink_error> publish_many(std::span<const envelope> batch,
+                                                          const std::vector<publish_call>& calls) {
+    std::vector<std::size_t> todo(batch.size());
+    for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+    std::vector<receipt> receipts(batch.size());
+    std::optional<sink_error> first_error;
+    // At most twice: a second round only for scripts the server had lost.
+    for (int round = 0; round < 2 && !todo.empty(); ++round) {
+      if (round > 0) {
+        if (auto loaded = load_script(conn); !loaded) return unexpected(std::move(loaded.error()));
+      }
+      for (const std::size_t i : todo) {
+        const auto args = args_of(calls[i]);
+        if (auto queued = conn.append(used(calls[i], args)); !queued) return unexpected(std::move(queued.error()));
+      }
+      std::vector<std::size_t> lost_script;
+      for (const std::size_t i : todo) {
+        auto reply = conn.get_reply();
+        if (!reply) return unexpected(std::move(reply.error()));
+        if (round == 0 && redis_detail::is_error(**reply, "NOSCRIPT")) {
+          lost_script.push_back(i);
+          continue;
+        }
+        auto stored = receipt_of(batch[i], **reply);
+        if (!stored) {
+          if (!first_error) first_error = std::move(stored.error());
+          continue;  // read every reply, so the connection stays in step
+        }
+        receipts[i] = std::move(*stored);
+      }
+      todo = std::move(lost_script);
+    }
+    if (first_error) return unexpected(std::move(*first_error));
+    if (auto waited = wait_for_replicas(); !waited) return unexpected(std::move(waited.error()));
+    return receipts;
+  }
+};
+
+redis_stream_sink::redis_stream_sink(std::unique_ptr<impl> impl) noexcept : impl_(std::move(impl)) {}
+redis_stream_sink::redis_stream_sink(redis_stream_sink&&) noexcept = default;
+redis_stream_sink& redis_stream_sink::operator=(redis_stream_sink&&) noexcept = default;
+redis_stream_sink::~redis_stream_sink() = default;
+
+expected<redis_stream_sink, sink_error> redis_stream_sink::open(redis_stream_sink_options options) {
+  if (options.stream.empty()) return unexpected(sink_error{sink_errc::rejected, "redis: the stream key is empty"});
+  if (options.dedupe_ttl.count() < 1) {
+    return unexpected(sink_error{sink_errc::rejected, "redis: dedupe_ttl must be at least one second"});
+  }
+  auto state = std::make_unique<impl>(std::move(options));
+  std::lock_guard lock(state->mutex);
+  const redis_detail::sigpipe_guard no_sigpipe;
+  if (auto connected = state->conn.ensure(); !connected) return unexpected(std::move(connected.error()));
+  return redis_stream_sink(std::move(state));
+}
+
+expected<receipt, sink_error> redis_stream_sink::publish(const envelope& e) {
+  if (!impl_) return unexpected(sink_error{sink_errc::closed, "redis: the sink was moved from"});
+  if (e.dlq_id.empty()) return unexpected(sink_error{sink_errc::rejected, "redis: the envelope has no dlq_id"});
+  const publish_call call = impl_->call_for(e);
+  std::lock_guard lock(impl_->mutex);
+  const redis_detail::sigpipe_guard no_sigpipe;
+  // Safe to run twice: a second run finds the first one's dedupe key.
+  return impl_->conn.run<receipt>([&] { return impl_->publish_one(e, call); });
+}
+
+expected<std::vector<receipt>, sink_error> redis_stream_sink::publish_batch(std::span<const envelope> batch) {
+  if (!impl_) return unexpected(sink_error{sink_errc::closed, "redis: the sink was moved from"});
+  if (batch.empty()) return std::vector<receipt>{};
+  std::vector<publish_call> calls;
+  calls.reserve(batch.size());
+  for (const auto& e : batch) {
+    if (e.dlq_id.empty()) return unexpected(sink_error{sink_errc::rejected, "redis: an envelope has no dlq_id"});
+    calls.push_back(impl_->call_for(e));
+  }
+  std::lock_guard lock(impl_->mutex);
+  const redis_detail::sigpipe_guard no_sigpipe;
+  return impl_->conn.run<std::vector<receipt>>([&] { return impl_->publish_many(batch, calls); });
+}
+
+const redis_stream_sink_options& redis_stream_sink::options() const noexcept { return impl_->options; }
+
+}  // namespace llmdlq
