@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+// What the Redis tests share: the server from LLMDLQ_TEST_REDIS (a test
+// reports itself skipped without it), a unique stream key per test, deleted
+// with its dedupe keys at the end, and a plain hiredis client to look at the
+// server as an operator would.
+#pragma once
+
+#include <hiredis/hiredis.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <llmdlq/process.hpp>
+#include <llmdlq/redis_stream_reader.hpp>
+#include <llmdlq/redis_stream_sink.hpp>
+
+#include "catch.hpp"
+
+namespace llmdlq::test {
+
+/// The test server's address, or nothing (and a line that ctest's
+/// SKIP_REGULAR_EXPRESSION turns into "skipped").
+inline std::optional<redis_connection_options> test_redis() {
+  const char* address = std::getenv("LLMDLQ_TEST_REDIS");
+  if (!address || !*address) {
+    std::fprintf(stderr, "LLMDLQ_TEST_REDIS is not set: skipped\n");
+    return std::nullopt;
+  }
+  const std::string text(address);
+  const auto colon = text.rfind(':');
+  REQUIRE(colon != std::string::npos);
+  redis_connection_options options;
+  options.host = text.substr(0, colon);
+  options.port = std::atoi(text.c_str() + colon + 1);
+  return options;
+}
+
+#define LLMDLQ_REDIS_OR_SKIP(name)                  \
+  const auto name##_found = llmdlq::test::test_redis(); \
+  if (!name##_found) return;                        \
+  const llmdlq::redis_connection_options& name = *name##_found
+
+struct reply_deleter {
+  void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+/// A plain hiredis connection for looking at, and meddling with, the server.
+class redis_client {
+ public:
+  explicit redis_client(const redis_connection_options& options) {
+    ctx_ = redisConnectWithTimeout(options.host.c_str(), options.port, timeval{5, 0});
+    REQUIRE(ctx_ != nullptr);
+    INFO(ctx_->errstr);
+    REQUIRE(ctx_->err == 0);
+  }
+  ~redis_client() { redisFree(ctx_); }
+  redis_client(const redis_client&) = delete;
+  redis_client& operator=(const redis_client&) = delete;
+
+  reply_ptr command(std::initializer_list<std::string_view> args) {
+    return command(std::vector<std::string_view>(args));
+  }
+
+  reply_ptr command(const std::vector<std::string_view>& args) {
+    std::vector<const char*> pointers;
+    std::vector<std::size_t> lengths;
+    for (const auto arg : args) {
+      pointers.push_back(arg.data());
+      lengths.push_back(arg.size());
+    }
+    auto* reply = static_cast<redisReply*>(
+        redisCommandArgv(ctx_, static_cast<int>(pointers.size()), pointers.data(), lengths.data()));
+    INFO(ctx_->errstr);
+    REQUIRE(reply != nullptr);
+    return reply_ptr(reply);
+  }
+
+  long long integer(std::initializer_list<std::string_view> args) {
+    auto reply = command(args);
+    INFO((reply->str ? reply->str : ""));
+    REQUIRE(reply->type == REDIS_REPLY_INTEGER);
+    return reply->integer;
+  }
+
+  std::string string(std::initializer_list<std::string_view> args) {
+    auto reply = command(args);
+    REQUIRE((reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS ||
+             reply->type == REDIS_REPLY_NIL));
+    return reply->str ? std::string(reply->str, reply->len) : std::string();
+  }
+
+  /// The value of `field` in every entry of `stream`, in order.
+  std::vector<std::string> stream_field(std::string_view stream, std::string_view field) {
+    auto reply = command({"XRANGE", stream, "-", "+"});
+    REQUIRE(reply->type == REDIS_REPLY_ARRAY);
+    std::vector<std::string> values;
+    for (std::size_t i = 0; i < reply->elements; ++i) {
+      const redisReply* fields = reply->element[i]->element[1];
+      for (std::size_t j = 0; j + 1 < fields->elements; j += 2) {
+        if (std::string_view(fields->element[j]->str, fields->element[j]->len) == field) {
+          values.emplace_back(fields->element[j + 1]->str, fields->element[j + 1]->len);
+        }
+      }
+    }
+    return values;
+  }
+
+  /// Deletes every key that starts with `prefix`.
+  void delete_prefix(std::string_view prefix) {
+    const std::string pattern = std::string(prefix) + "*";
+    std::string cursor = "0";
+    do {
+      auto reply = command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+      REQUIRE(reply->type == REDIS_REPLY_ARRAY);
+      cursor.assign(reply->element[0]->str, reply->element[0]->len);
+      const redisReply* keys = reply->element[1];
+      std::vector<std::string_view> del{"DEL"};  // one command per page: each write is an fsync
+      for (std::size_t i = 0; i < keys->elements; ++i) del.emplace_back(keys->element[i]->str, keys->element[i]->len);
+      if (del.size() > 1) command(del);
+    } while (cursor != "0");
+  }
+
+ private:
+  redisContext* ctx_ = nullptr;
+};
+
+/// A stream key no other test or run uses; the stream, its groups and its
+/// dedupe keys are deleted when this goes.
+class scoped_stream {
+ public:
+  scoped_stream(const redis_connection_options& server, std::string_view name) : server_(server) {
+    std::random_device seed;
+    key_ = "llmdlq-test:" + std::to_string(::getpid()) + ":" + std::to_string(seed()) + ":" + std::string(name);
+  }
+  ~scoped_stream() {
+    // The server may be down when a fault test failed half-way: leave it then.
+    redisContext* probe = redisConnectWithTimeout(server_.host.c_str(), server_.port, timeval{1, 0});
+    const bool up = probe && probe->err == 0;
+    redisFree(probe);
+    if (up) redis_client(server_).delete_prefix(key_);
+  }
+  scoped_stream(const scoped_stream&) = delete;
+  scoped_stream& operator=(const scoped_stream&) = delete;
+
+  [[nodiscard]] const std::string& key() const noexcept { return key_; }
+
+ private:
+  redis_connection_options server_;
+  std::string key_;
+};
+
+inline redis_stream_sink_options sink_options(const redis_connection_options& server, const scoped_stream& stream) {
+  redis_stream_sink_options options;
+  options.connection = server;
+  options.stream = stream.key();
+  return options;
+}
+
+inline redis_stream_reader_options reader_options(const redis_connection_options& server,
+                                                  const scoped_stream& stream, std::string consumer = "replayer-1") {
+  redis_stream_reader_options options;
+  options.connection = server;
+  options.stream = stream.key();
+  options.group = "replay";
+  options.consumer = std::move(consumer);
+  return options;
+}
+
+/// An envelope as a worker makes it.
+inline envelope sample(std::string key, std::uint32_t attempt = 1,
+                       failure_category category = failure_category::syntax, std::string_view raw = "{\"total\": ") {
+  request_context context;
+  context.idempotency_key = std::move(key);
+  context.attempt = attempt;
+  process_options options;
+  options.failure_code_prefix = "ocr";
+  return make_envelope(category, "test failure", raw, context, options);
+}
+
+/// Calls `attempt` until it returns true or `limit` passes.
+template <class F>
+bool eventually(F&& attempt, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!attempt()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+}  // namespace llmdlq::test
