@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llmdlq/detail/output_buffer.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/json_parser.hpp"
@@ -34,13 +35,22 @@ struct repaired_value {
   bool truncated = false;
 };
 
-/// `text`, or its start and "..." when it is longer than `limit` bytes.
-inline std::string excerpt(std::string_view text, std::size_t limit = 80) {
-  if (text.size() <= limit) return std::string(text);
+/// Sets `out` to `text`, or to its start and "..." when it is longer than
+/// `limit` bytes (cut between characters).
+inline void assign_excerpt(std::string& out, std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) {
+    out.assign(text.data(), text.size());
+    return;
+  }
   std::size_t cut = limit > 3 ? limit - 3 : 0;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  std::string out(text.substr(0, cut));
+  out.assign(text.data(), cut);
   out += "...";
+}
+
+inline std::string excerpt(std::string_view text, std::size_t limit = 80) {
+  std::string out;
+  assign_excerpt(out, text, limit);
   return out;
 }
 
@@ -61,7 +71,7 @@ class repair_engine {
     // No reserve for the rest of the text: prose may hold a value every few
     // bytes, and each would keep its reservation (quadratic memory).
     while (true) {
-      if (expect_ != expect::done) skip_gap();
+      if (expect_ != expect::done && may_start_gap(at(i_))) skip_gap();
       if (failed_) return unexpected(std::move(failure_));
       if (i_ >= in_.size()) break;
       if (expect_ == expect::done) {
@@ -72,11 +82,11 @@ class repair_engine {
       if (failed_) return unexpected(std::move(failure_));
     }
     if (expect_ == expect::done) {
-      if (i_ < in_.size()) out_.resize(root_out_end_);
-      return repaired_value{std::move(out_), std::move(actions_), root_in_end_, false};
+      if (i_ < in_.size()) out_.truncate(root_out_end_);
+      return repaired_value{out_.take(), actions(), root_in_end_, false};
     }
     close_truncated();
-    return repaired_value{std::move(out_), std::move(actions_), in_.size(), true};
+    return repaired_value{out_.take(), actions(), in_.size(), true};
   }
 
  private:
@@ -89,8 +99,18 @@ class repair_engine {
   std::size_t base_;
   std::size_t max_depth_;
   std::size_t i_ = 0;
-  std::string out_;
-  std::vector<repair_action> actions_;
+  output_buffer out_;
+  // Actions as noted during the pass: small records, their `after` texts in
+  // one buffer; made repair_actions once at the end, so that a document with
+  // many repairs does not move large records around while it grows.
+  struct noted_action {
+    std::string_view code;
+    repair_tier tier;
+    bool whole;  // keep before and after whole (a truncation's closing)
+    std::size_t begin, end, after_at, after_size;
+  };
+  std::vector<noted_action> notes_;
+  std::string afters_;
   std::string stack_;  // '{' and '[' still open
   expect expect_ = expect::value;
   bool failed_ = false;
@@ -112,9 +132,27 @@ class repair_engine {
     return in_.substr(std::min(k, in_.size()), s.size()) == s;
   }
 
-  void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string after) {
-    actions_.push_back(
-        {code, tier, base_ + b, base_ + e, excerpt(in_.substr(b, e - b), token_excerpt), std::move(after), {}});
+  void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string_view after,
+            bool whole = false) {
+    if (!whole) after = after.substr(0, 4 * token_excerpt);  // enough for the excerpt
+    notes_.push_back({code, tier, whole, b, e, afters_.size(), after.size()});
+    afters_ += after;
+  }
+
+  std::vector<repair_action> actions() const {
+    std::vector<repair_action> out(notes_.size());
+    for (std::size_t k = 0; k < notes_.size(); ++k) {
+      const noted_action& n = notes_[k];
+      repair_action& a = out[k];
+      a.code = n.code;
+      a.tier = n.tier;
+      a.begin = base_ + n.begin;
+      a.end = base_ + n.end;
+      const std::size_t limit = n.whole ? std::string_view::npos : token_excerpt;
+      assign_excerpt(a.before, in_.substr(n.begin, n.end - n.begin), limit);
+      assign_excerpt(a.after, std::string_view(afters_).substr(n.after_at, n.after_size), limit);
+    }
+    return out;
   }
 
   void fail(std::size_t offset, std::string message) {
@@ -161,6 +199,7 @@ class repair_engine {
 
   /// Width of `...` or `…` at `k`, or 0.
   [[nodiscard]] std::size_t ellipsis_at(std::size_t k) const noexcept {
+    if (at(k) != '.' && at(k) != 0xE2) return 0;
     if (starts(k, "...")) return 3;
     if (at(k) == 0xE2 && at(k + 1) == 0x80 && at(k + 2) == 0xA6) return 3;
     return 0;
@@ -172,6 +211,12 @@ class repair_engine {
   }
 
   // ---- whitespace and comments ---------------------------------------------
+
+  /// Whether skip_gap() has anything to do at a byte: most tokens follow
+  /// the last one directly.
+  [[nodiscard]] static bool may_start_gap(unsigned char c) noexcept {
+    return c <= ' ' || c == '/' || c == '#' || c >= 0x80;
+  }
 
   /// Copies JSON whitespace; removes comments; turns Unicode spaces into
   /// plain ones.
@@ -315,7 +360,7 @@ class repair_engine {
     if (expect_ == expect::member_value) return fail(i_, "a property without a value");
     if (expect_ == expect::value || expect_ == expect::key) {
       // `[1, 2,]`: the comma written last is out of place.
-      out_.erase(comma_out_, 1);
+      out_.erase(comma_out_);
       note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
     }
     stack_.pop_back();
@@ -326,7 +371,7 @@ class repair_engine {
 
   void drop_dangling_comma() {
     if (expect_ == expect::value || expect_ == expect::key) {
-      out_.erase(comma_out_, 1);
+      out_.erase(comma_out_);
       note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
       expect_ = expect_ == expect::value ? expect::array_next : expect::object_next;
     }
@@ -336,7 +381,7 @@ class repair_engine {
   /// the blanks that follow it (only those lie between: comments went).
   void insert_after_token(std::string_view code, char c) {
     note(code, repair_tier::syntactic, token_in_end_, token_in_end_, std::string(1, c));
-    out_.insert(out_.begin() + static_cast<std::ptrdiff_t>(token_out_end_), c);
+    out_.insert(token_out_end_, c);
   }
 
   void token_done() noexcept {
@@ -489,6 +534,11 @@ class repair_engine {
       }
       const unsigned char c = at(i_);
       if (const std::size_t w = closing_quote_at(i_, q)) {
+        // The common case first: what follows a value follows at once.
+        if (const unsigned char next = at(i_ + w); next == ',' || next == ':' || next == '}' || next == ']') {
+          i_ += w;
+          break;
+        }
         if (const auto [skip, next] = concatenation_at(i_ + w); skip) {
           note("string_concatenation", repair_tier::syntactic, i_, i_ + w + skip, "");
           i_ += w + skip;
@@ -525,13 +575,13 @@ class repair_engine {
     }
     if (controls_begin != std::string_view::npos) {
       note("control_character", repair_tier::syntactic, controls_begin, controls_end,
-           excerpt(std::string_view(out_).substr(out_open), token_excerpt));
+           out_.view(out_open));
     }
     if (open_string_) return;  // the truncation closes it
     out_ += '"';
     if (requoted) {
       note(q == quote::sq ? "single_quotes" : "smart_quotes", repair_tier::syntactic, open, i_,
-           excerpt(std::string_view(out_).substr(out_open), token_excerpt));
+           out_.view(out_open));
     }
     if (key) {
       token_done();
@@ -648,7 +698,7 @@ class repair_engine {
       ++i_;
     }
     if (is_word_start(at(i_))) {  // -Infinity
-      out_.resize(out_start);
+      out_.truncate(out_start);
       return read_word_from(start);
     }
     std::size_t k = i_;
@@ -698,11 +748,11 @@ class repair_engine {
       // The text may have been cut in the middle of this number.
       return drop_cut_number(start, out_start);
     }
-    if ((exponent || int_digits > 18) && check_syntax(std::string_view(out_).substr(out_start))) {
+    if ((exponent || int_digits > 18) && check_syntax(out_.view(out_start))) {
       return fail(start, "the number is beyond the range of a double or a 64-bit integer");
     }
     if (rewritten) {
-      note("number_lexeme", repair_tier::syntactic, start, i_, std::string(std::string_view(out_).substr(out_start)));
+      note("number_lexeme", repair_tier::syntactic, start, i_, std::string(out_.view(out_start)));
     }
     value_done();
   }
@@ -710,7 +760,7 @@ class repair_engine {
   /// A number the text ends in may be missing digits: it is dropped, and
   /// the truncation closes what holds it.
   void drop_cut_number(std::size_t start, std::size_t out_start) {
-    out_.resize(out_start);
+    out_.truncate(out_start);
     cut_ = start;
     i_ = in_.size();
   }
@@ -788,7 +838,7 @@ class repair_engine {
       case expect::member_value: closing += "null"; break;
       case expect::value:
       case expect::key:
-        out_.erase(comma_out_, 1);
+        out_.erase(comma_out_);
         note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
         break;
       default: break;
@@ -797,7 +847,7 @@ class repair_engine {
     stack_.clear();
     out_ += closing;
     const std::size_t from = std::min(cut_, in_.size());
-    note("truncated", repair_tier::lossy, from, in_.size(), std::move(closing));
+    note("truncated", repair_tier::lossy, from, in_.size(), closing, true);
   }
 };
 

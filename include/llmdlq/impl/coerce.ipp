@@ -9,6 +9,7 @@
 #include <optional>
 
 #include <boost/json/serialize.hpp>
+#include <fmt/format.h>
 
 #include "llmdlq/coerce.hpp"
 #include "llmdlq/detail/json_locate.hpp"
@@ -190,7 +191,10 @@ class coercer {
       if (commit("drop_null_property", path, b, end, "")) return true;
     }
     if (!value.starts_with('[')) {
-      if (commit("wrap_in_array", path, at->begin, at->end, "[" + std::string(value) + "]")) return true;
+      std::string wrapped;
+      wrapped.reserve(value.size() + 2);
+      wrapped.append(1, '[').append(value).append(1, ']');
+      if (commit("wrap_in_array", path, at->begin, at->end, wrapped)) return true;
     }
     return false;
   }
@@ -215,8 +219,8 @@ class coercer {
       if (attempt(path, at.begin, at.end, json, false)) fitting.push_back(json);
     }
     if (fitting.size() > 1) {
-      return unexpected(coerce_error{path, "\"" + excerpt(content, 40) + "\" matches more than one enum value (" +
-                                               fitting[0] + ", " + fitting[1] + ")"});
+      return unexpected(coerce_error{path, fmt::format("\"{}\" matches more than one enum value ({}, {})",
+                                                       excerpt(content, 40), fitting[0], fitting[1])});
     }
     if (fitting.empty()) return false;
     return commit("enum_spelling", path, at.begin, at.end, fitting.front());

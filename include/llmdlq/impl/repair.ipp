@@ -155,6 +155,17 @@ inline unescaped_text unescape_stringified(std::string_view raw, std::size_t fro
 inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw, std::size_t from, std::size_t to,
                                                             bool fenced, const repair_options& options,
                                                             std::optional<unescaped_text>& plain) {
+  // A fence's content that is JSON as it stands needs no repair pass (in
+  // prose, where the value ends is only known from that pass).
+  if (fenced) {
+    parse_options strict;
+    strict.max_size = options.max_bytes;
+    strict.max_depth = options.max_depth;
+    const std::string_view content = raw.substr(from, to - from);
+    if (is_strict_json(content, strict)) {
+      return repair_candidate{from, to, fenced, repaired_value{std::string(content), {}, content.size(), false}};
+    }
+  }
   repair_engine engine(raw.substr(from, to - from), from, options.max_depth);
   auto value = engine.run(0);
   if (value) {
@@ -325,15 +336,16 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
   if (!std::is_sorted(actions.begin(), actions.end(), by_begin)) {
     std::stable_sort(actions.begin(), actions.end(), by_begin);
   }
+  // The value's own actions move over whole; prose around it is rare.
+  result.actions = std::move(actions);
   if (c.begin > 0) {
     const std::string_view before = raw.substr(0, c.begin);
     const bool bom_only = before.starts_with("\xEF\xBB\xBF") &&
                           before.find_first_not_of(" \t\r\n", 3) == std::string_view::npos;
-    result.actions.push_back({bom_only ? "byte_order_mark" : code, repair_tier::lossless, 0, c.begin,
-                              excerpt(before), "", {}});
+    result.actions.insert(result.actions.begin(), repair_action{bom_only ? "byte_order_mark" : code,
+                                                                repair_tier::lossless, 0, c.begin, excerpt(before), "",
+                                                                {}});
   }
-  result.actions.insert(result.actions.end(), std::make_move_iterator(actions.begin()),
-                        std::make_move_iterator(actions.end()));
   if (c.end < raw.size()) {
     result.actions.push_back({code, repair_tier::lossless, c.end, raw.size(), excerpt(raw.substr(c.end)), "", {}});
   }
