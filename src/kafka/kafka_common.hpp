@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// What the Kafka sink and the moderation consumer share: librdkafka handles
+// as owned objects, configuration, and the log trampoline. Private to
+// llmdlq_kafka.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "llmdlq/kafka_sink.hpp"
+
+namespace llmdlq::kafka_detail {
+
+struct conf_deleter {
+  void operator()(rd_kafka_conf_t* conf) const noexcept { rd_kafka_conf_destroy(conf); }
+};
+using conf_ptr = std::unique_ptr<rd_kafka_conf_t, conf_deleter>;
+
+struct partition_list_deleter {
+  void operator()(rd_kafka_topic_partition_list_t* list) const noexcept { rd_kafka_topic_partition_list_destroy(list); }
+};
+using partition_list_ptr = std::unique_ptr<rd_kafka_topic_partition_list_t, partition_list_deleter>;
+
+struct message_deleter {
+  void operator()(rd_kafka_message_t* message) const noexcept { rd_kafka_message_destroy(message); }
+};
+using message_ptr = std::unique_ptr<rd_kafka_message_t, message_deleter>;
+
+// What a librdkafka handle's opaque points at: the host's log function and
+// the object that owns the handle (for the consumer's rebalance callback).
+struct handle_context {
+  const kafka_log_function* log = nullptr;
+  void* owner = nullptr;
+};
+
+// librdkafka logs through this, from its own threads; without a host
+// function the line is dropped.
+inline void forward_log(const rd_kafka_t* rk, int level, const char* facility, const char* line) {
+  const auto* context = static_cast<const handle_context*>(rd_kafka_opaque(rk));
+  if (context != nullptr && context->log != nullptr && *context->log) {
+    (*context->log)(level, facility ? facility : "", line ? line : "");
+  }
+}
+
+// A configuration with the host's properties, then llmdlq's overrides; the
+// context must outlive the handle made from it.
+inline expected<conf_ptr, sink_error> make_conf(const kafka_properties& properties,
+                                                std::initializer_list<std::pair<std::string_view, std::string>> overrides,
+                                                handle_context* context) {
+  conf_ptr conf(rd_kafka_conf_new());
+  char errstr[512];
+  // Set the log callback first, so that nothing is ever printed.
+  rd_kafka_conf_set_log_cb(conf.get(), forward_log);
+  rd_kafka_conf_set_opaque(conf.get(), context);
+  auto set = [&](std::string_view name, const std::string& value) -> expected<void, sink_error> {
+    const std::string key(name);
+    if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
+      return unexpected(sink_error{sink_errc::rejected, fmt::format("kafka: configuration {}: {}", key, errstr)});
+    }
+    return {};
+  };
+  for (const auto& [name, value] : properties) {
+    if (auto r = set(name, value); !r) return unexpected(std::move(r.error()));
+  }
+  for (const auto& [name, value] : overrides) {
+    if (auto r = set(name, value); !r) return unexpected(std::move(r.error()));
+  }
+  return conf;
+}
+
+inline std::string errstr_of(rd_kafka_resp_err_t err) { return rd_kafka_err2str(err); }
+
+}  // namespace llmdlq::kafka_detail
