@@ -66,8 +66,9 @@ class output_buffer {
 
  private:
   void room(std::size_t n) {
-    if (size_ + n > buffer_.size()) buffer_.resize(std::max(buffer_.size() * 2, size_ + n + 256));
+    if (size_ + n > buffer_.size()) [[unlikely]] grow(n);
   }
+  [[gnu::noinline]] void grow(std::size_t n) { buffer_.resize(std::max(buffer_.size() * 2, size_ + n + 256)); }
 
   std::string buffer_;  // bytes past size_ are room, not text
   std::size_t size_ = 0;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <array>
+#include <bit>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -496,6 +498,33 @@ class repair_engine {
     return 0;
   }
 
+  /// Whether a byte inside a string opened with `q` needs a look: controls,
+  /// backslash and double quote; in other quotes also the apostrophe and the
+  /// lead byte of a smart quote.
+  [[nodiscard]] static bool is_special(unsigned char c, quote q) noexcept {
+    return c < 0x20 || c == '"' || c == '\\' || (q != quote::dq && (c == '\'' || c == 0xE2));
+  }
+
+  /// The first byte at or after `k` that needs a look, eight bytes at a time:
+  /// in a word, the lowest byte flagged by these bit tricks is always a true
+  /// match (a borrow only runs towards higher bytes).
+  [[nodiscard]] std::size_t plain_run_end(std::size_t k, quote q) const noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    const auto zero_bytes = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
+    if constexpr (std::endian::native == std::endian::little) {
+      while (k + 8 <= in_.size()) {
+        std::uint64_t w;
+        std::memcpy(&w, in_.data() + k, sizeof w);
+        std::uint64_t m = zero_bytes(w ^ (ones * '"')) | zero_bytes(w ^ (ones * '\\')) | ((w - ones * 0x20) & ~w & highs);
+        if (q != quote::dq) m |= zero_bytes(w ^ (ones * '\'')) | zero_bytes(w ^ (ones * 0xE2));
+        if (m) return k + static_cast<std::size_t>(std::countr_zero(m) >> 3);
+        k += 8;
+      }
+    }
+    while (k < in_.size() && !is_special(at(k), q)) ++k;
+    return k;
+  }
+
   /// `"a" + "b"`: the width up to and including the next opening quote, or 0.
   [[nodiscard]] std::pair<std::size_t, quote> concatenation_at(std::size_t k) const noexcept {
     std::size_t j = k;
@@ -514,18 +543,9 @@ class repair_engine {
     i_ += width;
     out_ += '"';
     bool requoted = q != quote::dq;
-    // Bytes that need a look in any string: controls, backslash, both quotes,
-    // and the lead byte of a smart quote.
-    static constexpr auto special = [] {
-      std::array<bool, 256> t{};
-      for (int c = 0; c < 0x20; ++c) t[c] = true;
-      t['"'] = t['\\'] = t['\''] = t[0xE2] = true;
-      return t;
-    }();
     std::size_t controls_begin = std::string_view::npos, controls_end = 0;
     while (true) {
-      std::size_t k = i_;
-      while (k < in_.size() && !special[at(k)]) ++k;
+      const std::size_t k = plain_run_end(i_, q);
       out_.append(in_.data() + i_, k - i_);
       i_ = k;
       if (i_ >= in_.size()) {
