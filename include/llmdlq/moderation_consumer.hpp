@@ -77,9 +77,11 @@ struct moderation_poll_result {
 /// but std::bad_alloc.
 class moderation_consumer {
  public:
-  /// Joins the group and subscribes to the topic. The store (normally a
-  /// moderation_store; any sink idempotent on dlq_id will do) must outlive
-  /// the consumer.
+  /// Subscribes to the topic in the group; the first polls join it. Waits up
+  /// to 2 s for the topic's metadata first, so that joining needs no second
+  /// rebalance (an unreachable cluster is not an error: polls wait for it).
+  /// The store (normally a moderation_store; any sink idempotent on dlq_id
+  /// will do) must outlive the consumer.
   [[nodiscard]] static expected<moderation_consumer, sink_error> create(sink& store,
                                                                         moderation_consumer_options options);
 

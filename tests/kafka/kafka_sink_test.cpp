@@ -244,6 +244,27 @@ TEST_CASE("kafka_sink: produce requests refused by the broker fail the publish, 
   CHECK(keys.count("receipts:0:2") == 1);
 }
 
+TEST_CASE("kafka_sink: after a fatal producer error the publish fails and the next one uses a new producer",
+          "[kafka][fault]") {
+  mock_cluster cluster;
+  cluster.create_topic(dlq_topic, 1);
+  auto sink = make_sink(cluster);
+  warm_up(sink);
+  // A sequence gap: the idempotent producer cannot go on with its producer id.
+  rd_kafka_mock_push_request_errors(cluster.get(), llmdlq::test::produce_api_key, 1,
+                                    RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+  auto failed = sink.publish(sample("receipts:0:1"));
+  REQUIRE_FALSE(failed.has_value());
+  CHECK(failed.error().code == llmdlq::sink_errc::unavailable);
+  CHECK(failed.error().message.find("fatal") != std::string::npos);
+  auto next = sink.publish(sample("receipts:0:2"));
+  REQUIRE(next.has_value());
+  const auto records = read_topic(cluster.bootstrap(), dlq_topic, 1);
+  REQUIRE(records.size() == 2);
+  CHECK(records[1].key == "receipts:0:2");
+  CHECK(location(records[1]) == next->location);
+}
+
 TEST_CASE("kafka_sink reports bad configuration as an error, not an exception or a print", "[kafka]") {
   auto sink = llmdlq::kafka_sink::create({{{"no.such.property", "1"}}, dlq_topic, std::chrono::seconds(1), {}});
   REQUIRE_FALSE(sink.has_value());
