@@ -85,10 +85,10 @@ class repair_engine {
     }
     if (expect_ == expect::done) {
       if (i_ < in_.size()) out_.truncate(root_out_end_);
-      return repaired_value{out_.take(), actions(), root_in_end_, false};
+      return repaired_value{json(), actions(), root_in_end_, false};
     }
     close_truncated();
-    return repaired_value{out_.take(), actions(), in_.size(), true};
+    return repaired_value{json(), actions(), in_.size(), true};
   }
 
  private:
@@ -139,6 +139,15 @@ class repair_engine {
     if (!whole) after = after.substr(0, 4 * token_excerpt);  // enough for the excerpt
     notes_.push_back({code, tier, whole, b, e, afters_.size(), after.size()});
     afters_ += after;
+  }
+
+  /// The output without the buffer's spare room: every candidate in the
+  /// prose is kept until one is chosen, and `[]` every two bytes would each
+  /// hold hundreds.
+  std::string json() {
+    std::string text = out_.take();
+    text.shrink_to_fit();
+    return text;
   }
 
   std::vector<repair_action> actions() const {
