@@ -4,6 +4,7 @@
 // dies between the insert and the commit, and a store that fails.
 #include <algorithm>
 #include <set>
+#include <thread>
 
 #include <llmdlq/kafka_sink.hpp>
 #include <llmdlq/memory_sink.hpp>
@@ -282,6 +283,29 @@ TEST_CASE("moderation_consumer: while the store fails nothing is committed, the 
                                                a[1].dlq_id + ":stored", a[2].dlq_id + ":stored"});
   // Partition 1 did not wait for partition 0's store to come back.
   CHECK(b3 < last_a2);
+}
+
+TEST_CASE("moderation_consumer::run polls until stop is requested and returns the totals", "[kafka]") {
+  mock_cluster cluster;
+  cluster.create_topic(dlq_topic, 1);
+  llmdlq::test::temp_dir dir;
+  auto table = llmdlq::sqlite_sink::open(dir.path() / "moderation.db");
+  REQUIRE(table.has_value());
+  {
+    auto producer = make_producer(cluster);
+    produce(producer, sample("r1"));
+    produce(producer, sample("r2"));
+  }
+  auto consumer = llmdlq::moderation_consumer::create(*table, consumer_options(cluster));
+  REQUIRE(consumer.has_value());
+  llmdlq::moderation_poll_result total;
+  {
+    std::jthread runner([&](std::stop_token stop) { total = consumer->run(stop, std::chrono::milliseconds(50)); });
+    CHECK(llmdlq::test::eventually([&] { return rows(*table) == 2; }, std::chrono::seconds(30)));
+  }  // stop requested and joined
+  CHECK(total.stored == 2);
+  consumer->close();
+  CHECK(consumer->poll_once(std::chrono::milliseconds(10)).stored == 0);
 }
 
 TEST_CASE("moderation_consumer reports bad configuration as an error", "[kafka]") {
