@@ -102,6 +102,11 @@ TEST_CASE("quotes: single, smart, unquoted keys and inner quotes", "[repair]") {
                {"unquoted_key", "unquoted_key", "unquoted_key"});
   check_repair(R"({"note": "he said "hi" to me"})", R"({"note": "he said \"hi\" to me"})",
                {"unescaped_quote", "unescaped_quote"});
+  // A closing quote missing before a comma, where the next quote opens a key.
+  check_repair(R"({"merchant": "Albert Heijn, "total": 4.2})", R"({"merchant": "Albert Heijn", "total": 4.2})",
+               {"missing_quote"});
+  check_repair(R"({"note": "he said, "hi" to me", "b": 1})", R"({"note": "he said, \"hi\" to me", "b": 1})",
+               {"unescaped_quote", "unescaped_quote"});
   check_repair(R"({"item": "Kaas "Old Amsterdam" 500g", "qty": 1})",
                R"({"item": "Kaas \"Old Amsterdam\" 500g", "qty": 1})", {"unescaped_quote", "unescaped_quote"});
   const auto r = repaired("{'a': 1}");

@@ -534,6 +534,12 @@ class repair_engine {
     return k;
   }
 
+  /// The first byte at or after `k` that is not a blank (0 at the end).
+  [[nodiscard]] unsigned char next_significant(std::size_t k) const noexcept {
+    while (k < in_.size() && is_json_blank(at(k))) ++k;
+    return at(k);
+  }
+
   /// `"a" + "b"`: the width up to and including the next opening quote, or 0.
   [[nodiscard]] std::pair<std::size_t, quote> concatenation_at(std::size_t k) const noexcept {
     std::size_t j = k;
@@ -553,6 +559,12 @@ class repair_engine {
     out_ += '"';
     bool requoted = q != quote::dq;
     std::size_t controls_begin = std::string_view::npos, controls_end = 0;
+    // `"Albert Heijn, "total": 4.2`: the closing quote is missing before a
+    // comma, and the quote after it opens the next key. An inner quote after
+    // `, ` is remembered; if the string then ends just before a colon, it
+    // ends at that comma instead.
+    const bool member_value = !key && expect_ == expect::member_value;
+    std::size_t split_in = std::string_view::npos, split_out = 0, split_notes = 0;
     while (true) {
       const std::size_t k = plain_run_end(i_, q);
       out_.append(in_.data() + i_, k - i_);
@@ -564,22 +576,39 @@ class repair_engine {
       const unsigned char c = at(i_);
       if (const std::size_t w = closing_quote_at(i_, q)) {
         // The common case first: what follows a value follows at once.
-        if (const unsigned char next = at(i_ + w); next == ',' || next == ':' || next == '}' || next == ']') {
-          i_ += w;
-          break;
+        const unsigned char next = at(i_ + w);
+        const bool ends_at_once = next == ',' || next == ':' || next == '}' || next == ']';
+        if (!ends_at_once) {
+          if (const auto [skip, following] = concatenation_at(i_ + w); skip) {
+            note("string_concatenation", repair_tier::syntactic, i_, i_ + w + skip, "");
+            i_ += w + skip;
+            requoted = requoted || following != quote::dq;
+            q = following;
+            continue;
+          }
         }
-        if (const auto [skip, next] = concatenation_at(i_ + w); skip) {
-          note("string_concatenation", repair_tier::syntactic, i_, i_ + w + skip, "");
-          i_ += w + skip;
-          requoted = requoted || next != quote::dq;
-          q = next;
-          continue;
-        }
-        if (ends_string(i_ + w)) {
+        if (ends_at_once || ends_string(i_ + w)) {
+          if (split_in != std::string_view::npos && next_significant(i_ + w) == ':') {
+            out_.truncate(split_out);
+            notes_.resize(split_notes);
+            if (controls_begin >= split_in) controls_begin = std::string_view::npos;
+            i_ = split_in;
+            note("missing_quote", repair_tier::syntactic, split_in, split_in, "\"");
+            break;
+          }
           i_ += w;
           break;
         }
         if (q == quote::dq) {
+          if (member_value) {
+            std::size_t b = i_;
+            while (b > open + 1 && at(b - 1) == ' ') --b;
+            if (b > open + 1 && at(b - 1) == ',') {
+              split_in = b - 1;
+              split_out = out_.size() - (i_ - split_in);
+              split_notes = notes_.size();
+            }
+          }
           note("unescaped_quote", repair_tier::syntactic, i_, i_ + 1, "\\\"");
           out_ += "\\\"";
         } else {
