@@ -314,3 +314,9 @@ TEST_CASE("local repair: syntax fixed, the schema picks among candidates, lossy 
   CHECK(category_of(R"({"merchant": "AH", "total": 1, "date": "2026-09-28", "note": "it was)") ==
         failure_category::truncated);
 }
+
+TEST_CASE("an example beside a cut-off answer: the answer's truncation is reported", "[process]") {
+  const std::string raw = std::string("Format: {\"merchant\": \"string\"}\nAnswer: ") +
+                          R"({"merchant": "AH", "total": 1, "date": "2026-09-)";
+  CHECK(category_of(raw) == failure_category::truncated);
+}

@@ -118,6 +118,8 @@ class repair_engine {
   bool failed_ = false;
   repair_failure failure_;
   std::size_t comma_in_ = 0, comma_out_ = 0;  // the last comma written
+  bool comma_inserted_ = false;               // ... by a missing_comma repair,
+  std::size_t comma_note_ = 0;                // ... noted here
   std::size_t root_in_end_ = 0, root_out_end_ = 0;
   std::size_t token_in_end_ = 0, token_out_end_ = 0;  // just past the last key or value
 
@@ -316,6 +318,7 @@ class repair_engine {
         if (c == ',') {
           comma_in_ = i_;
           comma_out_ = out_.size();
+          comma_inserted_ = false;
           out_ += ',';
           ++i_;
           expect_ = expect_ == expect::array_next ? expect::value : expect::key;
@@ -332,6 +335,8 @@ class repair_engine {
           insert_after_token("missing_comma", ',');
           comma_in_ = token_in_end_;
           comma_out_ = token_out_end_;
+          comma_inserted_ = true;
+          comma_note_ = notes_.size() - 1;
           expect_ = expect_ == expect::array_next ? expect::value : expect::key;
           return;
         }
@@ -371,8 +376,7 @@ class repair_engine {
     if (expect_ == expect::member_value) return fail(i_, "a property without a value");
     if (expect_ == expect::value || expect_ == expect::key) {
       // `[1, 2,]`: the comma written last is out of place.
-      out_.erase(comma_out_);
-      note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
+      drop_last_comma();
     }
     stack_.pop_back();
     out_ += static_cast<char>(c);
@@ -380,10 +384,20 @@ class repair_engine {
     value_done();
   }
 
+  /// Takes back the comma written last, which nothing follows: one in the
+  /// text is a trailing comma; one repair inserted is no longer reported.
+  void drop_last_comma() {
+    out_.erase(comma_out_);
+    if (comma_inserted_) {
+      notes_.erase(notes_.begin() + static_cast<std::ptrdiff_t>(comma_note_));
+    } else {
+      note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
+    }
+  }
+
   void drop_dangling_comma() {
     if (expect_ == expect::value || expect_ == expect::key) {
-      out_.erase(comma_out_);
-      note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
+      drop_last_comma();
       expect_ = expect_ == expect::value ? expect::array_next : expect::object_next;
     }
   }
@@ -896,8 +910,7 @@ class repair_engine {
       case expect::member_value: closing += "null"; break;
       case expect::value:
       case expect::key:
-        out_.erase(comma_out_);
-        note("trailing_comma", repair_tier::syntactic, comma_in_, comma_in_ + 1, "");
+        drop_last_comma();
         break;
       default: break;
     }

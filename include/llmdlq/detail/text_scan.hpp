@@ -9,18 +9,26 @@
 
 namespace llmdlq::detail {
 
-/// The index of the next quote or backslash at or after `from` in `text`
-/// (or its size): inside a string nothing else matters, and memchr finds
-/// both at memory speed.
-inline std::size_t skip_string_body(std::string_view text, std::size_t from) noexcept {
-  if (from >= text.size()) return text.size();
-  const char* start = text.data() + from;
-  const std::size_t left = text.size() - from;
-  const void* quote = std::memchr(start, '"', left);
-  const std::size_t limit = quote ? static_cast<std::size_t>(static_cast<const char*>(quote) - start) : left;
-  const void* backslash = std::memchr(start, '\\', limit);
-  const std::size_t at = backslash ? static_cast<std::size_t>(static_cast<const char*>(backslash) - start) : limit;
-  return from + at;
-}
+/// Jumps through JSON string bodies at memchr speed: next() gives the index
+/// of the next quote or backslash at or after `from` (or the text's size).
+/// It remembers where the next quote is, so that a body with many escapes
+/// and no closing quote is still searched for quotes once, not once per
+/// escape.
+class string_body_scanner {
+ public:
+  std::size_t next(std::string_view text, std::size_t from) noexcept {
+    if (from >= text.size()) return text.size();
+    if (quote_ == unknown || quote_ < from) {
+      const void* quote = std::memchr(text.data() + from, '"', text.size() - from);
+      quote_ = quote ? static_cast<std::size_t>(static_cast<const char*>(quote) - text.data()) : text.size();
+    }
+    const void* backslash = std::memchr(text.data() + from, '\\', quote_ - from);
+    return backslash ? static_cast<std::size_t>(static_cast<const char*>(backslash) - text.data()) : quote_;
+  }
+
+ private:
+  static constexpr std::size_t unknown = std::string_view::npos;
+  std::size_t quote_ = unknown;  // the next quote at or after the last `from`, or the size
+};
 
 }  // namespace llmdlq::detail

@@ -189,8 +189,9 @@ inline prefix_state replay_prefix(std::string_view prefix) {
   auto after_value = [&s] {
     s.expect = s.open.empty() ? expectation::end : expectation::comma_or_close;
   };
+  string_body_scanner strings;
   for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (s.in_string) i = skip_string_body(prefix, i);
+    if (s.in_string) i = strings.next(prefix, i);
     if (i >= prefix.size()) break;
     const char c = prefix[i];
     if (s.in_string) {

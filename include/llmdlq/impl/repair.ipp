@@ -224,19 +224,79 @@ inline std::size_t end_of_bracketed(std::string_view raw, std::size_t from) noex
   return raw.size();
 }
 
-/// Every value in the text worth considering: those in fences when any fence
-/// holds one, else those in the prose. Each scan starts where the last
-/// ended, so the whole search stays linear.
-inline std::vector<repair_candidate> find_candidates(std::string_view raw, const repair_options& options,
-                                                     std::optional<repair_failure>& first_failure) {
-  std::vector<repair_candidate> found;
+/// Chooses among the values found, keeping no more than it needs (the text
+/// may hold many small ones). A complete value the caller accepts wins; two
+/// different ones make any choice a guess (the same value twice is one: a
+/// model repeating itself). Failing that, a value cut off at the end (a
+/// truncation is the more precise failure), else the first complete one.
+class candidate_chooser {
+ public:
+  candidate_chooser(candidate_filter filter, void* context) noexcept : filter_(filter), context_(context) {}
+
+  /// Takes a candidate; false once the answer is known to be ambiguous.
+  bool offer(repair_candidate c) {
+    if (c.value.truncated) {
+      if (!truncated_) truncated_ = std::move(c);
+      return true;
+    }
+    // A lone value needs no filter: the caller judges what comes back. The
+    // filter runs once a second one turns up.
+    if (++complete_ == 1) {
+      fitting_ = std::move(c);
+      return true;
+    }
+    if (complete_ == 2 && !fits(fitting_->value.json)) {
+      if (!unfit_) unfit_ = std::move(fitting_);
+      fitting_.reset();
+    }
+    if (!fits(c.value.json)) {
+      if (!unfit_) unfit_ = std::move(c);
+      return true;
+    }
+    if (fitting_ && fitting_->value.json != c.value.json) {
+      ambiguous_at_ = c.begin;
+      return false;
+    }
+    if (!fitting_) fitting_ = std::move(c);
+    return true;
+  }
+
+  [[nodiscard]] std::optional<std::size_t> ambiguous_at() const noexcept { return ambiguous_at_; }
+  [[nodiscard]] bool empty() const noexcept { return !fitting_ && !truncated_ && !unfit_; }
+
+  /// The choice; call once.
+  [[nodiscard]] repair_candidate take() {
+    // A lone complete value beside a cut-off one is judged after all.
+    if (fitting_ && complete_ == 1 && truncated_ && !fits(fitting_->value.json)) return std::move(*truncated_);
+    if (fitting_) return std::move(*fitting_);
+    if (truncated_) return std::move(*truncated_);
+    return std::move(*unfit_);
+  }
+
+ private:
+  bool fits(std::string_view json) const { return !filter_ || filter_(context_, json); }
+
+  candidate_filter filter_;
+  void* context_;
+  std::size_t complete_ = 0;
+  std::optional<repair_candidate> fitting_, truncated_, unfit_;
+  std::optional<std::size_t> ambiguous_at_;
+};
+
+/// Offers every value in the text worth considering: those in fences when
+/// any fence holds one, else those in the prose. Each scan starts where the
+/// last ended, so the whole search stays linear.
+inline void find_candidates(std::string_view raw, const repair_options& options, candidate_chooser& chooser,
+                            std::optional<repair_failure>& first_failure) {
   std::optional<unescaped_text> plain;
+  bool found = false, stop = false;
   auto consider = [&](std::size_t from, std::size_t to, bool fenced) -> std::size_t {
     auto candidate = repair_at(raw, from, to, fenced, options, plain);
     if (candidate) {
       const std::size_t end = candidate->end;
-      found.push_back(std::move(*candidate));
-      return end;
+      found = true;
+      stop = !chooser.offer(std::move(*candidate));
+      return stop ? raw.size() : end;
     }
     // The scan may have read past the balancing bracket (a quote the count
     // does not know); looking again from before where it failed is quadratic.
@@ -245,16 +305,15 @@ inline std::vector<repair_candidate> find_candidates(std::string_view raw, const
     return std::max(end_of_bracketed(raw, from), failed_at);
   };
   for (const auto& [b, e] : fenced_blocks(raw)) {
-    if (raw[b] == '{' || raw[b] == '[') consider(b, e, true);
+    if (!stop && (raw[b] == '{' || raw[b] == '[')) consider(b, e, true);
   }
-  if (!found.empty()) return found;
+  if (found) return;
   plain.reset();  // unescaped up to a fence's end, not the text's
   for (std::size_t at = 0; at < raw.size();) {
     const std::size_t start = raw.find_first_of("{[", at);
     if (start == std::string_view::npos) break;
     at = consider(start, raw.size(), false);
   }
-  return found;
 }
 
 /// Offset of the first byte that is not valid UTF-8, or the size.
@@ -284,32 +343,16 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
     return unexpected(repair_error{repair_errc::invalid_utf8, bad, "the text is not valid UTF-8", false});
   }
   std::optional<repair_failure> failure;
-  std::vector<repair_candidate> candidates = find_candidates(raw, options, failure);
-  if (candidates.empty()) {
+  candidate_chooser chooser(filter, filter_context);
+  find_candidates(raw, options, chooser, failure);
+  if (const auto at = chooser.ambiguous_at()) {
+    return unexpected(repair_error{repair_errc::ambiguous, *at, "the response holds more than one JSON value", false});
+  }
+  if (chooser.empty()) {
     if (failure) return unexpected(repair_error{repair_errc::unrepairable, failure->offset, failure->message, false});
     return unexpected(repair_error{repair_errc::no_json, 0, "the response holds no JSON object or array", false});
   }
-
-  // A complete value the caller accepts wins; two different ones would make
-  // any choice a guess (the same value twice is one: a model repeating
-  // itself). Failing that, a value cut off at the end (a truncation is the
-  // more precise failure), else the first.
-  const repair_candidate* chosen = nullptr;
-  const bool lone = candidates.size() == 1;
-  for (const auto& c : candidates) {
-    if (c.value.truncated) continue;
-    if (!lone && filter && !filter(filter_context, c.value.json)) continue;
-    if (chosen && chosen->value.json != c.value.json) {
-      return unexpected(repair_error{repair_errc::ambiguous, c.begin,
-                                     "the response holds more than one JSON value", false});
-    }
-    if (!chosen) chosen = &c;
-  }
-  if (!chosen) {
-    const auto cut = std::find_if(candidates.begin(), candidates.end(), [](const auto& c) { return c.value.truncated; });
-    chosen = cut != candidates.end() ? &*cut : &candidates.front();
-  }
-  repair_candidate c = std::move(*const_cast<repair_candidate*>(chosen));
+  repair_candidate c = chooser.take();
 
   // The safety net under the invariant: what leaves here is strict JSON.
   parse_options strict;
