@@ -153,12 +153,18 @@ TEST_CASE("kafka_sink is safe to publish from many threads at once", "[kafka]") 
   mock_cluster cluster;
   cluster.create_topic(dlq_topic, 3);
   auto sink = make_sink(cluster);
+  // The envelopes are made (and checked, with Catch2, which is not
+  // thread-safe) before the threads start.
+  std::vector<std::vector<llmdlq::envelope>> batches(4);
+  for (int t = 0; t < 4; ++t) {
+    for (int i = 0; i < 25; ++i) batches[t].push_back(sample("receipts:" + std::to_string(t) + ":" + std::to_string(i)));
+  }
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&sink, &failures, t] {
-      for (int i = 0; i < 25; ++i) {
-        if (!sink.publish(sample("receipts:" + std::to_string(t) + ":" + std::to_string(i)))) ++failures;
+    threads.emplace_back([&sink, &failures, &batch = batches[t]] {
+      for (const auto& e : batch) {
+        if (!sink.publish(e)) ++failures;
       }
     });
   }

@@ -67,12 +67,18 @@ TEST_CASE("redis_stream_reader: publish, read through the group, ack", "[redis]"
   CHECK(std::chrono::steady_clock::now() - before >= std::chrono::milliseconds(150));
 
   // A new entry arrives while it waits.
+  // No Catch2 assertion in the producer thread: Catch2 is not thread-safe.
+  auto late_sink = llmdlq::redis_stream_sink::open(llmdlq::test::sink_options(server, stream));
+  REQUIRE(late_sink.has_value());
+  const auto late_envelope = sample("late:0");
+  bool late_published = false;
   std::thread producer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    publish(server, stream, "late:", 1);
+    late_published = late_sink->publish(late_envelope).has_value();
   });
   auto late = reader->read(10, std::chrono::seconds(5));
   producer.join();
+  CHECK(late_published);
   REQUIRE(late.has_value());
   REQUIRE(late->size() == 1);
   CHECK(late->front().parsed->idempotency_key == "late:0");
