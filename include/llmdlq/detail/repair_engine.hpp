@@ -138,7 +138,8 @@ class repair_engine {
 
   void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string_view after,
             bool whole = false) {
-    if (!whole) after = after.substr(0, 4 * token_excerpt);  // enough for the excerpt
+    // One byte past the excerpt's length is enough to excerpt it the same.
+    if (!whole) after = after.substr(0, token_excerpt + 1);
     notes_.push_back({code, tier, whole, b, e, afters_.size(), after.size()});
     afters_ += after;
   }
