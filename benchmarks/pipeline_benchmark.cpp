@@ -88,9 +88,12 @@ void dead_letter(benchmark::State& state, const std::string& response, llmdlq::f
   report_latencies(state, micros);
 }
 
-void validate(benchmark::State& state, const std::string& document) {
+// Parse + validate, as the validation benchmark does; with `content_rules`,
+// x-dlq-rule rules (not-future) are judged too, as process_llm_response does.
+void validate(benchmark::State& state, const std::string& document, bool content_rules) {
   llmdlq::json_parser parser;
   llmdlq::validate_options rules;
+  if (content_rules) rules.now = llmdlq::system_now();
   for (auto _ : state) {
     auto doc = parser.parse(document);
     benchmark::DoNotOptimize(doc && receipt_schema().is_valid(*doc, rules));
@@ -116,13 +119,14 @@ const int registered = [] {
   using llmdlq::failure_category;
   const std::string receipt4k = llmdlq_bench::make_receipt(4096);
   const std::string schema_failure = llmdlq_bench::make_receipt(4096, llmdlq_bench::total_as_string);
-  std::string trailing_comma = receipt4k;
-  trailing_comma.insert(trailing_comma.size() - 1, ",");
+  // A semicolon for a comma: beyond what local repair fixes.
+  std::string broken = receipt4k;
+  broken[broken.find(',')] = ';';
   const std::string cut_off = receipt4k.substr(0, receipt4k.size() - 40);
   const std::string fenced_prose = "Here is the receipt:\n```json\n" + schema_failure + "\n```";
   const std::pair<const char*, std::pair<std::string, failure_category>> failures[] = {
       {"dead_letter/schema_4KB", {schema_failure, failure_category::schema}},
-      {"dead_letter/syntax_4KB", {trailing_comma, failure_category::syntax}},
+      {"dead_letter/syntax_4KB", {broken, failure_category::syntax}},
       {"dead_letter/truncated_4KB", {cut_off, failure_category::truncated}},
       {"dead_letter/fenced_schema_4KB", {fenced_prose, failure_category::schema}},
   };
@@ -135,7 +139,9 @@ const int registered = [] {
                                      std::pair{"256KB", 262144}}) {
     const std::string document = llmdlq_bench::make_receipt(static_cast<std::size_t>(bytes));
     benchmark::RegisterBenchmark((std::string("validate/") + label).c_str(),
-                                 [document](benchmark::State& s) { validate(s, document); });
+                                 [document](benchmark::State& s) { validate(s, document, false); });
+    benchmark::RegisterBenchmark((std::string("validate_with_rules/") + label).c_str(),
+                                 [document](benchmark::State& s) { validate(s, document, true); });
     benchmark::RegisterBenchmark((std::string("process_accepted/") + label).c_str(),
                                  [document](benchmark::State& s) { process_accepted(s, document); });
   }

@@ -227,6 +227,15 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
       }
       return reject(failure_category::syntax, "not JSON: " + error.message, {}, syntax_at(error));
     }
+    // A bare value the strict parser read to the end of the text, still
+    // open: whatever repair made of it, it would be cut off.
+    if (error.code == json_errc::unexpected_end) {
+      const auto first = raw.find_first_not_of(" \t\r\n");
+      if (first != std::string_view::npos && (raw[first] == '{' || raw[first] == '[')) {
+        return reject(failure_category::truncated, "the response ends with " + error.unclosed + " still open",
+                      {}, syntax_at(error));
+      }
+    }
     repair_options repair_limits;
     repair_limits.max_bytes = options.limits.max_size;
     repair_limits.max_depth = options.limits.max_depth;

@@ -52,6 +52,7 @@ struct repair_candidate {
   std::size_t end = 0;
   bool fenced = false;
   repaired_value value;
+  bool strict = false;  ///< taken as it stands, already checked to be strict JSON
 };
 
 inline bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -163,7 +164,7 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
     strict.max_depth = options.max_depth;
     const std::string_view content = raw.substr(from, to - from);
     if (is_strict_json(content, strict)) {
-      return repair_candidate{from, to, fenced, repaired_value{std::string(content), {}, content.size(), false}};
+      return repair_candidate{from, to, fenced, repaired_value{std::string(content), {}, content.size(), false}, true};
     }
   }
   repair_engine engine(raw.substr(from, to - from), from, options.max_depth);
@@ -362,7 +363,7 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
     return unexpected(repair_error{repair_errc::budget_exceeded, c.begin,
                                    "the repaired value is larger than the repair budget", c.value.truncated});
   }
-  if (!is_strict_json(c.value.json, strict)) {
+  if (!c.strict && !is_strict_json(c.value.json, strict)) {
     const auto bad = check_syntax(c.value.json, strict);
     return unexpected(repair_error{repair_errc::unrepairable, c.begin,
                                    "repair could not make JSON of the value: " + (bad ? bad->message : std::string()),
