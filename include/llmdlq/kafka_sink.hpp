@@ -96,7 +96,8 @@ struct kafka_delivery {
 struct kafka_producer_options {
   /// librdkafka properties; `bootstrap.servers` at least. llmdlq sets
   /// `enable.idempotence=true`, `acks=all` and `message.timeout.ms` (from
-  /// delivery_timeout) over whatever is given here.
+  /// delivery_timeout) over whatever is given here, and `linger.ms=0` unless
+  /// given (a send waits for its report, so lingering only adds latency).
   kafka_properties properties;
   /// How long librdkafka may try to deliver a record (retries included)
   /// before its delivery fails: the longest a send waits.
