@@ -287,7 +287,9 @@ class ecma_pattern_parser {
     const std::size_t next = backslash + 1;
     if (next >= text_.size()) return "\\";
     const std::size_t length = utf8_sequence_length(static_cast<unsigned char>(text_[next]));
-    return "\\" + std::string(text_.substr(next, length));
+    std::string out(1, '\\');
+    out.append(text_.substr(next, length));
+    return out;
   }
 
   void push(token_kind kind, std::size_t offset, std::uint32_t value = 0) {

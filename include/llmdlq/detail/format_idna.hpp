@@ -301,7 +301,7 @@ inline bool valid_u_label(const char32_t* label, std::size_t n, name_state& stat
 /// An A-label's Punycode part (after "xn--"): it must decode, contain a
 /// non-ASCII code point, re-encode to itself, and decode to a valid U-label.
 inline bool valid_a_label_tail(std::string_view encoded, name_state& state) noexcept {
-  char32_t label[max_label_length];
+  char32_t label[max_label_length] = {};  // zeroed: GCC cannot see that only [0, n) is read
   std::size_t n = 0;
   if (!punycode_decode(encoded, label, n)) return false;
   if (std::all_of(label, label + n, [](char32_t cp) { return cp < 0x80; })) return false;
@@ -332,7 +332,7 @@ inline bool valid_ascii_label(std::string_view label, bool idn, name_state& stat
 
 /// A label holding non-ASCII text, as a U-label; counts its A-label length.
 inline bool valid_unicode_label(std::string_view text, name_state& state) noexcept {
-  char32_t label[max_label_length];
+  char32_t label[max_label_length] = {};  // zeroed: GCC cannot see that only [0, n) is read
   std::size_t n = 0;
   while (!text.empty()) {
     const auto cp = decode_utf8(text);
