@@ -58,7 +58,8 @@ struct repair_action {
   friend bool operator==(const repair_action&, const repair_action&) = default;
 };
 
-/// `{"code", "tier", "begin", "end", "before", "after"}`.
+/// `{"code", "tier", "begin", "end", "before", "after"}`, and `"path"` for a
+/// coercion.
 [[nodiscard]] LLMDLQ_INLINE boost::json::object to_json(const repair_action& action);
 
 /// What local repair produced.

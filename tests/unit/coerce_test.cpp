@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <boost/json.hpp>
+
 #include "catch.hpp"
 
 namespace {
@@ -57,6 +59,7 @@ TEST_CASE("quoted numbers and booleans become what the schema wants", "[coerce]"
   CHECK(r.actions[0].begin == 7);
   CHECK(r.actions[0].end == 11);
   CHECK(r.actions[2].code == "string_to_boolean");
+  CHECK(llmdlq::to_json(r.actions[0]).at("path") == "/id");
   CHECK(valid(r.json));
 }
 

@@ -40,8 +40,10 @@ LLMDLQ_INLINE std::string_view to_string(repair_errc code) noexcept {
 }
 
 LLMDLQ_INLINE boost::json::object to_json(const repair_action& action) {
-  return {{"code", action.code},   {"tier", to_string(action.tier)}, {"begin", action.begin},
-          {"end", action.end},     {"before", action.before},        {"after", action.after}};
+  boost::json::object out{{"code", action.code},   {"tier", to_string(action.tier)}, {"begin", action.begin},
+                          {"end", action.end},     {"before", action.before},        {"after", action.after}};
+  if (!action.path.empty()) out.emplace("path", action.path);
+  return out;
 }
 
 namespace detail {
