@@ -21,6 +21,7 @@
 #include <llmdlq/kafka_sink.hpp>
 
 #include "catch.hpp"
+#include "support/eventually.hpp"
 
 namespace llmdlq::test {
 
@@ -192,17 +193,6 @@ inline std::vector<std::int64_t> committed_offsets(const std::string& bootstrap,
   rd_kafka_topic_partition_list_destroy(list);
   rd_kafka_destroy(rk);
   return offsets;
-}
-
-/// Polls `condition` every 20 ms until it holds or `timeout` passes.
-inline bool eventually(const std::function<bool()>& condition,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
 }
 
 }  // namespace llmdlq::test

@@ -22,6 +22,7 @@
 
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
+#include "support/eventually.hpp"
 
 using namespace std::chrono_literals;
 
@@ -641,13 +642,14 @@ TEST_CASE("postgres_store: PostgreSQL restarted mid-run, nothing lost and nothin
   // the server restarts; a failed publish is retried until it succeeds.
   std::vector<llmdlq::envelope> sent;
   std::atomic<bool> restarted = false;
+  std::atomic<int> published = 0;  // the restart waits for some publishes first
   int restart_status = -1;
   std::size_t failures = 0;
   std::vector<std::string> failure_codes;
   const auto deadline = std::chrono::steady_clock::now() + 90s;
   {
     std::jthread restarter([&] {
-      std::this_thread::sleep_for(300ms);
+      llmdlq::test::eventually([&] { return published >= 10; }, 30s);
       restart_status = std::system(restart);
       restarted = true;
     });
@@ -673,6 +675,7 @@ TEST_CASE("postgres_store: PostgreSQL restarted mid-run, nothing lost and nothin
         std::this_thread::sleep_for(50ms);  // the host's back-off
       }
       sent.insert(sent.end(), batch.begin(), batch.end());
+      ++published;
       if (restarted) ++after_restart;
     }
   }

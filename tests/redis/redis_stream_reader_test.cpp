@@ -72,10 +72,7 @@ TEST_CASE("redis_stream_reader: publish, read through the group, ack", "[redis]"
   REQUIRE(late_sink.has_value());
   const auto late_envelope = sample("late:0");
   bool late_published = false;
-  std::thread producer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    late_published = late_sink->publish(late_envelope).has_value();
-  });
+  std::thread producer([&] { late_published = late_sink->publish(late_envelope).has_value(); });
   auto late = reader->read(10, std::chrono::seconds(5));
   producer.join();
   CHECK(late_published);
@@ -159,9 +156,12 @@ TEST_CASE("redis_stream_reader: idle entries of a dead consumer are claimed by a
   auto alive = llmdlq::redis_stream_reader::open(llmdlq::test::reader_options(server, stream, "replayer-alive"));
   REQUIRE(alive.has_value());
   CHECK(alive->claim_idle(std::chrono::hours(1), 10)->empty());  // not idle long enough
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  auto claimed = alive->claim_idle(std::chrono::milliseconds(20), 10);
-  REQUIRE(claimed.has_value());
+  // Once they have been idle 20 ms, they are the live reader's to take.
+  llmdlq::expected<std::vector<llmdlq::redis_stream_entry>, llmdlq::sink_error> claimed;
+  REQUIRE(llmdlq::test::eventually([&] {
+    claimed = alive->claim_idle(std::chrono::milliseconds(20), 10);
+    return claimed && !claimed->empty();
+  }));
   CHECK(ids_of(*claimed) == orphaned);
   REQUIRE(claimed->front().parsed.has_value());
   CHECK(claimed->front().parsed->idempotency_key == "claim:0");

@@ -25,6 +25,7 @@
 #include <llmdlq/redis_stream_sink.hpp>
 
 #include "catch.hpp"
+#include "support/eventually.hpp"
 
 namespace llmdlq::test {
 
@@ -186,17 +187,6 @@ inline envelope sample(std::string key, std::uint32_t attempt = 1,
   process_options options;
   options.failure_code_prefix = "ocr";
   return make_envelope(category, "test failure", raw, context, options);
-}
-
-/// Calls `attempt` until it returns true or `limit` passes.
-template <class F>
-bool eventually(F&& attempt, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!attempt()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
 }
 
 }  // namespace llmdlq::test
