@@ -16,21 +16,11 @@
 #include <llmdlq/llmdlq.hpp>
 
 #include "documents.hpp"
+#include "receipt_schema.hpp"
 
 namespace {
 
-const llmdlq::schema& receipt_schema() {
-  static const llmdlq::schema schema = [] {
-    std::ifstream in(LLMDLQ_BENCH_DATA_DIR "/receipt.schema.json");
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    llmdlq::compile_options options;
-    options.format_assertion = true;
-    auto compiled = llmdlq::schema::compile(text, options);
-    if (!compiled) std::abort();
-    return *std::move(compiled);
-  }();
-  return schema;
-}
+using llmdlq_bench::receipt_schema;
 
 llmdlq::process_options process_options() {
   llmdlq::process_options options;

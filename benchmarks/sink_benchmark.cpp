@@ -61,6 +61,7 @@
 #endif
 
 #include "documents.hpp"
+#include "receipt_schema.hpp"
 
 namespace {
 
@@ -68,18 +69,7 @@ constexpr std::size_t batch_size = 100;
 constexpr std::size_t worker_responses = 1000;  // per iteration of worker/end_to_end
 constexpr std::size_t failure_every = 50;       // 2 %
 
-const llmdlq::schema& receipt_schema() {
-  static const llmdlq::schema schema = [] {
-    std::ifstream in(LLMDLQ_BENCH_DATA_DIR "/receipt.schema.json");
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    llmdlq::compile_options options;
-    options.format_assertion = true;
-    auto compiled = llmdlq::schema::compile(text, options);
-    if (!compiled) std::abort();
-    return *std::move(compiled);
-  }();
-  return schema;
-}
+using llmdlq_bench::receipt_schema;
 
 llmdlq::process_options process_options() {
   llmdlq::process_options options;

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// The receipt schema of examples/data, compiled once with format assertion,
+// as the benchmarks of the worker's path use it.
+#pragma once
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <llmdlq/schema.hpp>
+
+namespace llmdlq_bench {
+
+inline const llmdlq::schema& receipt_schema() {
+  static const llmdlq::schema schema = [] {
+    std::ifstream in(LLMDLQ_BENCH_DATA_DIR "/receipt.schema.json");
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    llmdlq::compile_options options;
+    options.format_assertion = true;
+    auto compiled = llmdlq::schema::compile(text, options);
+    if (!compiled) std::abort();
+    return *std::move(compiled);
+  }();
+  return schema;
+}
+
+}  // namespace llmdlq_bench
