@@ -31,18 +31,7 @@ std::string uuid_v7_for(timestamp at, std::string_view name) {
   for (std::size_t i = 6; i < 16 && 2 * i + 1 < digest.size(); ++i) {
     bytes[i] = static_cast<unsigned char>(nibble(digest[2 * i]) << 4 | nibble(digest[2 * i + 1]));
   }
-  const auto millis = static_cast<std::uint64_t>(at.time_since_epoch().count());
-  for (std::size_t i = 0; i < 6; ++i) bytes[i] = static_cast<unsigned char>(millis >> (40 - 8 * i));
-  bytes[6] = static_cast<unsigned char>(0x70 | (bytes[6] & 0x0F));
-  bytes[8] = static_cast<unsigned char>(0x80 | (bytes[8] & 0x3F));
-  std::string text;
-  text.reserve(36);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) text.push_back('-');
-    text.push_back(detail::hex_digits[bytes[i] >> 4]);
-    text.push_back(detail::hex_digits[bytes[i] & 0x0F]);
-  }
-  return text;
+  return detail::format_uuid_v7(at, bytes);
 }
 
 std::string_view payload_of(const rd_kafka_message_t& m) {

@@ -40,17 +40,9 @@ inline std::string base64(std::string_view data) {
   return text;
 }
 
-/// A UUID version 7 (RFC 9562): the millisecond timestamp in the first 48
-/// bits, so identifiers sort by creation time, then 74 random bits from the
-/// system's CSPRNG.
-inline std::string uuid_v7(timestamp at) {
-  std::array<unsigned char, 16> bytes{};
-  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
-    // No randomness source: fall back on the clock and a counter, still unique in this process.
-    static std::uint64_t counter = 0;
-    const std::uint64_t n = ++counter ^ static_cast<std::uint64_t>(at.time_since_epoch().count());
-    for (std::size_t i = 0; i < 8; ++i) bytes[8 + i] = static_cast<unsigned char>(n >> (8 * i));
-  }
+/// A UUIDv7 in its text form: the millisecond time `at` in the first 48
+/// bits, the version and variant set, the other bits from `bytes`.
+inline std::string format_uuid_v7(timestamp at, std::array<unsigned char, 16> bytes) {
   const auto millis = static_cast<std::uint64_t>(at.time_since_epoch().count());
   for (std::size_t i = 0; i < 6; ++i) bytes[i] = static_cast<unsigned char>(millis >> (40 - 8 * i));
   bytes[6] = static_cast<unsigned char>(0x70 | (bytes[6] & 0x0F));
@@ -63,6 +55,20 @@ inline std::string uuid_v7(timestamp at) {
     text.push_back(hex_digits[bytes[i] & 0x0F]);
   }
   return text;
+}
+
+/// A UUID version 7 (RFC 9562): the millisecond timestamp in the first 48
+/// bits, so identifiers sort by creation time, then 74 random bits from the
+/// system's CSPRNG.
+inline std::string uuid_v7(timestamp at) {
+  std::array<unsigned char, 16> bytes{};
+  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
+    // No randomness source: fall back on the clock and a counter, still unique in this process.
+    static std::uint64_t counter = 0;
+    const std::uint64_t n = ++counter ^ static_cast<std::uint64_t>(at.time_since_epoch().count());
+    for (std::size_t i = 0; i < 8; ++i) bytes[8 + i] = static_cast<unsigned char>(n >> (8 * i));
+  }
+  return format_uuid_v7(at, bytes);
 }
 
 }  // namespace llmdlq::detail
