@@ -136,9 +136,12 @@ struct envelope {
   static constexpr std::string_view current_version = "1";
 
   std::string envelope_version{current_version};
-  std::string dlq_id;  ///< UUIDv7: sorts by creation time
+  std::string dlq_id;  ///< derived from idempotency_key + attempt (see dlq_id.hpp)
   timestamp created_at{};
   std::string idempotency_key;
+  /// The host gave no key: `idempotency_key` was derived from hashes of the
+  /// response, the input and the schema, so identical failures share one record.
+  bool idempotency_key_derived = false;
   std::string record_id;
   std::string correlation_id;
   std::string trace_id;

@@ -162,6 +162,7 @@ LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
   o.emplace("dlq_id", e.dlq_id);
   o.emplace("created_at", format_rfc3339(e.created_at));
   put_text(o, "idempotency_key", e.idempotency_key);
+  if (e.idempotency_key_derived) o.emplace("idempotency_key_derived", true);
   put_text(o, "record_id", e.record_id);
   put_text(o, "correlation_id", e.correlation_id);
   put_text(o, "trace_id", e.trace_id);
@@ -264,6 +265,7 @@ LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost:
   r.time(*o, "created_at", "", created, true);
   if (created) e.created_at = *created;
   r.text(*o, "idempotency_key", "", e.idempotency_key);
+  r.boolean(*o, "idempotency_key_derived", "", e.idempotency_key_derived);
   r.text(*o, "record_id", "", e.record_id);
   r.text(*o, "correlation_id", "", e.correlation_id);
   r.text(*o, "trace_id", "", e.trace_id);
