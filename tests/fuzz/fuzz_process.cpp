@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -54,6 +55,8 @@ constexpr std::uint8_t strict_parsing = 1u << 0;       // repair off
 constexpr std::uint8_t coercion = 1u << 1;             // schema-guided coercion on
 constexpr std::uint8_t input_as_identity = 1u << 2;    // the original input is also the key and record id
 constexpr std::uint8_t cut_off_by_length = 1u << 3;    // the API said finish_reason "length"
+constexpr std::uint8_t confidence_bits = 3u << 4;      // a score held to 0.5: none, 0.3, NaN or infinity
+constexpr std::uint8_t no_errors_kept = 1u << 6;       // max_errors 0
 
 void check_captured(const llmdlq::captured_text& captured, std::string_view whole, const std::string& json) {
   if (captured.length != whole.size() || captured.sha256 != llmdlq::detail::sha256_hex(whole)) {
@@ -114,6 +117,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     context.record_id = std::string(original_input);
   }
   if (flags & cut_off_by_length) context.finish_reason = "length";
+  if (const int score = (flags & confidence_bits) >> 4; score != 0) {
+    options.min_confidence = 0.5;
+    context.confidence = score == 1 ? 0.3 : score == 2 ? std::numeric_limits<double>::quiet_NaN()
+                                                       : std::numeric_limits<double>::infinity();
+  }
+  if (flags & no_errors_kept) options.max_errors = 0;
 
   const auto result = llmdlq::process_llm_response(response, receipt_schema(), context, options);
   if (result) {
