@@ -21,13 +21,6 @@ struct tally {
   int total = 0;
 };
 
-fs::path suite_root() {
-  const auto root = llmdlq::test::conformance_dir();
-  if (root.empty()) return {};
-  const auto dir = root / "json-schema-test-suite";
-  return fs::is_directory(dir / "tests" / "draft2020-12") ? dir : fs::path();
-}
-
 // The suite's remotes, served as http://localhost:1234/<path under remotes/>.
 std::map<std::string, std::string, std::less<>> load_remotes(const fs::path& root) {
   std::map<std::string, std::string, std::less<>> remotes;
@@ -106,11 +99,7 @@ void print(const std::string& name, const tally& t) {
 }  // namespace
 
 TEST_CASE("JSON-Schema-Test-Suite draft2020-12: required files pass", "[conformance][json-schema]") {
-  const auto root = suite_root();
-  if (root.empty()) {
-    WARN("JSON-Schema-Test-Suite not found (set LLMDLQ_CONFORMANCE_DIR): skipped");
-    return;
-  }
+  LLMDLQ_SUITE_OR_SKIP(root, "json-schema-test-suite");
   llmdlq::compile_options options;
   options.remotes = load_remotes(root);
   const auto known = load_known_failures();
@@ -136,11 +125,7 @@ TEST_CASE("JSON-Schema-Test-Suite draft2020-12: required files pass", "[conforma
 
 TEST_CASE("JSON-Schema-Test-Suite draft2020-12: optional files (format asserted in optional/format)",
           "[conformance][json-schema]") {
-  const auto root = suite_root();
-  if (root.empty()) {
-    WARN("JSON-Schema-Test-Suite not found (set LLMDLQ_CONFORMANCE_DIR): skipped");
-    return;
-  }
+  LLMDLQ_SUITE_OR_SKIP(root, "json-schema-test-suite");
   llmdlq::compile_options options;
   options.remotes = load_remotes(root);
   const auto optional = root / "tests" / "draft2020-12" / "optional";

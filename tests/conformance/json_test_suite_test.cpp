@@ -10,17 +10,13 @@
 
 TEST_CASE("JSONTestSuite test_parsing: y_ accepted, n_ rejected, i_ never crash",
           "[conformance][json-test-suite]") {
-  const auto root = llmdlq::test::conformance_dir();
-  if (root.empty() || !std::filesystem::is_directory(root / "json-test-suite" / "test_parsing")) {
-    WARN("JSONTestSuite not found (set LLMDLQ_CONFORMANCE_DIR): skipped");
-    return;
-  }
+  LLMDLQ_SUITE_OR_SKIP(suite, "json-test-suite/test_parsing");
   llmdlq::parse_options options;
   options.max_depth = 1024;  // n_structure_100000_opening_arrays must fail on syntax, not depth
   llmdlq::json_parser parser(options);
 
   int y_total = 0, y_passed = 0, n_total = 0, n_passed = 0, i_accepted = 0, i_total = 0;
-  for (const auto& file : llmdlq::test::json_files_in(root / "json-test-suite" / "test_parsing")) {
+  for (const auto& file : llmdlq::test::json_files_in(suite)) {
     const std::string name = file.filename().string();
     const std::string text = llmdlq::test::read_file(file);
     const auto fast = parser.parse(text);

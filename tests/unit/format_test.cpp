@@ -42,12 +42,7 @@ const known_failure* find_known_failure(std::string_view file, std::string_view 
 }  // namespace
 
 TEST_CASE("JSON-Schema-Test-Suite draft2020-12 optional/format", "[format][conformance]") {
-  const auto root = llmdlq::test::conformance_dir();
-  const auto dir = root / "json-schema-test-suite" / "tests" / "draft2020-12" / "optional" / "format";
-  if (root.empty() || !std::filesystem::is_directory(dir)) {
-    WARN("JSON-Schema-Test-Suite not found (set LLMDLQ_CONFORMANCE_DIR): skipped");
-    return;
-  }
+  LLMDLQ_SUITE_OR_SKIP(dir, "json-schema-test-suite/tests/draft2020-12/optional/format");
   int files = 0;
   for (const auto& path : llmdlq::test::json_files_in(dir)) {
     const std::string file = path.filename().string();

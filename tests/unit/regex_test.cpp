@@ -18,6 +18,7 @@
 #include <boost/json.hpp>
 
 #include "catch.hpp"
+#include "conformance/suite_files.hpp"
 
 using llmdlq::ecma_regex;
 using llmdlq::regex_match;
@@ -566,12 +567,8 @@ bool known_to_fail(const suite_case& c) {
 }  // namespace
 
 TEST_CASE("JSON-Schema-Test-Suite regex cases", "[regex][conformance]") {
-  const std::string root = LLMDLQ_CONFORMANCE_DIR;
-  if (root.empty()) {
-    WARN("LLMDLQ_CONFORMANCE_DIR is empty: the JSON-Schema-Test-Suite regex cases are skipped");
-    return;
-  }
-  const std::string base = root + "/json-schema-test-suite/tests/draft2020-12/";
+  LLMDLQ_SUITE_OR_SKIP(suite, "json-schema-test-suite/tests/draft2020-12");
+  const std::string base = suite.string() + "/";
   int failed_as_known = 0;
   for (const std::string file : {"optional/ecmascript-regex.json", "optional/non-bmp-regex.json", "pattern.json",
                                  "patternProperties.json", "optional/format/regex.json",

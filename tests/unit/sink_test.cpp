@@ -13,6 +13,7 @@
 
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
+#include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -119,10 +120,7 @@ TEST_CASE("jsonl_file_sink removes a line a crash left half-written", "[sink]") 
 }
 
 TEST_CASE("jsonl_file_sink reports a full disk, and the pipeline then says retry", "[sink][pipeline]") {
-  if (::access("/dev/full", W_OK) != 0) {
-    WARN("/dev/full is not writable here: skipped");
-    return;
-  }
+  if (::access("/dev/full", W_OK) != 0) LLMDLQ_SKIP("/dev/full is not writable here");
   auto sink = llmdlq::jsonl_file_sink::open("/dev/full");
   REQUIRE(sink.has_value());
   auto r = sink->publish(sample("x"));
