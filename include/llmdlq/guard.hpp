@@ -23,9 +23,11 @@ struct guard_options {
   /// them costs a memchr for `<` and `[`.
   bool detect_injection = true;
   /// Also look for instruction phrases ("ignore previous instructions",
-  /// "disregard all previous instructions", ...). Off by default: a phrase
-  /// can be quoted in legitimate data, and the search reads every byte.
-  bool detect_instruction_phrases = false;
+  /// "disregard all previous instructions", ...). On by default: a failed
+  /// output waits in the DLQ for a repair model, where such a phrase is a
+  /// second-order injection. Turn it off where documents legitimately quote
+  /// them; the search reads every byte.
+  bool detect_instruction_phrases = true;
   /// Markers added to the built-in ones, matched ignoring ASCII case; those
   /// that start with neither `<` nor `[` are searched as phrases.
   std::vector<std::string> extra_injection_markers;

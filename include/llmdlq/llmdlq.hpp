@@ -4,6 +4,7 @@
 #pragma once
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/dlq_id.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/format.hpp"

@@ -21,15 +21,28 @@ struct disposition {
   action_type action = retry;
   std::optional<llmdlq::accepted> accepted;  ///< set when the output was accepted
   std::optional<envelope> dead_letter;       ///< set when it failed (stored, unless action is retry)
-  std::optional<receipt> stored;             ///< the sink's receipt for dead_letter
-  std::optional<sink_error> error;           ///< why the sink failed
+  std::optional<receipt> stored;             ///< the receipt for dead_letter (from the fallback sink if in_fallback)
+  std::optional<sink_error> error;           ///< why the dead-letter sink failed
+  bool in_fallback = false;                  ///< the sink rejected dead_letter; the fallback sink holds it
+  std::optional<sink_error> fallback_error;  ///< why the fallback sink failed too
 
   [[nodiscard]] bool should_commit() const noexcept { return action == commit; }
+  /// A retry that cannot succeed by itself: the sink rejected the envelope
+  /// for good (size, constraint, a read-only store) and no fallback took it.
+  /// Alarm: retrying blocks the input's partition until someone acts.
+  [[nodiscard]] bool rejected() const noexcept {
+    return action == retry && error && is_permanent(error->code);
+  }
   friend bool operator==(const disposition& d, action_type a) noexcept { return d.action == a; }
 };
 
 /// A schema, a sink and options: what a worker holds for its lifetime.
-/// handle() is thread-safe when the sink is (every built-in sink is).
+/// handle() is thread-safe when the sinks are (every built-in sink is).
+///
+/// A sink error that is_permanent() (the sink rejected the envelope) goes to
+/// the optional fallback sink, a local JSON Lines spool for instance, and
+/// the input is committed once the fallback holds the envelope. Without a
+/// fallback the answer is retry, with disposition::rejected() true.
 ///
 /// \code
 ///   llmdlq::pipeline p{schema, sink, options};
@@ -41,9 +54,10 @@ struct disposition {
 /// \endcode
 class pipeline {
  public:
-  /// The schema and the sink must outlive the pipeline.
-  pipeline(const llmdlq::schema& schema, sink& dead_letters, process_options options = {})
-      : schema_(schema), sink_(dead_letters), options_(std::move(options)) {}
+  /// The schema and the sinks must outlive the pipeline.
+  pipeline(const llmdlq::schema& schema, sink& dead_letters, process_options options = {},
+           sink* fallback = nullptr)
+      : schema_(schema), sink_(dead_letters), fallback_(fallback), options_(std::move(options)) {}
 
   /// Accepted: commit. Failed and stored in the sink: commit (the failure
   /// moved to the DLQ and frees the input's partition). Failed and the sink
@@ -59,6 +73,7 @@ class pipeline {
  private:
   const llmdlq::schema& schema_;
   sink& sink_;
+  sink* fallback_;
   process_options options_;
 };
 

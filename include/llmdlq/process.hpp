@@ -55,7 +55,8 @@ struct process_options {
   /// repair of tier `coercion`. Off by default: it changes values.
   bool coerce = false;
   /// Responses whose confidence (request_context::confidence) is below this
-  /// are dead-lettered as low_confidence; without a score, none is judged.
+  /// are dead-lettered as low_confidence, and so are scores that are not
+  /// finite numbers; without a threshold, no score is judged.
   std::optional<double> min_confidence;
   parse_options limits;  ///< size and depth: beyond them a response is poison
   guard_options guard;
@@ -70,6 +71,18 @@ struct process_options {
   std::size_t max_envelope_bytes = 256u << 10;  ///< raw text is cut to fit; its length and hash are kept
   std::uint32_t max_attempts = 2;               ///< automated attempts a replayer may make
 };
+
+/// Why process_options cannot be used as given.
+struct options_error {
+  std::string option;  ///< the member at fault: "min_confidence"
+  std::string message;
+};
+
+/// Checks what a host set before it is used: min_confidence must be a finite
+/// number (NaN would turn the check off, infinity cannot be written in an
+/// envelope). process_llm_response does not call it: given a NaN threshold,
+/// it dead-letters every scored response as low_confidence (closed, not open).
+[[nodiscard]] LLMDLQ_INLINE expected<void, options_error> check_options(const process_options& options);
 
 /// A response that passed: its validated JSON text and the repairs it took.
 struct accepted {

@@ -32,6 +32,10 @@ struct request_context {
   std::string_view original_input;     ///< the input the model saw (OCR text, ...), stored with its hash
   origin_reference origin;             ///< where the input came from: service, topic, partition, offset
   std::uint32_t attempt = 1;           ///< which attempt at this input this response is
+  /// When the input arrived, by its own clock (a Kafka message's timestamp):
+  /// dlq_ids then sort by it (see derive_dlq_id). It must be the same on
+  /// every attempt; leave it unset rather than pass the time of this attempt.
+  std::optional<timestamp> received_at;
   boost::json::object extensions;      ///< host metadata, copied as is
 };
 

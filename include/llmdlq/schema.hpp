@@ -84,6 +84,11 @@ struct validation_error {
 struct validate_options {
   /// At most this many errors are returned; evaluation stops once reached.
   std::size_t max_errors = 32;
+  /// When the first `max_errors` errors are all `format` or content-rule
+  /// errors, evaluation goes on past the cap, keeping none of the others,
+  /// until it finds a structural error, and appends that one: the list then
+  /// tells a schema failure from a semantic one whatever the cap.
+  bool find_structural = false;
   /// The time `x-dlq-rule` content rules (`not-future`, `not-past`) are
   /// judged against. Without it they are skipped: they are llmdlq's
   /// extension, not JSON Schema.
@@ -143,6 +148,10 @@ class schema {
 
   /// The options this schema was compiled with.
   [[nodiscard]] LLMDLQ_INLINE const compile_options& options() const noexcept;
+
+  /// The SHA-256 (hex) of the schema's JSON as Boost.JSON serializes it:
+  /// the same schema text gives the same fingerprint on every machine.
+  [[nodiscard]] LLMDLQ_INLINE std::string_view fingerprint() const noexcept;
 
  private:
   friend struct detail::schema_access;

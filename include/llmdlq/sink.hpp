@@ -16,7 +16,7 @@ namespace llmdlq {
 
 /// Proof that an envelope is durably stored.
 struct receipt {
-  std::string dlq_id;
+  std::string dlq_id;      ///< of the stored record (on a duplicate: the one stored before)
   bool duplicate = false;  ///< the sink already held it: an idempotent re-publish
   std::string location;    ///< where, in the sink's terms (file and line, row, topic/partition@offset)
   friend bool operator==(const receipt&, const receipt&) = default;
@@ -27,9 +27,13 @@ enum class sink_errc : std::uint8_t {
   unavailable,  ///< the store or server cannot be reached
   io_error,     ///< a read, write or sync failed
   timeout,      ///< no confirmation in time: the envelope may or may not be stored
-  rejected,     ///< the store refused the record (constraint, size, permissions)
+  rejected,     ///< the store refused the record (constraint, size, permissions): permanent
   closed,       ///< the sink was closed
 };
+
+/// Whether publishing the same envelope again can never succeed: the host
+/// must not retry it forever (pipeline sends it to its fallback sink).
+[[nodiscard]] constexpr bool is_permanent(sink_errc code) noexcept { return code == sink_errc::rejected; }
 
 [[nodiscard]] constexpr std::string_view to_string(sink_errc code) noexcept {
   switch (code) {
@@ -49,8 +53,21 @@ struct sink_error {
 
 /// A dead-letter destination. Every publish returns only after the record is
 /// durable (synced to disk, committed, acknowledged), or with an error: then
-/// the host must not commit its input, and retries later. Publishing the same
-/// envelope again is safe: sinks recognise it by `dlq_id`.
+/// the host must not commit its input, and retries later (unless the error
+/// is_permanent()).
+///
+/// One failure is stored once. An envelope's dlq_id is derived from its
+/// idempotency key and attempt (dlq_id.hpp), so a retry of the same failure
+/// carries the same id. The built-in sinks keep this contract:
+/// - memory_sink, jsonl_file_sink (which indexes its file when it opens it),
+///   sqlite_sink, postgres_store and redis_stream_sink store a dlq_id once;
+///   the SQL stores and Redis also recognise idempotency key + attempt.
+///   Publishing a stored envelope again returns a receipt marked `duplicate`
+///   that names the stored record's dlq_id and location.
+/// - kafka_sink is at-least-once: a retry after a lost acknowledgement can
+///   write a second copy, with the same dlq_id in its `dlq-id` header and
+///   the same message key, so every consumer can drop it (moderation_consumer
+///   does, through its store).
 class sink {
  public:
   virtual ~sink() = default;

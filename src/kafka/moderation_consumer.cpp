@@ -4,13 +4,11 @@
 #include "llmdlq/moderation_consumer.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <map>
 #include <thread>
 
 #include "kafka_common.hpp"
-#include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/process.hpp"
 
 namespace llmdlq {
@@ -20,19 +18,6 @@ using namespace kafka_detail;
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-// A UUIDv7 for a record that is not an envelope: its time is the record's
-// timestamp and its other 74 bits come from SHA-256 of where the record is,
-// so that every redelivery of the record gets the same dlq_id.
-std::string uuid_v7_for(timestamp at, std::string_view name) {
-  const std::string digest = detail::sha256_hex(name);
-  std::array<unsigned char, 16> bytes{};
-  auto nibble = [](char c) { return static_cast<unsigned char>(c <= '9' ? c - '0' : c - 'a' + 10); };
-  for (std::size_t i = 6; i < 16 && 2 * i + 1 < digest.size(); ++i) {
-    bytes[i] = static_cast<unsigned char>(nibble(digest[2 * i]) << 4 | nibble(digest[2 * i + 1]));
-  }
-  return detail::format_uuid_v7(at, bytes);
-}
 
 std::string_view payload_of(const rd_kafka_message_t& m) {
   return m.payload == nullptr ? std::string_view() : std::string_view(static_cast<const char*>(m.payload), m.len);
@@ -154,6 +139,7 @@ struct moderation_consumer::impl {
     ctx.origin.topic = options.topic;
     ctx.origin.partition = m.partition;
     ctx.origin.offset = m.offset;
+    ctx.received_at = at;  // every redelivery of the record gets the same dlq_id
     process_options po;
     po.clock = [at] { return at; };
     po.failure_code = [code = options.unreadable_code](failure_category) { return code; };
@@ -162,7 +148,6 @@ struct moderation_consumer::impl {
                                            options.topic, m.partition, m.offset, why.path,
                                            why.path.empty() ? "" : ": ", why.message),
                                payload_of(m), ctx, po);
-    e.dlq_id = uuid_v7_for(at, ctx.idempotency_key);
     return e;
   }
 

@@ -327,11 +327,17 @@ struct postgres_store::impl {
   expected<void, failure> prepare() {
     const std::string& t = qualified;
     const std::array<std::pair<const char*, std::string>, 5> statements = {{
+        // One row: the new dlq_id and true, or, on a conflict, the stored
+        // record's dlq_id and false (the outer SELECT sees the table as it
+        // was before the INSERT, so it finds only the row that conflicted).
         {insert_statement,
-         fmt::format("INSERT INTO {} (dlq_id, idempotency_key, attempt, category, triage, action, failure_code, "
-                     "message, raw_response, raw_sha256, envelope, created_at, updated_at, expires_at) "
-                     "VALUES ($1, $2, $3::bigint, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::timestamptz, "
-                     "$13::timestamptz, $14::timestamptz) ON CONFLICT DO NOTHING",
+         fmt::format("WITH inserted AS (INSERT INTO {0} (dlq_id, idempotency_key, attempt, category, triage, "
+                     "action, failure_code, message, raw_response, raw_sha256, envelope, created_at, updated_at, "
+                     "expires_at) VALUES ($1, $2, $3::bigint, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, "
+                     "$12::timestamptz, $13::timestamptz, $14::timestamptz) ON CONFLICT DO NOTHING RETURNING dlq_id) "
+                     "SELECT dlq_id, true FROM inserted UNION ALL "
+                     "(SELECT dlq_id, false FROM {0} WHERE NOT EXISTS (SELECT 1 FROM inserted) AND "
+                     "(dlq_id = $1 OR (idempotency_key = $2 AND attempt = $3::bigint)) LIMIT 1)",
                      t)},
         {get_statement, fmt::format("SELECT {} FROM {} WHERE dlq_id = $1", record_columns, t)},
         {list_statement, fmt::format("SELECT {} FROM {} WHERE status = $1 ORDER BY created_at, dlq_id LIMIT $2::bigint",
@@ -492,9 +498,13 @@ struct postgres_store::impl {
                                updated_at.c_str(),
                                e.expires_at ? expires.c_str() : nullptr,
                            });
-    if (!ok(r, PGRES_COMMAND_OK)) return unexpected(classify(conn.get(), r.get(), "insert"));
-    const bool duplicate = std::string_view(PQcmdTuples(r.get())) == "0";
-    return receipt{e.dlq_id, duplicate, location};
+    if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), "insert"));
+    if (PQntuples(r.get()) != 1) {
+      return unexpected(failure{failure_kind::rejected, "postgres: insert: the row neither went in nor conflicted",
+                                {}, "insert"});
+    }
+    const bool duplicate = std::string_view(PQgetvalue(r.get(), 0, 1)) != "t";
+    return receipt{PQgetvalue(r.get(), 0, 0), duplicate, location};
   }
 
   expected<std::vector<moderation_record>, failure> query_records(const char* statement, const char* what,

@@ -22,12 +22,17 @@ using redis_detail::reply_ptr;
 // KEYS: the stream, the dlq_id's dedupe key, optionally the idempotency
 // key's. ARGV: dedupe TTL in seconds, MAXLEN (0: none), then the values of
 // dlq_id, category, triage, failure_code and envelope. Returns {1, new entry
-// id} or {0, the entry id stored before}. It reads before it writes, so an
-// XADD that fails (OOM, a key of another type) leaves no dedupe key behind.
+// id, dlq_id} or {0, the entry id stored before, the stored dlq_id} (dedupe
+// keys hold "<entry id> <dlq_id>"). It reads before it writes, so an XADD
+// that fails (OOM, a key of another type) leaves no dedupe key behind.
 constexpr std::string_view publish_script = R"lua(
 local id = redis.call('GET', KEYS[2])
 if not id and #KEYS > 2 then id = redis.call('GET', KEYS[3]) end
-if id then return {0, id} end
+if id then
+  local space = string.find(id, ' ', 1, true)
+  if space then return {0, string.sub(id, 1, space - 1), string.sub(id, space + 1)} end
+  return {0, id, ARGV[3]}
+end
 if ARGV[2] == '0' then
   id = redis.call('XADD', KEYS[1], '*', 'dlq_id', ARGV[3], 'category', ARGV[4], 'triage', ARGV[5],
                   'failure_code', ARGV[6], 'envelope', ARGV[7])
@@ -35,9 +40,9 @@ else
   id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'dlq_id', ARGV[3], 'category', ARGV[4],
                   'triage', ARGV[5], 'failure_code', ARGV[6], 'envelope', ARGV[7])
 end
-redis.call('SET', KEYS[2], id, 'EX', ARGV[1])
-if #KEYS > 2 then redis.call('SET', KEYS[3], id, 'EX', ARGV[1]) end
-return {1, id}
+redis.call('SET', KEYS[2], id .. ' ' .. ARGV[3], 'EX', ARGV[1])
+if #KEYS > 2 then redis.call('SET', KEYS[3], id .. ' ' .. ARGV[3], 'EX', ARGV[1]) end
+return {1, id, ARGV[3]}
 )lua";
 
 // Everything one EVALSHA sends, owned, so the views in args() stay valid.
@@ -108,13 +113,13 @@ struct redis_stream_sink::impl {
   }
 
   // The script's reply as a receipt.
-  expected<receipt, sink_error> receipt_of(const envelope& e, const redisReply& reply) const {
+  expected<receipt, sink_error> receipt_of(const redisReply& reply) const {
     if (reply.type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(reply, "publish"));
-    if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 2 || reply.element[0]->type != REDIS_REPLY_INTEGER ||
-        reply.element[1]->type != REDIS_REPLY_STRING) {
+    if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 3 || reply.element[0]->type != REDIS_REPLY_INTEGER ||
+        reply.element[1]->type != REDIS_REPLY_STRING || reply.element[2]->type != REDIS_REPLY_STRING) {
       return unexpected(sink_error{sink_errc::io_error, "redis: publish: unexpected reply from the script"});
     }
-    return receipt{e.dlq_id, reply.element[0]->integer == 0,
+    return receipt{std::string(redis_detail::text(*reply.element[2])), reply.element[0]->integer == 0,
                    location_prefix + std::string(redis_detail::text(*reply.element[1]))};
   }
 
@@ -151,7 +156,7 @@ struct redis_stream_sink::impl {
       reply = conn.command(used(call, args));
       if (!reply) return unexpected(std::move(reply.error()));
     }
-    auto stored = receipt_of(e, **reply);
+    auto stored = receipt_of(**reply);
     if (!stored) return stored;
     if (auto waited = wait_for_replicas(); !waited) return unexpected(std::move(waited.error()));
     return stored;
@@ -180,7 +185,7 @@ struct redis_stream_sink::impl {
           lost_script.push_back(i);
           continue;
         }
-        auto stored = receipt_of(batch[i], **reply);
+        auto stored = receipt_of(**reply);
         if (!stored) {
           if (!first_error) first_error = std::move(stored.error());
           continue;  // read every reply, so the connection stays in step

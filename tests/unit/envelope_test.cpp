@@ -45,14 +45,19 @@ TEST_CASE("a fully populated envelope round-trips exactly", "[envelope]") {
   llmdlq::test::check_envelope(e);
 }
 
-TEST_CASE("dlq ids are UUIDv7: unique, and ordered by time", "[envelope]") {
+TEST_CASE("dlq ids: one per key and attempt, ordered by the input's receive time when given", "[envelope]") {
   std::set<std::string> ids;
-  const auto early = llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", {});
-  for (int i = 0; i < 1000; ++i) ids.insert(llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", {}).dlq_id);
+  llmdlq::request_context context;
+  for (int i = 0; i < 1000; ++i) {
+    context.idempotency_key = "msg-" + std::to_string(i);
+    ids.insert(llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", context).dlq_id);
+  }
   CHECK(ids.size() == 1000);
-  llmdlq::process_options later;
-  later.clock = [&] { return early.created_at + std::chrono::milliseconds(5); };
-  CHECK(llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", {}, later).dlq_id > early.dlq_id);
+  context.received_at = llmdlq::timestamp(std::chrono::milliseconds(1'780'000'000'000));
+  const auto early = llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", context);
+  context.idempotency_key = "msg-0";  // a smaller key, received later
+  *context.received_at += std::chrono::milliseconds(5);
+  CHECK(llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", context).dlq_id > early.dlq_id);
 }
 
 TEST_CASE("invalid UTF-8 from the host never breaks the envelope's JSON", "[envelope]") {

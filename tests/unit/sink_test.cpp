@@ -53,7 +53,7 @@ TEST_CASE("memory_sink stores, recognises re-publishes, and fails on demand", "[
 TEST_CASE("memory_sink is safe to share between threads", "[sink]") {
   // Catch2's assertions are not thread-safe: the threads only count.
   std::vector<llmdlq::envelope> envelopes;
-  for (int i = 0; i < 400; ++i) envelopes.push_back(sample("k"));
+  for (int i = 0; i < 400; ++i) envelopes.push_back(sample("k" + std::to_string(i)));
   llmdlq::memory_sink sink;
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -163,6 +163,7 @@ TEST_CASE("pipeline: commit when accepted or durably dead-lettered, retry when t
   CHECK(sink.find(d.stored->dlq_id).has_value());
 
   sink.fail_next(1);
+  context.idempotency_key = "msg-2";
   d = pipeline.handle("total: 3", context);
   CHECK(d == llmdlq::disposition::retry);
   REQUIRE(d.error.has_value());

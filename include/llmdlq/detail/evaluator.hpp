@@ -41,9 +41,19 @@ struct error_sink {
   std::size_t max_errors;
   std::string instance_path;
   std::string schema_path;
+  bool find_structural = false;   ///< see validate_options::find_structural
+  bool structural_found = false;  ///< a structural error is in `errors`
 
-  [[nodiscard]] bool full() const noexcept { return errors.size() >= max_errors; }
+  [[nodiscard]] bool full() const noexcept {
+    return errors.size() >= max_errors && (!find_structural || structural_found);
+  }
 };
+
+/// Whether a failure of `keyword` is structural: anything but a `format`
+/// assertion or a content rule, which make a failure semantic.
+[[nodiscard]] inline bool is_structural_keyword(std::string_view keyword) noexcept {
+  return keyword != "format" && keyword != "x-dlq-rule";
+}
 
 inline std::string describe_types(std::uint8_t types) {
   static constexpr std::pair<std::uint8_t, std::string_view> names[] = {
@@ -401,6 +411,9 @@ class evaluator {
 
   bool record(std::string_view keyword, std::string schema_path, std::string message) {
     if (sink_->full()) return false;
+    const bool structural = is_structural_keyword(keyword);
+    if (sink_->errors.size() >= sink_->max_errors && !structural) return true;  // past the cap: not kept
+    sink_->structural_found = sink_->structural_found || structural;
     sink_->errors.push_back(validation_error{sink_->instance_path, std::move(schema_path),
                                              std::string(keyword), std::move(message)});
     return !sink_->full();

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 
 #include <array>
 #include <cstdint>
@@ -17,16 +16,22 @@ namespace llmdlq::detail {
 
 inline constexpr char hex_digits[] = "0123456789abcdef";
 
+/// The SHA-256 digest of `data`.
+inline std::array<unsigned char, 32> sha256(std::string_view data) {
+  std::array<unsigned char, 32> digest{};
+  unsigned int length = 0;
+  EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  return digest;
+}
+
 /// Lowercase hex SHA-256 of `data`.
 inline std::string sha256_hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr) != 1) return {};
+  const auto digest = sha256(data);
   std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) {
-    hex.push_back(hex_digits[digest[i] >> 4]);
-    hex.push_back(hex_digits[digest[i] & 0x0F]);
+  hex.reserve(2 * digest.size());
+  for (const unsigned char byte : digest) {
+    hex.push_back(hex_digits[byte >> 4]);
+    hex.push_back(hex_digits[byte & 0x0F]);
   }
   return hex;
 }
@@ -40,12 +45,10 @@ inline std::string base64(std::string_view data) {
   return text;
 }
 
-/// A UUIDv7 in its text form: the millisecond time `at` in the first 48
-/// bits, the version and variant set, the other bits from `bytes`.
-inline std::string format_uuid_v7(timestamp at, std::array<unsigned char, 16> bytes) {
-  const auto millis = static_cast<std::uint64_t>(at.time_since_epoch().count());
-  for (std::size_t i = 0; i < 6; ++i) bytes[i] = static_cast<unsigned char>(millis >> (40 - 8 * i));
-  bytes[6] = static_cast<unsigned char>(0x70 | (bytes[6] & 0x0F));
+/// A UUID in its text form, with `version` and the RFC 9562 variant set
+/// and the other bits from `bytes`.
+inline std::string format_uuid(std::array<unsigned char, 16> bytes, unsigned version) {
+  bytes[6] = static_cast<unsigned char>((version & 0x0F) << 4 | (bytes[6] & 0x0F));
   bytes[8] = static_cast<unsigned char>(0x80 | (bytes[8] & 0x3F));
   std::string text;
   text.reserve(36);
@@ -57,18 +60,12 @@ inline std::string format_uuid_v7(timestamp at, std::array<unsigned char, 16> by
   return text;
 }
 
-/// A UUID version 7 (RFC 9562): the millisecond timestamp in the first 48
-/// bits, so identifiers sort by creation time, then 74 random bits from the
-/// system's CSPRNG.
-inline std::string uuid_v7(timestamp at) {
-  std::array<unsigned char, 16> bytes{};
-  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
-    // No randomness source: fall back on the clock and a counter, still unique in this process.
-    static std::uint64_t counter = 0;
-    const std::uint64_t n = ++counter ^ static_cast<std::uint64_t>(at.time_since_epoch().count());
-    for (std::size_t i = 0; i < 8; ++i) bytes[8 + i] = static_cast<unsigned char>(n >> (8 * i));
-  }
-  return format_uuid_v7(at, bytes);
+/// A UUIDv7 in its text form: the millisecond time `at` in the first 48
+/// bits, the version and variant set, the other bits from `bytes`.
+inline std::string format_uuid_v7(timestamp at, std::array<unsigned char, 16> bytes) {
+  const auto millis = static_cast<std::uint64_t>(at.time_since_epoch().count());
+  for (std::size_t i = 0; i < 6; ++i) bytes[i] = static_cast<unsigned char>(millis >> (40 - 8 * i));
+  return format_uuid(bytes, 7);
 }
 
 }  // namespace llmdlq::detail

@@ -307,6 +307,7 @@ struct program {
   bool uses_dynamic_scope = false;
   node_id root = no_node;
   compile_options options;
+  std::string fingerprint;  ///< SHA-256 of the schema's JSON, as Boost.JSON serializes it
 };
 
 }  // namespace llmdlq::detail

@@ -23,6 +23,17 @@ LLMDLQ_INLINE disposition pipeline::dead_letter(envelope e) const {
   if (stored) {
     d.action = disposition::commit;
     d.stored = std::move(*stored);
+  } else if (fallback_ && is_permanent(stored.error().code)) {
+    d.error = std::move(stored.error());
+    auto spooled = fallback_->publish(e);
+    if (spooled) {
+      d.action = disposition::commit;
+      d.stored = std::move(*spooled);
+      d.in_fallback = true;
+    } else {
+      d.action = disposition::retry;
+      d.fallback_error = std::move(spooled.error());
+    }
   } else {
     d.action = disposition::retry;
     d.error = std::move(stored.error());

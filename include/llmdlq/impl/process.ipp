@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 #include <boost/json/parse.hpp>
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/uri.hpp"
 #include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/dlq_id.hpp"
 #include "llmdlq/process.hpp"
 
 namespace llmdlq {
@@ -50,14 +52,32 @@ inline void clean_json(boost::json::value& v) {
   }
 }
 
+// A number JSON can carry, or nothing.
+inline std::optional<double> finite(std::optional<double> v) noexcept {
+  return v && std::isfinite(*v) ? v : std::nullopt;
+}
+
 inline envelope build_envelope(timestamp now, failure_category category, std::string message, std::string_view raw,
                                const request_context& context, const process_options& options,
-                               std::vector<validation_error> errors, std::optional<text_location> syntax,
-                               bool repaired_locally) {
+                               std::string_view schema_fingerprint, std::vector<validation_error> errors,
+                               std::optional<text_location> syntax, bool repaired_locally) {
   envelope e;
-  e.dlq_id = detail::uuid_v7(now);
   e.created_at = now;
-  e.idempotency_key = clean(context.idempotency_key);
+  e.raw_response = captured_text::of(raw);
+  if (!context.original_input.empty()) e.original_input = captured_text::of(context.original_input);
+  e.attempts.count = std::max<std::uint32_t>(context.attempt, 1);
+  // One failure, one id: derived from the key and the attempt, never drawn.
+  if (context.idempotency_key.empty()) {
+    e.idempotency_key = derive_idempotency_key(
+        schema_fingerprint, e.raw_response.sha256,
+        e.original_input ? std::string_view(e.original_input->sha256) : std::string_view(detail::sha256_hex("")));
+    e.idempotency_key_derived = true;
+  } else {
+    e.idempotency_key = clean(context.idempotency_key);
+  }
+  e.dlq_id = derive_dlq_id(context.idempotency_key.empty() ? std::string_view(e.idempotency_key)
+                                                           : std::string_view(context.idempotency_key),
+                           e.attempts.count, context.received_at);
   e.record_id = clean(context.record_id);
   e.correlation_id = clean(context.correlation_id);
   e.trace_id = clean(context.trace_id);
@@ -65,6 +85,7 @@ inline envelope build_envelope(timestamp now, failure_category category, std::st
   e.prompt = {clean(context.prompt.template_id), clean(context.prompt.version), clean(context.prompt.sha256)};
   if (!context.rendered_prompt.empty()) e.prompt.sha256 = detail::sha256_hex(context.rendered_prompt);
   e.model = context.model;
+  e.model.temperature = finite(e.model.temperature);
   for (std::string* field : {&e.model.provider, &e.model.name, &e.model.version}) make_valid_utf8(*field);
   e.versions = context.versions;
   for (std::string* field : {&e.versions.schema, &e.versions.prompt, &e.versions.model, &e.versions.ocr,
@@ -75,14 +96,16 @@ inline envelope build_envelope(timestamp now, failure_category category, std::st
   e.failure.code = options.failure_code ? options.failure_code(category)
                                         : default_failure_code(category, options.failure_code_prefix);
   e.failure.message = clean(std::move(message));
-  if (errors.size() > options.max_errors) errors.resize(options.max_errors);
+  if (errors.size() > options.max_errors) {
+    // The last error may be the structural one found past the cap (see
+    // validate_options::find_structural): it stays, in the last kept place.
+    if (options.max_errors > 0) errors[options.max_errors - 1] = std::move(errors.back());
+    errors.resize(options.max_errors);
+  }
   e.failure.errors = std::move(errors);
   e.failure.syntax = syntax;
   e.triage = triage_for(category, repaired_locally);
-  e.confidence = {context.confidence, options.min_confidence};
-  e.raw_response = captured_text::of(raw);
-  if (!context.original_input.empty()) e.original_input = captured_text::of(context.original_input);
-  e.attempts.count = std::max<std::uint32_t>(context.attempt, 1);
+  e.confidence = {finite(context.confidence), finite(options.min_confidence)};
   e.attempts.max = options.max_attempts;
   if (e.attempts.count == 1) e.attempts.first_failure_at = now;
   e.attempts.last_failure_at = now;
@@ -157,6 +180,7 @@ inline bool is_semantic(const validation_error& e) noexcept {
 }
 
 inline std::string summarise(std::string_view what, const std::vector<validation_error>& errors) {
+  if (errors.empty()) return fmt::format("{}s (max_errors is 0: none kept)", what);
   const auto& first = errors.front();
   return fmt::format("{} {}{}: first at {}: {}", errors.size(), what, errors.size() == 1 ? "" : "s",
                      first.instance_path.empty() ? "/" : first.instance_path, first.message);
@@ -169,6 +193,58 @@ inline json_parser& thread_parser(const parse_options& limits) {
     parser.emplace(limits);
   }
   return *parser;
+}
+
+// Only the escapes \u and \/ can spell a marker's characters (`\u003c`,
+// `<\/tool_call>`): a JSON text without them decodes to what the guard read.
+inline bool has_spelling_escape(std::string_view json) noexcept {
+  for (auto at = json.find('\\'); at != std::string_view::npos && at + 1 < json.size(); at = json.find('\\', at + 2)) {
+    if (json[at + 1] == 'u' || json[at + 1] == '/') return true;
+  }
+  return false;
+}
+
+// An injection marker in a decoded string or key: what a reader downstream sees.
+inline std::optional<guard_finding> find_injection_in_values(simdjson::dom::element root,
+                                                            const guard_options& options) {
+  auto decoded = [](guard_finding found, std::string_view where) {
+    found.message += fmt::format(" of a decoded {} (the response spells it with JSON escapes)", where);
+    return found;
+  };
+  std::vector<simdjson::dom::element> todo{root};
+  while (!todo.empty()) {
+    const simdjson::dom::element value = todo.back();
+    todo.pop_back();
+    if (value.is_string()) {
+      if (auto found = find_injection(value.get_string().value_unsafe(), options)) return decoded(*found, "string");
+    } else if (value.is_array()) {
+      for (const auto item : value.get_array().value_unsafe()) todo.push_back(item);
+    } else if (value.is_object()) {
+      for (const auto member : value.get_object().value_unsafe()) {
+        if (auto found = find_injection(member.key, options)) return decoded(*found, "key");
+        todo.push_back(member.value);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// With repair off: a JSON value that starts inside prose or a fence and is
+// cut off at the end of the text (a closing fence aside).
+inline bool ends_inside_json_value(std::string_view raw, json_parser& parser) {
+  const auto start = raw.find_first_of("{[");
+  if (start == std::string_view::npos) return false;
+  std::string_view tail = raw.substr(start);
+  auto trim = [&] {
+    while (!tail.empty() && (tail.back() == ' ' || tail.back() == '\t' || tail.back() == '\n' || tail.back() == '\r')) {
+      tail.remove_suffix(1);
+    }
+  };
+  trim();
+  if (tail.ends_with("```")) tail.remove_suffix(3);
+  trim();
+  const auto doc = parser.parse(tail);
+  return !doc && doc.error().code == json_errc::unexpected_end;
 }
 
 inline bool is_blank_text(std::string_view raw) noexcept {
@@ -196,8 +272,8 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
   const timestamp now = options.clock ? options.clock() : system_now();
   auto reject = [&](failure_category category, std::string message, std::vector<validation_error> errors = {},
                     std::optional<text_location> syntax = std::nullopt, bool repaired = false) {
-    return unexpected(build_envelope(now, category, std::move(message), raw, context, options, std::move(errors),
-                                     syntax, repaired));
+    return unexpected(build_envelope(now, category, std::move(message), raw, context, options, schema.fingerprint(),
+                                     std::move(errors), syntax, repaired));
   };
   auto syntax_at = [](const syntax_error& e) { return text_location{e.offset, e.line, e.column}; };
 
@@ -224,6 +300,10 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
       if (error.code == json_errc::unexpected_end) {
         return reject(failure_category::truncated, "the response ends with " + error.unclosed + " still open",
                       {}, syntax_at(error));
+      }
+      if (ends_inside_json_value(raw, parser)) {
+        return reject(failure_category::truncated, "the JSON value inside the response is cut off at its end", {},
+                      syntax_at(error));
       }
       return reject(failure_category::syntax, "not JSON: " + error.message, {}, syntax_at(error));
     }
@@ -298,6 +378,14 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
     return reject(failure_category::poison, injection->message);
   }
   bool repaired = !repairs.empty();
+  if (options.guard.detect_injection) {
+    std::optional<guard_finding> injection;
+    if (repaired) injection = find_injection(repaired_text, options.guard);  // a repair can decode a marker
+    if (!injection && has_spelling_escape(repaired ? std::string_view(repaired_text) : raw)) {
+      injection = find_injection_in_values(doc->root(), options.guard);
+    }
+    if (injection) return reject(failure_category::poison, injection->message, {}, std::nullopt, repaired);
+  }
 
   if (context.refusal) return reject(failure_category::refusal, "the API reported a refusal: " + *context.refusal);
   if (context.finish_reason == "length") {
@@ -309,6 +397,7 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
   validate_options rules;
   rules.now = now;
   rules.max_errors = options.max_errors;
+  rules.find_structural = true;  // the category comes from the whole verdict, not the capped list
   if (options.coerce && !schema.is_valid(*doc, rules)) {
     coerce_options coercion;
     coercion.now = now;
@@ -341,6 +430,15 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
       return reject(failure_category::semantic, std::move(message), std::move(errors), std::nullopt, repaired);
     }
   }
+  if (options.min_confidence && context.confidence && !std::isfinite(*context.confidence)) {
+    return reject(failure_category::low_confidence, "the confidence score is not a finite number", {}, std::nullopt,
+                  repaired);
+  }
+  if (options.min_confidence && std::isnan(*options.min_confidence) && context.confidence) {
+    return reject(failure_category::low_confidence,
+                  "the confidence threshold (min_confidence) is not a number: no score can pass it", {},
+                  std::nullopt, repaired);
+  }
   if (options.min_confidence && context.confidence && *context.confidence < *options.min_confidence) {
     return reject(failure_category::low_confidence,
                   fmt::format("confidence {} is under the threshold {}", *context.confidence, *options.min_confidence),
@@ -361,8 +459,18 @@ LLMDLQ_INLINE envelope make_envelope(failure_category category, std::string mess
                                      const request_context& context, const process_options& options,
                                      std::vector<validation_error> errors, std::optional<text_location> syntax,
                                      bool repaired_locally) {
+  // No schema here: the versions the host declared stand for it in a derived key.
   return detail::build_envelope(options.clock ? options.clock() : system_now(), category, std::move(message), raw,
-                                context, options, std::move(errors), syntax, repaired_locally);
+                                context, options, context.versions.schema, std::move(errors), syntax,
+                                repaired_locally);
+}
+
+LLMDLQ_INLINE expected<void, options_error> check_options(const process_options& options) {
+  if (options.min_confidence && !std::isfinite(*options.min_confidence)) {
+    return unexpected(options_error{"min_confidence", fmt::format("must be a finite number, not {}",
+                                                                  *options.min_confidence)});
+  }
+  return {};
 }
 
 LLMDLQ_INLINE expected<accepted, envelope> process_llm_response(std::string_view raw, const schema& schema,

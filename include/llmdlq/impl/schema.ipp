@@ -70,9 +70,9 @@ template <class View>
 std::vector<validation_error> errors_against(const program& prog, typename View::value instance,
                                              const validate_options& options) {
   std::vector<validation_error> errors;
-  if (options.max_errors == 0) return errors;
+  if (options.max_errors == 0 && !options.find_structural) return errors;
   eval_context context{prog, {}, 0, options.now};
-  error_sink sink{errors, options.max_errors, {}, {}};
+  error_sink sink{errors, options.max_errors, {}, {}, options.find_structural};
   evaluator<View, true> eval(context, &sink);
   eval.evaluate(prog.root, instance, nullptr);
   return errors;
@@ -115,5 +115,7 @@ LLMDLQ_INLINE std::vector<validation_error> schema::validate(const boost::json::
 }
 
 LLMDLQ_INLINE const compile_options& schema::options() const noexcept { return program_->options; }
+
+LLMDLQ_INLINE std::string_view schema::fingerprint() const noexcept { return program_->fingerprint; }
 
 }  // namespace llmdlq

@@ -14,8 +14,10 @@
 #include <unordered_set>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
+#include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/metaschemas.hpp"
 #include "llmdlq/detail/schema_program.hpp"
 #include "llmdlq/detail/uri.hpp"
@@ -44,6 +46,7 @@ class schema_compiler {
 
   expected<std::shared_ptr<const program>, schema_error> run(boost::json::value root) {
     const std::string root_uri{without_fragment(options_.base_uri)};
+    prog_->fingerprint = sha256_hex(boost::json::serialize(root));
     const std::uint32_t doc = add_document(root_uri, std::move(root));
     if (!error_) prog_->root = compile_at(doc, "", 0);
     finish_dynamic_anchors();
