@@ -156,6 +156,8 @@ void describe_dead_letter(boost::json::object& verdict, const disposition& d, ru
   if (d.error) {
     verdict.emplace("error", d.error->message);
     verdict.emplace("sink_error", to_string(d.error->code));
+    // Retrying will not help: the DLQ refuses this envelope for good.
+    if (d.rejected()) verdict.emplace("rejected", true);
   }
   if (d.should_commit()) {
     ++totals.dead_lettered;

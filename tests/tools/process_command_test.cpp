@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq process` and `llmdlq stats` as an operator runs them.
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -74,7 +75,7 @@ TEST_CASE("process: one verdict line per input line, in order", "[tools][process
                               input);
   CHECK(run.exit_code == 0);
   CHECK(run.err == "llmdlq process: 6 lines, 2 accepted, 4 dead-lettered, 0 stored, 0 duplicates, "
-                   "0 derived keys, 0 invalid, 0 to retry\n");
+                   "3 derived keys, 0 invalid, 0 to retry\n");
   const auto lines = lines_of(run.out);
   REQUIRE(lines.size() == 6);
   CHECK(lines[0].at("line") == 1);
@@ -406,4 +407,33 @@ TEST_CASE("process: instruction phrases are injection unless --no-instruction-ph
   lines = lines_of(run.out);
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].at("status") == "accepted");
+}
+
+TEST_CASE("process: a DLQ it may not write rejects the dead letter for good, exit 3", "[tools][process]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  const std::string db = (dir.path() / "dlq.db").string();
+  REQUIRE(run_llmdlq("process --schema " + schema + " --sink sqlite:" + db, failing_line("first")).exit_code == 0);
+  REQUIRE(::chmod(db.c_str(), 0444) == 0);
+  std::string launcher;  // root may write any file: run as nobody then
+  if (::geteuid() == 0) {
+    if (::access("/usr/bin/setpriv", X_OK) != 0) {
+      WARN("setpriv is missing: cannot run as another user; skipped");
+      return;
+    }
+    REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+    REQUIRE(::chmod(schema.c_str(), 0644) == 0);
+    launcher = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups";
+  }
+  const auto input = dir.write("input.jsonl", failing_line("second"));
+  const auto run = run_llmdlq_reading("process --schema " + schema + " --sink sqlite:" + db, input, launcher);
+  INFO(run.err);
+  CHECK(run.exit_code == 3);
+  const auto lines = lines_of(run.out);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].at("status") == "retry");
+  CHECK(lines[0].at("stored") == false);
+  CHECK(lines[0].at("sink_error") == "rejected");
+  CHECK(lines[0].at("rejected") == true);
+  CHECK(run.err.find("1 to retry") != std::string::npos);
 }

@@ -218,6 +218,7 @@ TEST_CASE("sqlite_sink: errors a retry cannot cure are rejected", "[sqlite]") {
     auto r = sink->publish(no_code);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().code == llmdlq::sink_errc::rejected);
+    CHECK(llmdlq::is_permanent(r.error().code));
   }
   SECTION("a DLQ opened read-only") {
     auto reader = llmdlq::sqlite_sink::open(path, {.read_only = true});
