@@ -65,7 +65,8 @@ void cut_at_character(std::string& text) {
 class line_reader::line_builder {
  public:
   line_builder(std::size_t max_line_bytes, std::size_t prefix_bytes)
-      : max_(max_line_bytes), prefix_(std::min(prefix_bytes, max_line_bytes)) {}
+      // One below the largest size_t: the "\r" slack below must not overflow.
+      : max_(std::min(max_line_bytes, static_cast<std::size_t>(-2))), prefix_(std::min(prefix_bytes, max_)) {}
 
   void append(std::string_view chunk) {
     // One byte of slack: a "\r" before the "\n" is not part of the line.

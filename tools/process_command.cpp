@@ -14,6 +14,7 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <llmdlq/dlq_id.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/pipeline.hpp>
 #include <llmdlq/sqlite_sink.hpp>
@@ -46,7 +47,8 @@ constexpr std::string_view usage =
     "  \"stored\" is false under --sink none; a duplicate names the dlq_id already stored. A line that is\n"
     "  not such an object gets \"status\": \"invalid_input\"; a line longer than --max-line-bytes (default\n"
     "  16M; suffix K, M or G) becomes a poison dead letter holding its length, SHA-256 and first bytes,\n"
-    "  keyed by that hash. When the sink fails, a line gets \"status\": \"retry\". A summary goes to stderr.\n"
+    "  its key derived from that hash. When the sink fails, a line gets \"status\": \"retry\".\n"
+    "  A summary of the run goes to stderr.\n"
     "  --no-instruction-phrases  do not treat \"ignore previous instructions\" and the like as injection\n"
     "  Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
     "  written (retry those lines), 2 for usage errors, invalid input lines or unreadable input.\n";
@@ -224,10 +226,15 @@ expected<response_line, std::string> read_response_line(std::string_view text, s
   return line;
 }
 
-// A line too long to read: a poison dead letter keyed by the hash of the whole line.
-envelope oversized_line_envelope(const input_line& line, std::size_t max_line_bytes, const process_options& options) {
+// A line too long to read: a poison dead letter whose key is derived as the
+// library derives one, with the whole line standing for the response.
+envelope oversized_line_envelope(const input_line& line, std::size_t max_line_bytes, const llmdlq::schema& schema,
+                                 const process_options& options) {
   request_context context;
-  if (!line.sha256.empty()) context.idempotency_key = "sha256:" + line.sha256;
+  if (!line.sha256.empty()) {
+    context.idempotency_key =
+        derive_idempotency_key(schema.fingerprint(), line.sha256, captured_text::of("").sha256);
+  }
   envelope e = make_envelope(failure_category::poison,
                              fmt::format("the input line is {} bytes, over the limit of {} (--max-line-bytes)",
                                          line.length, max_line_bytes),
@@ -355,7 +362,7 @@ int process_command(arguments args) {
     ++totals.lines;
     boost::json::object verdict{{"line", line_number}};
     if (line.over_limit) {
-      const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, options));
+      const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, *schema, options));
       verdict.emplace("length", line.length);
       describe_dead_letter(verdict, d, totals);
       std::cout << boost::json::serialize(verdict) << '\n';
