@@ -41,8 +41,8 @@ struct redis_stream_sink_options {
   /// How long a dedupe key lives: a re-publish after this is a new entry.
   std::chrono::seconds dedupe_ttl = std::chrono::hours(24 * 7);
   /// Also treat an envelope with the idempotency key and attempt of a stored
-  /// one as a duplicate (a worker that failed before committing makes a new
-  /// envelope, with a new dlq_id, for the same input), as sqlite_sink does.
+  /// one as a duplicate (one made by an older version, with another dlq_id,
+  /// for the same input), as sqlite_sink does.
   bool dedupe_idempotency_key = true;
   /// When > 0, each publish then runs `WAIT replicas replica_timeout` and
   /// fails with sink_errc::timeout unless that many replicas acknowledged.
@@ -58,8 +58,9 @@ struct redis_stream_sink_options {
 /// A Lua script (EVALSHA) makes the publish atomic and idempotent: when the
 /// dedupe key of the envelope's dlq_id (or of its idempotency key and attempt)
 /// exists, nothing is added and the receipt is `duplicate`, naming the entry
-/// first written; otherwise it XADDs and stores the new entry id under the
-/// dedupe keys, which expire after `dedupe_ttl`. The script checks before it
+/// first written and its dlq_id; otherwise it XADDs and stores the new entry
+/// id and the dlq_id ("<entry id> <dlq_id>") under the dedupe keys, which
+/// expire after `dedupe_ttl`. The script checks before it
 /// writes, so a failed XADD leaves no dedupe key behind. Receipts' location
 /// is `redis:<host>:<port>/<db>#<stream>@<entry id>`.
 ///

@@ -146,7 +146,7 @@ struct redis_stream_sink::impl {
     return {};
   }
 
-  expected<receipt, sink_error> publish_one(const envelope& e, const publish_call& call) {
+  expected<receipt, sink_error> publish_one(const publish_call& call) {
     auto args = args_of(call);
     auto reply = conn.command(used(call, args));
     if (!reply) return unexpected(std::move(reply.error()));
@@ -224,7 +224,7 @@ expected<receipt, sink_error> redis_stream_sink::publish(const envelope& e) {
   std::lock_guard lock(impl_->mutex);
   const redis_detail::sigpipe_guard no_sigpipe;
   // Safe to run twice: a second run finds the first one's dedupe key.
-  return impl_->conn.run<receipt>([&] { return impl_->publish_one(e, call); });
+  return impl_->conn.run<receipt>([&] { return impl_->publish_one(call); });
 }
 
 expected<std::vector<receipt>, sink_error> redis_stream_sink::publish_batch(std::span<const envelope> batch) {

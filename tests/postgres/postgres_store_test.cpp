@@ -349,16 +349,28 @@ TEST_CASE("postgres_store: the same idempotency key and attempt is a duplicate, 
   auto store = open_store(table);
   published(store, sample("receipt-1", 1));
   // Same input, same attempt, a new envelope (a worker that crashed before committing its offset).
+  const auto first = sample("receipt-1", 1);
   auto replayed = store.publish(sample("receipt-1", 1));
   REQUIRE(replayed.has_value());
   CHECK(replayed->duplicate);
+  CHECK(replayed->dlq_id == first.dlq_id);
+  // An envelope for the same input and attempt under another dlq_id (one
+  // written by an older version): the receipt names the stored row.
+  auto older = sample("receipt-1", 1);
+  older.dlq_id = "0190b6f2-0000-7000-8000-00000000abcd";
+  auto named = store.publish(older);
+  REQUIRE(named.has_value());
+  CHECK(named->duplicate);
+  CHECK(named->dlq_id == first.dlq_id);
   published(store, sample("receipt-1", 2));
   published(store, sample("receipt-2", 1));
-  // Without an idempotency key only the dlq_id says what is a duplicate.
+  // Without a host key the derived key makes an identical failure one row.
   published(store, sample("", 1));
-  published(store, sample("", 1));
+  auto same = store.publish(sample("", 1));
+  REQUIRE(same.has_value());
+  CHECK(same->duplicate);
   database db;
-  CHECK(db.value(fmt::format("SELECT count(*) FROM {}", table.sql_name())) == "5");
+  CHECK(db.value(fmt::format("SELECT count(*) FROM {}", table.sql_name())) == "4");
 }
 
 TEST_CASE("postgres_store batches are one transaction", "[postgres]") {
@@ -400,9 +412,10 @@ TEST_CASE("postgres_store operator actions follow transition(), forbidden ones c
   REQUIRE_POSTGRES();
   scratch_table table;
   auto store = open_store(table);
+  int n = 0;
   for (const auto from : all_statuses) {
     for (const auto action : all_actions) {
-      const auto id = published(store, sample(""));
+      const auto id = published(store, sample("receipt-" + std::to_string(++n)));
       reach(store, id, from);
       auto before = store.get(id);
       REQUIRE(before.has_value());
@@ -450,7 +463,7 @@ TEST_CASE("postgres_store operator actions follow transition(), forbidden ones c
     }
   }
   // The whole history of one record: claim, requeue, claim again, resolve.
-  const auto id = published(store, sample(""));
+  const auto id = published(store, sample("receipt-history"));
   for (const auto action : {llmdlq::moderation_action::claim, llmdlq::moderation_action::requeue,
                             llmdlq::moderation_action::claim, llmdlq::moderation_action::resolve}) {
     REQUIRE(store.act(request(id, action, action == llmdlq::moderation_action::claim ? "carol" : "dave")).has_value());

@@ -59,8 +59,8 @@ TEST_CASE("redis_stream_sink writes one entry per envelope with its filter field
   REQUIRE(last->elements == 1);
   const std::string id(last->element[0]->element[0]->str, last->element[0]->element[0]->len);
   CHECK(r->location == "redis:" + server.host + ":" + std::to_string(server.port) + "/0#" + stream.key() + "@" + id);
-  // The dedupe key holds the entry id and expires.
-  CHECK(redis.string({"GET", stream.key() + ":dedupe:id:" + e.dlq_id}) == id);
+  // The dedupe key holds the entry id and the dlq_id, and expires.
+  CHECK(redis.string({"GET", stream.key() + ":dedupe:id:" + e.dlq_id}) == id + " " + e.dlq_id);
   const auto ttl = redis.integer({"TTL", stream.key() + ":dedupe:id:" + e.dlq_id});
   CHECK(ttl > 7 * 24 * 3600 - 60);
   CHECK(ttl <= 7 * 24 * 3600);
@@ -87,6 +87,13 @@ TEST_CASE("redis_stream_sink: publishing again is a duplicate naming the first e
   REQUIRE(remade.has_value());
   CHECK(remade->duplicate);
   CHECK(remade->location == first->location);
+  // Under another dlq_id (an older version's): the receipt names the stored one.
+  auto older = sample("receipts:0:7", 1);
+  older.dlq_id = "0190b6f2-0000-7000-8000-00000000abcd";
+  auto named = sink->publish(older);
+  REQUIRE(named.has_value());
+  CHECK(named->duplicate);
+  CHECK(named->dlq_id == e.dlq_id);
   // The next attempt is a new entry.
   auto second = sink->publish(sample("receipts:0:7", 2));
   REQUIRE(second.has_value());
@@ -102,7 +109,9 @@ TEST_CASE("redis_stream_sink: publishing again is a duplicate naming the first e
     auto by_id = llmdlq::redis_stream_sink::open(options);
     REQUIRE(by_id.has_value());
     CHECK(by_id->publish(e)->duplicate);
-    CHECK_FALSE(by_id->publish(sample("receipts:0:7", 1))->duplicate);
+    auto older = sample("receipts:0:7", 1);  // the same input under another id, as an older version made them
+    older.dlq_id = "0190b6f2-0000-7000-8000-00000000abcd";
+    CHECK_FALSE(by_id->publish(older)->duplicate);
     CHECK(redis.integer({"XLEN", stream.key()}) == 3);
   }
 }

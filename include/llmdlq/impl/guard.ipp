@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "llmdlq/detail/anchored_phrases.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/guard.hpp"
 
@@ -165,7 +166,7 @@ found:
 LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw, const guard_options& options) {
   if (!options.detect_injection) return std::nullopt;
   static const detail::phrase_matcher markup{std::span<const std::string_view>(detail::builtin_injection_markup)};
-  static const detail::phrase_matcher phrases{std::span<const std::string_view>(detail::builtin_injection_phrases)};
+  static const detail::anchored_phrases phrases{std::span<const std::string_view>(detail::builtin_injection_phrases)};
   std::optional<std::pair<std::size_t, std::string_view>> found = markup.find(raw);
   if (!found && options.detect_instruction_phrases) found = phrases.find(raw);
   if (!found && !options.extra_injection_markers.empty()) {

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+// Finds phrases ignoring ASCII case at several bytes per cycle: each phrase
+// is found through a four-letter anchor it holds, and sixteen positions are
+// tested against every anchor at once.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace llmdlq::detail {
+
+/// Phrases of ASCII text found ignoring case. Each phrase is found through
+/// an anchor, four consecutive letters it holds, chosen so that few anchors
+/// cover all phrases ("truc" covers every "... instructions"). A text costs
+/// a vector compare per anchor for every sixteen bytes; only a position
+/// whose four bytes match an anchor is compared with the phrases holding it.
+/// A phrase without four consecutive letters is found by a plain scan.
+class anchored_phrases {
+ public:
+  template <class Range>
+  explicit anchored_phrases(const Range& phrases) {
+    for (std::string_view p : phrases) {
+      if (p.empty()) continue;
+      std::string lower(p);
+      for (char& c : lower) c = lower_ascii(c);
+      phrases_.push_back(std::move(lower));
+    }
+    choose_anchors();
+  }
+
+  /// Offset and phrase of a match, if any.
+  [[nodiscard]] std::optional<std::pair<std::size_t, std::string_view>> find(std::string_view text) const {
+    if (!unanchored_.empty()) {
+      for (std::size_t at = 0; at < text.size(); ++at) {
+        for (const std::size_t p : unanchored_) {
+          if (matches(text, at, phrases_[p])) return std::pair{at, std::string_view(phrases_[p])};
+        }
+      }
+    }
+    if (anchors_.empty() || text.size() < 4) return std::nullopt;
+    std::size_t at = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    const auto* const bytes = reinterpret_cast<const unsigned char*>(text.data());
+    auto load = [&](std::size_t from) {
+      lanes v;
+      std::memcpy(&v, bytes + from, sizeof v);
+      return v | lanes_of(0x20);  // ASCII letters to lower case; anything else never equals a letter
+    };
+    for (; at + sizeof(lanes) + 3 <= text.size(); at += sizeof(lanes)) {
+      const lanes b0 = load(at), b1 = load(at + 1), b2 = load(at + 2), b3 = load(at + 3);
+      auto at_anchor = [&](const std::array<lanes, 4>& a) {
+        return (b0 == a[0]) & (b1 == a[1]) & (b2 == a[2]) & (b3 == a[3]);
+      };
+      auto any = at_anchor(patterns_.front());
+      for (std::size_t a = 1; a < patterns_.size(); ++a) any |= at_anchor(patterns_[a]);
+      std::uint64_t halves[2];
+      std::memcpy(halves, &any, sizeof halves);
+      if ((halves[0] | halves[1]) == 0) continue;
+      for (std::size_t lane = 0; lane < sizeof(lanes); ++lane) {
+        if (!any[lane]) continue;
+        if (auto hit = match_anchor(text, at + lane)) return hit;
+      }
+    }
+#endif
+    for (; at + 4 <= text.size(); ++at) {
+      if (auto hit = match_anchor(text, at)) return hit;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct anchor {
+    std::string letters;                                    // four, lower case
+    std::vector<std::pair<std::size_t, std::size_t>> uses;  // (phrase, offset of the anchor in it)
+  };
+
+  static char lower_ascii(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+  static bool is_letter(char c) noexcept { return c >= 'a' && c <= 'z'; }
+
+  static bool matches(std::string_view text, std::size_t at, std::string_view lower) noexcept {
+    if (lower.size() > text.size() - at) return false;
+    for (std::size_t i = 0; i < lower.size(); ++i) {
+      if (lower_ascii(text[at + i]) != lower[i]) return false;
+    }
+    return true;
+  }
+
+  // Greedy set cover: the four letters held by most phrases not yet
+  // covered, until every phrase is.
+  void choose_anchors() {
+    std::vector<bool> covered(phrases_.size(), false);
+    for (;;) {
+      std::map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> windows;
+      for (std::size_t p = 0; p < phrases_.size(); ++p) {
+        if (covered[p]) continue;
+        const std::string& phrase = phrases_[p];
+        for (std::size_t k = 0; k + 4 <= phrase.size(); ++k) {
+          if (!std::all_of(phrase.begin() + static_cast<std::ptrdiff_t>(k),
+                           phrase.begin() + static_cast<std::ptrdiff_t>(k + 4), is_letter)) {
+            continue;
+          }
+          auto& uses = windows[phrase.substr(k, 4)];
+          if (uses.empty() || uses.back().first != p) uses.emplace_back(p, k);
+        }
+      }
+      if (windows.empty()) break;
+      const auto best = std::max_element(windows.begin(), windows.end(), [](const auto& a, const auto& b) {
+        return a.second.size() < b.second.size();
+      });
+      for (const auto& use : best->second) covered[use.first] = true;
+#if defined(__GNUC__) || defined(__clang__)
+      const auto* l = reinterpret_cast<const unsigned char*>(best->first.data());
+      patterns_.push_back({lanes_of(l[0]), lanes_of(l[1]), lanes_of(l[2]), lanes_of(l[3])});
+#endif
+      anchors_.push_back({best->first, best->second});
+    }
+    for (std::size_t p = 0; p < phrases_.size(); ++p) {
+      if (!covered[p]) unanchored_.push_back(p);
+    }
+  }
+
+  [[nodiscard]] std::optional<std::pair<std::size_t, std::string_view>> match_anchor(std::string_view text,
+                                                                                     std::size_t at) const {
+    for (const auto& a : anchors_) {
+      if (!matches(text, at, a.letters)) continue;
+      for (const auto& [p, k] : a.uses) {
+        if (at >= k && matches(text, at - k, phrases_[p])) return std::pair{at - k, std::string_view(phrases_[p])};
+      }
+    }
+    return std::nullopt;
+  }
+
+#if defined(__GNUC__) || defined(__clang__)
+  using lanes = unsigned char __attribute__((vector_size(16)));
+  static lanes lanes_of(unsigned char byte) noexcept {
+    lanes v;
+    std::memset(&v, byte, sizeof v);
+    return v;
+  }
+  std::vector<std::array<lanes, 4>> patterns_;  // each anchor's letters, in every lane
+#endif
+  std::vector<std::string> phrases_;
+  std::vector<anchor> anchors_;
+  std::vector<std::size_t> unanchored_;  // phrases without four letters in a row
+};
+
+}  // namespace llmdlq::detail
