@@ -341,6 +341,18 @@ TEST_CASE("process: a line over --max-line-bytes is a poison dead letter with it
   CHECK(repeated[1].at("duplicate") == true);
   CHECK(repeated[1].at("dlq_id") == lines[1].at("dlq_id"));
 
+  // At the limit exactly, also with a "\r\n" ending, a line is read whole.
+  std::string at_limit = R"({"id": 4, "response": "nope)";
+  at_limit += std::string(1024 - at_limit.size() - 2, ' ') + "\"}";
+  REQUIRE(at_limit.size() == 1024);
+  const auto edge = run_llmdlq("process --schema " + schema + " --max-line-bytes 1K", at_limit + "\r\n" + at_limit + "x\n");
+  const auto edges = lines_of(edge.out);
+  REQUIRE(edges.size() == 2);
+  CHECK(edges[0].at("category") == "syntax");
+  CHECK(edges[0].at("id") == 4);
+  CHECK(edges[1].at("category") == "poison");
+  CHECK(edges[1].at("length") == 1025);
+
   CHECK(run_llmdlq("process --schema " + schema + " --max-line-bytes 0").exit_code == 2);
   CHECK(run_llmdlq("process --schema " + schema + " --max-line-bytes lots").exit_code == 2);
 }
