@@ -206,15 +206,19 @@ expected<response_line, std::string> read_response_line(std::string_view text, s
   line.input = std::move(*parsed);
   const auto* object = line.input.if_object();
   const auto* response = object ? object->if_contains("response") : nullptr;
-  if (!response || !response->is_string()) return unexpected(std::string("expected an object with a string \"response\""));
+  if (!response || !response->is_string()) {
+    return unexpected(std::string("expected an object with a string \"response\""));
+  }
   line.response = response->get_string();
-  for (auto [name, field] : {std::pair{"finish_reason", &line.finish_reason}, std::pair{"input", &line.original_input}}) {
+  for (auto [name, field] :
+       {std::pair{"finish_reason", &line.finish_reason}, std::pair{"input", &line.original_input}}) {
     const auto* v = object->if_contains(name);
     if (v && !v->is_null() && !v->is_string()) return unexpected(fmt::format("\"{}\" must be a string", name));
     if (v && v->is_string()) *field = v->get_string();
   }
   request_context& context = line.context;
-  for (auto [name, field] : {std::pair{"id", &context.record_id}, std::pair{"idempotency_key", &context.idempotency_key}}) {
+  for (auto [name, field] :
+       {std::pair{"id", &context.record_id}, std::pair{"idempotency_key", &context.idempotency_key}}) {
     auto value = identity_text(object->if_contains(name));
     if (!value) return unexpected(fmt::format("\"{}\" must be a string or a number", name));
     *field = std::move(*value);

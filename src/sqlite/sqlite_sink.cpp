@@ -315,7 +315,8 @@ expected<sqlite_sink, sink_error> sqlite_sink::open(const std::filesystem::path&
     if (!state->exec(create_schema(t))) return unexpected(sqlite_failure(state->db, "create " + t));
     // Tables created before operator actions existed get their columns.
     for (const char* column : {"claimed_by", "resolution"}) {
-      if (!state->has_column(column) && !state->exec(fmt::format("ALTER TABLE {} ADD COLUMN {} TEXT", t, column))) {
+      if (!state->has_column(column) &&
+          !state->exec(fmt::format("ALTER TABLE {} ADD COLUMN {} TEXT", t, column))) {
         return unexpected(sqlite_failure(state->db, "migrate " + t));
       }
     }

@@ -345,7 +345,8 @@ TEST_CASE("process: a line over --max-line-bytes is a poison dead letter with it
   std::string at_limit = R"({"id": 4, "response": "nope)";
   at_limit += std::string(1024 - at_limit.size() - 2, ' ') + "\"}";
   REQUIRE(at_limit.size() == 1024);
-  const auto edge = run_llmdlq("process --schema " + schema + " --max-line-bytes 1K", at_limit + "\r\n" + at_limit + "x\n");
+  const auto edge =
+      run_llmdlq("process --schema " + schema + " --max-line-bytes 1K", at_limit + "\r\n" + at_limit + "x\n");
   const auto edges = lines_of(edge.out);
   REQUIRE(edges.size() == 2);
   CHECK(edges[0].at("category") == "syntax");
