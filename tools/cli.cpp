@@ -2,38 +2,63 @@
 // Helpers shared by the `llmdlq` subcommands.
 #include "cli.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <iostream>
-#include <iterator>
-#include <sstream>
+
+#include <fmt/format.h>
 
 namespace llmdlq::cli {
 
-std::optional<std::string> read_file(const std::string& path, std::string& error) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) {
-    error = std::strerror(errno);
-    return std::nullopt;
+namespace {
+
+expected<std::string, std::string> read_all(int fd, std::size_t max_bytes) {
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && static_cast<std::uintmax_t>(info.st_size) > max_bytes) {
+    return unexpected(fmt::format("larger than the limit of {} bytes", max_bytes));
   }
   std::string content;
   char buffer[1 << 16];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) content.append(buffer, n);
-  const bool failed = std::ferror(file) != 0;
-  const int reason = errno;
-  std::fclose(file);
-  if (failed) {
-    error = std::strerror(reason);
-    return std::nullopt;
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return unexpected(std::string(std::strerror(errno)));
+    }
+    if (n == 0) return content;
+    if (static_cast<std::size_t>(n) > max_bytes - content.size()) {
+      return unexpected(fmt::format("larger than the limit of {} bytes", max_bytes));
+    }
+    content.append(buffer, static_cast<std::size_t>(n));
   }
+}
+
+}  // namespace
+
+expected<std::string, std::string> read_file(const std::string& path, std::size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return unexpected(std::string(std::strerror(errno)));
+  auto content = read_all(fd, max_bytes);
+  ::close(fd);
   return content;
 }
 
-std::string read_stdin() {
-  std::ostringstream content;
-  content << std::cin.rdbuf();
-  return std::move(content).str();
+expected<std::string, std::string> read_stdin(std::size_t max_bytes) { return read_all(STDIN_FILENO, max_bytes); }
+
+std::optional<std::size_t> parse_byte_count(std::string_view text) {
+  std::size_t count = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
+  if (ec != std::errc() || count == 0) return std::nullopt;
+  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  const int shift = unit.empty() ? 0 : unit == "K" || unit == "k" ? 10 : unit == "M" || unit == "m" ? 20
+                                   : unit == "G" || unit == "g" ? 30 : -1;
+  if (shift < 0 || count > (unlimited >> shift)) return std::nullopt;
+  return count << shift;
 }
 
 void complain(std::string_view command, std::string_view message) {

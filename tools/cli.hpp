@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include <llmdlq/expected.hpp>
+
 namespace llmdlq::cli {
 
 /// Exit codes common to every subcommand.
@@ -42,11 +44,18 @@ class arguments {
   std::size_t next_ = 0;
 };
 
-/// The whole content of `path`, or nothing with `error` set to why not.
-std::optional<std::string> read_file(const std::string& path, std::string& error);
+/// No limit on what read_file and read_stdin read.
+inline constexpr std::size_t unlimited = static_cast<std::size_t>(-1);
 
-/// The whole of standard input.
-std::string read_stdin();
+/// The whole content of `path`, or why not (the system's reason, or that it
+/// is larger than `max_bytes`: then at most one buffer more was read).
+expected<std::string, std::string> read_file(const std::string& path, std::size_t max_bytes = unlimited);
+
+/// The whole of standard input, or why not, as read_file.
+expected<std::string, std::string> read_stdin(std::size_t max_bytes = unlimited);
+
+/// A positive byte count: digits, optionally followed by K, M or G (KiB, MiB, GiB).
+std::optional<std::size_t> parse_byte_count(std::string_view text);
 
 /// Prints "llmdlq <command>: <message>" to stderr.
 void complain(std::string_view command, std::string_view message);

@@ -1,63 +1,138 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq process`: judges LLM responses read as JSON Lines, dead-letters the
 // failures into a sink, and prints one verdict line per input line.
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
+#include <llmdlq/dlq_id.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/pipeline.hpp>
 #include <llmdlq/sqlite_sink.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "line_reader.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
+constexpr std::size_t default_max_line_bytes = 16u << 20;
+// What a line over --max-line-bytes keeps of itself as its dead letter's raw response.
+constexpr std::size_t oversized_prefix_bytes = 64u << 10;
+
 constexpr std::string_view usage =
     "usage: llmdlq process --schema FILE [--repair local|off] [--min-confidence X] [--now RFC3339]\n"
     "                      [--sink none|jsonl:PATH|sqlite:PATH] [--code-prefix PREFIX] [--format-assertion]\n"
-    "                      [--coerce]\n"
+    "                      [--coerce] [--no-instruction-phrases] [--max-line-bytes N]\n"
     "  Reads JSON Lines on standard input, one LLM response per line:\n"
     "    {\"id\": ..., \"response\": \"<raw LLM text>\", \"confidence\": 0.9, \"finish_reason\": \"stop\",\n"
     "     \"idempotency_key\": \"...\", \"input\": \"<what the model saw>\"}   (all but response optional)\n"
-    "  and prints one line per input, in order:\n"
-    "    {\"id\": ..., \"status\": \"accepted\", \"value\": <JSON>, \"repairs\": [...]}\n"
-    "    {\"id\": ..., \"status\": \"dead_lettered\", \"category\": ..., \"triage\": ..., \"dlq_id\": ..., \"errors\": [...]}\n"
-    "  A line that is not such an object gets {\"line\": N, \"status\": \"invalid_input\", ...}; when the sink\n"
-    "  fails, a failed line gets \"status\": \"retry\".\n"
-    "  Exit 0 when every line was accepted or durably dead-lettered, 3 when the sink failed,\n"
-    "  2 for usage errors or input lines that could not be read.\n";
+    "  The envelope's record_id is the id (a number as its JSON text). Without an idempotency_key the\n"
+    "  library derives one from hashes of the response, the input and the schema: identical failures\n"
+    "  share one dead letter, and re-running a batch stores nothing twice.\n"
+    "  Prints one line per input line, in order (\"line\" is its line number):\n"
+    "    {\"line\": N, \"id\": ..., \"status\": \"accepted\", \"value\": <JSON>, \"repairs\": [...]}\n"
+    "    {\"line\": N, \"id\": ..., \"status\": \"dead_lettered\", \"stored\": true, \"duplicate\": false,\n"
+    "     \"dlq_id\": ..., \"idempotency_key_derived\": true, \"category\": ..., \"triage\": ..., \"errors\": [...]}\n"
+    "  \"stored\" is false under --sink none; a duplicate names the dlq_id already stored. A line that is\n"
+    "  not such an object gets \"status\": \"invalid_input\"; a line longer than --max-line-bytes (default\n"
+    "  16M; suffix K, M or G) becomes a poison dead letter holding its length, SHA-256 and first bytes,\n"
+    "  its key derived from that hash. When the sink fails, a line gets \"status\": \"retry\".\n"
+    "  A summary of the run goes to stderr.\n"
+    "  --no-instruction-phrases  do not treat \"ignore previous instructions\" and the like as injection\n"
+    "  Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
+    "  written (retry those lines), 2 for usage errors, invalid input lines or unreadable input.\n";
 
 // The DLQ named by --sink.
-expected<std::unique_ptr<sink>, std::string> open_sink(std::string_view spec) {
-  if (spec == "none") return std::unique_ptr<sink>();
+struct sink_target {
+  std::string kind;  // jsonl or sqlite
+  std::string path;
+};
+
+// Nothing for none; an error message for a spec that names no sink.
+expected<std::optional<sink_target>, std::string> parse_sink(std::string_view spec) {
+  if (spec == "none") return std::optional<sink_target>();
   const auto colon = spec.find(':');
-  const std::string_view kind = spec.substr(0, colon);
-  const std::string path = colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1));
-  if (path.empty()) return unexpected("--sink wants none, jsonl:PATH or sqlite:PATH");
-  if (kind == "jsonl") {
-    auto s = jsonl_file_sink::open(path);
-    if (!s) return unexpected(s.error().message);
-    return std::unique_ptr<sink>(std::make_unique<jsonl_file_sink>(std::move(*s)));
+  sink_target target{std::string(spec.substr(0, colon)),
+                     colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1))};
+  if (target.path.empty() || (target.kind != "jsonl" && target.kind != "sqlite")) {
+    return unexpected("--sink wants none, jsonl:PATH or sqlite:PATH, not '" + std::string(spec) + "'");
   }
-  if (kind == "sqlite") {
-    auto s = sqlite_sink::open(path);
-    if (!s) return unexpected(s.error().message);
-    return std::unique_ptr<sink>(std::make_unique<sqlite_sink>(std::move(*s)));
-  }
-  return unexpected("unknown sink '" + std::string(kind) + "': use none, jsonl:PATH or sqlite:PATH");
+  return std::optional(std::move(target));
 }
 
-// A sink that stores nothing, for --sink none: every envelope is "stored".
-class no_sink final : public sink {
+expected<std::unique_ptr<sink>, sink_error> open_sink(const sink_target& target) {
+  if (target.kind == "jsonl") {
+    auto s = jsonl_file_sink::open(target.path);
+    if (!s) return unexpected(std::move(s.error()));
+    return std::unique_ptr<sink>(std::make_unique<jsonl_file_sink>(std::move(*s)));
+  }
+  auto s = sqlite_sink::open(target.path);
+  if (!s) return unexpected(std::move(s.error()));
+  return std::unique_ptr<sink>(std::make_unique<sqlite_sink>(std::move(*s)));
+}
+
+// What happened to the lines, for the summary on stderr.
+struct run_totals {
+  std::uint64_t lines = 0;
+  std::uint64_t accepted = 0;
+  std::uint64_t dead_lettered = 0;
+  std::uint64_t stored = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t derived_keys = 0;
+  std::uint64_t invalid = 0;
+  std::uint64_t retry = 0;
+
+  [[nodiscard]] std::string summary() const {
+    return fmt::format("{} lines, {} accepted, {} dead-lettered, {} stored, {} duplicates, {} derived keys, "
+                       "{} invalid, {} to retry",
+                       lines, accepted, dead_lettered, stored, duplicates, derived_keys, invalid, retry);
+  }
+};
+
+// Judges responses, and stores the failures when there is a sink.
+class judge {
  public:
-  expected<receipt, sink_error> publish(const envelope& e) override { return receipt{e.dlq_id, false, "none"}; }
+  judge(const llmdlq::schema& schema, sink* dead_letters, const process_options& options)
+      : schema_(schema), options_(options) {
+    if (dead_letters) worker_.emplace(schema, *dead_letters, options);
+  }
+
+  [[nodiscard]] disposition handle(std::string_view raw, const request_context& context) const {
+    if (worker_) return worker_->handle(raw, context);
+    auto result = process_llm_response(raw, schema_, context, options_);
+    disposition d;
+    d.action = disposition::commit;
+    if (result) {
+      d.accepted = std::move(*result);
+    } else {
+      d.dead_letter = std::move(result.error());
+    }
+    return d;
+  }
+
+  [[nodiscard]] disposition dead_letter(envelope e) const {
+    if (worker_) return worker_->dead_letter(std::move(e));
+    disposition d;
+    d.action = disposition::commit;
+    d.dead_letter = std::move(e);
+    return d;
+  }
+
+ private:
+  const llmdlq::schema& schema_;
+  const process_options& options_;
+  std::optional<pipeline> worker_;
 };
 
 boost::json::array errors_json(const std::vector<validation_error>& errors) {
@@ -66,11 +141,122 @@ boost::json::array errors_json(const std::vector<validation_error>& errors) {
   return list;
 }
 
+// Adds a failed line's dead letter to its verdict: where it is stored, or why not.
+void describe_dead_letter(boost::json::object& verdict, const disposition& d, run_totals& totals) {
+  const envelope& e = *d.dead_letter;
+  const bool stored = d.stored.has_value();
+  verdict.emplace("status", d.should_commit() ? "dead_lettered" : "retry");
+  verdict.emplace("stored", stored);
+  if (stored) verdict.emplace("duplicate", d.stored->duplicate);
+  verdict.emplace("dlq_id", stored ? d.stored->dlq_id : e.dlq_id);
+  verdict.emplace("idempotency_key_derived", e.idempotency_key_derived);
+  verdict.emplace("category", to_string(e.failure.category));
+  verdict.emplace("triage", to_string(e.triage.kind));
+  verdict.emplace("code", e.failure.code);
+  verdict.emplace("message", e.failure.message);
+  verdict.emplace("errors", errors_json(e.failure.errors));
+  if (d.error) {
+    verdict.emplace("error", d.error->message);
+    verdict.emplace("sink_error", to_string(d.error->code));
+    // Retrying will not help: the DLQ refuses this envelope for good.
+    if (d.rejected()) verdict.emplace("rejected", true);
+  }
+  if (d.should_commit()) {
+    ++totals.dead_lettered;
+  } else {
+    ++totals.retry;
+  }
+  totals.stored += stored && !d.stored->duplicate;
+  totals.duplicates += stored && d.stored->duplicate;
+  totals.derived_keys += e.idempotency_key_derived;
+}
+
+// An identity field's text: a string as is, a number as its JSON text,
+// nothing for null or absent; no value for any other JSON type.
+std::optional<std::string> identity_text(const boost::json::value* v) {
+  if (!v || v->is_null()) return std::string();
+  if (v->is_string()) return std::string(v->get_string());
+  if (v->is_number()) return boost::json::serialize(*v);
+  return std::nullopt;
+}
+
+// A line's fields, checked.
+struct response_line {
+  boost::json::value input;
+  std::string response;
+  std::string finish_reason;
+  std::string original_input;
+  request_context context;  // without the views: see context_for()
+
+  // The context, its views pointing into this line.
+  const request_context& context_for() {
+    context.finish_reason = finish_reason;
+    context.original_input = original_input;
+    return context;
+  }
+};
+
+// Reads one input line, or says what is wrong with it.
+expected<response_line, std::string> read_response_line(std::string_view text, std::size_t max_bytes) {
+  parse_options limits;
+  limits.max_size = max_bytes;
+  auto parsed = parse_value(text, limits);
+  if (!parsed) return unexpected("not JSON: " + parsed.error().message);
+  response_line line;
+  line.input = std::move(*parsed);
+  const auto* object = line.input.if_object();
+  const auto* response = object ? object->if_contains("response") : nullptr;
+  if (!response || !response->is_string()) {
+    return unexpected(std::string("expected an object with a string \"response\""));
+  }
+  line.response = response->get_string();
+  for (auto [name, field] :
+       {std::pair{"finish_reason", &line.finish_reason}, std::pair{"input", &line.original_input}}) {
+    const auto* v = object->if_contains(name);
+    if (v && !v->is_null() && !v->is_string()) return unexpected(fmt::format("\"{}\" must be a string", name));
+    if (v && v->is_string()) *field = v->get_string();
+  }
+  request_context& context = line.context;
+  for (auto [name, field] :
+       {std::pair{"id", &context.record_id}, std::pair{"idempotency_key", &context.idempotency_key}}) {
+    auto value = identity_text(object->if_contains(name));
+    if (!value) return unexpected(fmt::format("\"{}\" must be a string or a number", name));
+    *field = std::move(*value);
+  }
+  if (const auto* c = object->if_contains("confidence"); c && !c->is_null()) {
+    // Anything but a number is passed on as no number at all, which fails the threshold.
+    context.confidence = c->is_number() ? c->to_number<double>() : std::numeric_limits<double>::quiet_NaN();
+  }
+  return line;
+}
+
+// A line too long to read: a poison dead letter whose key is derived as the
+// library derives one, with the whole line standing for the response.
+envelope oversized_line_envelope(const input_line& line, std::size_t max_line_bytes, const llmdlq::schema& schema,
+                                 const process_options& options) {
+  request_context context;
+  if (!line.sha256.empty()) {
+    context.idempotency_key =
+        derive_idempotency_key(schema.fingerprint(), line.sha256, captured_text::of("").sha256);
+  }
+  envelope e = make_envelope(failure_category::poison,
+                             fmt::format("the input line is {} bytes, over the limit of {} (--max-line-bytes)",
+                                         line.length, max_line_bytes),
+                             line.text, context, options);
+  e.idempotency_key_derived = true;
+  e.raw_response.length = line.length;
+  e.raw_response.sha256 = line.sha256;
+  e.raw_response.cut = true;
+  fit_envelope(e, options.max_envelope_bytes);
+  return e;
+}
+
 }  // namespace
 
 int process_command(arguments args) {
   std::optional<std::string> schema_path;
   std::string sink_spec = "none";
+  std::size_t max_line_bytes = default_max_line_bytes;
   process_options options;
   compile_options compile;
   auto invalid = [](std::string_view flag, std::string_view wanted, std::string_view got) {
@@ -91,8 +277,12 @@ int process_command(arguments args) {
       options.coerce = true;
       continue;
     }
-    static constexpr std::string_view valued[] = {"--schema", "--repair", "--min-confidence", "--now", "--sink",
-                                                  "--code-prefix"};
+    if (arg == "--no-instruction-phrases") {
+      options.guard.detect_instruction_phrases = false;
+      continue;
+    }
+    static constexpr std::string_view valued[] = {"--schema", "--repair",      "--min-confidence", "--now",
+                                                  "--sink",   "--code-prefix", "--max-line-bytes"};
     if (std::find(std::begin(valued), std::end(valued), arg) == std::end(valued)) {
       complain("process", (arg.starts_with("-") ? "unknown option " : "unexpected argument ") + std::string(arg));
       std::cerr << usage;
@@ -108,7 +298,10 @@ int process_command(arguments args) {
     } else if (arg == "--min-confidence") {
       double threshold = 0;
       const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), threshold);
-      if (ec != std::errc() || end != value->data() + value->size()) return invalid(arg, "a number", *value);
+      if (ec != std::errc() || end != value->data() + value->size() || !std::isfinite(threshold) ||
+          threshold < 0 || threshold > 1) {
+        return invalid(arg, "a number from 0 to 1", *value);
+      }
       options.min_confidence = threshold;
     } else if (arg == "--now") {
       const auto now = parse_rfc3339(*value);
@@ -116,6 +309,10 @@ int process_command(arguments args) {
       options.clock = [t = *now] { return t; };
     } else if (arg == "--sink") {
       sink_spec = std::string(*value);
+    } else if (arg == "--max-line-bytes") {
+      const auto limit = parse_byte_count(*value);
+      if (!limit) return invalid(arg, "a positive number of bytes (suffix K, M or G)", *value);
+      max_line_bytes = *limit;
     } else {
       options.failure_code_prefix = std::string(*value);
     }
@@ -125,10 +322,14 @@ int process_command(arguments args) {
     std::cerr << usage;
     return exit_usage;
   }
-  std::string read_error;
-  const auto schema_text = read_file(*schema_path, read_error);
+  const auto target = parse_sink(sink_spec);
+  if (!target) {
+    complain("process", target.error());
+    return exit_usage;
+  }
+  const auto schema_text = read_file(*schema_path);
   if (!schema_text) {
-    complain("process", "cannot read schema " + *schema_path + ": " + read_error);
+    complain("process", "cannot read schema " + *schema_path + ": " + schema_text.error());
     return exit_usage;
   }
   const auto schema = llmdlq::schema::compile(*schema_text, compile);
@@ -138,77 +339,65 @@ int process_command(arguments args) {
                             schema.error().message);
     return exit_usage;
   }
-  auto opened = open_sink(sink_spec);
-  if (!opened) {
-    complain("process", opened.error());
-    return exit_usage;
+  std::unique_ptr<sink> dead_letters;
+  if (*target) {
+    auto opened = open_sink(**target);
+    if (!opened) {
+      complain("process", "cannot open the DLQ: " + opened.error().message);
+      return exit_sink;
+    }
+    dead_letters = std::move(*opened);
   }
-  no_sink nowhere;
-  sink& dead_letters = *opened ? **opened : static_cast<sink&>(nowhere);
-  const pipeline worker{*schema, dead_letters, options};
+  const judge worker{*schema, dead_letters.get(), options};
 
-  bool sink_failed = false;
-  bool bad_input = false;
-  std::size_t line_number = 0;
-  for (std::string line; std::getline(std::cin, line);) {
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    auto input = parse_value(line);
-    const auto* object = input ? input->if_object() : nullptr;
-    const auto* response = object ? object->if_contains("response") : nullptr;
-    if (!response || !response->is_string()) {
-      bad_input = true;
-      std::cout << boost::json::serialize(boost::json::object{
-                       {"line", line_number},
-                       {"status", "invalid_input"},
-                       {"error", !input ? "not JSON: " + input.error().message
-                                        : "expected an object with a string \"response\""}})
-                << '\n';
+  run_totals totals;
+  bool read_failed = false;
+  line_reader lines(STDIN_FILENO, max_line_bytes, oversized_prefix_bytes);
+  for (std::uint64_t line_number = 1;; ++line_number) {
+    auto next = lines.next();
+    if (!next) {
+      complain("process", "cannot read standard input: " + next.error());
+      read_failed = true;
+      break;
+    }
+    if (!*next) break;
+    const input_line& line = **next;
+    if (line.text.empty() && !line.over_limit) continue;
+    ++totals.lines;
+    boost::json::object verdict{{"line", line_number}};
+    if (line.over_limit) {
+      const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, *schema, options));
+      verdict.emplace("length", line.length);
+      describe_dead_letter(verdict, d, totals);
+      std::cout << boost::json::serialize(verdict) << '\n';
       continue;
     }
-    const boost::json::value id = object->contains("id") ? object->at("id") : boost::json::value(line_number);
-    request_context context;
-    auto text = [&](std::string_view key) -> std::string {
-      const auto* v = object->if_contains(key);
-      return v && v->is_string() ? std::string(v->get_string()) : std::string();
-    };
-    const std::string finish_reason = text("finish_reason");
-    const std::string original_input = text("input");
-    context.idempotency_key = text("idempotency_key");
-    if (context.idempotency_key.empty()) context.idempotency_key = id.is_string() ? std::string(id.get_string()) : boost::json::serialize(id);
-    context.record_id = context.idempotency_key;
-    context.finish_reason = finish_reason;
-    context.original_input = original_input;
-    if (const auto* c = object->if_contains("confidence"); c && c->is_number()) context.confidence = c->to_number<double>();
-    const std::string raw(response->get_string());
-
-    const disposition d = worker.handle(raw, context);
-    boost::json::object verdict{{"id", id}};
+    auto input = read_response_line(line.text, max_line_bytes);
+    if (!input) {
+      ++totals.invalid;
+      verdict.emplace("status", "invalid_input");
+      verdict.emplace("error", input.error());
+      std::cout << boost::json::serialize(verdict) << '\n';
+      continue;
+    }
+    if (const auto* id = input->input.as_object().if_contains("id")) verdict.emplace("id", *id);
+    const disposition d = worker.handle(input->response, input->context_for());
     if (d.accepted) {
+      ++totals.accepted;
       boost::json::array repairs;
       for (const auto& r : d.accepted->repairs) repairs.push_back({{"code", r.code}, {"tier", to_string(r.tier)}});
       verdict.emplace("status", "accepted");
       verdict.emplace("value", d.accepted->value());
       verdict.emplace("repairs", std::move(repairs));
     } else {
-      const envelope& e = *d.dead_letter;
-      verdict.emplace("status", d.should_commit() ? "dead_lettered" : "retry");
-      verdict.emplace("category", to_string(e.failure.category));
-      verdict.emplace("triage", to_string(e.triage.kind));
-      verdict.emplace("dlq_id", e.dlq_id);
-      verdict.emplace("code", e.failure.code);
-      verdict.emplace("message", e.failure.message);
-      verdict.emplace("errors", errors_json(e.failure.errors));
-      if (d.error) {
-        sink_failed = true;
-        verdict.emplace("error", d.error->message);
-      }
+      describe_dead_letter(verdict, d, totals);
     }
     std::cout << boost::json::serialize(verdict) << '\n';
   }
-  if (sink_failed) return exit_sink;
-  return bad_input ? exit_usage : exit_ok;
+  std::cout.flush();
+  complain("process", totals.summary());
+  if (totals.retry > 0) return exit_sink;
+  return read_failed || totals.invalid > 0 ? exit_usage : exit_ok;
 }
 
 }  // namespace llmdlq::cli

@@ -14,11 +14,14 @@ namespace llmdlq::cli {
 namespace {
 
 constexpr std::string_view usage =
-    "usage: llmdlq repair [--json] [--allow TIERS] [FILE]\n"
+    "usage: llmdlq repair [--json] [--allow TIERS] [--max-bytes N] [FILE]\n"
     "  Repairs the JSON in FILE (or standard input) and prints it; exit 0 when\n"
-    "  repaired (or already valid), 1 with the error and its position on stderr.\n"
+    "  repaired (or already valid), 1 with the error and its position on stderr,\n"
+    "  2 for usage errors and input that cannot be read or is over the limit.\n"
     "  --allow TIERS  comma-separated tiers a repair may use: lossless, syntactic,\n"
     "                 lossy (default lossless,syntactic)\n"
+    "  --max-bytes N  refuse input larger than N bytes (suffix K, M or G: KiB, MiB,\n"
+    "                 GiB; default 16M), before reading more of it than that\n"
     "  --json         print {\"ok\", \"json\", \"actions\", \"truncated\"} (and \"error\")\n";
 
 std::optional<repair_tiers> parse_tiers(std::string_view list) {
@@ -60,6 +63,15 @@ int repair_command(arguments args) {
         return exit_usage;
       }
       options.allowed = *tiers;
+    } else if (arg == "--max-bytes") {
+      const auto value = args.value_of(arg);
+      if (!value) return exit_usage;
+      const auto limit = parse_byte_count(*value);
+      if (!limit) {
+        complain("repair", "--max-bytes wants a positive number of bytes, not '" + std::string(*value) + "'");
+        return exit_usage;
+      }
+      options.max_bytes = *limit;
     } else if (arg == "--help" || arg == "-h") {
       std::cout << usage;
       return exit_ok;
@@ -75,21 +87,13 @@ int repair_command(arguments args) {
     }
   }
 
-  std::string text;
-  if (file && *file != "-") {
-    std::string error;
-    auto content = read_file(*file, error);
-    if (!content) {
-      complain("repair", *file + ": " + error);
-      return exit_usage;
-    }
-    text = std::move(*content);
-  } else {
-    text = read_stdin();
+  const bool from_stdin = !file || *file == "-";
+  auto content = from_stdin ? read_stdin(options.max_bytes) : read_file(*file, options.max_bytes);
+  if (!content) {
+    complain("repair", (from_stdin ? std::string("standard input") : *file) + ": " + content.error());
+    return exit_usage;
   }
-  // Large inputs are the caller's choice here: a file on the command line
-  // is not a worker's hot path.
-  options.max_bytes = std::max(options.max_bytes, text.size());
+  const std::string text = std::move(*content);
 
   const auto result = repair(text, options);
   if (as_json) {

@@ -14,7 +14,9 @@ namespace {
 
 constexpr std::string_view usage =
     "usage: llmdlq stats [--json] sqlite:PATH\n"
-    "  Counts the dead letters in a SQLite DLQ by category, triage class, status and failure code.\n";
+    "  Counts the dead letters in a SQLite DLQ by category, triage class, status and failure code.\n"
+    "  Reads the DLQ without changing it (also a file it may not write). Exit 2 for usage errors and\n"
+    "  a DLQ that is missing or cannot be opened as one, 3 when reading it fails.\n";
 
 }  // namespace
 
@@ -47,7 +49,7 @@ int stats_command(arguments args) {
     complain("stats", "no DLQ at " + path.string());
     return exit_usage;
   }
-  auto dlq = sqlite_sink::open(path);
+  auto dlq = sqlite_sink::open(path, {.read_only = true});
   if (!dlq) {
     complain("stats", dlq.error().message);
     return exit_usage;
@@ -55,7 +57,7 @@ int stats_command(arguments args) {
   auto stats = dlq->statistics();
   if (!stats) {
     complain("stats", stats.error().message);
-    return exit_usage;
+    return exit_sink;
   }
   const std::pair<std::string_view, const std::map<std::string, std::uint64_t>*> groups[] = {
       {"category", &stats->by_category}, {"triage", &stats->by_triage}, {"status", &stats->by_status},

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq validate`: validates documents against a JSON Schema, one JSON
 // verdict per document on standard output.
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "line_reader.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -114,10 +117,9 @@ int validate_command(arguments args) {
     return exit_usage;
   }
 
-  std::string read_error;
-  const auto schema_text = read_file(*schema_path, read_error);
+  const auto schema_text = read_file(*schema_path);
   if (!schema_text) {
-    complain("validate", "cannot read schema " + *schema_path + ": " + read_error);
+    complain("validate", "cannot read schema " + *schema_path + ": " + schema_text.error());
     return exit_usage;
   }
   compile_options options;
@@ -125,8 +127,9 @@ int validate_command(arguments args) {
   options.resolver = [&remotes](std::string_view uri) -> std::optional<std::string> {
     for (const auto& remote : remotes) {
       if (!uri.starts_with(remote.prefix)) continue;
-      std::string ignored;
-      return read_file(remote.directory + "/" + std::string(uri.substr(remote.prefix.size())), ignored);
+      auto content = read_file(remote.directory + "/" + std::string(uri.substr(remote.prefix.size())));
+      if (!content) return std::nullopt;
+      return std::move(*content);
     }
     return std::nullopt;
   };
@@ -141,20 +144,39 @@ int validate_command(arguments args) {
   validator check(*schema);
   bool all_valid = true;
   bool io_failed = false;
+  const std::size_t max_document = parse_options{}.max_size;
   if (jsonl) {
-    for (std::string line; std::getline(std::cin, line);) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      all_valid &= check.run(line);
+    line_reader lines(STDIN_FILENO, max_document, 0);
+    while (true) {
+      auto line = lines.next();
+      if (!line) {
+        complain("validate", "cannot read standard input: " + line.error());
+        return exit_usage;
+      }
+      if (!*line) break;
+      if ((*line)->over_limit) {
+        std::cout << boost::json::serialize(boost::json::object{
+                         {"valid", false}, {"too_large", {{"length", (*line)->length}, {"limit", max_document}}}})
+                  << '\n';
+        all_valid = false;
+        continue;
+      }
+      all_valid &= check.run((*line)->text);
     }
   } else if (files.empty()) {
-    all_valid = check.run(read_stdin());
+    const auto document = read_stdin();
+    if (!document) {
+      complain("validate", "cannot read standard input: " + document.error());
+      return exit_usage;
+    }
+    all_valid = check.run(*document);
   } else {
     for (const auto& file : files) {
-      const auto document = read_file(file, read_error);
+      const auto document = read_file(file);
       if (!document) {
-        complain("validate", "cannot read " + file + ": " + read_error);
+        complain("validate", "cannot read " + file + ": " + document.error());
         std::cout << boost::json::serialize(boost::json::object{
-                         {"valid", false}, {"file", file}, {"read_error", read_error}})
+                         {"valid", false}, {"file", file}, {"read_error", document.error()}})
                   << '\n';
         io_failed = true;
         continue;

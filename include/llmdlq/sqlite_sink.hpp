@@ -20,6 +20,11 @@ namespace llmdlq {
 struct sqlite_sink_options {
   std::string table = "dead_letters";  ///< letters, digits and underscores only
   int busy_timeout_ms = 5000;          ///< how long to wait for another writer's lock
+  /// Reads an existing DLQ without changing it (dashboards, `llmdlq stats`):
+  /// nothing is created or migrated, a missing file or a file without the
+  /// table is an error, and publishing fails with `rejected`. Works on a
+  /// file the process may not write.
+  bool read_only = false;
 };
 
 /// Counts of a DLQ's rows, for dashboards and `llmdlq stats`.
@@ -37,7 +42,15 @@ struct dlq_statistics {
 /// operator log. Commits are durable (WAL with synchronous=FULL) before
 /// publish returns. Idempotent: an envelope whose dlq_id, or whose
 /// idempotency key and attempt, is already stored is a duplicate, not a
-/// second row. A batch is one transaction. Operator actions (act()) move a
+/// second row; its receipt names the stored row's dlq_id. A batch is one
+/// transaction. A new database file is created readable by its owner only
+/// (0600), and so are its WAL files.
+///
+/// Errors: `rejected` when the store will refuse the envelope however often
+/// it is retried (a read-only file, a constraint other than the duplicate
+/// check, a record too big, a file that is not a SQLite database);
+/// `timeout` when another writer holds the lock too long; `unavailable` or
+/// `io_error` for the rest, which a retry may cure. Operator actions (act()) move a
 /// row along moderation.hpp's transitions with a conditional update, append
 /// to its log and, on resolve, store the corrected JSON.
 ///

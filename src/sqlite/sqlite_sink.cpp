@@ -2,7 +2,9 @@
 // sqlite_sink on the SQLite C API: prepared statements, WAL, one mutex.
 #include "llmdlq/sqlite_sink.hpp"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <mutex>
@@ -16,16 +18,77 @@ namespace llmdlq {
 
 namespace {
 
+// Permanent errors (`rejected`) are those a retry of the same envelope cannot cure.
+sink_errc classify(int extended_code) {
+  switch (extended_code) {
+    case SQLITE_READONLY_RECOVERY:  // another connection must recover the WAL first
+    case SQLITE_READONLY_CANTLOCK:
+    case SQLITE_READONLY_CANTINIT:
+      return sink_errc::unavailable;
+    default:
+      break;
+  }
+  switch (extended_code & 0xFF) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return sink_errc::timeout;
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+    case SQLITE_CONSTRAINT:
+    case SQLITE_TOOBIG:
+    case SQLITE_MISMATCH:
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return sink_errc::rejected;
+    case SQLITE_CANTOPEN:
+      return sink_errc::unavailable;
+    default:
+      return sink_errc::io_error;
+  }
+}
+
 sink_error sqlite_failure(sqlite3* db, std::string_view what) {
   const int code = db ? sqlite3_extended_errcode(db) : SQLITE_CANTOPEN;
-  const int primary = code & 0xFF;
-  const sink_errc kind = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? sink_errc::timeout
-                         : primary == SQLITE_CONSTRAINT || primary == SQLITE_TOOBIG || primary == SQLITE_READONLY ||
-                                 primary == SQLITE_PERM
-                             ? sink_errc::rejected
-                         : primary == SQLITE_CANTOPEN ? sink_errc::unavailable
-                                                      : sink_errc::io_error;
-  return {kind, fmt::format("sqlite: {}: {}", what, db ? sqlite3_errmsg(db) : "cannot open")};
+  return {classify(code), fmt::format("sqlite: {}: {}", what, db ? sqlite3_errmsg(db) : "cannot open")};
+}
+
+// Creates a missing database file readable by its owner only; SQLite gives
+// its WAL files the same mode. Anything else is left for SQLite to report.
+void create_private_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+}
+
+// The table, its indexes and the journal settings, for a writable DLQ.
+std::string create_schema(const std::string& t) {
+  return fmt::format(R"sql(
+    PRAGMA journal_mode = WAL;
+    PRAGMA synchronous = FULL;
+    CREATE TABLE IF NOT EXISTS {0} (
+      dlq_id          TEXT PRIMARY KEY,
+      idempotency_key TEXT,
+      attempt         INTEGER NOT NULL,
+      status          TEXT NOT NULL DEFAULT 'pending'
+                      CHECK (status IN ('pending', 'claimed', 'resolved', 'discarded', 'requeued')),
+      category        TEXT NOT NULL,
+      triage          TEXT NOT NULL,
+      action          TEXT NOT NULL,
+      failure_code    TEXT NOT NULL,
+      message         TEXT NOT NULL,
+      raw_sha256      TEXT NOT NULL,
+      envelope        TEXT NOT NULL,
+      created_at      TEXT NOT NULL,
+      updated_at      TEXT NOT NULL,
+      expires_at      TEXT,
+      operator_log    TEXT NOT NULL DEFAULT '[]',
+      claimed_by      TEXT,
+      resolution      TEXT
+    );
+    CREATE UNIQUE INDEX IF NOT EXISTS {0}_attempt ON {0} (idempotency_key, attempt)
+      WHERE idempotency_key IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS {0}_status ON {0} (status, category);
+  )sql", t);
 }
 
 bool valid_table_name(std::string_view name) {
@@ -81,7 +144,7 @@ struct sqlite_sink::impl {
   sqlite3* db = nullptr;  // owner.db
   std::string table;
   std::string path;
-  statement insert, begin, commit, rollback, find, select_record, update_status;
+  statement insert, stored_id, begin, commit, rollback, find, select_record, update_status;
   std::mutex mutex;
 
   bool exec(const std::string& sql) { return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK; }
@@ -161,8 +224,64 @@ struct sqlite_sink::impl {
     const int rc = sqlite3_step(s);
     sqlite3_reset(s);
     if (rc != SQLITE_DONE) return unexpected(sqlite_failure(db, "insert"));
-    const bool duplicate = sqlite3_changes(db) == 0;
-    return receipt{e.dlq_id, duplicate, fmt::format("sqlite:{}#{}", path, table)};
+    if (sqlite3_changes(db) != 0) return receipt{e.dlq_id, false, location()};
+    auto stored = stored_dlq_id(e);
+    if (!stored) return unexpected(std::move(stored.error()));
+    return receipt{std::move(*stored), true, location()};
+  }
+
+  // The dlq_id of the row that made `e` a duplicate (same dlq_id, or same
+  // idempotency key and attempt). Called inside the insert's transaction.
+  expected<std::string, sink_error> stored_dlq_id(const envelope& e) {
+    sqlite3_stmt* s = stored_id.get();
+    sqlite3_clear_bindings(s);
+    bind_text(s, 1, e.dlq_id);
+    bind_text(s, 2, e.idempotency_key);
+    sqlite3_bind_int64(s, 3, e.attempts.count);
+    const int rc = sqlite3_step(s);
+    std::string id;
+    if (rc == SQLITE_ROW) {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+      id = text ? text : "";
+    }
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW) return unexpected(sqlite_failure(db, "find the stored duplicate"));
+    return id;
+  }
+
+  std::string location() const { return fmt::format("sqlite:{}#{}", path, table); }
+
+  // One transaction for all of `batch`: every row is stored, or none.
+  expected<std::vector<receipt>, sink_error> insert_all(std::span<const envelope> batch) {
+    if (!step_done(begin)) return unexpected(sqlite_failure(db, "begin"));
+    std::vector<receipt> receipts;
+    receipts.reserve(batch.size());
+    for (const auto& e : batch) {
+      auto r = insert_row(e);
+      if (!r) {
+        step_done(rollback);
+        return unexpected(std::move(r.error()));
+      }
+      receipts.push_back(std::move(*r));
+    }
+    if (!step_done(commit)) {
+      auto error = sqlite_failure(db, "commit");
+      step_done(rollback);
+      return unexpected(std::move(error));
+    }
+    return receipts;
+  }
+
+  // Whether the DLQ's table is there; an error when the file cannot be read as a database.
+  expected<bool, sink_error> has_table() {
+    statement query;
+    if (!query.prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")) {
+      return unexpected(sqlite_failure(db, "read " + path));
+    }
+    bind_text(query.get(), 1, table);
+    const int rc = sqlite3_step(query.get());
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(sqlite_failure(db, "read " + path));
+    return rc == SQLITE_ROW;
   }
 };
 
@@ -178,44 +297,28 @@ expected<sqlite_sink, sink_error> sqlite_sink::open(const std::filesystem::path&
   auto state = std::make_unique<impl>();
   state->table = options.table;
   state->path = path.string();
-  const int opened = sqlite3_open_v2(state->path.c_str(), &state->owner.db,
-                                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (!options.read_only) create_private_file(state->path);
+  const int mode = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int opened = sqlite3_open_v2(state->path.c_str(), &state->owner.db, mode | SQLITE_OPEN_NOMUTEX, nullptr);
   state->db = state->owner.db;
   if (opened != SQLITE_OK) return unexpected(sqlite_failure(state->db, "open " + state->path));
   sqlite3_busy_timeout(state->db, options.busy_timeout_ms);
   const std::string& t = state->table;
-  const std::string schema = fmt::format(R"sql(
-    PRAGMA journal_mode = WAL;
-    PRAGMA synchronous = FULL;
-    CREATE TABLE IF NOT EXISTS {0} (
-      dlq_id          TEXT PRIMARY KEY,
-      idempotency_key TEXT,
-      attempt         INTEGER NOT NULL,
-      status          TEXT NOT NULL DEFAULT 'pending'
-                      CHECK (status IN ('pending', 'claimed', 'resolved', 'discarded', 'requeued')),
-      category        TEXT NOT NULL,
-      triage          TEXT NOT NULL,
-      action          TEXT NOT NULL,
-      failure_code    TEXT NOT NULL,
-      message         TEXT NOT NULL,
-      raw_sha256      TEXT NOT NULL,
-      envelope        TEXT NOT NULL,
-      created_at      TEXT NOT NULL,
-      updated_at      TEXT NOT NULL,
-      expires_at      TEXT,
-      operator_log    TEXT NOT NULL DEFAULT '[]',
-      claimed_by      TEXT,
-      resolution      TEXT
-    );
-    CREATE UNIQUE INDEX IF NOT EXISTS {0}_attempt ON {0} (idempotency_key, attempt)
-      WHERE idempotency_key IS NOT NULL;
-    CREATE INDEX IF NOT EXISTS {0}_status ON {0} (status, category);
-  )sql", t);
-  if (!state->exec(schema)) return unexpected(sqlite_failure(state->db, "create " + t));
-  // Tables created before operator actions existed get their columns.
-  for (const char* column : {"claimed_by", "resolution"}) {
-    if (!state->has_column(column) && !state->exec(fmt::format("ALTER TABLE {} ADD COLUMN {} TEXT", t, column))) {
-      return unexpected(sqlite_failure(state->db, "migrate " + t));
+  if (options.read_only) {
+    const auto found = state->has_table();
+    if (!found) return unexpected(found.error());
+    if (!*found) {
+      return unexpected(sink_error{sink_errc::rejected,
+                                   fmt::format("sqlite: {} is not a DLQ: it has no table {}", state->path, t)});
+    }
+  } else {
+    if (!state->exec(create_schema(t))) return unexpected(sqlite_failure(state->db, "create " + t));
+    // Tables created before operator actions existed get their columns.
+    for (const char* column : {"claimed_by", "resolution"}) {
+      if (!state->has_column(column) &&
+          !state->exec(fmt::format("ALTER TABLE {} ADD COLUMN {} TEXT", t, column))) {
+        return unexpected(sqlite_failure(state->db, "migrate " + t));
+      }
     }
   }
   const bool prepared =
@@ -223,6 +326,9 @@ expected<sqlite_sink, sink_error> sqlite_sink::open(const std::filesystem::path&
           "INSERT INTO {} (dlq_id, idempotency_key, attempt, category, triage, action, failure_code, message, "
           "raw_sha256, envelope, created_at, updated_at, expires_at) "
           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12) ON CONFLICT DO NOTHING", t)) &&
+      state->stored_id.prepare(state->db, fmt::format(
+          "SELECT dlq_id FROM {0} WHERE dlq_id = ?1 UNION ALL "
+          "SELECT dlq_id FROM {0} WHERE idempotency_key = ?2 AND attempt = ?3 LIMIT 1", t)) &&
       state->begin.prepare(state->db, "BEGIN IMMEDIATE") && state->commit.prepare(state->db, "COMMIT") &&
       state->rollback.prepare(state->db, "ROLLBACK") &&
       state->find.prepare(state->db, fmt::format("SELECT envelope FROM {} WHERE dlq_id = ?1", t)) &&
@@ -236,28 +342,15 @@ expected<sqlite_sink, sink_error> sqlite_sink::open(const std::filesystem::path&
 
 expected<receipt, sink_error> sqlite_sink::publish(const envelope& e) {
   std::lock_guard lock(impl_->mutex);
-  return impl_->insert_row(e);  // autocommit: durable when sqlite3_step returns
+  // A transaction even for one row: a duplicate's lookup sees what the insert saw.
+  auto receipts = impl_->insert_all(std::span(&e, 1));
+  if (!receipts) return unexpected(std::move(receipts.error()));
+  return std::move(receipts->front());
 }
 
 expected<std::vector<receipt>, sink_error> sqlite_sink::publish_batch(std::span<const envelope> batch) {
   std::lock_guard lock(impl_->mutex);
-  if (!impl_->step_done(impl_->begin)) return unexpected(sqlite_failure(impl_->db, "begin"));
-  std::vector<receipt> receipts;
-  receipts.reserve(batch.size());
-  for (const auto& e : batch) {
-    auto r = impl_->insert_row(e);
-    if (!r) {
-      impl_->step_done(impl_->rollback);
-      return unexpected(std::move(r.error()));
-    }
-    receipts.push_back(std::move(*r));
-  }
-  if (!impl_->step_done(impl_->commit)) {
-    auto error = sqlite_failure(impl_->db, "commit");
-    impl_->step_done(impl_->rollback);
-    return unexpected(std::move(error));
-  }
-  return receipts;
+  return impl_->insert_all(batch);
 }
 
 expected<dlq_statistics, sink_error> sqlite_sink::statistics() {

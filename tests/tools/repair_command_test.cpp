@@ -50,3 +50,30 @@ TEST_CASE("repair --json: the actions and the truncation flag", "[tools][repair]
   run = run_llmdlq("repair --allow bogus", "[]");
   CHECK(run.exit_code == 2);
 }
+
+TEST_CASE("repair --max-bytes: larger input is refused before it is read whole", "[tools][repair]") {
+  temp_dir dir;
+  const auto file = dir.write("answer.txt", "{\"a\": [" + std::string(4096, ' ') + "1]}");
+  auto run = run_llmdlq("repair --max-bytes 1K " + file);
+  CHECK(run.exit_code == 2);
+  CHECK(run.out.empty());
+  CHECK(run.err.find("larger than the limit of 1024 bytes") != std::string::npos);
+  run = run_llmdlq("repair --max-bytes 1K", "{'a': [" + std::string(4096, ' ') + "1]}");
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("standard input: larger than the limit of 1024 bytes") != std::string::npos);
+  run = run_llmdlq("repair --max-bytes 8K " + file);
+  CHECK(run.exit_code == 0);
+  // The default is 16 MiB.
+  run = run_llmdlq("repair", std::string((16u << 20) + 1, ' '));
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("larger than the limit of 16777216 bytes") != std::string::npos);
+  CHECK(run_llmdlq("repair --max-bytes 0 " + file).exit_code == 2);
+  CHECK(run_llmdlq("repair --max-bytes 2X " + file).exit_code == 2);
+}
+
+TEST_CASE("repair: a read error on standard input exits 2", "[tools][repair]") {
+  temp_dir dir;
+  const auto run = llmdlq::test::run_llmdlq_reading("repair", dir.path().string());
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("Is a directory") != std::string::npos);
+}

@@ -17,13 +17,14 @@ struct tool_run {
   std::string err;
 };
 
-/// Runs `llmdlq <arguments>` (a shell-quoted string) with `input` on stdin.
-inline tool_run run_llmdlq(const std::string& arguments, std::string_view input = {}) {
+/// Runs `<launcher> llmdlq <arguments>` (shell-quoted strings) with standard
+/// input read from `stdin_path`.
+inline tool_run run_llmdlq_reading(const std::string& arguments, const std::string& stdin_path,
+                                   const std::string& launcher = {}) {
   temp_dir io;
-  const std::string in = io.write("stdin", input);
   const auto out = io.path() / "stdout";
   const auto err = io.path() / "stderr";
-  const std::string command = std::string("'") + LLMDLQ_TOOL + "' " + arguments + " <'" + in + "' >'" +
+  const std::string command = launcher + " '" + LLMDLQ_TOOL + "' " + arguments + " <'" + stdin_path + "' >'" +
                               out.string() + "' 2>'" + err.string() + "'";
   const int status = std::system(command.c_str());
   tool_run run;
@@ -31,6 +32,12 @@ inline tool_run run_llmdlq(const std::string& arguments, std::string_view input 
   run.out = slurp(out);
   run.err = slurp(err);
   return run;
+}
+
+/// Runs `llmdlq <arguments>` (a shell-quoted string) with `input` on stdin.
+inline tool_run run_llmdlq(const std::string& arguments, std::string_view input = {}) {
+  temp_dir io;
+  return run_llmdlq_reading(arguments, io.write("stdin", input));
 }
 
 }  // namespace llmdlq::test

@@ -137,3 +137,24 @@ TEST_CASE("validate --remote maps a URI prefix to a folder", "[tools][validate]"
   CHECK(run.exit_code == 1);
   CHECK(run.out.find(R"("schema_path":"/$ref/minimum")") != std::string::npos);
 }
+
+TEST_CASE("validate: a read error on standard input exits 2", "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  for (const char* mode : {"", " --jsonl"}) {
+    INFO(mode);
+    const auto run = llmdlq::test::run_llmdlq_reading("validate --schema " + schema + mode, dir.path().string());
+    CHECK(run.exit_code == 2);
+    CHECK(run.out.empty());
+    CHECK(run.err.find("cannot read standard input: Is a directory") != std::string::npos);
+  }
+}
+
+TEST_CASE("validate --jsonl: a line over the document limit is invalid, and the next is read", "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "array"})");
+  const std::string huge = "[" + std::string(16u << 20, ' ') + "]";
+  const auto run = run_llmdlq("validate --jsonl --schema " + schema, huge + "\n[]\n");
+  CHECK(run.exit_code == 1);
+  CHECK(run.out == "{\"valid\":false,\"too_large\":{\"length\":16777218,\"limit\":16777216}}\n{\"valid\":true}\n");
+}

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The SQLite sink: durable rows with status pending, idempotent on dlq_id and
 // on idempotency key + attempt, batches in one transaction, statistics.
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <sqlite3.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <llmdlq/process.hpp>
 #include <llmdlq/sqlite_sink.hpp>
@@ -16,11 +20,14 @@
 namespace {
 
 llmdlq::envelope sample(std::string key, std::uint32_t attempt = 1,
-                        llmdlq::failure_category category = llmdlq::failure_category::syntax) {
+                        llmdlq::failure_category category = llmdlq::failure_category::syntax,
+                        llmdlq::timestamp at = llmdlq::system_now()) {
   llmdlq::request_context context;
   context.idempotency_key = std::move(key);
   context.attempt = attempt;
-  return llmdlq::test::check_envelope(llmdlq::make_envelope(category, "test failure", "raw text", context));
+  llmdlq::process_options options;
+  options.clock = [at] { return at; };
+  return llmdlq::test::check_envelope(llmdlq::make_envelope(category, "test failure", "raw text", context, options));
 }
 
 // Reads one column of one row with SQLite directly, as an operator's tool would.
@@ -38,7 +45,52 @@ std::string column(const std::filesystem::path& db, const std::string& sql) {
   return value;
 }
 
+unsigned mode_of(const std::filesystem::path& file) {
+  struct stat info {};
+  REQUIRE(::stat(file.c_str(), &info) == 0);
+  return info.st_mode & 07777;
+}
+
+// Makes a file unwritable even for root (the immutable attribute) while it
+// lives; `made` is false where the file system or the process cannot.
+class immutable_file {
+ public:
+  explicit immutable_file(const std::filesystem::path& file) : fd_(::open(file.c_str(), O_RDONLY | O_CLOEXEC)) {
+    made = fd_ >= 0 && set(FS_IMMUTABLE_FL);
+  }
+  ~immutable_file() {
+    if (made) set(0);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  immutable_file(const immutable_file&) = delete;
+  immutable_file& operator=(const immutable_file&) = delete;
+  bool made = false;
+
+ private:
+  bool set(int flag) {
+    int flags = 0;
+    if (::ioctl(fd_, FS_IOC_GETFLAGS, &flags) != 0) return false;
+    flags = (flags & ~FS_IMMUTABLE_FL) | flag;
+    return ::ioctl(fd_, FS_IOC_SETFLAGS, &flags) == 0;
+  }
+  int fd_;
+};
+
 }  // namespace
+
+TEST_CASE("sqlite_sink creates the DLQ readable by its owner only", "[sqlite]") {
+  llmdlq::test::temp_dir dir;
+  const auto path = dir.path() / "dlq.db";
+  const mode_t previous = ::umask(022);
+  auto sink = llmdlq::sqlite_sink::open(path);
+  ::umask(previous);
+  REQUIRE(sink.has_value());
+  REQUIRE(sink->publish(sample("private")).has_value());
+  CHECK(mode_of(path) == 0600);
+  // The WAL holds the same records until a checkpoint.
+  CHECK(mode_of(path.string() + "-wal") == 0600);
+  CHECK(mode_of(path.string() + "-shm") == 0600);
+}
 
 TEST_CASE("sqlite_sink stores a pending row per envelope, durably and in WAL mode", "[sqlite]") {
   llmdlq::test::temp_dir dir;
@@ -68,17 +120,39 @@ TEST_CASE("sqlite_sink is idempotent on dlq_id and on idempotency key + attempt"
   auto again = sink->publish(e);
   REQUIRE(again.has_value());
   CHECK(again->duplicate);
-  // Same input, same attempt, new envelope (a worker that crashed before committing).
-  auto replayed = sink->publish(sample("receipt-1", 1));
+  CHECK(again->dlq_id == e.dlq_id);
+  // Same input, same attempt, another envelope id (written by an older
+  // worker, or by hand): the receipt names the row that is stored.
+  auto other = sample("receipt-1", 1);
+  other.dlq_id = "00000000-0000-8000-8000-000000000001";
+  auto replayed = sink->publish(other);
   REQUIRE(replayed.has_value());
   CHECK(replayed->duplicate);
+  CHECK(replayed->dlq_id == e.dlq_id);
+  CHECK(replayed->location == again->location);
+  auto found = sink->find(replayed->dlq_id);
+  REQUIRE(found.has_value());
+  CHECK(found->has_value());
+  CHECK_FALSE(sink->find(other.dlq_id)->has_value());
+  // In a batch too, also when the first copy is in the same batch.
+  auto batch_copy = sample("receipt-9", 1);
+  auto batch_replay = sample("receipt-9", 1);
+  batch_replay.dlq_id = "00000000-0000-8000-8000-000000000002";
+  const std::vector<llmdlq::envelope> batch{other, batch_copy, batch_replay};
+  auto receipts = sink->publish_batch(batch);
+  REQUIRE(receipts.has_value());
+  CHECK((*receipts)[0].duplicate);
+  CHECK((*receipts)[0].dlq_id == e.dlq_id);
+  CHECK_FALSE((*receipts)[1].duplicate);
+  CHECK((*receipts)[2].duplicate);
+  CHECK((*receipts)[2].dlq_id == batch_copy.dlq_id);
   // The next attempt is a new row.
   auto second = sink->publish(sample("receipt-1", 2));
   REQUIRE(second.has_value());
   CHECK_FALSE(second->duplicate);
   auto stats = sink->statistics();
   REQUIRE(stats.has_value());
-  CHECK(stats->total == 2);
+  CHECK(stats->total == 3);
 }
 
 TEST_CASE("sqlite_sink batches are one transaction, and survive reopening", "[sqlite]") {
@@ -126,8 +200,98 @@ TEST_CASE("sqlite_sink failures are sink errors, and a custom table name is chec
   if (::geteuid() != 0) {
     ::chmod((dir.path() / "b.db").c_str(), 0400);
     auto r = custom->publish(sample("y"));
-    CHECK_FALSE(r.has_value());
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == llmdlq::sink_errc::rejected);
   }
+}
+
+TEST_CASE("sqlite_sink: errors a retry cannot cure are rejected", "[sqlite]") {
+  llmdlq::test::temp_dir dir;
+  const auto path = dir.path() / "dlq.db";
+  {
+    auto sink = llmdlq::sqlite_sink::open(path);
+    REQUIRE(sink.has_value());
+    REQUIRE(sink->publish(sample("first")).has_value());
+    // A constraint other than the duplicate check: the table wants a failure code.
+    auto no_code = sample("no-code");
+    no_code.failure.code.clear();
+    auto r = sink->publish(no_code);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == llmdlq::sink_errc::rejected);
+    CHECK(llmdlq::is_permanent(r.error().code));
+  }
+  SECTION("a DLQ opened read-only") {
+    auto reader = llmdlq::sqlite_sink::open(path, {.read_only = true});
+    REQUIRE(reader.has_value());
+    auto r = reader->publish(sample("second"));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == llmdlq::sink_errc::rejected);
+  }
+  SECTION("a DLQ file nobody may write") {
+    if (::geteuid() == 0) {
+      immutable_file frozen(path);
+      if (!frozen.made) {
+        WARN("cannot make a file immutable here: skipped");
+        return;
+      }
+      auto sink = llmdlq::sqlite_sink::open(path);
+      if (sink) {
+        auto r = sink->publish(sample("second"));
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == llmdlq::sink_errc::rejected);
+      } else {
+        CHECK(sink.error().code == llmdlq::sink_errc::rejected);
+      }
+    } else {
+      ::chmod(path.c_str(), 0400);
+      auto sink = llmdlq::sqlite_sink::open(path);
+      auto r = sink ? sink->publish(sample("second")) : llmdlq::unexpected(sink.error());
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == llmdlq::sink_errc::rejected);
+    }
+  }
+  SECTION("a file that is not a SQLite database is refused and left alone") {
+    const auto text = dir.write("dlq.jsonl", "{\"dlq_id\": \"x\"}\n");
+    auto sink = llmdlq::sqlite_sink::open(text);
+    REQUIRE_FALSE(sink.has_value());
+    CHECK(sink.error().code == llmdlq::sink_errc::rejected);
+    CHECK(llmdlq::test::slurp(text) == "{\"dlq_id\": \"x\"}\n");
+  }
+}
+
+TEST_CASE("sqlite_sink read-only: reads a DLQ without changing it", "[sqlite]") {
+  llmdlq::test::temp_dir dir;
+  const auto path = dir.path() / "dlq.db";
+  const auto e = sample("kept");
+  {
+    auto sink = llmdlq::sqlite_sink::open(path);
+    REQUIRE(sink.has_value());
+    REQUIRE(sink->publish(e).has_value());
+  }
+  const std::string before = llmdlq::test::slurp(path);
+  {
+    auto reader = llmdlq::sqlite_sink::open(path, {.read_only = true});
+    REQUIRE(reader.has_value());
+    auto stats = reader->statistics();
+    REQUIRE(stats.has_value());
+    CHECK(stats->total == 1);
+    auto found = reader->find(e.dlq_id);
+    REQUIRE(found.has_value());
+    CHECK(*found == e);
+  }
+  CHECK(llmdlq::test::slurp(path) == before);
+
+  // Nothing is created: not a missing file, not a table in an empty one.
+  const auto missing = dir.path() / "missing.db";
+  auto absent = llmdlq::sqlite_sink::open(missing, {.read_only = true});
+  REQUIRE_FALSE(absent.has_value());
+  CHECK_FALSE(std::filesystem::exists(missing));
+  const auto empty = dir.write("empty.db", "");
+  auto no_table = llmdlq::sqlite_sink::open(empty, {.read_only = true});
+  REQUIRE_FALSE(no_table.has_value());
+  CHECK(no_table.error().code == llmdlq::sink_errc::rejected);
+  CHECK(no_table.error().message.find("not a DLQ") != std::string::npos);
+  CHECK(std::filesystem::file_size(empty) == 0);
 }
 
 TEST_CASE("sqlite_sink as a moderation store: operator actions follow the status machine", "[sqlite]") {
@@ -138,7 +302,9 @@ TEST_CASE("sqlite_sink as a moderation store: operator actions follow the status
   auto sink = llmdlq::sqlite_sink::open(dir.path() / "dlq.db");
   REQUIRE(sink.has_value());
   llmdlq::moderation_store& store = *sink;
-  const auto a = sample("a"), b = sample("b");
+  const auto now = llmdlq::system_now();
+  const auto a = sample("a", 1, llmdlq::failure_category::syntax, now);
+  const auto b = sample("b", 1, llmdlq::failure_category::syntax, now + std::chrono::seconds(1));
   REQUIRE(store.publish(a).has_value());
   REQUIRE(store.publish(b).has_value());
 

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq stats` reads a DLQ and changes nothing in it.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/json/parse.hpp>
+
+#include "catch.hpp"
+#include "tools/run_tool.hpp"
+
+using llmdlq::test::run_llmdlq;
+using llmdlq::test::run_llmdlq_reading;
+using llmdlq::test::slurp;
+using llmdlq::test::temp_dir;
+
+namespace {
+
+// A DLQ with two dead letters, written by `llmdlq process`.
+std::string filled_dlq(const temp_dir& dir) {
+  const auto schema = dir.write("schema.json", R"({"type": "object"})");
+  const std::string db = (dir.path() / "dlq.db").string();
+  const auto run = run_llmdlq("process --schema " + schema + " --sink sqlite:" + db,
+                              R"({"id": 1, "response": "nope"})" "\n" R"({"id": 2, "response": "[1, 2"})" "\n");
+  REQUIRE(run.exit_code == 0);
+  return db;
+}
+
+}  // namespace
+
+TEST_CASE("stats: reads the DLQ without writing to it", "[tools][stats]") {
+  temp_dir dir;
+  const auto db = filled_dlq(dir);
+  const std::string before = slurp(db);
+  const auto run = run_llmdlq("stats --json sqlite:" + db);
+  CHECK(run.exit_code == 0);
+  CHECK(boost::json::parse(run.out).at("total") == 2);
+  CHECK(slurp(db) == before);
+}
+
+TEST_CASE("stats: works on a DLQ file it may not write", "[tools][stats]") {
+  temp_dir dir;
+  const auto db = filled_dlq(dir);
+  REQUIRE(::chmod(db.c_str(), 0444) == 0);
+  // Root may write any file: read as nobody then, from a folder nobody may
+  // create the WAL index in but not change the DLQ.
+  std::string launcher;
+  if (::geteuid() == 0) {
+    if (::access("/usr/bin/setpriv", X_OK) != 0) {
+      WARN("setpriv is missing: cannot read the DLQ as another user; skipped");
+      return;
+    }
+    REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+    launcher = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups";
+  }
+  const std::string before = slurp(db);
+  const auto run = run_llmdlq_reading("stats --json sqlite:" + db, "/dev/null", launcher);
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  REQUIRE_FALSE(run.out.empty());
+  CHECK(boost::json::parse(run.out).at("total") == 2);
+  CHECK(slurp(db) == before);
+}
+
+TEST_CASE("stats: a missing file or one that is not a DLQ is an error, and stays as it was", "[tools][stats]") {
+  temp_dir dir;
+  const auto missing = dir.path() / "missing.db";
+  auto run = run_llmdlq("stats sqlite:" + missing.string());
+  CHECK(run.exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists(missing));
+
+  const auto empty = dir.write("empty.db", "");
+  run = run_llmdlq("stats sqlite:" + empty);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("not a DLQ") != std::string::npos);
+  CHECK(std::filesystem::file_size(empty) == 0);
+
+  const auto text = dir.write("dlq.jsonl", "{\"dlq_id\": \"x\"}\n");
+  run = run_llmdlq("stats sqlite:" + text);
+  CHECK(run.exit_code == 2);
+  CHECK(slurp(text) == "{\"dlq_id\": \"x\"}\n");
+}
