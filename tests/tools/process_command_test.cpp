@@ -13,6 +13,7 @@
 #include <llmdlq/sqlite_sink.hpp>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "tools/run_tool.hpp"
 
 using llmdlq::test::run_llmdlq;
@@ -151,10 +152,7 @@ TEST_CASE("process: a malformed input line gets its own line and the run goes on
 }
 
 TEST_CASE("process: a failing sink makes the line a retry and the exit status 3", "[tools][process]") {
-  if (::access("/dev/full", W_OK) != 0) {
-    WARN("/dev/full is not writable here: skipped");
-    return;
-  }
+  if (::access("/dev/full", W_OK) != 0) LLMDLQ_SKIP("/dev/full is not writable here");
   temp_dir dir;
   const auto schema = dir.write("schema.json", schema_json);
   const auto run = run_llmdlq("process --schema " + schema + " --sink jsonl:/dev/full",
