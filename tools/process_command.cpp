@@ -34,6 +34,7 @@ constexpr std::string_view usage =
     "usage: llmdlq process --schema FILE [--repair local|off] [--min-confidence X] [--now RFC3339]\n"
     "                      [--sink none|jsonl:PATH|sqlite:PATH] [--code-prefix PREFIX] [--format-assertion]\n"
     "                      [--coerce] [--no-instruction-phrases] [--max-line-bytes N]\n"
+    "                      [--fallback jsonl:PATH|sqlite:PATH]\n"
     "  Reads JSON Lines on standard input, one LLM response per line:\n"
     "    {\"id\": ..., \"response\": \"<raw LLM text>\", \"confidence\": 0.9, \"finish_reason\": \"stop\",\n"
     "     \"idempotency_key\": \"...\", \"input\": \"<what the model saw>\"}   (all but response optional)\n"
@@ -50,6 +51,8 @@ constexpr std::string_view usage =
     "  its key derived from that hash. When the sink fails, a line gets \"status\": \"retry\".\n"
     "  A summary of the run goes to stderr.\n"
     "  --no-instruction-phrases  do not treat \"ignore previous instructions\" and the like as injection\n"
+    "  --fallback  where a dead letter the DLQ refuses for good (too large, read-only) goes instead;\n"
+    "              its verdict then says \"in_fallback\": true. Without one such a line is a retry.\n"
     "  Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
     "  written (retry those lines), 2 for usage errors, invalid input lines or unreadable input.\n";
 
@@ -103,9 +106,9 @@ struct run_totals {
 // Judges responses, and stores the failures when there is a sink.
 class judge {
  public:
-  judge(const llmdlq::schema& schema, sink* dead_letters, const process_options& options)
+  judge(const llmdlq::schema& schema, sink* dead_letters, sink* fallback, const process_options& options)
       : schema_(schema), options_(options) {
-    if (dead_letters) worker_.emplace(schema, *dead_letters, options);
+    if (dead_letters) worker_.emplace(schema, *dead_letters, options, fallback);
   }
 
   [[nodiscard]] disposition handle(std::string_view raw, const request_context& context) const {
@@ -148,6 +151,7 @@ void describe_dead_letter(boost::json::object& verdict, const disposition& d, ru
   verdict.emplace("status", d.should_commit() ? "dead_lettered" : "retry");
   verdict.emplace("stored", stored);
   if (stored) verdict.emplace("duplicate", d.stored->duplicate);
+  if (d.in_fallback) verdict.emplace("in_fallback", true);
   verdict.emplace("dlq_id", stored ? d.stored->dlq_id : e.dlq_id);
   verdict.emplace("idempotency_key_derived", e.idempotency_key_derived);
   verdict.emplace("category", to_string(e.failure.category));
@@ -161,6 +165,7 @@ void describe_dead_letter(boost::json::object& verdict, const disposition& d, ru
     // Retrying will not help: the DLQ refuses this envelope for good.
     if (d.rejected()) verdict.emplace("rejected", true);
   }
+  if (d.fallback_error) verdict.emplace("fallback_error", d.fallback_error->message);
   if (d.should_commit()) {
     ++totals.dead_lettered;
   } else {
@@ -256,6 +261,7 @@ envelope oversized_line_envelope(const input_line& line, std::size_t max_line_by
 int process_command(arguments args) {
   std::optional<std::string> schema_path;
   std::string sink_spec = "none";
+  std::string fallback_spec = "none";
   std::size_t max_line_bytes = default_max_line_bytes;
   process_options options;
   compile_options compile;
@@ -281,8 +287,9 @@ int process_command(arguments args) {
       options.guard.detect_instruction_phrases = false;
       continue;
     }
-    static constexpr std::string_view valued[] = {"--schema", "--repair",      "--min-confidence", "--now",
-                                                  "--sink",   "--code-prefix", "--max-line-bytes"};
+    static constexpr std::string_view valued[] = {"--schema",      "--repair",         "--min-confidence",
+                                                  "--now",         "--sink",           "--code-prefix",
+                                                  "--max-line-bytes", "--fallback"};
     if (std::find(std::begin(valued), std::end(valued), arg) == std::end(valued)) {
       complain("process", (arg.starts_with("-") ? "unknown option " : "unexpected argument ") + std::string(arg));
       std::cerr << usage;
@@ -309,6 +316,8 @@ int process_command(arguments args) {
       options.clock = [t = *now] { return t; };
     } else if (arg == "--sink") {
       sink_spec = std::string(*value);
+    } else if (arg == "--fallback") {
+      fallback_spec = std::string(*value);
     } else if (arg == "--max-line-bytes") {
       const auto limit = parse_byte_count(*value);
       if (!limit) return invalid(arg, "a positive number of bytes (suffix K, M or G)", *value);
@@ -325,6 +334,11 @@ int process_command(arguments args) {
   const auto target = parse_sink(sink_spec);
   if (!target) {
     complain("process", target.error());
+    return exit_usage;
+  }
+  const auto fallback_target = parse_sink(fallback_spec);
+  if (!fallback_target) {
+    complain("process", "--fallback: " + fallback_target.error());
     return exit_usage;
   }
   const auto schema_text = read_file(*schema_path);
@@ -348,7 +362,16 @@ int process_command(arguments args) {
     }
     dead_letters = std::move(*opened);
   }
-  const judge worker{*schema, dead_letters.get(), options};
+  std::unique_ptr<sink> fallback;
+  if (*fallback_target) {
+    auto opened = open_sink(**fallback_target);
+    if (!opened) {
+      complain("process", "cannot open the fallback sink: " + opened.error().message);
+      return exit_sink;
+    }
+    fallback = std::move(*opened);
+  }
+  const judge worker{*schema, dead_letters.get(), fallback.get(), options};
 
   run_totals totals;
   bool read_failed = false;

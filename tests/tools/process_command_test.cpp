@@ -10,6 +10,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <llmdlq/detail/identifiers.hpp>
+#include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/sqlite_sink.hpp>
 
 #include "catch.hpp"
@@ -428,10 +429,7 @@ TEST_CASE("process: a DLQ it may not write rejects the dead letter for good, exi
   REQUIRE(::chmod(db.c_str(), 0444) == 0);
   std::string launcher;  // root may write any file: run as nobody then
   if (::geteuid() == 0) {
-    if (::access("/usr/bin/setpriv", X_OK) != 0) {
-      WARN("setpriv is missing: cannot run as another user; skipped");
-      return;
-    }
+    if (::access("/usr/bin/setpriv", X_OK) != 0) LLMDLQ_SKIP("setpriv is missing: cannot run as another user");
     REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
     REQUIRE(::chmod(schema.c_str(), 0644) == 0);
     launcher = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups";
@@ -447,4 +445,22 @@ TEST_CASE("process: a DLQ it may not write rejects the dead letter for good, exi
   CHECK(lines[0].at("sink_error") == "rejected");
   CHECK(lines[0].at("rejected") == true);
   CHECK(run.err.find("1 to retry") != std::string::npos);
+
+  // With a fallback spool the refused dead letter is kept there, and the run succeeds.
+  const std::string spool = (dir.path() / "spool.jsonl").string();
+  const auto spooled =
+      run_llmdlq_reading("process --schema " + schema + " --sink sqlite:" + db + " --fallback jsonl:" + spool, input,
+                         launcher);
+  INFO(spooled.err);
+  CHECK(spooled.exit_code == 0);
+  const auto verdicts = lines_of(spooled.out);
+  REQUIRE(verdicts.size() == 1);
+  CHECK(verdicts[0].at("status") == "dead_lettered");
+  CHECK(verdicts[0].at("in_fallback") == true);
+  CHECK(verdicts[0].at("sink_error") == "rejected");
+  const auto kept = llmdlq::read_jsonl_envelopes(spool);
+  REQUIRE(kept.has_value());
+  REQUIRE(kept->envelopes.size() == 1);
+  CHECK(kept->envelopes[0].dlq_id == verdicts[0].at("dlq_id").as_string());
+  CHECK(run_llmdlq("process --schema " + schema + " --fallback bogus", "").exit_code == 2);
 }

@@ -6,6 +6,7 @@
 #include <boost/json/parse.hpp>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "tools/run_tool.hpp"
 
 using llmdlq::test::run_llmdlq;
@@ -45,10 +46,7 @@ TEST_CASE("stats: works on a DLQ file it may not write", "[tools][stats]") {
   // create the WAL index in but not change the DLQ.
   std::string launcher;
   if (::geteuid() == 0) {
-    if (::access("/usr/bin/setpriv", X_OK) != 0) {
-      WARN("setpriv is missing: cannot read the DLQ as another user; skipped");
-      return;
-    }
+    if (::access("/usr/bin/setpriv", X_OK) != 0) LLMDLQ_SKIP("setpriv is missing: cannot read the DLQ as another user");
     REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
     launcher = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups";
   }

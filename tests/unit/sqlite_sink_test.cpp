@@ -14,6 +14,7 @@
 #include <boost/json.hpp>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "support/envelope_check.hpp"
 #include "support/temp_dir.hpp"
 
@@ -230,10 +231,7 @@ TEST_CASE("sqlite_sink: errors a retry cannot cure are rejected", "[sqlite]") {
   SECTION("a DLQ file nobody may write") {
     if (::geteuid() == 0) {
       immutable_file frozen(path);
-      if (!frozen.made) {
-        WARN("cannot make a file immutable here: skipped");
-        return;
-      }
+      if (!frozen.made) LLMDLQ_SKIP("cannot make a file immutable here");
       auto sink = llmdlq::sqlite_sink::open(path);
       if (sink) {
         auto r = sink->publish(sample("second"));
