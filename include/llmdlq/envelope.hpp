@@ -168,19 +168,25 @@ struct envelope_error {
   std::string message;
 };
 
-/// The envelope as JSON. Empty strings and absent optionals are left out.
+/// The envelope as JSON. Empty strings and absent optionals are left out, and
+/// so are non-finite numbers (a NaN or infinite temperature, score or
+/// threshold): JSON cannot carry them.
 [[nodiscard]] LLMDLQ_INLINE boost::json::value to_json(const envelope& e);
 
 /// The envelope as compact JSON text.
 [[nodiscard]] LLMDLQ_INLINE std::string serialize(const envelope& e);
 
-/// Reads an envelope back, checking every field's type.
+/// Reads an envelope back. It accepts what `schemas/envelope-v1.json` accepts:
+/// every required field present, no unknown field, no empty string where the
+/// schema asks for one character, identifiers, hashes and times in their
+/// patterns, numbers finite and within their minimums. The error names the
+/// first offending field by its JSON Pointer.
 [[nodiscard]] LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost::json::value& json);
 [[nodiscard]] LLMDLQ_INLINE expected<envelope, envelope_error> parse_envelope(std::string_view json);
 
 /// Cuts `e`'s stored texts (the original input first, then the raw response)
 /// and, if need be, its error list until its JSON takes at most `max_bytes`.
-/// Lengths and hashes keep describing the whole texts. Returns the size reached.
+/// Lengths and hashes keep describing the whole texts. Removes non-finite numbers. Returns the size reached.
 LLMDLQ_INLINE std::size_t fit_envelope(envelope& e, std::size_t max_bytes);
 
 }  // namespace llmdlq

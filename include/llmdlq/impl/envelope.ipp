@@ -3,10 +3,17 @@
 // size limit.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <utility>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
+#include "llmdlq/detail/format_identifiers.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/json_parser.hpp"
@@ -31,6 +38,11 @@ void put_optional(boost::json::object& o, std::string_view key, const std::optio
   if (v) o.emplace(key, *v);
 }
 
+// JSON has no NaN or infinity: such a number is left out.
+inline void put_number(boost::json::object& o, std::string_view key, const std::optional<double>& v) {
+  if (v && std::isfinite(*v)) o.emplace(key, *v);
+}
+
 inline void put_time(boost::json::object& o, std::string_view key, const std::optional<timestamp>& t) {
   if (t) o.emplace(key, format_rfc3339(*t));
 }
@@ -45,9 +57,66 @@ inline boost::json::object captured_to_json(const captured_text& c) {
   return o;
 }
 
+inline boost::json::object attempt_to_json(const attempt_record& a) {
+  boost::json::object record{{"strategy", a.strategy}, {"outcome", a.outcome}, {"tokens", a.tokens}};
+  put_time(record, "at", a.at);
+  return record;
+}
+
+constexpr bool is_lower_hex(char c) noexcept { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+// The schema's dlq_id pattern: a lowercase UUID of version 7 or 8, RFC 9562 variant.
+constexpr bool is_envelope_id(std::string_view s) noexcept {
+  if (s.size() != 36) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? s[i] != '-' : !is_lower_hex(s[i])) return false;
+  }
+  return (s[14] == '7' || s[14] == '8') && (s[19] == '8' || s[19] == '9' || s[19] == 'a' || s[19] == 'b');
+}
+
+constexpr bool is_sha256_hex(std::string_view s) noexcept {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), is_lower_hex);
+}
+
+// The schema's failure code pattern: ^[a-z0-9_.-]+$
+constexpr bool is_failure_code(std::string_view s) noexcept {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+  });
+}
+
+// The form format_rfc3339 writes, which the schema requires: 2026-09-28T15:42:05.123Z
+constexpr bool is_envelope_time(std::string_view s) noexcept {
+  constexpr std::string_view shape = "dddd-dd-ddTdd:dd:dd.dddZ";
+  if (s.size() != shape.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) return false;
+  }
+  return true;
+}
+
+// `key` as a JSON Pointer token.
+inline std::string pointer_token(std::string_view key) {
+  std::string token;
+  for (const char c : key) {
+    if (c == '~') {
+      token += "~0";
+    } else if (c == '/') {
+      token += "~1";
+    } else {
+      token += c;
+    }
+  }
+  return token;
+}
+
 // Reads JSON into envelope fields, remembering the first problem and where.
 class envelope_reader {
  public:
+  static constexpr unsigned required = 1;   // the field must be present
+  static constexpr unsigned non_empty = 2;  // a string must hold at least one character
+
   [[nodiscard]] const std::optional<envelope_error>& error() const noexcept { return error_; }
 
   const boost::json::object* object(const boost::json::value* v, const std::string& path) {
@@ -55,74 +124,105 @@ class envelope_reader {
     if (!v->is_object()) return fail(path, "must be an object"), nullptr;
     return &v->get_object();
   }
+  // An optional object that, when present, must have a member (minProperties 1).
+  const boost::json::object* non_empty_object(const boost::json::object& o, std::string_view key,
+                                              const std::string& path) {
+    const auto* member = object(o.if_contains(key), path + "/" + std::string(key));
+    if (member && member->empty()) fail(path + "/" + std::string(key), "must not be empty");
+    return member;
+  }
   const boost::json::object* required_object(const boost::json::object& o, std::string_view key,
                                              const std::string& path) {
     const auto* v = o.if_contains(key);
     if (!v) return fail(path + "/" + std::string(key), "is required"), nullptr;
     return object(v, path + "/" + std::string(key));
   }
+  const boost::json::array* array(const boost::json::object& o, std::string_view key, const std::string& path,
+                                  unsigned rules = 0) {
+    const auto* v = member(o, key, path, rules);
+    if (!v) return nullptr;
+    if (!v->is_array()) return fail(path + "/" + std::string(key), "must be an array"), nullptr;
+    return &v->get_array();
+  }
+
+  // Rejects members the schema does not define (additionalProperties: false).
+  void known_members(const boost::json::object& o, const std::string& path,
+                     std::initializer_list<std::string_view> names) {
+    for (const auto& member : o) {
+      if (std::find(names.begin(), names.end(), member.key()) == names.end()) {
+        return fail(path + "/" + pointer_token(member.key()), "is not a field of a version 1 envelope");
+      }
+    }
+  }
 
   void text(const boost::json::object& o, std::string_view key, const std::string& path, std::string& out,
-            bool required = false) {
-    const auto* v = o.if_contains(key);
-    if (!v) {
-      if (required) fail(path + "/" + std::string(key), "is required");
-      return;
-    }
+            unsigned rules = 0) {
+    const auto* v = member(o, key, path, rules);
+    if (!v) return;
     if (!v->is_string()) return fail(path + "/" + std::string(key), "must be a string");
+    if ((rules & non_empty) && v->get_string().empty()) return fail(path + "/" + std::string(key), "must not be empty");
     out = std::string(v->get_string());
   }
   void optional_text(const boost::json::object& o, std::string_view key, const std::string& path,
                      std::optional<std::string>& out) {
     if (o.contains(key)) text(o, key, path, out.emplace());
   }
+  // A string that must also pass `valid` (the schema's pattern or format).
+  void checked_text(const boost::json::object& o, std::string_view key, const std::string& path, std::string& out,
+                    unsigned rules, bool (*valid)(std::string_view), std::string_view what) {
+    const bool present = o.contains(key);
+    text(o, key, path, out, rules);
+    if (present && !error_ && !valid(out)) fail(path + "/" + std::string(key), fmt::format("must be {}", what));
+  }
 
   template <class Int>
   void integer(const boost::json::object& o, std::string_view key, const std::string& path, Int& out,
-               bool required = false) {
-    const auto* v = o.if_contains(key);
-    if (!v) {
-      if (required) fail(path + "/" + std::string(key), "is required");
-      return;
-    }
+               unsigned rules = 0, std::int64_t minimum = std::numeric_limits<std::int64_t>::min()) {
+    const auto* v = member(o, key, path, rules);
+    if (!v) return;
     boost::json::error_code ec;
     const auto n = v->to_number<Int>(ec);
     if (ec || v->is_double()) return fail(path + "/" + std::string(key), "must be an integer in range");
+    if (std::cmp_less(n, minimum)) return fail(path + "/" + std::string(key), fmt::format("must be at least {}", minimum));
     out = n;
   }
   template <class Int>
   void optional_integer(const boost::json::object& o, std::string_view key, const std::string& path,
-                        std::optional<Int>& out) {
-    if (o.contains(key)) integer(o, key, path, out.emplace());
+                        std::optional<Int>& out, std::int64_t minimum = std::numeric_limits<std::int64_t>::min()) {
+    if (o.contains(key)) integer(o, key, path, out.emplace(), 0, minimum);
   }
   void optional_number(const boost::json::object& o, std::string_view key, const std::string& path,
                        std::optional<double>& out) {
     const auto* v = o.if_contains(key);
     if (!v) return;
     if (!v->is_number()) return fail(path + "/" + std::string(key), "must be a number");
-    out = v->to_number<double>();
+    const double n = v->to_number<double>();
+    if (!std::isfinite(n)) return fail(path + "/" + std::string(key), "must be a finite number");
+    out = n;
   }
-  void boolean(const boost::json::object& o, std::string_view key, const std::string& path, bool& out) {
-    const auto* v = o.if_contains(key);
+  void boolean(const boost::json::object& o, std::string_view key, const std::string& path, bool& out,
+               unsigned rules = 0) {
+    const auto* v = member(o, key, path, rules);
     if (!v) return;
     if (!v->is_bool()) return fail(path + "/" + std::string(key), "must be a boolean");
     out = v->get_bool();
   }
   void time(const boost::json::object& o, std::string_view key, const std::string& path,
-            std::optional<timestamp>& out, bool required = false) {
+            std::optional<timestamp>& out, unsigned rules = 0) {
+    if (!o.contains(key) && !(rules & required)) return;
     std::string t;
-    text(o, key, path, t, required);
-    if (t.empty()) return;
-    out = parse_rfc3339(t);
-    if (!out) fail(path + "/" + std::string(key), "must be an RFC 3339 date-time");
+    text(o, key, path, t, rules);
+    if (error_) return;
+    if (is_envelope_time(t)) out = parse_rfc3339(t);
+    if (!out) fail(path + "/" + std::string(key), "must be an RFC 3339 date-time in UTC with milliseconds");
   }
 
   template <class Enum>
   void enumeration(const boost::json::object& o, std::string_view key, const std::string& path, Enum& out,
                    std::optional<Enum> (*from)(std::string_view) noexcept) {
     std::string name;
-    text(o, key, path, name, true);
-    if (name.empty()) return;
+    text(o, key, path, name, required);
+    if (error_) return;
     if (const auto value = from(name)) {
       out = *value;
     } else {
@@ -131,15 +231,17 @@ class envelope_reader {
   }
 
   void captured(const boost::json::object& o, const std::string& path, captured_text& out) {
+    known_members(o, path, {"text", "length", "sha256", "cut", "encoding"});
     optional_text(o, "text", path, out.text);
-    integer(o, "length", path, out.length, true);
-    text(o, "sha256", path, out.sha256, true);
+    integer(o, "length", path, out.length, required);
+    checked_text(o, "sha256", path, out.sha256, required, is_sha256_hex, "a lowercase hex SHA-256");
     boolean(o, "cut", path, out.cut);
     std::string encoding;
+    const bool encoded = o.contains("encoding");
     text(o, "encoding", path, encoding);
     if (encoding == "base64") {
       out.base64 = true;
-    } else if (!encoding.empty()) {
+    } else if (encoded && !error_) {
       fail(path + "/encoding", "must be base64 when present");
     }
   }
@@ -149,6 +251,13 @@ class envelope_reader {
   }
 
  private:
+  const boost::json::value* member(const boost::json::object& o, std::string_view key, const std::string& path,
+                                   unsigned rules) {
+    const auto* v = o.if_contains(key);
+    if (!v && (rules & required)) fail(path + "/" + std::string(key), "is required");
+    return v;
+  }
+
   std::optional<envelope_error> error_;
 };
 
@@ -182,7 +291,7 @@ LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
   put_text(model, "provider", e.model.provider);
   put_text(model, "name", e.model.name);
   put_text(model, "version", e.model.version);
-  put_optional(model, "temperature", e.model.temperature);
+  detail::put_number(model, "temperature", e.model.temperature);
   put_optional(model, "max_tokens", e.model.max_tokens);
   put_optional(model, "seed", e.model.seed);
   if (!model.empty()) o.emplace("model", std::move(model));
@@ -214,8 +323,8 @@ LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
                                           {"auto_replayable", e.triage.auto_replayable}});
 
   boost::json::object confidence;
-  put_optional(confidence, "score", e.confidence.score);
-  put_optional(confidence, "threshold", e.confidence.threshold);
+  detail::put_number(confidence, "score", e.confidence.score);
+  detail::put_number(confidence, "threshold", e.confidence.threshold);
   if (!confidence.empty()) o.emplace("confidence", std::move(confidence));
 
   o.emplace("raw_response", detail::captured_to_json(e.raw_response));
@@ -226,11 +335,7 @@ LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
   detail::put_time(attempts, "last_failure_at", e.attempts.last_failure_at);
   if (!e.attempts.history.empty()) {
     boost::json::array history;
-    for (const auto& a : e.attempts.history) {
-      boost::json::object record{{"strategy", a.strategy}, {"outcome", a.outcome}, {"tokens", a.tokens}};
-      detail::put_time(record, "at", a.at);
-      history.push_back(std::move(record));
-    }
+    for (const auto& a : e.attempts.history) history.push_back(detail::attempt_to_json(a));
     attempts.emplace("history", std::move(history));
   }
   o.emplace("attempts", std::move(attempts));
@@ -251,82 +356,100 @@ LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
 LLMDLQ_INLINE std::string serialize(const envelope& e) { return boost::json::serialize(to_json(e)); }
 
 LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost::json::value& json) {
-  detail::envelope_reader r;
+  using reader = detail::envelope_reader;
+  constexpr unsigned required = reader::required;
+  constexpr unsigned non_empty = reader::non_empty;
+  reader r;
   envelope e;
   const auto* o = r.object(&json, "");
   if (!o) return unexpected(r.error().value_or(envelope_error{"", "must be an object"}));
-  r.text(*o, "envelope_version", "", e.envelope_version, true);
+  r.text(*o, "envelope_version", "", e.envelope_version, required);
   if (!r.error() && e.envelope_version != envelope::current_version) {
     r.fail("/envelope_version", fmt::format("version '{}' is not {}", e.envelope_version,
                                             envelope::current_version));
   }
-  r.text(*o, "dlq_id", "", e.dlq_id, true);
+  r.known_members(*o, "",
+                  {"envelope_version", "dlq_id", "created_at", "idempotency_key", "idempotency_key_derived",
+                   "record_id", "correlation_id", "trace_id", "source_ref", "prompt", "model", "versions", "failure",
+                   "triage", "confidence", "raw_response", "original_input", "attempts", "origin", "expires_at",
+                   "extensions"});
+  r.checked_text(*o, "dlq_id", "", e.dlq_id, required, detail::is_envelope_id, "a lowercase UUID of version 7 or 8");
   std::optional<timestamp> created;
-  r.time(*o, "created_at", "", created, true);
+  r.time(*o, "created_at", "", created, required);
   if (created) e.created_at = *created;
-  r.text(*o, "idempotency_key", "", e.idempotency_key);
+  r.text(*o, "idempotency_key", "", e.idempotency_key, non_empty);
   r.boolean(*o, "idempotency_key_derived", "", e.idempotency_key_derived);
-  r.text(*o, "record_id", "", e.record_id);
-  r.text(*o, "correlation_id", "", e.correlation_id);
-  r.text(*o, "trace_id", "", e.trace_id);
+  if (o->contains("idempotency_key_derived") && !e.idempotency_key_derived) {
+    r.fail("/idempotency_key_derived", "must be true when present");
+  }
+  r.text(*o, "record_id", "", e.record_id, non_empty);
+  r.text(*o, "correlation_id", "", e.correlation_id, non_empty);
+  r.text(*o, "trace_id", "", e.trace_id, non_empty);
 
-  if (const auto* s = r.object(o->if_contains("source_ref"), "/source_ref")) {
-    r.text(*s, "uri", "/source_ref", e.source_ref.uri);
-    r.text(*s, "sha256", "/source_ref", e.source_ref.sha256);
+  if (const auto* s = r.non_empty_object(*o, "source_ref", "")) {
+    r.known_members(*s, "/source_ref", {"uri", "sha256"});
+    r.text(*s, "uri", "/source_ref", e.source_ref.uri, non_empty);
+    r.text(*s, "sha256", "/source_ref", e.source_ref.sha256, non_empty);
   }
-  if (const auto* p = r.object(o->if_contains("prompt"), "/prompt")) {
-    r.text(*p, "template_id", "/prompt", e.prompt.template_id);
-    r.text(*p, "version", "/prompt", e.prompt.version);
-    r.text(*p, "sha256", "/prompt", e.prompt.sha256);
+  if (const auto* p = r.non_empty_object(*o, "prompt", "")) {
+    r.known_members(*p, "/prompt", {"template_id", "version", "sha256"});
+    r.text(*p, "template_id", "/prompt", e.prompt.template_id, non_empty);
+    r.text(*p, "version", "/prompt", e.prompt.version, non_empty);
+    r.checked_text(*p, "sha256", "/prompt", e.prompt.sha256, 0, detail::is_sha256_hex, "a lowercase hex SHA-256");
   }
-  if (const auto* m = r.object(o->if_contains("model"), "/model")) {
-    r.text(*m, "provider", "/model", e.model.provider);
-    r.text(*m, "name", "/model", e.model.name);
-    r.text(*m, "version", "/model", e.model.version);
+  if (const auto* m = r.non_empty_object(*o, "model", "")) {
+    r.known_members(*m, "/model", {"provider", "name", "version", "temperature", "max_tokens", "seed"});
+    r.text(*m, "provider", "/model", e.model.provider, non_empty);
+    r.text(*m, "name", "/model", e.model.name, non_empty);
+    r.text(*m, "version", "/model", e.model.version, non_empty);
     r.optional_number(*m, "temperature", "/model", e.model.temperature);
     r.optional_integer(*m, "max_tokens", "/model", e.model.max_tokens);
     r.optional_integer(*m, "seed", "/model", e.model.seed);
   }
-  if (const auto* v = r.object(o->if_contains("versions"), "/versions")) {
-    r.text(*v, "schema", "/versions", e.versions.schema);
-    r.text(*v, "prompt", "/versions", e.versions.prompt);
-    r.text(*v, "model", "/versions", e.versions.model);
-    r.text(*v, "ocr", "/versions", e.versions.ocr);
-    r.text(*v, "pipeline", "/versions", e.versions.pipeline);
+  if (const auto* v = r.non_empty_object(*o, "versions", "")) {
+    r.known_members(*v, "/versions", {"schema", "prompt", "model", "ocr", "pipeline"});
+    r.text(*v, "schema", "/versions", e.versions.schema, non_empty);
+    r.text(*v, "prompt", "/versions", e.versions.prompt, non_empty);
+    r.text(*v, "model", "/versions", e.versions.model, non_empty);
+    r.text(*v, "ocr", "/versions", e.versions.ocr, non_empty);
+    r.text(*v, "pipeline", "/versions", e.versions.pipeline, non_empty);
   }
   if (const auto* f = r.required_object(*o, "failure", "")) {
+    r.known_members(*f, "/failure", {"category", "code", "message", "errors", "syntax"});
     r.enumeration(*f, "category", "/failure", e.failure.category, &failure_category_from);
-    r.text(*f, "code", "/failure", e.failure.code, true);
-    r.text(*f, "message", "/failure", e.failure.message, true);
-    if (const auto* errors = f->if_contains("errors")) {
-      if (!errors->is_array()) {
-        r.fail("/failure/errors", "must be an array");
-      } else {
-        for (std::size_t i = 0; i < errors->get_array().size(); ++i) {
-          const std::string path = "/failure/errors/" + std::to_string(i);
-          if (const auto* error = r.object(&errors->get_array()[i], path)) {
-            auto& out = e.failure.errors.emplace_back();
-            r.text(*error, "instance_path", path, out.instance_path, true);
-            r.text(*error, "schema_path", path, out.schema_path, true);
-            r.text(*error, "keyword", path, out.keyword, true);
-            r.text(*error, "message", path, out.message, true);
-          }
+    r.checked_text(*f, "code", "/failure", e.failure.code, required, detail::is_failure_code,
+                   "lowercase letters, digits, '_', '.' and '-'");
+    r.text(*f, "message", "/failure", e.failure.message, required);
+    if (const auto* errors = r.array(*f, "errors", "/failure", required)) {
+      for (std::size_t i = 0; i < errors->size(); ++i) {
+        const std::string path = "/failure/errors/" + std::to_string(i);
+        if (const auto* error = r.object(&(*errors)[i], path)) {
+          auto& out = e.failure.errors.emplace_back();
+          r.known_members(*error, path, {"instance_path", "schema_path", "keyword", "message"});
+          r.checked_text(*error, "instance_path", path, out.instance_path, required, detail::is_json_pointer,
+                         "a JSON Pointer");
+          r.text(*error, "schema_path", path, out.schema_path, required);
+          r.text(*error, "keyword", path, out.keyword, required | non_empty);
+          r.text(*error, "message", path, out.message, required);
         }
       }
     }
     if (const auto* s = r.object(f->if_contains("syntax"), "/failure/syntax")) {
       auto& at = e.failure.syntax.emplace();
-      r.integer(*s, "offset", "/failure/syntax", at.offset, true);
-      r.integer(*s, "line", "/failure/syntax", at.line, true);
-      r.integer(*s, "column", "/failure/syntax", at.column, true);
+      r.known_members(*s, "/failure/syntax", {"offset", "line", "column"});
+      r.integer(*s, "offset", "/failure/syntax", at.offset, required);
+      r.integer(*s, "line", "/failure/syntax", at.line, required, 1);
+      r.integer(*s, "column", "/failure/syntax", at.column, required, 1);
     }
   }
   if (const auto* t = r.required_object(*o, "triage", "")) {
+    r.known_members(*t, "/triage", {"class", "action", "auto_replayable"});
     r.enumeration(*t, "class", "/triage", e.triage.kind, &triage_class_from);
     r.enumeration(*t, "action", "/triage", e.triage.action, &recommended_action_from);
-    r.boolean(*t, "auto_replayable", "/triage", e.triage.auto_replayable);
+    r.boolean(*t, "auto_replayable", "/triage", e.triage.auto_replayable, required);
   }
-  if (const auto* c = r.object(o->if_contains("confidence"), "/confidence")) {
+  if (const auto* c = r.non_empty_object(*o, "confidence", "")) {
+    r.known_members(*c, "/confidence", {"score", "threshold"});
     r.optional_number(*c, "score", "/confidence", e.confidence.score);
     r.optional_number(*c, "threshold", "/confidence", e.confidence.threshold);
   }
@@ -335,33 +458,32 @@ LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost:
     r.captured(*input, "/original_input", e.original_input.emplace());
   }
   if (const auto* a = r.required_object(*o, "attempts", "")) {
-    r.integer(*a, "count", "/attempts", e.attempts.count, true);
-    r.integer(*a, "max", "/attempts", e.attempts.max, true);
+    r.known_members(*a, "/attempts", {"count", "max", "first_failure_at", "last_failure_at", "history"});
+    r.integer(*a, "count", "/attempts", e.attempts.count, required, 1);
+    r.integer(*a, "max", "/attempts", e.attempts.max, required);
     r.time(*a, "first_failure_at", "/attempts", e.attempts.first_failure_at);
     r.time(*a, "last_failure_at", "/attempts", e.attempts.last_failure_at);
-    if (const auto* history = a->if_contains("history")) {
-      if (!history->is_array()) {
-        r.fail("/attempts/history", "must be an array");
-      } else {
-        for (std::size_t i = 0; i < history->get_array().size(); ++i) {
-          const std::string path = "/attempts/history/" + std::to_string(i);
-          if (const auto* record = r.object(&history->get_array()[i], path)) {
-            auto& out = e.attempts.history.emplace_back();
-            r.text(*record, "strategy", path, out.strategy, true);
-            r.text(*record, "outcome", path, out.outcome, true);
-            r.integer(*record, "tokens", path, out.tokens);
-            r.time(*record, "at", path, out.at);
-          }
+    if (const auto* history = r.array(*a, "history", "/attempts")) {
+      for (std::size_t i = 0; i < history->size(); ++i) {
+        const std::string path = "/attempts/history/" + std::to_string(i);
+        if (const auto* record = r.object(&(*history)[i], path)) {
+          auto& out = e.attempts.history.emplace_back();
+          r.known_members(*record, path, {"strategy", "outcome", "tokens", "at"});
+          r.text(*record, "strategy", path, out.strategy, required | non_empty);
+          r.text(*record, "outcome", path, out.outcome, required | non_empty);
+          r.integer(*record, "tokens", path, out.tokens, 0, 0);
+          r.time(*record, "at", path, out.at);
         }
       }
     }
   }
-  if (const auto* origin = r.object(o->if_contains("origin"), "/origin")) {
-    r.text(*origin, "service", "/origin", e.origin.service);
-    r.text(*origin, "worker", "/origin", e.origin.worker);
-    r.text(*origin, "topic", "/origin", e.origin.topic);
-    r.optional_integer(*origin, "partition", "/origin", e.origin.partition);
-    r.optional_integer(*origin, "offset", "/origin", e.origin.offset);
+  if (const auto* origin = r.non_empty_object(*o, "origin", "")) {
+    r.known_members(*origin, "/origin", {"service", "worker", "topic", "partition", "offset"});
+    r.text(*origin, "service", "/origin", e.origin.service, non_empty);
+    r.text(*origin, "worker", "/origin", e.origin.worker, non_empty);
+    r.text(*origin, "topic", "/origin", e.origin.topic, non_empty);
+    r.optional_integer(*origin, "partition", "/origin", e.origin.partition, 0);
+    r.optional_integer(*origin, "offset", "/origin", e.origin.offset, 0);
   }
   r.time(*o, "expires_at", "", e.expires_at);
   if (const auto* extensions = r.object(o->if_contains("extensions"), "/extensions")) {
@@ -423,6 +545,9 @@ inline std::size_t envelope_size_bound(const envelope& e) {
 }  // namespace detail
 
 LLMDLQ_INLINE std::size_t fit_envelope(envelope& e, std::size_t max_bytes) {
+  for (std::optional<double>* number : {&e.model.temperature, &e.confidence.score, &e.confidence.threshold}) {
+    if (*number && !std::isfinite(**number)) number->reset();
+  }
   if (const std::size_t bound = detail::envelope_size_bound(e); bound <= max_bytes) return bound;
   std::size_t size = serialize(e).size();
   // Escaping only lengthens text, so cutting n bytes of text saves at least
