@@ -485,7 +485,9 @@ class hostile_envelopes {
     if (chance(30)) return specials[pick(std::size(specials))];
     return std::uniform_real_distribution<double>(-2, 2)(rng_);
   }
-  std::int64_t integer(std::int64_t low) { return low + static_cast<std::int64_t>(pick(std::numeric_limits<std::int64_t>::max() - low)); }
+  std::int64_t integer(std::int64_t low) {
+    return std::uniform_int_distribution<std::int64_t>(low, std::numeric_limits<std::int64_t>::max())(rng_);
+  }
   llmdlq::timestamp time() {
     return llmdlq::timestamp(std::chrono::milliseconds(946684800000 + static_cast<std::int64_t>(pick(3155760000000))));
   }
