@@ -162,25 +162,65 @@ struct envelope {
   friend bool operator==(const envelope&, const envelope&) = default;
 };
 
+/// The most JSON (escaped bytes, without the quotes) fit_envelope leaves in
+/// each string field, whatever its size limit. A longer identifier keeps a
+/// prefix followed by `…sha256:<hex of the whole>`, so it stays unique,
+/// recognisable and the same on every machine; longer prose keeps a prefix
+/// followed by `…`; a failure code keeps a plain prefix (its pattern has no `…`).
+struct envelope_limits {
+  /// The smallest size limit fit_envelope honours: a smaller one is raised to it.
+  /// Every envelope fits in it once reduced to its identity, hashes and failure summary.
+  static constexpr std::size_t min_bytes = 4096;
+  static constexpr std::size_t identifier = 256;   ///< idempotency_key, record_id, correlation_id, trace_id
+  static constexpr std::size_t label = 128;        ///< dlq_id, hashes, prompt, model, versions, origin, failure.code
+  static constexpr std::size_t uri = 1024;         ///< source_ref.uri
+  static constexpr std::size_t message = 1024;     ///< failure.message
+  static constexpr std::size_t error_text = 512;   ///< an error's instance_path, schema_path and message
+  static constexpr std::size_t keyword = 64;       ///< an error's keyword; an attempt's strategy and outcome
+  static constexpr std::size_t extensions = 16384;  ///< the extensions object as a whole (else replaced by a note)
+  static constexpr std::size_t reduced_message = 256;  ///< failure.message of a reduced envelope
+};
+
 /// Why a JSON text is not a version 1 envelope.
 struct envelope_error {
   std::string path;  ///< JSON Pointer to the offending field
   std::string message;
 };
 
-/// The envelope as JSON. Empty strings and absent optionals are left out.
+/// The envelope as JSON. Empty strings and absent optionals are left out, and
+/// so are non-finite numbers (a NaN or infinite temperature, score or
+/// threshold): JSON cannot carry them.
 [[nodiscard]] LLMDLQ_INLINE boost::json::value to_json(const envelope& e);
 
 /// The envelope as compact JSON text.
 [[nodiscard]] LLMDLQ_INLINE std::string serialize(const envelope& e);
 
-/// Reads an envelope back, checking every field's type.
+/// Reads an envelope back. It accepts what `schemas/envelope-v1.json` accepts:
+/// every required field present, no unknown field, no empty string where the
+/// schema asks for one character, identifiers, hashes and times in their
+/// patterns, numbers finite and within their minimums. The error names the
+/// first offending field by its JSON Pointer.
 [[nodiscard]] LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost::json::value& json);
 [[nodiscard]] LLMDLQ_INLINE expected<envelope, envelope_error> parse_envelope(std::string_view json);
 
-/// Cuts `e`'s stored texts (the original input first, then the raw response)
-/// and, if need be, its error list until its JSON takes at most `max_bytes`.
-/// Lengths and hashes keep describing the whole texts. Returns the size reached.
+/// Makes `e` fit in `max_bytes` of JSON (at least envelope_limits::min_bytes:
+/// a smaller limit is raised to it), whatever it holds:
+///  1. every string field is bounded by envelope_limits, whatever the limit,
+///     and non-finite numbers are removed;
+///  2. `raw_response` and `original_input` share the room left: a text that
+///     needs at most half of it is kept whole and the other gets the rest,
+///     else each gets half. A cut text keeps the longest prefix whose escaped
+///     JSON fits, on a UTF-8 (base64: 4-character) boundary, with `cut` set;
+///     `length` and `sha256` keep describing the whole text;
+///  3. when the other fields leave the texts less than a quarter of the room
+///     they need, trailing errors, then attempt records, are removed, then the
+///     extensions are replaced by `{"llmdlq_dropped": ...}`;
+///  4. when it still cannot fit, it is reduced to its identity, hashes,
+///     failure summary, triage, confidence, attempt counts and origin,
+///     with `{"llmdlq_reduced": ...}` as its extensions. It is never dropped.
+/// Linear in the envelope's size; an envelope that obviously fits is not
+/// serialized. Returns an upper bound on the size of its JSON, exact when
+/// anything had to be cut. Applying it twice changes nothing more.
 LLMDLQ_INLINE std::size_t fit_envelope(envelope& e, std::size_t max_bytes);
 
 }  // namespace llmdlq
