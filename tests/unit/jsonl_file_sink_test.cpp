@@ -228,13 +228,21 @@ TEST_CASE("jsonl_file_sink: open cuts off the start of an envelope a crash left,
   llmdlq::test::temp_dir dir;
   const auto path = dir.path() / "dlq.jsonl";
   const auto kept = numbered(1);
-  const auto torn = numbered(2, "Gr\xC3\xBC\xC3\x9F" "e");  // "Grüße": a cut can fall inside a character
+  // "Grüße", a quote and a control byte: a cut can fall inside a character or an escape.
+  const auto torn = numbered(2, "Gr\xC3\xBC\xC3\x9F" "e \"\x01");
   const std::string torn_text = llmdlq::serialize(torn);
+  const auto after = [](std::string_view text, std::string_view part) {
+    const auto at = text.find(part);
+    REQUIRE(at != std::string_view::npos);
+    return at + part.size();
+  };
 
   SECTION("a half-written envelope is cut off") {
     std::size_t cut = 0;
     SECTION("in the middle") { cut = torn_text.size() / 2; }
-    SECTION("inside a UTF-8 sequence") { cut = torn_text.find('\xC3') + 1; }
+    SECTION("inside a UTF-8 sequence") { cut = after(torn_text, "\xC3"); }
+    SECTION("inside an escape sequence") { cut = after(torn_text, "\\u00"); }
+    SECTION("inside a number") { cut = after(torn_text, "\"length\":1"); }
     SECTION("within its first bytes") { cut = 5; }
     SECTION("after its opening brace") { cut = 1; }
     SECTION("before its closing brace") { cut = torn_text.size() - 1; }
