@@ -46,8 +46,10 @@ struct jsonl_file_options {
 ///   further publishes until it is opened again.
 /// - What open() repairs: a last line without its newline. If it is a whole
 ///   envelope it is kept and the newline appended (its publish may have
-///   returned); if it is the start of one (a publish that never returned), it
-///   is cut off and its size reported by recovered_bytes().
+///   returned). If it is the start of one, as this sink writes it (it opens
+///   with `{"envelope_version":"1"` and is JSON cut short, possibly inside a
+///   string, escape, number or UTF-8 sequence), it is a publish that never
+///   returned: it is cut off and its size reported by recovered_bytes().
 /// - What open() refuses, changing nothing (`rejected`): any line that does
 ///   not read back as an envelope, a line over `max_line_bytes`, and a last
 ///   line that is neither an envelope nor the start of one. A SQLite database

@@ -390,7 +390,9 @@ TEST_CASE("jsonl_file_sink stores each dlq_id once, across publishes, batches an
 TEST_CASE("jsonl_file_sink: a file already holding an id twice answers with its first line", "[jsonl]") {
   llmdlq::test::temp_dir dir;
   const auto path = dir.path() / "dlq.jsonl";
-  write_file(path, line_of(numbered(1)) + line_of(numbered(2)) + line_of(numbered(1)));
+  std::string spaced = line_of(numbered(2));  // as another tool may write it: any envelope JSON is a line
+  spaced.replace(spaced.find(R"(",")"), 3, R"(", ")");
+  write_file(path, line_of(numbered(1)) + spaced + line_of(numbered(1)));
   auto sink = jsonl_file_sink::open(path);
   REQUIRE(sink.has_value());
   CHECK(sink->publish(numbered(1)) == llmdlq::receipt{numbered(1).dlq_id, true, path.string() + ":1"});
@@ -479,7 +481,7 @@ TEST_CASE("read_jsonl_envelopes names every line it skipped, and why", "[jsonl]"
   REQUIRE(contents->skipped.size() == 3);
   CHECK(contents->skipped_lines == 3);
   CHECK(contents->skipped[0].line == 2);
-  CHECK(contents->skipped[0].reason.find("does not start like an envelope") != std::string::npos);
+  CHECK(contents->skipped[0].reason.find("is not an envelope: not JSON") != std::string::npos);
   CHECK(contents->skipped[1].line == 4);
   CHECK(contents->skipped[1].reason.find("longer than 2000 bytes") != std::string::npos);
   CHECK(contents->skipped[2].line == 6);

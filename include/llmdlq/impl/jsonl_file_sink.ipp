@@ -108,11 +108,12 @@ int for_each_line(int fd, std::size_t max_line_bytes, OnLine&& on_line) {
 
 // The envelope on one line of the file, or why the line is not one.
 inline expected<envelope, std::string> read_envelope_line(std::string_view text) {
-  if (!text.starts_with(envelope_line_start)) {
-    return unexpected(fmt::format("does not start like an envelope ({})", envelope_line_start));
-  }
   auto e = parse_envelope(text);
-  if (!e) return unexpected(fmt::format("is not an envelope: {} {}", e.error().path, e.error().message));
+  if (!e) {
+    const auto& error = e.error();
+    return unexpected(error.path.empty() ? "is not an envelope: " + error.message
+                                         : fmt::format("is not an envelope: {}: {}", error.path, error.message));
+  }
   return std::move(*e);
 }
 
