@@ -3,12 +3,18 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include <boost/json/stream_parser.hpp>
+#include <fmt/format.h>
 
 #include "llmdlq/jsonl_file_sink.hpp"
 
@@ -20,70 +26,274 @@ inline sink_error io_failure(std::string_view what, const std::filesystem::path&
   return sink_error{sink_errc::io_error, std::string(what) + " " + path.string() + ": " + std::strerror(error)};
 }
 
+// How every line serialize() writes begins: the version is its first member.
+inline constexpr std::string_view envelope_line_start = R"({"envelope_version":"1")";
+static_assert(envelope::current_version == "1", "envelope_line_start names the current version");
+
+// Closes a descriptor unless it was released.
+struct owned_fd {
+  int fd = -1;
+  explicit owned_fd(int descriptor) noexcept : fd(descriptor) {}
+  owned_fd(const owned_fd&) = delete;
+  owned_fd& operator=(const owned_fd&) = delete;
+  ~owned_fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() noexcept { return std::exchange(fd, -1); }
+};
+
+// Opens `path` for appending, creating it with mode 0600 when it does not
+// exist; `created` says which. Returns -1 with errno set on failure.
+inline int open_for_append(const std::filesystem::path& path, bool& created) {
+  constexpr int flags = O_RDWR | O_APPEND | O_CLOEXEC;
+  for (int attempt = 0; attempt < 4; ++attempt) {  // another process may create or remove it in between
+    int fd = ::open(path.c_str(), flags);
+    if (fd >= 0 || errno != ENOENT) return fd;
+    fd = ::open(path.c_str(), flags | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) {
+      created = true;
+      return fd;
+    }
+    if (errno != EEXIST) return -1;
+  }
+  return -1;
+}
+
+// Syncs the directory holding `file`, so that its entry survives a crash.
+// Returns 0 or the errno of the failure.
+inline int sync_directory_of(const std::filesystem::path& file) {
+  auto directory = file.parent_path();
+  if (directory.empty()) directory = ".";
+  const owned_fd dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (dir.fd < 0) return errno;
+  return ::fsync(dir.fd) == 0 ? 0 : errno;
+}
+
+// Calls on_line(number, text, terminated, too_long) for each line of the
+// file `fd` from its start; `number` counts from 1, `terminated` says the
+// line ended with '\n', and a line longer than `max_line_bytes` is passed
+// with `too_long` and without its text, so a line never holds more memory
+// than that. Stops when on_line returns false. Returns 0 or a read's errno.
+template <class OnLine>
+int for_each_line(int fd, std::size_t max_line_bytes, OnLine&& on_line) {
+  std::vector<char> buffer(std::size_t(1) << 16);
+  std::string line;
+  bool too_long = false;
+  std::uint64_t number = 0;
+  for (std::uint64_t at = 0;;) {
+    const ssize_t n = ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) break;
+    at += static_cast<std::uint64_t>(n);
+    std::string_view chunk(buffer.data(), static_cast<std::size_t>(n));
+    while (!chunk.empty()) {
+      const auto end = chunk.find('\n');
+      const auto piece = chunk.substr(0, end);
+      if (!too_long && line.size() + piece.size() > max_line_bytes) {
+        too_long = true;
+        line.clear();
+      }
+      if (!too_long) line.append(piece);
+      if (end == std::string_view::npos) break;
+      chunk.remove_prefix(end + 1);
+      if (!on_line(++number, std::string_view(line), true, too_long)) return 0;
+      line.clear();
+      too_long = false;
+    }
+  }
+  if (!line.empty() || too_long) on_line(++number, std::string_view(line), false, too_long);
+  return 0;
+}
+
+// The envelope on one line of the file, or why the line is not one.
+inline expected<envelope, std::string> read_envelope_line(std::string_view text) {
+  auto e = parse_envelope(text);
+  if (!e) {
+    const auto& error = e.error();
+    return unexpected(error.path.empty() ? "is not an envelope: " + error.message
+                                         : fmt::format("is not an envelope: {}: {}", error.path, error.message));
+  }
+  return std::move(*e);
+}
+
+// Whether `tail`, a last line without its newline, is the start of a line
+// serialize() wrote: an envelope's opening, then JSON cut short (also in the
+// middle of a UTF-8 sequence). Such a tail is what a write cut by a crash
+// leaves; anything else was written by someone else.
+inline bool is_torn_envelope_line(std::string_view tail) {
+  if (tail.size() <= envelope_line_start.size()) return envelope_line_start.starts_with(tail);
+  if (!tail.starts_with(envelope_line_start)) return false;
+  boost::json::parse_options strict;
+  strict.max_depth = 1024;  // deeper than any envelope parse_envelope() reads back
+  boost::json::stream_parser parser({}, strict);
+  boost::system::error_code error;
+  parser.write(tail.data(), tail.size(), error);
+  return !error && !parser.done();
+}
+
+inline std::string refusal(const std::filesystem::path& path, std::uint64_t line, std::string_view why) {
+  return fmt::format("{}: line {} {}; a file that is not JSON Lines of envelopes is left unchanged", path.string(),
+                     line, why);
+}
+
 }  // namespace detail
 
 LLMDLQ_INLINE expected<jsonl_file_sink, sink_error> jsonl_file_sink::open(const std::filesystem::path& path,
                                                                           jsonl_file_options options) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-  if (fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
-  auto fail = [&](std::string_view what) {
-    const int error = errno;
-    ::close(fd);
-    return unexpected(detail::io_failure(what, path, error));
-  };
+  bool created = false;
+  detail::owned_fd file{detail::open_for_append(path, created)};
+  if (file.fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
   struct stat info;
-  if (::fstat(fd, &info) != 0) return fail("cannot stat");
-  const auto size = static_cast<std::uint64_t>(info.st_size);
+  if (::fstat(file.fd, &info) != 0) return unexpected(detail::io_failure("cannot stat", path, errno));
+  if (!S_ISREG(info.st_mode)) return jsonl_file_sink(path, file.release(), false, 0, 0, {}, 0, options);
 
-  // Count whole lines, and find where the last one ends: anything after it
-  // is a line a crash left half-written.
-  std::uint64_t lines = 0, whole = 0;
-  char buffer[1 << 16];
-  for (std::uint64_t at = 0; at < size;) {
-    const ssize_t n = ::pread(fd, buffer, sizeof buffer, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("cannot read");
-    for (ssize_t i = 0; i < n; ++i) {
-      if (buffer[i] == '\n') {
-        ++lines;
-        whole = at + static_cast<std::uint64_t>(i) + 1;
-      }
+  if (::flock(file.fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return unexpected(sink_error{sink_errc::unavailable,
+                                   path.string() + " is locked by another writer (a jsonl_file_sink, in this "
+                                                   "process or another, has it open)"});
     }
-    at += static_cast<std::uint64_t>(n);
+    return unexpected(detail::io_failure("cannot lock", path, errno));
   }
-  if (whole != size) {
-    if (::ftruncate(fd, static_cast<off_t>(whole)) != 0 || ::fdatasync(fd) != 0) return fail("cannot repair");
+
+  // Index every whole line; stop at the first one that is not an envelope.
+  line_index index;
+  std::uint64_t lines = 0, whole = 0;
+  std::string tail;
+  std::optional<sink_error> refused;
+  const int read_error = detail::for_each_line(
+      file.fd, options.max_line_bytes,
+      [&](std::uint64_t number, std::string_view text, bool terminated, bool too_long) {
+        if (too_long) {
+          const auto why = fmt::format("is longer than {} bytes", options.max_line_bytes);
+          refused = sink_error{sink_errc::rejected, detail::refusal(path, number, why)};
+          return false;
+        }
+        if (!terminated) {
+          tail = text;
+          return true;
+        }
+        auto e = detail::read_envelope_line(text);
+        if (!e) {
+          refused = sink_error{sink_errc::rejected, detail::refusal(path, number, e.error())};
+          return false;
+        }
+        index.emplace(std::move(e->dlq_id), number);  // of ids stored twice, the first line answers
+        lines = number;
+        whole += text.size() + 1;
+        return true;
+      });
+  if (read_error != 0) return unexpected(detail::io_failure("cannot read", path, read_error));
+  if (refused) return unexpected(std::move(*refused));
+
+  std::size_t recovered = 0;
+  if (!tail.empty()) {
+    if (auto e = detail::read_envelope_line(tail)) {
+      // A whole envelope whose newline is missing: its publish may have returned. Keep it.
+      if (::write(file.fd, "\n", 1) != 1 || ::fdatasync(file.fd) != 0) {
+        return unexpected(detail::io_failure("cannot end the last line of", path, errno));
+      }
+      index.emplace(std::move(e->dlq_id), ++lines);
+      whole += tail.size() + 1;
+    } else if (detail::is_torn_envelope_line(tail)) {
+      // The start of an envelope: a write a crash cut short, whose publish never returned.
+      if (::ftruncate(file.fd, static_cast<off_t>(whole)) != 0 || ::fdatasync(file.fd) != 0) {
+        return unexpected(detail::io_failure("cannot cut a half-written last line off", path, errno));
+      }
+      recovered = tail.size();
+    } else {
+      return unexpected(sink_error{
+          sink_errc::rejected,
+          detail::refusal(path, lines + 1, "has no newline and is neither an envelope nor the start of one")});
+    }
   }
-  return jsonl_file_sink(path, fd, whole, lines, static_cast<std::size_t>(size - whole), options);
+  if (created || info.st_size == 0) {
+    if (const int error = detail::sync_directory_of(path)) {
+      return unexpected(detail::io_failure("cannot sync the directory of", path, error));
+    }
+  }
+  return jsonl_file_sink(path, file.release(), true, whole, lines, std::move(index), recovered, options);
 }
 
-LLMDLQ_INLINE jsonl_file_sink::jsonl_file_sink(std::filesystem::path path, int fd, std::uint64_t size,
-                                               std::uint64_t lines, std::size_t recovered,
+LLMDLQ_INLINE jsonl_file_sink::jsonl_file_sink(std::filesystem::path path, int fd, bool regular, std::uint64_t size,
+                                               std::uint64_t lines, line_index index, std::size_t recovered,
                                                jsonl_file_options options) noexcept
-    : path_(std::move(path)), fd_(fd), size_(size), lines_(lines), recovered_bytes_(recovered), options_(options) {}
+    : path_(std::move(path)),
+      fd_(fd),
+      regular_(regular),
+      size_(size),
+      lines_(lines),
+      index_(std::move(index)),
+      recovered_bytes_(recovered),
+      options_(options) {}
 
 LLMDLQ_INLINE jsonl_file_sink::jsonl_file_sink(jsonl_file_sink&& other) noexcept
     : path_(std::move(other.path_)),
       fd_(std::exchange(other.fd_, -1)),
+      regular_(other.regular_),
+      broken_(other.broken_),
       size_(other.size_),
       lines_(other.lines_),
+      index_(std::move(other.index_)),
       recovered_bytes_(other.recovered_bytes_),
       options_(other.options_) {}
 
 LLMDLQ_INLINE jsonl_file_sink::~jsonl_file_sink() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) ::close(fd_);  // also releases the lock
+}
+
+LLMDLQ_INLINE expected<std::string, sink_error> jsonl_file_sink::line_for(const envelope& e) const {
+  if (e.dlq_id.empty()) {
+    return unexpected(
+        sink_error{sink_errc::rejected, "an envelope without a dlq_id cannot be stored once: it has no identity"});
+  }
+  std::string line = serialize(e);
+  if (line.size() > options_.max_line_bytes) {
+    return unexpected(sink_error{sink_errc::rejected,
+                                 fmt::format("envelope {} takes {} bytes, more than max_line_bytes ({}) of {}",
+                                             e.dlq_id, line.size(), options_.max_line_bytes, path_.string())});
+  }
+  // open() refuses a file holding a line that does not read back: never write one.
+  if (auto back = detail::read_envelope_line(line); !back) {
+    return unexpected(sink_error{sink_errc::rejected,
+                                 fmt::format("envelope '{}' would not read back from {}: it {}", e.dlq_id,
+                                             path_.string(), back.error())});
+  }
+  line.push_back('\n');
+  return line;
+}
+
+LLMDLQ_INLINE receipt jsonl_file_sink::stored_at(const std::string& dlq_id, std::uint64_t line, bool duplicate) const {
+  return receipt{dlq_id, duplicate, path_.string() + ":" + std::to_string(line)};
 }
 
 LLMDLQ_INLINE expected<void, sink_error> jsonl_file_sink::append(const std::string& lines) {
   if (fd_ < 0) return unexpected(sink_error{sink_errc::closed, "the sink was moved from"});
+  if (broken_) {
+    return unexpected(sink_error{sink_errc::io_error,
+                                 path_.string() + " ends with part of a failed write that could not be cut off: "
+                                                  "open the file again to repair it"});
+  }
+  // Cuts the file back to its whole lines, if it holds exactly them and the
+  // `added` bytes of this append; otherwise stops appending to it.
+  auto cut_back = [&](std::uint64_t added) {
+    if (!regular_) return true;  // nothing to cut on a device or pipe
+    struct stat info;
+    if (::fstat(fd_, &info) == 0 && static_cast<std::uint64_t>(info.st_size) == size_ + added &&
+        ::ftruncate(fd_, static_cast<off_t>(size_)) == 0) {
+      return true;
+    }
+    broken_ = true;
+    return false;
+  };
   std::size_t written = 0;
   while (written < lines.size()) {
     const ssize_t n = ::write(fd_, lines.data() + written, lines.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int error = errno;
-      // Leave only whole lines: cut off what this append managed to write.
-      if (written > 0 && ::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+      if (written > 0 && !cut_back(written)) {
         return unexpected(detail::io_failure("cannot write (and cannot cut back a partial line in)", path_, error));
       }
       return unexpected(detail::io_failure("cannot write", path_, error));
@@ -92,7 +302,7 @@ LLMDLQ_INLINE expected<void, sink_error> jsonl_file_sink::append(const std::stri
   }
   if (options_.sync && ::fdatasync(fd_) != 0) {
     const int error = errno;
-    (void)::ftruncate(fd_, static_cast<off_t>(size_));  // not durable: do not let it count
+    (void)cut_back(written);  // not durable: it must not count, nor be found on the next open
     return unexpected(detail::io_failure("cannot sync", path_, error));
   }
   size_ += lines.size();
@@ -100,40 +310,74 @@ LLMDLQ_INLINE expected<void, sink_error> jsonl_file_sink::append(const std::stri
 }
 
 LLMDLQ_INLINE expected<receipt, sink_error> jsonl_file_sink::publish(const envelope& e) {
-  std::string line = serialize(e);
-  line.push_back('\n');
+  auto line = line_for(e);
+  if (!line) return unexpected(std::move(line.error()));
   std::lock_guard lock(mutex_);
-  if (auto done = append(line); !done) return unexpected(std::move(done.error()));
-  ++lines_;
-  return receipt{e.dlq_id, false, path_.string() + ":" + std::to_string(lines_)};
+  if (const auto stored = index_.find(e.dlq_id); stored != index_.end()) {
+    return stored_at(stored->first, stored->second, true);
+  }
+  if (auto done = append(*line); !done) return unexpected(std::move(done.error()));
+  index_.emplace(e.dlq_id, ++lines_);
+  return stored_at(e.dlq_id, lines_, false);
 }
 
 LLMDLQ_INLINE expected<std::vector<receipt>, sink_error> jsonl_file_sink::publish_batch(
     std::span<const envelope> batch) {
-  std::string lines;
+  std::vector<std::string> lines;
+  lines.reserve(batch.size());
   for (const auto& e : batch) {
-    lines += serialize(e);
-    lines.push_back('\n');
+    auto line = line_for(e);
+    if (!line) return unexpected(std::move(line.error()));
+    lines.push_back(std::move(*line));
   }
   std::lock_guard lock(mutex_);
-  if (auto done = append(lines); !done) return unexpected(std::move(done.error()));
   std::vector<receipt> receipts;
   receipts.reserve(batch.size());
-  for (const auto& e : batch) receipts.push_back({e.dlq_id, false, path_.string() + ":" + std::to_string(++lines_)});
+  std::unordered_map<std::string_view, std::uint64_t> added;  // new in this batch: id -> line
+  std::string text;
+  std::uint64_t last = lines_;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const std::string& id = batch[i].dlq_id;
+    if (const auto stored = index_.find(id); stored != index_.end()) {
+      receipts.push_back(stored_at(id, stored->second, true));
+    } else if (const auto earlier = added.find(id); earlier != added.end()) {
+      receipts.push_back(stored_at(id, earlier->second, true));
+    } else {
+      added.emplace(id, ++last);
+      text += lines[i];
+      receipts.push_back(stored_at(id, last, false));
+    }
+  }
+  if (!text.empty()) {
+    if (auto done = append(text); !done) return unexpected(std::move(done.error()));
+  }
+  lines_ = last;
+  for (const auto& [id, line] : added) index_.emplace(std::string(id), line);
   return receipts;
 }
 
-LLMDLQ_INLINE expected<jsonl_contents, sink_error> read_jsonl_envelopes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return unexpected(detail::io_failure("cannot open", path, errno));
+LLMDLQ_INLINE expected<jsonl_contents, sink_error> read_jsonl_envelopes(const std::filesystem::path& path,
+                                                                        std::size_t max_line_bytes) {
+  const detail::owned_fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
   jsonl_contents contents;
-  for (std::string line; std::getline(in, line);) {
-    if (auto e = parse_envelope(line)) {
-      contents.envelopes.push_back(std::move(*e));
-    } else {
-      ++contents.skipped_lines;
-    }
-  }
+  const int read_error = detail::for_each_line(
+      file.fd, max_line_bytes, [&](std::uint64_t number, std::string_view text, bool terminated, bool too_long) {
+        if (too_long) {
+          contents.skipped.push_back({number, fmt::format("is longer than {} bytes", max_line_bytes)});
+        } else if (auto e = detail::read_envelope_line(text)) {
+          contents.envelopes.push_back(std::move(*e));  // a last line without '\n' counts when it is whole
+        } else if (!terminated) {
+          contents.skipped.push_back(
+              {number,
+               "has no newline: a publish still being written, or one a crash cut short (it " + e.error() + ")"});
+        } else {
+          contents.skipped.push_back({number, std::move(e.error())});
+        }
+        return true;
+      });
+  if (read_error != 0) return unexpected(detail::io_failure("cannot read", path, read_error));
+  contents.skipped_lines = contents.skipped.size();
   return contents;
 }
 
