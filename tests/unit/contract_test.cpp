@@ -333,3 +333,23 @@ TEST_CASE("instruction phrases are found at any offset and in any case, and only
   off.detect_instruction_phrases = false;
   CHECK_FALSE(llmdlq::find_injection("ignore previous instructions", off).has_value());
 }
+
+TEST_CASE("host values the envelope's schema would reject are normalised where they enter", "[validity]") {
+  llmdlq::request_context context;
+  context.idempotency_key = "k";
+  context.prompt.sha256 = "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08";
+  context.origin.partition = -1;  // librdkafka's RD_KAFKA_PARTITION_UA
+  context.origin.offset = -1001;  // RD_KAFKA_OFFSET_INVALID
+  auto o = options();
+  o.failure_code = [](failure_category) { return std::string("OCR Broken JSON!"); };
+  auto e = dead_letter("total: 3", context, o);
+  CHECK(e.failure.code == "ocr_broken_json_");
+  CHECK(e.prompt.sha256 == "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+  CHECK_FALSE(e.origin.partition.has_value());
+  CHECK_FALSE(e.origin.offset.has_value());
+  context.prompt.sha256 = "not a hash";
+  o.failure_code = [](failure_category) { return std::string(); };
+  e = dead_letter("total: 3", context, o);
+  CHECK(e.prompt.sha256.empty());
+  CHECK(e.failure.code == "structural_broken_json");
+}

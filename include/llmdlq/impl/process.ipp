@@ -52,6 +52,34 @@ inline void clean_json(boost::json::value& v) {
   }
 }
 
+// A host's SHA-256 in the envelope's form (64 lowercase hex digits), or nothing.
+inline std::string sha256_or_nothing(std::string text) {
+  for (char& c : text) c = c >= 'A' && c <= 'F' ? static_cast<char>(c + 32) : c;
+  const bool hex = text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+  return hex ? text : std::string();
+}
+
+// A failure code in the envelope's alphabet ([a-z0-9_.-]): upper case
+// lowered, anything else an underscore; the default code when nothing is left.
+inline std::string code_or_default(std::string code, failure_category category) {
+  for (char& c : code) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c + 32);
+    } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-')) {
+      c = '_';
+    }
+  }
+  return code.empty() ? default_failure_code(category, "") : code;
+}
+
+// A count the envelope can hold (never negative), or nothing.
+template <class T>
+std::optional<T> non_negative(std::optional<T> v) noexcept {
+  return v && *v >= 0 ? v : std::nullopt;
+}
+
 // A number JSON can carry, or nothing.
 inline std::optional<double> finite(std::optional<double> v) noexcept {
   return v && std::isfinite(*v) ? v : std::nullopt;
@@ -82,7 +110,8 @@ inline envelope build_envelope(timestamp now, failure_category category, std::st
   e.correlation_id = clean(context.correlation_id);
   e.trace_id = clean(context.trace_id);
   e.source_ref = {clean(context.source_ref.uri), clean(context.source_ref.sha256)};
-  e.prompt = {clean(context.prompt.template_id), clean(context.prompt.version), clean(context.prompt.sha256)};
+  e.prompt = {clean(context.prompt.template_id), clean(context.prompt.version),
+              sha256_or_nothing(context.prompt.sha256)};
   if (!context.rendered_prompt.empty()) e.prompt.sha256 = detail::sha256_hex(context.rendered_prompt);
   e.model = context.model;
   e.model.temperature = finite(e.model.temperature);
@@ -93,8 +122,9 @@ inline envelope build_envelope(timestamp now, failure_category category, std::st
     make_valid_utf8(*field);
   }
   e.failure.category = category;
-  e.failure.code = options.failure_code ? options.failure_code(category)
-                                        : default_failure_code(category, options.failure_code_prefix);
+  e.failure.code = code_or_default(options.failure_code ? options.failure_code(category)
+                                                        : default_failure_code(category, options.failure_code_prefix),
+                                   category);
   e.failure.message = clean(std::move(message));
   if (errors.size() > options.max_errors) {
     // The last error may be the structural one found past the cap (see
@@ -110,6 +140,8 @@ inline envelope build_envelope(timestamp now, failure_category category, std::st
   if (e.attempts.count == 1) e.attempts.first_failure_at = now;
   e.attempts.last_failure_at = now;
   e.origin = context.origin;
+  e.origin.partition = non_negative(e.origin.partition);  // librdkafka's "unknown" is -1, its invalid offset -1001
+  e.origin.offset = non_negative(e.origin.offset);
   for (std::string* field : {&e.origin.service, &e.origin.worker, &e.origin.topic}) make_valid_utf8(*field);
   e.expires_at = now + options.retention;
   e.extensions = context.extensions;
