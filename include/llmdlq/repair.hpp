@@ -44,7 +44,14 @@ struct repair_tiers {
   friend constexpr bool operator==(repair_tiers, repair_tiers) noexcept = default;
 };
 
-/// One change made to the raw text.
+/// One change made to the raw text: its bytes [begin, end) were replaced
+/// by `after` (an insertion has begin == end).
+///
+/// The actions of a repair_result replay: they are sorted by `begin` (an
+/// insertion before a replacement at the same offset), their spans do not
+/// overlap, `before` is exactly raw[begin, end), and copying the raw text
+/// with each span replaced by its `after` yields exactly
+/// repair_result::json. Nothing changes that no action names.
 struct repair_action {
   /// Stable name of the repair, a static string: `markdown_fence`,
   /// `trailing_comma`, `truncated`... (README lists them with their tiers).
@@ -52,8 +59,8 @@ struct repair_action {
   repair_tier tier = repair_tier::lossless;
   std::size_t begin = 0;  ///< byte span [begin, end) in the raw text that changed
   std::size_t end = 0;
-  std::string before;     ///< what stood there (cut to a short excerpt)
-  std::string after;      ///< what replaced it
+  std::string before;     ///< the raw bytes of the span
+  std::string after;      ///< what replaced them, exactly
   std::string path;       ///< JSON Pointer of the value changed, for coercions; empty otherwise
   friend bool operator==(const repair_action&, const repair_action&) = default;
 };
@@ -65,7 +72,7 @@ struct repair_action {
 /// What local repair produced.
 struct repair_result {
   std::string json;                    ///< the repaired text (the input itself when nothing changed)
-  std::vector<repair_action> actions;  ///< in order of position; empty when nothing changed
+  std::vector<repair_action> actions;  ///< in order of position, replaying to `json`; empty when nothing changed
   /// The document still ends inside a string, array or object: it was cut
   /// off, and is never to be accepted as it stands.
   bool truncated = false;

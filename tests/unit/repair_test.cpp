@@ -4,10 +4,13 @@
 #include <llmdlq/json_parser.hpp>
 #include <llmdlq/repair.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
+#include "support/repair_replay.hpp"
+#include "support/temp_dir.hpp"
 
 using llmdlq::repair_errc;
 using llmdlq::repair_tier;
@@ -26,8 +29,15 @@ std::vector<std::string> codes_of(const llmdlq::repair_result& r) {
   return codes;
 }
 
+/// Checks that the actions replay: applied to `input`, they give `json`.
+void check_replays(std::string_view input, const llmdlq::repair_result& r) {
+  const auto replayed = llmdlq::test::replay(input, r.actions);
+  REQUIRE(replayed.has_value());
+  CHECK(*replayed == r.json);
+}
+
 /// Repairs `input` with every tier allowed and checks the invariants that
-/// hold for any success: strict JSON out, idempotent, spans inside the input.
+/// hold for any success: strict JSON out, idempotent, actions that replay.
 llmdlq::repair_result repaired(std::string_view input, const llmdlq::repair_options& options = all_tiers()) {
   auto result = llmdlq::repair(input, options);
   INFO("input: " << input.substr(0, 200));
@@ -37,12 +47,7 @@ llmdlq::repair_result repaired(std::string_view input, const llmdlq::repair_opti
   REQUIRE(again.has_value());
   CHECK(again->json == result->json);
   CHECK(again->actions.empty());
-  for (std::size_t k = 0; k < result->actions.size(); ++k) {
-    const auto& a = result->actions[k];
-    CHECK(a.begin <= a.end);
-    CHECK(a.end <= input.size());
-    if (k > 0) CHECK(result->actions[k - 1].begin <= a.begin);
-  }
+  check_replays(input, *result);
   return std::move(*result);
 }
 
@@ -93,10 +98,14 @@ TEST_CASE("commas: trailing, leading, doubled and missing", "[repair]") {
 }
 
 TEST_CASE("quotes: single, smart, unquoted keys and inner quotes", "[repair]") {
-  check_repair("{'a': 'it''s'}", R"({"a": "it''s"})", {"single_quotes", "single_quotes"});
-  check_repair("{'name': 'it's \"quoted\"'}", R"({"name": "it's \"quoted\""})", {"single_quotes", "single_quotes"});
+  // Each quote that changes is an action of its own: the string's quotes,
+  // and a double quote inside that now needs its backslash.
+  const std::vector<std::string> four(4, "single_quotes");
+  check_repair("{'a': 'it''s'}", R"({"a": "it''s"})", four);
+  check_repair("{'name': 'it's \"quoted\"'}", R"({"name": "it's \"quoted\""})",
+               std::vector<std::string>(6, "single_quotes"));
   check_repair("{\u201Cmerchant\u201D: \u201CAlbert Heijn\u201D}", R"({"merchant": "Albert Heijn"})",
-               {"smart_quotes", "smart_quotes"});
+               std::vector<std::string>(4, "smart_quotes"));
   check_repair("{merchant: \"AH\", total_eur: 1, line-items: []}",
                R"({"merchant": "AH", "total_eur": 1, "line-items": []})",
                {"unquoted_key", "unquoted_key", "unquoted_key"});
@@ -110,10 +119,13 @@ TEST_CASE("quotes: single, smart, unquoted keys and inner quotes", "[repair]") {
   check_repair(R"({"item": "Kaas "Old Amsterdam" 500g", "qty": 1})",
                R"({"item": "Kaas \"Old Amsterdam\" 500g", "qty": 1})", {"unescaped_quote", "unescaped_quote"});
   const auto r = repaired("{'a': 1}");
-  CHECK(r.actions[0].before == "'a'");
-  CHECK(r.actions[0].after == "\"a\"");
+  REQUIRE(r.actions.size() == 2);
+  CHECK(r.actions[0].before == "'");
+  CHECK(r.actions[0].after == "\"");
   CHECK(r.actions[0].begin == 1);
-  CHECK(r.actions[0].end == 4);
+  CHECK(r.actions[0].end == 2);
+  CHECK(r.actions[1].begin == 3);
+  CHECK(r.actions[1].end == 4);
 }
 
 TEST_CASE("literals, comments and number lexemes", "[repair]") {
@@ -148,7 +160,7 @@ TEST_CASE("stringified JSON and string concatenation", "[repair]") {
   CHECK(r.json == "{\"merchant\": \"AH\", \"lines\": [{\"n\": \"melk\\n2\"}]}");
   CHECK(codes_of(r) == std::vector<std::string>{"stringified_json"});
   check_repair(R"({"a": "one " + "two" + 'three'})", R"({"a": "one twothree"})",
-               {"single_quotes", "string_concatenation", "string_concatenation"});
+               {"string_concatenation", "string_concatenation", "single_quotes"});
 }
 
 TEST_CASE("extraction: fences, prose, and more than one value", "[repair]") {
@@ -156,7 +168,7 @@ TEST_CASE("extraction: fences, prose, and more than one value", "[repair]") {
                {"markdown_fence", "trailing_comma", "markdown_fence"});
   check_repair("```\n[1, 2]\n```", "[1, 2]", {"markdown_fence", "markdown_fence"}, repair_tier::lossless);
   check_repair("Sure! The receipt is {'total': 3} as requested.", R"({"total": 3})",
-               {"prose_around_json", "single_quotes", "prose_around_json"});
+               {"prose_around_json", "single_quotes", "single_quotes", "prose_around_json"});
   // Brackets in prose that are no JSON value are passed over.
   check_repair("I read [the receipt] and found {\"a\": 1}.", R"({"a": 1})",
                {"prose_around_json", "prose_around_json"}, repair_tier::lossless);
@@ -258,11 +270,35 @@ TEST_CASE("a large document is repaired in one pass", "[repair]") {
   expected += "]";
   const auto r = repaired(doc);
   CHECK(r.json == expected);
-  CHECK(r.actions.size() == 20000 * 4 + 1);
+  CHECK(r.actions.size() == 20000 * 6 + 1);
 }
 
 TEST_CASE("a comma repair inserted and then taken back is not reported", "[repair]") {
   const auto r = repaired("[1 2");  // the 2 may be cut: dropped, and the comma before it with it
   CHECK(r.json == "[1 ]");
   CHECK(codes_of(r) == std::vector<std::string>{"truncated"});
+}
+
+TEST_CASE("every repair's actions replay to its output, over the fuzz corpus and the benchmark cases", "[repair]") {
+  std::vector<std::filesystem::path> inputs;
+  const std::filesystem::path source(LLMDLQ_SOURCE_DIR);
+  for (const auto& entry : std::filesystem::directory_iterator(source / "tests/fuzz/corpus/fuzz_repair")) {
+    inputs.push_back(entry.path());
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(source / "benchmarks/repair_cases")) {
+    if (entry.path().filename().string().ends_with(".input.txt")) inputs.push_back(entry.path());
+  }
+  REQUIRE(inputs.size() > 100);
+  std::size_t repaired_count = 0;
+  for (const auto& path : inputs) {
+    const std::string raw = llmdlq::test::slurp(path);
+    INFO(path.filename().string());
+    for (const auto& options : {all_tiers(), llmdlq::repair_options{}}) {
+      const auto r = llmdlq::repair(raw, options);
+      if (!r) continue;
+      ++repaired_count;
+      check_replays(raw, *r);
+    }
+  }
+  CHECK(repaired_count > inputs.size());
 }

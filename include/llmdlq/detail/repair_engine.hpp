@@ -56,11 +56,6 @@ inline std::string excerpt(std::string_view text, std::size_t limit = 80) {
   return out;
 }
 
-/// The excerpt length of a token's action: it fits std::string's inline
-/// buffer, so recording an action allocates nothing. The span says exactly
-/// where the change is.
-inline constexpr std::size_t token_excerpt = 15;
-
 class repair_engine {
  public:
   /// `base` is the offset of `text` in the text the caller reports spans in.
@@ -108,7 +103,6 @@ class repair_engine {
   struct noted_action {
     std::string_view code;
     repair_tier tier;
-    bool whole;  // keep before and after whole (a truncation's closing)
     std::size_t begin, end, after_at, after_size;
   };
   std::vector<noted_action> notes_;
@@ -136,11 +130,9 @@ class repair_engine {
     return in_.substr(std::min(k, in_.size()), s.size()) == s;
   }
 
-  void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string_view after,
-            bool whole = false) {
-    // One byte past the excerpt's length is enough to excerpt it the same.
-    if (!whole) after = after.substr(0, token_excerpt + 1);
-    notes_.push_back({code, tier, whole, b, e, afters_.size(), after.size()});
+  /// Records that raw [b, e) became `after` in the output.
+  void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string_view after) {
+    notes_.push_back({code, tier, b, e, afters_.size(), after.size()});
     afters_ += after;
   }
 
@@ -162,9 +154,8 @@ class repair_engine {
       a.tier = n.tier;
       a.begin = base_ + n.begin;
       a.end = base_ + n.end;
-      const std::size_t limit = n.whole ? std::string_view::npos : token_excerpt;
-      assign_excerpt(a.before, in_.substr(n.begin, n.end - n.begin), limit);
-      assign_excerpt(a.after, std::string_view(afters_).substr(n.after_at, n.after_size), limit);
+      a.before.assign(in_.substr(n.begin, n.end - n.begin));
+      a.after.assign(std::string_view(afters_).substr(n.after_at, n.after_size));
     }
     return out;
   }
@@ -567,13 +558,19 @@ class repair_engine {
     return {j + w - k, q};
   }
 
+  [[nodiscard]] static std::string_view requote_code(quote q) noexcept {
+    return q == quote::sq ? "single_quotes" : "smart_quotes";
+  }
+
+  /// Reads a string, writing it in double quotes. A string quoted otherwise
+  /// gets an action for each quote that changes (its own, and each `"`
+  /// inside that now needs a backslash), so every action stays a small,
+  /// exact replacement.
   void read_string(quote q, std::size_t width, bool key) {
     const std::size_t open = i_;
-    const std::size_t out_open = out_.size();
+    if (q != quote::dq) note(requote_code(q), repair_tier::syntactic, i_, i_ + width, "\"");
     i_ += width;
     out_ += '"';
-    bool requoted = q != quote::dq;
-    std::size_t controls_begin = std::string_view::npos, controls_end = 0;
     // `"Albert Heijn, "total": 4.2`: the closing quote is missing before a
     // comma, and the quote after it opens the next key. An inner quote after
     // `, ` is remembered; if the string then ends just before a colon, it
@@ -597,7 +594,6 @@ class repair_engine {
           if (const auto [skip, following] = concatenation_at(i_ + w); skip) {
             note("string_concatenation", repair_tier::syntactic, i_, i_ + w + skip, "");
             i_ += w + skip;
-            requoted = requoted || following != quote::dq;
             q = following;
             continue;
           }
@@ -606,11 +602,11 @@ class repair_engine {
           if (split_in != std::string_view::npos && next_significant(i_ + w) == ':') {
             out_.truncate(split_out);
             notes_.resize(split_notes);
-            if (controls_begin >= split_in) controls_begin = std::string_view::npos;
             i_ = split_in;
             note("missing_quote", repair_tier::syntactic, split_in, split_in, "\"");
             break;
           }
+          if (q != quote::dq) note(requote_code(q), repair_tier::syntactic, i_, i_ + w, "\"");
           i_ += w;
           break;
         }
@@ -630,32 +626,24 @@ class repair_engine {
           out_.append(in_.data() + i_, w);  // an apostrophe inside the text
         }
         i_ += w;
-      } else if (c == '"') {
-        out_ += "\\\"";  // a double quote inside a string quoted otherwise
+      } else if (c == '"') {  // a double quote inside a string quoted otherwise
+        note(requote_code(q), repair_tier::syntactic, i_, i_ + 1, "\\\"");
+        out_ += "\\\"";
         ++i_;
       } else if (c == '\\') {
         read_escape(q);
         if (open_string_) break;
       } else if (c < 0x20) {
-        if (controls_begin == std::string_view::npos) controls_begin = i_;
-        controls_end = i_ + 1;
-        append_control(c);
-        ++i_;
+        const std::size_t run = i_, out_run = out_.size();
+        for (; i_ < in_.size() && at(i_) < 0x20; ++i_) append_control(at(i_));
+        note("control_character", repair_tier::syntactic, run, i_, out_.view(out_run));
       } else {
         out_ += static_cast<char>(c);  // an apostrophe, or a lead byte that is not a closing quote
         ++i_;
       }
     }
-    if (controls_begin != std::string_view::npos) {
-      note("control_character", repair_tier::syntactic, controls_begin, controls_end,
-           out_.view(out_open));
-    }
     if (open_string_) return;  // the truncation closes it
     out_ += '"';
-    if (requoted) {
-      note(q == quote::sq ? "single_quotes" : "smart_quotes", repair_tier::syntactic, open, i_,
-           out_.view(out_open));
-    }
     if (key) {
       token_done();
       expect_ = expect::colon;
@@ -713,7 +701,7 @@ class repair_engine {
       return;
     }
     if (d == '\'') {
-      if (q != quote::sq) note("invalid_escape", repair_tier::syntactic, i_, i_ + 2, "'");
+      note(q == quote::sq ? requote_code(q) : "invalid_escape", repair_tier::syntactic, i_, i_ + 2, "'");
       out_ += '\'';
       i_ += 2;
       return;
@@ -919,7 +907,7 @@ class repair_engine {
     stack_.clear();
     out_ += closing;
     const std::size_t from = std::min(cut_, in_.size());
-    note("truncated", repair_tier::lossy, from, in_.size(), closing, true);
+    note("truncated", repair_tier::lossy, from, in_.size(), closing);
   }
 };
 

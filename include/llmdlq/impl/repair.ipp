@@ -83,6 +83,9 @@ inline std::vector<std::pair<std::size_t, std::size_t>> fenced_blocks(std::strin
 
 /// JSON text escaped as a string's content (`{\"a\":1}`), unescaped up to the
 /// first raw quote, with the raw offset of every byte for the actions' spans.
+/// A raw quote right after an escaped backslash (`\\"`) is read as the
+/// escaped quote it must have been meant as: text escaped once more can
+/// never end there.
 struct unescaped_text {
   std::string text;
   std::vector<std::size_t> origin;  ///< origin[k]: raw offset of text[k]; one more entry for the end
@@ -107,7 +110,9 @@ inline unescaped_text unescape_stringified(std::string_view raw, std::size_t fro
     }
     return v;
   };
-  while (i < to && raw[i] != '"') {
+  bool after_backslash = false;  // the last unit was `\\`
+  while (i < to && (raw[i] != '"' || after_backslash)) {
+    after_backslash = false;
     if (raw[i] != '\\') {
       put(raw.substr(i, 1), i);
       ++i;
@@ -129,6 +134,7 @@ inline unescaped_text unescape_stringified(std::string_view raw, std::size_t fro
     }
     if (simple) {
       put(simple, i);
+      after_backslash = e == '\\';
       i += 2;
       continue;
     }
@@ -149,6 +155,52 @@ inline unescaped_text unescape_stringified(std::string_view raw, std::size_t fro
   u.broken = i < to && raw[i] == '\\';
   u.origin.push_back(i);
   return u;
+}
+
+/// The actions of a value repaired in its unescaped text `text`, as
+/// replacements of the raw text: each inner action over the raw bytes its
+/// span came from, and each stretch between them that held escapes as one
+/// `stringified_json` action (the stretch unescaped). `raw_offset` maps an
+/// offset in `text` to the raw offset of the escape or byte it came from.
+template <class RawOffset>
+std::vector<repair_action> unescaping_actions(std::string_view raw, std::string_view text,
+                                              std::vector<repair_action> inner, std::size_t end,
+                                              const RawOffset& raw_offset) {
+  std::stable_sort(inner.begin(), inner.end(),
+                   [](const auto& a, const auto& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+  // An offset inside the bytes one escape produced (`\u00e9` gives two)
+  // moves out to the whole escape.
+  const auto splits = [&](std::size_t at) { return at > 0 && at < end && raw_offset(at) == raw_offset(at - 1); };
+  std::vector<repair_action> out;
+  out.reserve(inner.size() * 2 + 1);
+  std::size_t done = 0;  // in text
+  const auto unescape_up_to = [&](std::size_t to) {
+    const std::size_t b = raw_offset(done), e = raw_offset(to);
+    if (e - b > to - done) {  // an escape is shorter than what it stands for
+      out.push_back({"stringified_json", repair_tier::syntactic, b, e, std::string(raw.substr(b, e - b)),
+                     std::string(text.substr(done, to - done)), {}});
+    }
+    done = to;
+  };
+  for (auto& a : inner) {
+    std::size_t ub = std::max(a.begin, done), ue = std::max(a.end, ub);
+    std::string after;
+    while (splits(ub) && ub > done) --ub;
+    after.append(text.substr(ub, std::max(a.begin, ub) - ub));
+    after += a.after;
+    std::size_t tail = ue;
+    while (splits(ue)) ++ue;
+    after.append(text.substr(tail, ue - tail));
+    unescape_up_to(ub);
+    a.begin = raw_offset(ub);
+    a.end = raw_offset(ue);
+    a.before.assign(raw.substr(a.begin, a.end - a.begin));
+    a.after = std::move(after);
+    out.push_back(std::move(a));
+    done = ue;
+  }
+  unescape_up_to(end);
+  return out;
 }
 
 /// Repairs the value at `from` in raw[from, to); JSON escaped as string
@@ -197,13 +249,7 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
   auto again = inner.run(0);
   if (!again) return unexpected(repair_failure{raw_offset(again.error().offset), again.error().message, false});
   const std::size_t end = raw_offset(again->end);
-  for (auto& a : again->actions) {
-    a.begin = raw_offset(a.begin);
-    a.end = raw_offset(a.end);
-  }
-  again->actions.insert(again->actions.begin(),
-                        repair_action{"stringified_json", repair_tier::syntactic, from, end,
-                                      excerpt(raw.substr(from, end - from)), excerpt(text.substr(0, again->end)), {}});
+  again->actions = unescaping_actions(raw, text, std::move(again->actions), again->end, raw_offset);
   return repair_candidate{from, end, fenced, std::move(*again)};
 }
 
@@ -377,8 +423,10 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
   const std::string_view code = c.fenced ? "markdown_fence" : "prose_around_json";
   auto& actions = c.value.actions;
   // In scan order already, but for a few noted late (a trailing comma, a
-  // string's quotes after what is inside it).
-  const auto by_begin = [](const auto& a, const auto& b) { return a.begin < b.begin; };
+  // missing comma); an insertion goes before a replacement at its offset.
+  const auto by_begin = [](const auto& a, const auto& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  };
   if (!std::is_sorted(actions.begin(), actions.end(), by_begin)) {
     std::stable_sort(actions.begin(), actions.end(), by_begin);
   }
@@ -389,11 +437,11 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
     const bool bom_only = before.starts_with("\xEF\xBB\xBF") &&
                           before.find_first_not_of(" \t\r\n", 3) == std::string_view::npos;
     result.actions.insert(result.actions.begin(), repair_action{bom_only ? "byte_order_mark" : code,
-                                                                repair_tier::lossless, 0, c.begin, excerpt(before), "",
-                                                                {}});
+                                                                repair_tier::lossless, 0, c.begin, std::string(before),
+                                                                "", {}});
   }
   if (c.end < raw.size()) {
-    result.actions.push_back({code, repair_tier::lossless, c.end, raw.size(), excerpt(raw.substr(c.end)), "", {}});
+    result.actions.push_back({code, repair_tier::lossless, c.end, raw.size(), std::string(raw.substr(c.end)), "", {}});
   }
   result.json = std::move(c.value.json);
   return result;
