@@ -302,3 +302,37 @@ TEST_CASE("every repair's actions replay to its output, over the fuzz corpus and
   }
   CHECK(repaired_count > inputs.size());
 }
+
+TEST_CASE("a string value, a missing comma and an unquoted key on the next line are two members", "[repair]") {
+  check_repair("{\"city\": \"Utrecht\"\n  zip: \"3511\"}", "{\"city\": \"Utrecht\",\n  \"zip\": \"3511\"}",
+               {"missing_comma", "unquoted_key"});
+  check_repair("{\"a\": \"x\" b: 1}", R"({"a": "x", "b": 1})", {"missing_comma", "unquoted_key"});
+  // Words without a colon after them are still the string's own text.
+  check_repair(R"({"note": "he said "hi there" now"})", R"({"note": "he said \"hi there\" now"})",
+               {"unescaped_quote", "unescaped_quote"});
+}
+
+TEST_CASE("\\xHH escapes are the code point U+00HH", "[repair]") {
+  check_repair(R"({"name": "M\xfcller"})", R"({"name": "Müller"})", {"invalid_escape"});
+  check_repair(R"(["\x41\x01\x22\x5c"])", R"(["A\u0001\u0022\u005c"])", std::vector<std::string>(4, "invalid_escape"));
+  const auto r = repaired(R"({"name": "M\xfcller"})");
+  CHECK(r.actions[0].before == "\\xfc");
+  CHECK(r.actions[0].after == "\xC3\xBC");
+  // Without two hex digits it is a backslash meant literally.
+  check_repair(R"(["\xZZ"])", R"(["\\xZZ"])", {"invalid_escape"});
+  // Cut off inside the escape: the string is truncated before it.
+  const auto cut = repaired(R"(["M\xf)");
+  CHECK(cut.json == R"(["M"])");
+  CHECK(cut.truncated);
+}
+
+TEST_CASE("a key missing one quote, or its colon before a literal, keeps its name", "[repair]") {
+  // Not the key `a` with the value `":"foo`.
+  check_repair(R"({a":"foo"})", R"({"a":"foo"})", {"missing_quote"});
+  check_repair(R"({"x": 1, name": "AH"})", R"({"x": 1, "name": "AH"})", {"missing_quote"});
+  // Not the key `a" true`.
+  check_repair(R"({"a" true})", R"({"a": true})", {"missing_colon"});
+  check_repair(R"({"a" null, "b" False})", R"({"a": null, "b": false})",
+               {"missing_colon", "missing_colon", "python_literal"});
+  check_repair(R"({"a" "b"})", R"({"a": "b"})", {"missing_colon"});
+}

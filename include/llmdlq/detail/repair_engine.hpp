@@ -457,8 +457,17 @@ class repair_engine {
     if (const auto [q, w] = opening_quote_at(i_); w) return read_string(q, w, true);
     if (c == '\\' && at(i_ + 1) == '"') return stringified();
     if (is_word_char(c)) {
-      std::size_t k = i_;
-      while (k < in_.size() && (is_word_char(at(k)) || at(k) == '-')) ++k;
+      const std::size_t k = word_end(i_);
+      if (at(k) == '"' && next_significant(k + 1) == ':') {
+        // `{a": 1}`: only the opening quote is missing.
+        note("missing_quote", repair_tier::syntactic, i_, i_, "\"");
+        out_ += '"';
+        out_.append(in_.data() + i_, k + 1 - i_);
+        i_ = k + 1;
+        token_done();
+        expect_ = expect::colon;
+        return;
+      }
       const std::string_view name = in_.substr(i_, k - i_);
       std::string quoted;
       quoted.reserve(name.size() + 2);
@@ -477,11 +486,19 @@ class repair_engine {
 
   // ---- strings ---------------------------------------------------------------
 
+  /// Just past the word at `k` (letters, digits, `_`, `$`, `-`).
+  [[nodiscard]] std::size_t word_end(std::size_t k) const noexcept {
+    while (k < in_.size() && (is_word_char(at(k)) || at(k) == '-')) ++k;
+    return k;
+  }
+
   /// Whether a quote just before `k` ends the string: what follows it is
   /// what follows a value. After blanks, the start of a value that is not a
   /// word counts too (a comma or colon is missing), while `"say "hi" now"`
-  /// keeps its inner quotes.
-  [[nodiscard]] bool ends_string(std::size_t k) const noexcept {
+  /// keeps its inner quotes. So does, after a member's value, a word and a
+  /// colon (`"Utrecht"⏎ zip: "3511"`: a comma and the key's quotes are
+  /// missing), and after a key, a literal (`"a" true`: a colon is missing).
+  [[nodiscard]] bool ends_string(std::size_t k, bool key, bool member_value) const noexcept {
     const std::size_t start = k;
     while (k < in_.size() && is_json_blank(at(k))) ++k;
     if (k == in_.size()) return true;
@@ -489,6 +506,15 @@ class repair_engine {
     if (c == ',' || c == '}' || c == ']' || c == ':') return true;
     if ((c == '/' && (at(k + 1) == '/' || at(k + 1) == '*')) || c == '#') return true;
     if (k == start) return false;
+    if (is_word_start(c) && (key || member_value)) {
+      const std::size_t end = word_end(k);
+      if (member_value) return next_significant(end) == ':';
+      const std::string_view word = in_.substr(k, end - k);
+      const unsigned char after = next_significant(end);
+      return (word == "true" || word == "false" || word == "null" || word == "True" || word == "False" ||
+              word == "None") &&
+             (after == ',' || after == '}' || after == 0);
+    }
     if (c == '-' || is_digit(c)) {
       // A number only when one ends there: `"Old Amsterdam" 500g"` is text.
       while (k < in_.size() && (is_digit(at(k)) || at(k) == '.' || at(k) == '-' || at(k) == '+' ||
@@ -598,7 +624,7 @@ class repair_engine {
             continue;
           }
         }
-        if (ends_at_once || ends_string(i_ + w)) {
+        if (ends_at_once || ends_string(i_ + w, key, member_value)) {
           if (split_in != std::string_view::npos && next_significant(i_ + w) == ':') {
             out_.truncate(split_out);
             notes_.resize(split_notes);
@@ -739,10 +765,39 @@ class repair_engine {
       i_ += 6;
       return;
     }
-    // `\x`, `\a`, `\` before a newline...: the backslash was meant literally.
+    if (d == 'x') {
+      const int high = hex_value(at(i_ + 2)), low = hex_value(at(i_ + 3));
+      if (high >= 0 && low >= 0) return read_hex_escape(static_cast<unsigned char>(high * 16 + low));
+      if (i_ + 2 + (high >= 0) >= in_.size()) {  // cut off inside the escape
+        cut_ = i_;
+        i_ = in_.size();
+        open_string_ = true;
+        return;
+      }
+    }
+    // `\a`, `\` before a newline...: the backslash was meant literally.
     note("invalid_escape", repair_tier::syntactic, i_, i_ + 1, "\\\\");
     out_ += "\\\\";
     ++i_;
+  }
+
+  /// `\xHH`, as in Python and JavaScript: the code point U+00HH.
+  void read_hex_escape(unsigned char code) {
+    char buf[6];
+    std::size_t n = 0;
+    if (code < 0x20 || code == '"' || code == '\\') {
+      static constexpr char hex[] = "0123456789abcdef";
+      for (const char c : {'\\', 'u', '0', '0', hex[code >> 4], hex[code & 0xF]}) buf[n++] = c;
+    } else if (code < 0x80) {
+      buf[n++] = static_cast<char>(code);
+    } else {
+      buf[n++] = static_cast<char>(0xC0 | (code >> 6));
+      buf[n++] = static_cast<char>(0x80 | (code & 0x3F));
+    }
+    const std::string_view bytes(buf, n);
+    note("invalid_escape", repair_tier::syntactic, i_, i_ + 4, bytes);
+    out_ += bytes;
+    i_ += 4;
   }
 
   // ---- numbers and words -----------------------------------------------------
