@@ -172,8 +172,8 @@ TEST_CASE("extraction: fences, prose, and more than one value", "[repair]") {
   // Brackets in prose that are no JSON value are passed over.
   check_repair("I read [the receipt] and found {\"a\": 1}.", R"({"a": 1})",
                {"prose_around_json", "prose_around_json"}, repair_tier::lossless);
-  // The same value twice is one answer; two different ones are a guess.
-  check_repair("{\"a\": 1}\n{\"a\": 1}", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
+  // Two values are a guess, equal or not: taking one would drop the other.
+  CHECK(error_of("{\"a\": 1}\n{\"a\": 1}").code == repair_errc::ambiguous);
   CHECK(error_of("{\"a\": 1} or maybe {\"a\": 2}").code == repair_errc::ambiguous);
   CHECK(error_of("```json\n{\"a\": 1}\n```\n```json\n{\"b\": 2}\n```").code == repair_errc::ambiguous);
   CHECK(error_of("no JSON here at all").code == repair_errc::no_json);
@@ -335,4 +335,57 @@ TEST_CASE("a key missing one quote, or its colon before a literal, keeps its nam
   check_repair(R"({"a" null, "b" False})", R"({"a": null, "b": false})",
                {"missing_colon", "missing_colon", "python_literal"});
   check_repair(R"({"a" "b"})", R"({"a": "b"})", {"missing_colon"});
+}
+
+TEST_CASE("extraction and repair never drop part of the value without saying so", "[repair]") {
+  const auto none = llmdlq::repair_options{};  // the default tiers
+  SECTION("a fence inside a JSON string is the string's text, not the answer") {
+    // Unescaped quotes around the fenced snippet: beyond repair, not the snippet.
+    const std::string broken = "{\"text\": \"see\n```json\n{\"x\": 1}\n```\nend\"}";
+    CHECK(error_of(broken).code == repair_errc::unrepairable);
+    const std::string escaped = "{\"text\": \"see\n```json\n{\\\"x\\\": 1}\n```\nend\"}";
+    const auto r = repaired(escaped, none);
+    CHECK(r.json == "{\"text\": \"see\\n```json\\n{\\\"x\\\": 1}\\n```\\nend\"}");
+    // A fence in the prose around brackets is still a fence.
+    check_repair("Use {\"a\": \"b\"} like this:\n```json\n{\"a\": \"c\",}\n```", R"({"a": "c"})",
+                 {"markdown_fence", "trailing_comma", "markdown_fence"});
+  }
+  SECTION("a bracket that closes the root early: the rest continues it") {
+    check_repair(R"({"a": 1}, "b": 2})", R"({"a": 1, "b": 2})", {"redundant_bracket"});
+    check_repair(R"({"a": 1}, b: 2})", R"({"a": 1, "b": 2})", {"redundant_bracket", "unquoted_key"});
+    check_repair(R"([1, 2], 3])", R"([1, 2, 3])", {"redundant_bracket"});
+    // Cut off after it: the rest is kept, and the closing is lossy.
+    const auto cut = repaired(R"({"a": 1}, "b": 2)");
+    CHECK(cut.json == R"({"a": 1, "b": null})");
+    CHECK(cut.truncated);
+    // Which of two closed values the rest belongs to would be a guess.
+    auto e = error_of(R"({"a": {"x": 1}}, "b": 2})");
+    CHECK(e.code == repair_errc::unrepairable);
+    CHECK(e.offset == 14);
+    CHECK(error_of(R"({"a": {"x": 1}}, "b": {"c": 2}})").code == repair_errc::unrepairable);
+    // Prose after a value does not continue it.
+    check_repair("{\"a\": 1}, and that is all.", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
+  }
+  SECTION("a bracket that closes nothing open goes, inside the value") {
+    check_repair(R"([{"a":1}},{"b":2}])", R"([{"a":1},{"b":2}])", {"redundant_bracket"});
+    check_repair(R"({"a": [1, 2]], "b": 3})", R"({"a": [1, 2], "b": 3})", {"redundant_bracket"});
+  }
+  SECTION("a cut-off member repeating a key does not replace the value given first") {
+    for (std::string_view cut : {R"({"a": "b", "a)", R"({"a": "b", "a":)", R"({"a": "b", "a": 12)",
+                                 R"({"a": "b", "a")"}) {
+      const auto r = repaired(cut);
+      CHECK(r.json == R"({"a": "b" })");
+      CHECK(r.truncated);
+      CHECK(llmdlq::parse_value(r.json)->as_object().at("a") == "b");
+    }
+    // A key not seen before still gets its null.
+    CHECK(repaired(R"({"a": "b", "c":)").json == R"({"a": "b", "c":null})");
+    // Only the object's own keys count.
+    CHECK(repaired(R"({"n": {"a": 1}, "a)").json == R"({"n": {"a": 1}, "a":null})");
+  }
+  SECTION("stringified JSON keeps its escaped inner quotes") {
+    const auto r = repaired(R"({\"stringified\": \"hello \\"world\\"\"})", none);
+    CHECK(r.json == R"({"stringified": "hello \"world\""})");
+    CHECK(repaired(R"([\"hello \\"world\\"\"])", none).json == R"(["hello \"world\""])");
+  }
 }

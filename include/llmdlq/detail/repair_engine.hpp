@@ -27,6 +27,7 @@ struct repair_failure {
   std::size_t offset = 0;   ///< in the scanned text
   std::string message;
   bool stringified = false;  ///< the value is JSON escaped as a string's content: unescape, then scan again
+  bool runs_on = false;      ///< the value runs on past where it failed: no later text is a value of its own
 };
 
 /// What one pass produced.
@@ -72,7 +73,10 @@ class repair_engine {
       if (failed_) return unexpected(std::move(failure_));
       if (i_ >= in_.size()) break;
       if (expect_ == expect::done) {
-        if (!after_root()) break;
+        if (!after_root()) {
+          if (failed_) return unexpected(std::move(failure_));
+          break;
+        }
         continue;
       }
       step();
@@ -108,6 +112,7 @@ class repair_engine {
   std::vector<noted_action> notes_;
   std::string afters_;
   std::string stack_;  // '{' and '[' still open
+  std::vector<std::size_t> open_out_;  // where each of them is in the output
   expect expect_ = expect::value;
   bool failed_ = false;
   repair_failure failure_;
@@ -116,6 +121,11 @@ class repair_engine {
   std::size_t comma_note_ = 0;                // ... noted here
   std::size_t root_in_end_ = 0, root_out_end_ = 0;
   std::size_t token_in_end_ = 0, token_out_end_ = 0;  // just past the last key or value
+  std::size_t key_in_ = 0, key_out_ = 0;              // where the last key begins
+  bool container_done_ = false;                       // the last value done was an array or object
+  char root_ = 0;                                     // the root's opening bracket, once closed
+  std::size_t root_close_in_ = 0, root_close_out_ = 0;  // ... where it was closed
+  bool root_closed_after_container_ = false;          // ... right after a nested array or object
 
   bool open_string_ = false;                    // the text ended inside a string
   std::size_t cut_ = std::string_view::npos;    // where a token the text ends in begins, when it was dropped
@@ -341,6 +351,7 @@ class repair_engine {
   void open_bracket(char c) {
     if (stack_.size() >= max_depth_) return fail(i_, "nested deeper than the depth limit");
     stack_ += c;
+    open_out_.push_back(out_.size());
     out_ += c;
     ++i_;
     expect_ = c == '{' ? expect::first_key : expect::first_value;
@@ -353,13 +364,19 @@ class repair_engine {
       // A missing closing bracket: `{"a": [1, 2}`. Closing what is open up to
       // the bracket that matches invents structure, so it is lossy.
       const auto match = stack_.find_last_of(opener);
-      if (match == std::string::npos) return fail(i_, std::string("a '") + static_cast<char>(c) + "' that closes nothing");
+      if (match == std::string::npos) {
+        // `[{"a": 1}}, {"b": 2}]`: a bracket that closes nothing open goes.
+        note("redundant_bracket", repair_tier::syntactic, i_, i_ + 1, "");
+        ++i_;
+        return;
+      }
       if (expect_ == expect::member_value) return fail(i_, "a property without a value");
       std::string closing;
       drop_dangling_comma();
       while (stack_.size() > match + 1) {
         closing += stack_.back() == '{' ? '}' : ']';
         stack_.pop_back();
+        open_out_.pop_back();
       }
       note("missing_bracket", repair_tier::lossy, i_, i_, closing);
       out_ += closing;
@@ -371,9 +388,16 @@ class repair_engine {
       drop_last_comma();
     }
     stack_.pop_back();
+    open_out_.pop_back();
+    if (stack_.empty()) {
+      root_ = opener;
+      root_close_in_ = i_;
+      root_close_out_ = out_.size();
+      root_closed_after_container_ = container_done_;
+    }
     out_ += static_cast<char>(c);
     ++i_;
-    value_done();
+    value_done(true);
   }
 
   /// Takes back the comma written last, which nothing follows: one in the
@@ -406,8 +430,9 @@ class repair_engine {
     token_out_end_ = out_.size();
   }
 
-  void value_done() {
+  void value_done(bool container = false) {
     token_done();
+    container_done_ = container;
     if (stack_.empty()) {
       expect_ = expect::done;
       root_in_end_ = i_;
@@ -433,8 +458,52 @@ class repair_engine {
       out_.append(in_.data() + i_, k - i_);
       i_ = k;
       root_in_end_ = k;
+      return false;
+    }
+    if (root_ && continues_root(k)) {
+      // `{"a": 1}, "b": 2}`: the root was closed too early. Reopened, the
+      // rest is read as its own; where the early bracket closed more than
+      // one value, which of them the rest belongs to is a guess.
+      if (root_closed_after_container_) {
+        fail(root_close_in_, "a bracket closes the value early, and what follows it would continue it");
+        failure_.runs_on = true;
+        return false;
+      }
+      note("redundant_bracket", repair_tier::syntactic, root_close_in_, root_close_in_ + 1, "");
+      out_.erase(root_close_out_);
+      stack_ += root_;
+      open_out_.push_back(0);  // the root's bracket begins the output
+      root_ = 0;
+      expect_ = stack_.back() == '[' ? expect::array_next : expect::object_next;
+      return true;
     }
     return false;
+  }
+
+  /// Whether the text at `k`, after a closed root, would continue it: for
+  /// an object, a comma (or nothing) and then a key and a colon; for an
+  /// array, a comma and a number or string. Anything else ends the value,
+  /// and prose may follow.
+  [[nodiscard]] bool continues_root(std::size_t k) const noexcept {
+    const bool comma = at(k) == ',';
+    if (comma) {
+      ++k;
+      while (k < in_.size() && is_json_blank(at(k))) ++k;
+    }
+    if (root_ == '[') return comma && (is_digit(at(k)) || at(k) == '-' || at(k) == '"');
+    std::size_t end = k;
+    if (at(k) == '"') {
+      for (end = k + 1; end < in_.size() && at(end) != '"' && at(end) != '\n'; ++end) {
+        if (at(end) == '\\') ++end;
+      }
+      if (at(end) != '"') return false;
+      ++end;
+    } else if (comma && is_word_start(at(k))) {
+      end = word_end(k);
+    } else {
+      return false;
+    }
+    return next_significant(end) == ':';
   }
 
   void read_value() {
@@ -453,6 +522,8 @@ class repair_engine {
   }
 
   void read_key() {
+    key_in_ = i_;
+    key_out_ = out_.size();
     const unsigned char c = at(i_);
     if (const auto [q, w] = opening_quote_at(i_); w) return read_string(q, w, true);
     if (c == '\\' && at(i_ + 1) == '"') return stringified();
@@ -937,10 +1008,51 @@ class repair_engine {
 
   // ---- the end of the text ---------------------------------------------------
 
+  /// Whether the key the text ends at (written from key_out_ on, perhaps
+  /// without its closing quote) is already a key of the object it is in.
+  /// One pass over that object's output, which is JSON.
+  [[nodiscard]] bool repeats_earlier_key() const {
+    if (open_out_.empty() || stack_.back() != '{') return false;
+    const std::string_view text = out_.view();
+    std::size_t key_end = key_out_ + 1;
+    while (key_end < text.size() && text[key_end] != '"') key_end += text[key_end] == '\\' ? 2 : 1;
+    const std::string_view key = text.substr(key_out_ + 1, std::min(key_end, text.size()) - key_out_ - 1);
+    std::size_t depth = 0;
+    for (std::size_t k = open_out_.back(); k < key_out_; ++k) {
+      const char c = text[k];
+      if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        --depth;
+      } else if (c == '"') {
+        std::size_t end = k + 1;
+        while (end < key_out_ && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+        if (depth == 1 && text.substr(k + 1, end - k - 1) == key) {
+          std::size_t after = end + 1;
+          while (after < key_out_ && is_json_blank(static_cast<unsigned char>(text[after]))) ++after;
+          if (after < key_out_ && text[after] == ':') return true;
+        }
+        k = end;
+      }
+    }
+    return false;
+  }
+
   /// Closes what the text left open: the string, a member without its
-  /// value, the containers. One lossy action says what was added.
+  /// value, the containers. One lossy action says what was added. A member
+  /// cut off before its value gets `null`, unless its key is one the object
+  /// already has: a reader keeping the last of duplicate keys would lose
+  /// the value given first, so the cut-off key goes instead.
   void close_truncated() {
     std::string closing = std::move(completion_);
+    const bool dangling_key = ((expect_ == expect::first_key || expect_ == expect::key) && open_string_) ||
+                              expect_ == expect::colon || expect_ == expect::member_value;
+    if (dangling_key && repeats_earlier_key()) {
+      out_.truncate(key_out_);
+      cut_ = std::min(cut_, key_in_);
+      open_string_ = false;
+      expect_ = expect::key;
+    }
     if (open_string_) {
       closing += '"';
       if (expect_ == expect::first_key || expect_ == expect::key) {
@@ -960,6 +1072,7 @@ class repair_engine {
     }
     for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) closing += *it == '{' ? '}' : ']';
     stack_.clear();
+    open_out_.clear();
     out_ += closing;
     const std::size_t from = std::min(cut_, in_.size());
     note("truncated", repair_tier::lossy, from, in_.size(), closing);

@@ -59,14 +59,53 @@ struct repair_candidate {
 
 inline bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+/// Follows the text from its start to tell whether an offset is inside a
+/// JSON string: one that opens inside brackets (a quote in prose around them
+/// opens nothing). Offsets are asked in increasing order; linear in all.
+class json_string_tracker {
+ public:
+  explicit json_string_tracker(std::string_view text) noexcept : text_(text) {}
+
+  [[nodiscard]] bool inside_string(std::size_t offset) noexcept {
+    for (; at_ < offset && at_ < text_.size(); ++at_) {
+      const char c = text_[at_];
+      if (in_string_) {
+        if (c == '\\') {
+          ++at_;
+        } else if (c == '"') {
+          in_string_ = false;
+        }
+      } else if (c == '{' || c == '[') {
+        ++depth_;
+      } else if ((c == '}' || c == ']') && depth_ > 0) {
+        --depth_;
+      } else if (c == '"' && depth_ > 0) {
+        in_string_ = true;
+      }
+    }
+    return in_string_;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t at_ = 0, depth_ = 0;
+  bool in_string_ = false;
+};
+
 /// The content of each markdown code fence (```, with or without a language
-/// word), trimmed; an unclosed fence runs to the end of the text.
+/// word), trimmed; an unclosed fence runs to the end of the text. A fence
+/// inside a JSON string is that string's text, not a fence.
 inline std::vector<std::pair<std::size_t, std::size_t>> fenced_blocks(std::string_view text) {
   std::vector<std::pair<std::size_t, std::size_t>> blocks;
+  json_string_tracker strings(text);
   std::size_t at = 0;
   while (true) {
     const std::size_t fence = text.find("```", at);
     if (fence == std::string_view::npos) break;
+    if (strings.inside_string(fence)) {
+      at = fence + 3;
+      continue;
+    }
     std::size_t content = text.find('\n', fence);
     if (content == std::string_view::npos) break;
     ++content;
@@ -247,7 +286,10 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
   const std::string_view text = std::string_view(plain->text).substr(k);
   repair_engine inner(text, 0, options.max_depth);
   auto again = inner.run(0);
-  if (!again) return unexpected(repair_failure{raw_offset(again.error().offset), again.error().message, false});
+  if (!again) {
+    return unexpected(
+        repair_failure{raw_offset(again.error().offset), again.error().message, false, again.error().runs_on});
+  }
   const std::size_t end = raw_offset(again->end);
   again->actions = unescaping_actions(raw, text, std::move(again->actions), again->end, raw_offset);
   return repair_candidate{from, end, fenced, std::move(*again)};
@@ -275,8 +317,9 @@ inline std::size_t end_of_bracketed(std::string_view raw, std::size_t from) noex
 
 /// Chooses among the values found, keeping no more than it needs (the text
 /// may hold many small ones). A complete value the caller accepts wins; two
-/// different ones make any choice a guess (the same value twice is one: a
-/// model repeating itself). Failing that, a value cut off at the end (a
+/// make any choice a guess, even two equal ones (one of them may be an
+/// example, or the model may have meant a list, and taking one would drop
+/// the other silently). Failing that, a value cut off at the end (a
 /// truncation is the more precise failure), else the first complete one.
 class candidate_chooser {
  public:
@@ -302,7 +345,7 @@ class candidate_chooser {
       if (!unfit_) unfit_ = std::move(c);
       return true;
     }
-    if (fitting_ && fitting_->value.json != c.value.json) {
+    if (fitting_) {
       ambiguous_at_ = c.begin;
       return false;
     }
@@ -350,8 +393,9 @@ inline void find_candidates(std::string_view raw, const repair_options& options,
     // The scan may have read past the balancing bracket (a quote the count
     // does not know); looking again from before where it failed is quadratic.
     const std::size_t failed_at = candidate.error().offset;
+    const bool runs_on = candidate.error().runs_on;
     if (!first_failure) first_failure = std::move(candidate.error());
-    return std::max(end_of_bracketed(raw, from), failed_at);
+    return runs_on ? raw.size() : std::max(end_of_bracketed(raw, from), failed_at);
   };
   for (const auto& [b, e] : fenced_blocks(raw)) {
     if (!stop && (raw[b] == '{' || raw[b] == '[')) consider(b, e, true);
