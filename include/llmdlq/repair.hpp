@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,22 @@ struct repair_options {
 /// `ambiguous`. Valid JSON comes back unchanged with no actions.
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
                                                                         const repair_options& options = {});
+
+/// A JSON value in an LLM response that the text cuts off.
+struct truncated_value {
+  std::size_t begin = 0;  ///< where the value starts in the raw text (inside a fence or prose, perhaps)
+  std::string unclosed;   ///< the quote and brackets still open at the end, innermost first: `"}]`
+};
+
+/// Whether the JSON value in an LLM response is cut off: found as repair()
+/// finds it (in a fence, in prose, or the whole text), and ending inside a
+/// string, array or object. Nothing is repaired or returned for use: this
+/// tells a truncation from other syntax errors even where repair is off.
+/// A value cut off is reported even beside complete ones (an example in
+/// the prose); nothing when there is no value or none is cut off. Linear
+/// in the text.
+[[nodiscard]] LLMDLQ_INLINE std::optional<truncated_value> find_truncated_value(std::string_view raw,
+                                                                                 const repair_options& limits = {});
 
 namespace detail {
 /// Whether a repaired candidate is what the caller wants (process_llm_response

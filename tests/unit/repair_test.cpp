@@ -389,3 +389,31 @@ TEST_CASE("extraction and repair never drop part of the value without saying so"
     CHECK(repaired(R"([\"hello \\"world\\"\"])", none).json == R"(["hello \"world\""])");
   }
 }
+
+TEST_CASE("a cut-off value is found inside a fence or prose without repairing it", "[repair]") {
+  auto cut = llmdlq::find_truncated_value("Here you go:\n```json\n{\"items\": [{\"n\": \"Bro");
+  REQUIRE(cut.has_value());
+  CHECK(cut->begin == 21);
+  CHECK(cut->unclosed == "\"}]}");
+  cut = llmdlq::find_truncated_value("The receipt is {\"total\": 12, \"lines\": [1, 2");
+  REQUIRE(cut.has_value());
+  CHECK(cut->begin == 15);
+  CHECK(cut->unclosed == "]}");
+  cut = llmdlq::find_truncated_value("{\"a\": \"b\", \"c\":");
+  REQUIRE(cut.has_value());
+  CHECK(cut->begin == 0);
+  CHECK(cut->unclosed == "}");
+  // Complete values, broken ones and no value at all are no truncation.
+  CHECK_FALSE(llmdlq::find_truncated_value("Here:\n```json\n{\"a\": 1,}\n```"));
+  CHECK_FALSE(llmdlq::find_truncated_value("{\"a\": 1}"));
+  CHECK_FALSE(llmdlq::find_truncated_value("{\"status\": paid in full"));
+  CHECK_FALSE(llmdlq::find_truncated_value("no JSON here"));
+}
+
+TEST_CASE("a cut-off answer beside a complete example is found", "[repair]") {
+  const auto cut = llmdlq::find_truncated_value("Format: {\"merchant\": \"string\"}\nAnswer: {\"merchant\": \"AH\", \"total\": 1");
+  REQUIRE(cut.has_value());
+  CHECK(cut->begin == 39);
+  CHECK(cut->unclosed == "}");
+  CHECK_FALSE(llmdlq::find_truncated_value("{\"a\": 1} and {\"b\": 2}"));
+}

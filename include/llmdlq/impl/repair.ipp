@@ -514,4 +514,24 @@ LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
   return result;
 }
 
+LLMDLQ_INLINE std::optional<truncated_value> find_truncated_value(std::string_view raw, const repair_options& limits) {
+  // A filter that takes no value makes the chooser prefer a cut-off one.
+  const auto none = [](void*, std::string_view) { return false; };
+  const auto result = detail::find_and_repair(raw, limits, none, nullptr);
+  if (!result || !result->truncated) return std::nullopt;
+  truncated_value cut;
+  const auto& first = result->actions.front();
+  if (first.begin == 0 && (first.code == "markdown_fence" || first.code == "prose_around_json" ||
+                           first.code == "byte_order_mark")) {
+    cut.begin = first.end;
+  }
+  for (const auto& a : result->actions) {
+    if (a.code != "truncated") continue;
+    for (const char c : a.after) {
+      if (c == '"' || c == '}' || c == ']') cut.unclosed += c;
+    }
+  }
+  return cut;
+}
+
 }  // namespace llmdlq
