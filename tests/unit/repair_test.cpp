@@ -417,3 +417,15 @@ TEST_CASE("a cut-off answer beside a complete example is found", "[repair]") {
   CHECK(cut->unclosed == "}");
   CHECK_FALSE(llmdlq::find_truncated_value("{\"a\": 1} and {\"b\": 2}"));
 }
+
+TEST_CASE("a stray quote before a value makes it the text of a string, not a value", "[repair]") {
+  // The quote opens a string that nothing closes: the array is its text.
+  for (std::string_view text : {"\"[1, 2, 3]", "He said \"[1, 2, 3]", "\"[1, 2] and [3]"}) {
+    const auto e = error_of(text);
+    CHECK(e.code == repair_errc::unrepairable);
+    CHECK(e.offset == text.find('"'));
+  }
+  // Quoted and closed, or escaped as a string's content, it is the value.
+  check_repair("Result: \"[1, 2]\"", "[1, 2]", {"prose_around_json", "prose_around_json"}, repair_tier::lossless);
+  CHECK(repaired(R"("{\"a\": 1})").json == R"({"a": 1})");
+}
