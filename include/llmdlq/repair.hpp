@@ -109,9 +109,13 @@ struct repair_options {
 };
 
 /// Finds the JSON value in an LLM response and repairs its syntax. Candidates
-/// come from markdown fences (any language word), else from a string-aware
-/// scan of the prose for objects and arrays; two different candidates are
-/// `ambiguous`. Valid JSON comes back unchanged with no actions.
+/// come from markdown fences (any language word) that do not sit inside a
+/// JSON string, else from a string-aware scan of the prose for objects and
+/// arrays; two candidates, even equal ones, are `ambiguous`. Text after a
+/// value is dropped as prose only when it cannot continue that value (a
+/// comma and a key after an early `}` continue it), and a value a stray
+/// quote makes the text of a string is no candidate. Valid JSON comes back
+/// unchanged with no actions.
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
                                                                         const repair_options& options = {});
 
