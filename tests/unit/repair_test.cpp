@@ -354,6 +354,8 @@ TEST_CASE("extraction and repair never drop part of the value without saying so"
     check_repair(R"({"a": 1}, "b": 2})", R"({"a": 1, "b": 2})", {"redundant_bracket"});
     check_repair(R"({"a": 1}, b: 2})", R"({"a": 1, "b": 2})", {"redundant_bracket", "unquoted_key"});
     check_repair(R"([1, 2], 3])", R"([1, 2, 3])", {"redundant_bracket"});
+    check_repair(R"({"a": 1}"b": 2})", R"({"a": 1,"b": 2})", {"missing_comma", "redundant_bracket"});
+    check_repair(R"({}, "b": 2})", R"({ "b": 2})", {"redundant_bracket", "leading_comma"});
     // Cut off after it: the rest is kept, and the closing is lossy.
     const auto cut = repaired(R"({"a": 1}, "b": 2)");
     CHECK(cut.json == R"({"a": 1, "b": null})");
@@ -378,6 +380,11 @@ TEST_CASE("extraction and repair never drop part of the value without saying so"
       CHECK(r.truncated);
       CHECK(llmdlq::parse_value(r.json)->as_object().at("a") == "b");
     }
+    // A value the text ends in is the member's own, even under a repeated key.
+    CHECK(repaired(R"({"a": "b", "a": "c)").json == R"({"a": "b", "a": "c"})");
+    CHECK(repaired("{\"v\": 1, \"x\": {\nv\"").json == "{\"v\": 1, \"x\": {\n\"v\":\"\"}}");
+    // What was repaired in the dropped key goes with it.
+    CHECK(repaired(R"({"a": 1, "a" /* c */)").json == R"({"a": 1 })");
     // A key not seen before still gets its null.
     CHECK(repaired(R"({"a": "b", "c":)").json == R"({"a": "b", "c":null})");
     // Only the object's own keys count.

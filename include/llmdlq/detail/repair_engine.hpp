@@ -126,6 +126,8 @@ class repair_engine {
   char root_ = 0;                                     // the root's opening bracket, once closed
   std::size_t root_close_in_ = 0, root_close_out_ = 0;  // ... where it was closed
   bool root_closed_after_container_ = false;          // ... right after a nested array or object
+  bool root_was_empty_ = false;                       // ... with nothing in it
+  std::size_t root_token_in_ = 0, root_token_out_ = 0;  // ... its last key or value's end
 
   bool open_string_ = false;                    // the text ended inside a string
   std::size_t cut_ = std::string_view::npos;    // where a token the text ends in begins, when it was dropped
@@ -394,6 +396,9 @@ class repair_engine {
       root_close_in_ = i_;
       root_close_out_ = out_.size();
       root_closed_after_container_ = container_done_;
+      root_was_empty_ = expect_ == expect::first_key || expect_ == expect::first_value;
+      root_token_in_ = token_in_end_;
+      root_token_out_ = token_out_end_;
     }
     out_ += static_cast<char>(c);
     ++i_;
@@ -474,7 +479,13 @@ class repair_engine {
       stack_ += root_;
       open_out_.push_back(0);  // the root's bracket begins the output
       root_ = 0;
-      expect_ = stack_.back() == '[' ? expect::array_next : expect::object_next;
+      token_in_end_ = root_token_in_;  // a missing comma goes after the last member, as before the bracket
+      token_out_end_ = root_token_out_;
+      if (root_was_empty_) {
+        expect_ = stack_.back() == '[' ? expect::first_value : expect::first_key;
+      } else {
+        expect_ = stack_.back() == '[' ? expect::array_next : expect::object_next;
+      }
       return true;
     }
     return false;
@@ -1045,11 +1056,17 @@ class repair_engine {
   /// the value given first, so the cut-off key goes instead.
   void close_truncated() {
     std::string closing = std::move(completion_);
-    const bool dangling_key = ((expect_ == expect::first_key || expect_ == expect::key) && open_string_) ||
-                              expect_ == expect::colon || expect_ == expect::member_value;
+    // The key is cut off, or its value is missing or dropped (a cut number):
+    // not a value string the text ends in.
+    const bool in_key = expect_ == expect::first_key || expect_ == expect::key;
+    const bool dangling_key = (in_key && open_string_) || expect_ == expect::colon ||
+                              (expect_ == expect::member_value && !open_string_);
     if (dangling_key && repeats_earlier_key()) {
       out_.truncate(key_out_);
       cut_ = std::min(cut_, key_in_);
+      // What was repaired in the dropped text goes with it (only the key's
+      // missing comma, noted before it, lies before it).
+      std::erase_if(notes_, [&](const noted_action& n) { return n.begin >= key_in_; });
       open_string_ = false;
       expect_ = expect::key;
     }
