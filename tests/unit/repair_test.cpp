@@ -385,6 +385,7 @@ TEST_CASE("extraction and repair never drop part of the value without saying so"
     CHECK(repaired("{\"v\": 1, \"x\": {\nv\"").json == "{\"v\": 1, \"x\": {\n\"v\":\"\"}}");
     // What was repaired in the dropped key goes with it.
     CHECK(repaired(R"({"a": 1, "a" /* c */)").json == R"({"a": 1 })");
+    CHECK(repaired(R"({"a": "b", "c": 2"a":)").json == R"({"a": "b", "c": 2})");
     // A key not seen before still gets its null.
     CHECK(repaired(R"({"a": "b", "c":)").json == R"({"a": "b", "c":null})");
     // Only the object's own keys count.

@@ -122,6 +122,7 @@ class repair_engine {
   std::size_t root_in_end_ = 0, root_out_end_ = 0;
   std::size_t token_in_end_ = 0, token_out_end_ = 0;  // just past the last key or value
   std::size_t key_in_ = 0, key_out_ = 0;              // where the last key begins
+  std::size_t key_notes_ = 0;                         // ... and how many actions were noted before it
   bool container_done_ = false;                       // the last value done was an array or object
   char root_ = 0;                                     // the root's opening bracket, once closed
   std::size_t root_close_in_ = 0, root_close_out_ = 0;  // ... where it was closed
@@ -535,6 +536,7 @@ class repair_engine {
   void read_key() {
     key_in_ = i_;
     key_out_ = out_.size();
+    key_notes_ = notes_.size();
     const unsigned char c = at(i_);
     if (const auto [q, w] = opening_quote_at(i_); w) return read_string(q, w, true);
     if (c == '\\' && at(i_ + 1) == '"') return stringified();
@@ -1064,9 +1066,7 @@ class repair_engine {
     if (dangling_key && repeats_earlier_key()) {
       out_.truncate(key_out_);
       cut_ = std::min(cut_, key_in_);
-      // What was repaired in the dropped text goes with it (only the key's
-      // missing comma, noted before it, lies before it).
-      std::erase_if(notes_, [&](const noted_action& n) { return n.begin >= key_in_; });
+      notes_.resize(key_notes_);  // what was repaired in the dropped text goes with it
       open_string_ = false;
       expect_ = expect::key;
     }
