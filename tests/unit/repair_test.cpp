@@ -433,7 +433,9 @@ TEST_CASE("a stray quote before a value makes it the text of a string, not a val
     CHECK(e.code == repair_errc::unrepairable);
     CHECK(e.offset == text.find('"'));
   }
-  // Quoted and closed, or escaped as a string's content, it is the value.
+  // Quoted and closed, with quotes of its own, or escaped as a string's
+  // content, it is the value.
+  check_repair("\"{\"a\": 1}", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
   check_repair("Result: \"[1, 2]\"", "[1, 2]", {"prose_around_json", "prose_around_json"}, repair_tier::lossless);
   CHECK(repaired(R"("{\"a\": 1})").json == R"({"a": 1})");
 }

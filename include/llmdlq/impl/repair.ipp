@@ -375,13 +375,14 @@ class candidate_chooser {
   std::optional<std::size_t> ambiguous_at_;
 };
 
-/// Whether the value at raw[from, end) in prose is the start of a string's
-/// text that never ends (`He said "[1, 2]` and no quote after it): it is
-/// part of that string, not a value of its own. JSON escaped as a string's
-/// content (`"{\"a\": 1}`) is the exception: its escapes say what it is.
-inline bool opens_unclosed_string(std::string_view raw, std::size_t from, std::size_t end) noexcept {
+/// Whether the value at `from` in prose is the start of a string's text
+/// that never ends (`He said "[1, 2]` and no quote after it): it is part of
+/// that string, not a value of its own. A quote in the value would end such
+/// a string (`"{"a": 1}`: the first quote is stray), and JSON escaped as a
+/// string's content (`"{\"a\": 1}`) says by its escapes what it is.
+inline bool opens_unclosed_string(std::string_view raw, std::size_t from) noexcept {
   return from > 0 && raw[from - 1] == '"' && !(from + 1 < raw.size() && raw[from + 1] == '\\') &&
-         raw.find('"', end) == std::string_view::npos;
+         raw.find('"', from) == std::string_view::npos;
 }
 
 /// Offers every value in the text worth considering: those in fences when
@@ -393,7 +394,7 @@ inline void find_candidates(std::string_view raw, const repair_options& options,
   bool found = false, stop = false;
   auto consider = [&](std::size_t from, std::size_t to, bool fenced) -> std::size_t {
     auto candidate = repair_at(raw, from, to, fenced, options, plain);
-    if (candidate && !fenced && opens_unclosed_string(raw, from, candidate->end)) {
+    if (candidate && !fenced && opens_unclosed_string(raw, from)) {
       // ... as is all the text after it.
       candidate = unexpected(repair_failure{
           from - 1, "the value is the text of a string that a quote before it opens and nothing closes", false, true});
