@@ -57,6 +57,12 @@ inline std::string excerpt(std::string_view text, std::size_t limit = 80) {
   return out;
 }
 
+/// The order actions replay in: by offset, an insertion before a
+/// replacement at the same offset.
+inline bool replays_before(const repair_action& a, const repair_action& b) noexcept {
+  return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+}
+
 class repair_engine {
  public:
   /// `base` is the offset of `text` in the text the caller reports spans in.

@@ -205,8 +205,7 @@ template <class RawOffset>
 std::vector<repair_action> unescaping_actions(std::string_view raw, std::string_view text,
                                               std::vector<repair_action> inner, std::size_t end,
                                               const RawOffset& raw_offset) {
-  std::stable_sort(inner.begin(), inner.end(),
-                   [](const auto& a, const auto& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+  std::stable_sort(inner.begin(), inner.end(), replays_before);
   // An offset inside the bytes one escape produced (`\u00e9` gives two)
   // moves out to the whole escape.
   const auto splits = [&](std::size_t at) { return at > 0 && at < end && raw_offset(at) == raw_offset(at - 1); };
@@ -482,12 +481,9 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
   const std::string_view code = c.fenced ? "markdown_fence" : "prose_around_json";
   auto& actions = c.value.actions;
   // In scan order already, but for a few noted late (a trailing comma, a
-  // missing comma); an insertion goes before a replacement at its offset.
-  const auto by_begin = [](const auto& a, const auto& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  };
-  if (!std::is_sorted(actions.begin(), actions.end(), by_begin)) {
-    std::stable_sort(actions.begin(), actions.end(), by_begin);
+  // missing comma).
+  if (!std::is_sorted(actions.begin(), actions.end(), replays_before)) {
+    std::stable_sort(actions.begin(), actions.end(), replays_before);
   }
   // The value's own actions move over whole; prose around it is rare.
   result.actions = std::move(actions);
