@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +45,14 @@ struct repair_tiers {
   friend constexpr bool operator==(repair_tiers, repair_tiers) noexcept = default;
 };
 
-/// One change made to the raw text.
+/// One change made to the raw text: its bytes [begin, end) were replaced
+/// by `after` (an insertion has begin == end).
+///
+/// The actions of a repair_result replay: they are sorted by `begin` (an
+/// insertion before a replacement at the same offset), their spans do not
+/// overlap, `before` is exactly raw[begin, end), and copying the raw text
+/// with each span replaced by its `after` yields exactly
+/// repair_result::json. Nothing changes that no action names.
 struct repair_action {
   /// Stable name of the repair, a static string: `markdown_fence`,
   /// `trailing_comma`, `truncated`... (README lists them with their tiers).
@@ -52,8 +60,8 @@ struct repair_action {
   repair_tier tier = repair_tier::lossless;
   std::size_t begin = 0;  ///< byte span [begin, end) in the raw text that changed
   std::size_t end = 0;
-  std::string before;     ///< what stood there (cut to a short excerpt)
-  std::string after;      ///< what replaced it
+  std::string before;     ///< the raw bytes of the span
+  std::string after;      ///< what replaced them, exactly
   std::string path;       ///< JSON Pointer of the value changed, for coercions; empty otherwise
   friend bool operator==(const repair_action&, const repair_action&) = default;
 };
@@ -65,7 +73,7 @@ struct repair_action {
 /// What local repair produced.
 struct repair_result {
   std::string json;                    ///< the repaired text (the input itself when nothing changed)
-  std::vector<repair_action> actions;  ///< in order of position; empty when nothing changed
+  std::vector<repair_action> actions;  ///< in order of position, replaying to `json`; empty when nothing changed
   /// The document still ends inside a string, array or object: it was cut
   /// off, and is never to be accepted as it stands.
   bool truncated = false;
@@ -101,11 +109,31 @@ struct repair_options {
 };
 
 /// Finds the JSON value in an LLM response and repairs its syntax. Candidates
-/// come from markdown fences (any language word), else from a string-aware
-/// scan of the prose for objects and arrays; two different candidates are
-/// `ambiguous`. Valid JSON comes back unchanged with no actions.
+/// come from markdown fences (any language word) that do not sit inside a
+/// JSON string, else from a string-aware scan of the prose for objects and
+/// arrays; two candidates, even equal ones, are `ambiguous`. Text after a
+/// value is dropped as prose only when it cannot continue that value (a
+/// comma and a key after an early `}` continue it), and a value a stray
+/// quote makes the text of a string is no candidate. Valid JSON comes back
+/// unchanged with no actions.
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
                                                                         const repair_options& options = {});
+
+/// A JSON value in an LLM response that the text cuts off.
+struct truncated_value {
+  std::size_t begin = 0;  ///< where the value starts in the raw text (inside a fence or prose, perhaps)
+  std::string unclosed;   ///< the quote and brackets still open at the end, innermost first: `"}]`
+};
+
+/// Whether the JSON value in an LLM response is cut off: found as repair()
+/// finds it (in a fence, in prose, or the whole text), and ending inside a
+/// string, array or object. Nothing is repaired or returned for use: this
+/// tells a truncation from other syntax errors even where repair is off.
+/// A value cut off is reported even beside complete ones (an example in
+/// the prose); nothing when there is no value or none is cut off. Linear
+/// in the text.
+[[nodiscard]] LLMDLQ_INLINE std::optional<truncated_value> find_truncated_value(std::string_view raw,
+                                                                                 const repair_options& limits = {});
 
 namespace detail {
 /// Whether a repaired candidate is what the caller wants (process_llm_response

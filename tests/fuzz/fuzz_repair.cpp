@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Fuzzing local repair: valid JSON comes back untouched, what comes out is
 // strict JSON that repair leaves alone, the actions describe spans of the
-// input in order, and the default tiers never let a lossy repair through.
+// input in order and replay to the output, and the default tiers never let a
+// lossy repair through.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -9,13 +10,17 @@
 #include <llmdlq/json_parser.hpp>
 #include <llmdlq/repair.hpp>
 
+#include "../support/repair_replay.hpp"
+
 namespace {
 
 void check_error(const llmdlq::repair_error& e, std::size_t size) {
   if (e.offset > size || e.message.empty()) std::abort();
 }
 
-void check_actions(const llmdlq::repair_result& r, std::size_t size) {
+/// The actions are in order, inside the text, and replay to the output.
+void check_actions(std::string_view raw, const llmdlq::repair_result& r) {
+  const std::size_t size = raw.size();
   bool cut = false;
   std::size_t last = 0;
   for (const auto& a : r.actions) {
@@ -24,6 +29,8 @@ void check_actions(const llmdlq::repair_result& r, std::size_t size) {
     cut = cut || a.code == "truncated";
   }
   if (cut != r.truncated) std::abort();
+  const auto replayed = llmdlq::test::replay(raw, r.actions);
+  if (!replayed || *replayed != r.json) std::abort();
 }
 
 }  // namespace
@@ -43,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (valid && (!repaired || repaired->json != raw || !repaired->actions.empty())) std::abort();
   if (repaired) {
     if (llmdlq::check_syntax(repaired->json, strict)) std::abort();
-    check_actions(*repaired, size);
+    check_actions(raw, *repaired);
     const auto again = llmdlq::repair(repaired->json, all);
     if (!again || again->json != repaired->json || !again->actions.empty() || again->truncated) std::abort();
   } else {
@@ -57,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto guarded = llmdlq::repair(raw, safe);
   if (guarded) {
     if (!repaired || guarded->json != repaired->json) std::abort();
-    check_actions(*guarded, size);
+    check_actions(raw, *guarded);
     for (const auto& a : guarded->actions) {
       if (a.tier == llmdlq::repair_tier::lossy) std::abort();
     }

@@ -75,6 +75,39 @@ TEST_CASE("errors inside strings are precise", "[json_parser]") {
   CHECK(e.offset == 3);
 }
 
+TEST_CASE("a fault after an escape is named at its own byte, for its own reason", "[json_parser]") {
+  struct fault {
+    std::string_view json;
+    json_errc code;
+    std::size_t offset;
+  };
+  // An escape that is fine is never blamed for the byte after it.
+  for (const fault f : {fault{"[\"\x01\"]", json_errc::control_character, 2},
+                        fault{"[\"a\\nb\x01\"]", json_errc::control_character, 6},
+                        fault{"[\"\\n\x1f\"]", json_errc::control_character, 4},
+                        fault{"[\"a\\\\b\x01\"]", json_errc::control_character, 6},
+                        fault{"[\"a\\\"b\x01\"]", json_errc::control_character, 6},
+                        fault{"[\"\\u00e9\x02\"]", json_errc::control_character, 8},
+                        fault{"[\"ab\\n\xFF\"]", json_errc::invalid_utf8, 6},
+                        fault{"[\"\xFF\"]", json_errc::invalid_utf8, 2},
+                        fault{"[\"\\t\xC3(\"]", json_errc::invalid_utf8, 4},
+                        fault{"[\"\\t\xE2\x82(\"]", json_errc::invalid_utf8, 4},
+                        fault{"[\"\\u00e9\xFF\"]", json_errc::invalid_utf8, 8},
+                        fault{"[1, \"\\n\xFF\"]", json_errc::invalid_utf8, 7},
+                        fault{"[1, \xE2\x82(]", json_errc::invalid_utf8, 4},
+                        // The escape itself is at fault: named at its backslash.
+                        fault{"[\"a\\n\\q\"]", json_errc::invalid_escape, 5},
+                        fault{"[\"\\u12\x01\"]", json_errc::invalid_escape, 2},
+                        fault{"[\"x\\ud800\"]", json_errc::invalid_escape, 3}}) {
+    INFO(f.json);
+    const auto e = error_of(f.json);
+    CHECK(e.code == f.code);
+    CHECK(e.offset == f.offset);
+    if (f.code == json_errc::control_character) CHECK(e.message.find("control character") != std::string::npos);
+    if (f.code == json_errc::invalid_utf8) CHECK(e.message.find("UTF-8") != std::string::npos);
+  }
+}
+
 TEST_CASE("invalid UTF-8 outside strings, and smart quotes", "[json_parser]") {
   CHECK(error_of("[1, \xFF]").code == json_errc::invalid_utf8);
   const auto e = error_of("{\xE2\x80\x9C" "a\xE2\x80\x9D: 1}");

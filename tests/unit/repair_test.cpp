@@ -4,10 +4,13 @@
 #include <llmdlq/json_parser.hpp>
 #include <llmdlq/repair.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
+#include "support/repair_replay.hpp"
+#include "support/temp_dir.hpp"
 
 using llmdlq::repair_errc;
 using llmdlq::repair_tier;
@@ -26,8 +29,15 @@ std::vector<std::string> codes_of(const llmdlq::repair_result& r) {
   return codes;
 }
 
+/// Checks that the actions replay: applied to `input`, they give `json`.
+void check_replays(std::string_view input, const llmdlq::repair_result& r) {
+  const auto replayed = llmdlq::test::replay(input, r.actions);
+  REQUIRE(replayed.has_value());
+  CHECK(*replayed == r.json);
+}
+
 /// Repairs `input` with every tier allowed and checks the invariants that
-/// hold for any success: strict JSON out, idempotent, spans inside the input.
+/// hold for any success: strict JSON out, idempotent, actions that replay.
 llmdlq::repair_result repaired(std::string_view input, const llmdlq::repair_options& options = all_tiers()) {
   auto result = llmdlq::repair(input, options);
   INFO("input: " << input.substr(0, 200));
@@ -37,12 +47,7 @@ llmdlq::repair_result repaired(std::string_view input, const llmdlq::repair_opti
   REQUIRE(again.has_value());
   CHECK(again->json == result->json);
   CHECK(again->actions.empty());
-  for (std::size_t k = 0; k < result->actions.size(); ++k) {
-    const auto& a = result->actions[k];
-    CHECK(a.begin <= a.end);
-    CHECK(a.end <= input.size());
-    if (k > 0) CHECK(result->actions[k - 1].begin <= a.begin);
-  }
+  check_replays(input, *result);
   return std::move(*result);
 }
 
@@ -93,10 +98,14 @@ TEST_CASE("commas: trailing, leading, doubled and missing", "[repair]") {
 }
 
 TEST_CASE("quotes: single, smart, unquoted keys and inner quotes", "[repair]") {
-  check_repair("{'a': 'it''s'}", R"({"a": "it''s"})", {"single_quotes", "single_quotes"});
-  check_repair("{'name': 'it's \"quoted\"'}", R"({"name": "it's \"quoted\""})", {"single_quotes", "single_quotes"});
+  // Each quote that changes is an action of its own: the string's quotes,
+  // and a double quote inside that now needs its backslash.
+  const std::vector<std::string> four(4, "single_quotes");
+  check_repair("{'a': 'it''s'}", R"({"a": "it''s"})", four);
+  check_repair("{'name': 'it's \"quoted\"'}", R"({"name": "it's \"quoted\""})",
+               std::vector<std::string>(6, "single_quotes"));
   check_repair("{\u201Cmerchant\u201D: \u201CAlbert Heijn\u201D}", R"({"merchant": "Albert Heijn"})",
-               {"smart_quotes", "smart_quotes"});
+               std::vector<std::string>(4, "smart_quotes"));
   check_repair("{merchant: \"AH\", total_eur: 1, line-items: []}",
                R"({"merchant": "AH", "total_eur": 1, "line-items": []})",
                {"unquoted_key", "unquoted_key", "unquoted_key"});
@@ -110,10 +119,13 @@ TEST_CASE("quotes: single, smart, unquoted keys and inner quotes", "[repair]") {
   check_repair(R"({"item": "Kaas "Old Amsterdam" 500g", "qty": 1})",
                R"({"item": "Kaas \"Old Amsterdam\" 500g", "qty": 1})", {"unescaped_quote", "unescaped_quote"});
   const auto r = repaired("{'a': 1}");
-  CHECK(r.actions[0].before == "'a'");
-  CHECK(r.actions[0].after == "\"a\"");
+  REQUIRE(r.actions.size() == 2);
+  CHECK(r.actions[0].before == "'");
+  CHECK(r.actions[0].after == "\"");
   CHECK(r.actions[0].begin == 1);
-  CHECK(r.actions[0].end == 4);
+  CHECK(r.actions[0].end == 2);
+  CHECK(r.actions[1].begin == 3);
+  CHECK(r.actions[1].end == 4);
 }
 
 TEST_CASE("literals, comments and number lexemes", "[repair]") {
@@ -148,7 +160,7 @@ TEST_CASE("stringified JSON and string concatenation", "[repair]") {
   CHECK(r.json == "{\"merchant\": \"AH\", \"lines\": [{\"n\": \"melk\\n2\"}]}");
   CHECK(codes_of(r) == std::vector<std::string>{"stringified_json"});
   check_repair(R"({"a": "one " + "two" + 'three'})", R"({"a": "one twothree"})",
-               {"single_quotes", "string_concatenation", "string_concatenation"});
+               {"string_concatenation", "string_concatenation", "single_quotes"});
 }
 
 TEST_CASE("extraction: fences, prose, and more than one value", "[repair]") {
@@ -156,12 +168,12 @@ TEST_CASE("extraction: fences, prose, and more than one value", "[repair]") {
                {"markdown_fence", "trailing_comma", "markdown_fence"});
   check_repair("```\n[1, 2]\n```", "[1, 2]", {"markdown_fence", "markdown_fence"}, repair_tier::lossless);
   check_repair("Sure! The receipt is {'total': 3} as requested.", R"({"total": 3})",
-               {"prose_around_json", "single_quotes", "prose_around_json"});
+               {"prose_around_json", "single_quotes", "single_quotes", "prose_around_json"});
   // Brackets in prose that are no JSON value are passed over.
   check_repair("I read [the receipt] and found {\"a\": 1}.", R"({"a": 1})",
                {"prose_around_json", "prose_around_json"}, repair_tier::lossless);
-  // The same value twice is one answer; two different ones are a guess.
-  check_repair("{\"a\": 1}\n{\"a\": 1}", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
+  // Two values are a guess, equal or not: taking one would drop the other.
+  CHECK(error_of("{\"a\": 1}\n{\"a\": 1}").code == repair_errc::ambiguous);
   CHECK(error_of("{\"a\": 1} or maybe {\"a\": 2}").code == repair_errc::ambiguous);
   CHECK(error_of("```json\n{\"a\": 1}\n```\n```json\n{\"b\": 2}\n```").code == repair_errc::ambiguous);
   CHECK(error_of("no JSON here at all").code == repair_errc::no_json);
@@ -258,11 +270,172 @@ TEST_CASE("a large document is repaired in one pass", "[repair]") {
   expected += "]";
   const auto r = repaired(doc);
   CHECK(r.json == expected);
-  CHECK(r.actions.size() == 20000 * 4 + 1);
+  CHECK(r.actions.size() == 20000 * 6 + 1);
 }
 
 TEST_CASE("a comma repair inserted and then taken back is not reported", "[repair]") {
   const auto r = repaired("[1 2");  // the 2 may be cut: dropped, and the comma before it with it
   CHECK(r.json == "[1 ]");
   CHECK(codes_of(r) == std::vector<std::string>{"truncated"});
+}
+
+TEST_CASE("every repair's actions replay to its output, over the fuzz corpus and the benchmark cases", "[repair]") {
+  std::vector<std::filesystem::path> inputs;
+  const std::filesystem::path source(LLMDLQ_SOURCE_DIR);
+  for (const auto& entry : std::filesystem::directory_iterator(source / "tests/fuzz/corpus/fuzz_repair")) {
+    inputs.push_back(entry.path());
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(source / "benchmarks/repair_cases")) {
+    if (entry.path().filename().string().ends_with(".input.txt")) inputs.push_back(entry.path());
+  }
+  REQUIRE(inputs.size() > 100);
+  std::size_t repaired_count = 0;
+  for (const auto& path : inputs) {
+    const std::string raw = llmdlq::test::slurp(path);
+    INFO(path.filename().string());
+    for (const auto& options : {all_tiers(), llmdlq::repair_options{}}) {
+      const auto r = llmdlq::repair(raw, options);
+      if (!r) continue;
+      ++repaired_count;
+      check_replays(raw, *r);
+    }
+  }
+  CHECK(repaired_count > inputs.size());
+}
+
+TEST_CASE("a string value, a missing comma and an unquoted key on the next line are two members", "[repair]") {
+  check_repair("{\"city\": \"Utrecht\"\n  zip: \"3511\"}", "{\"city\": \"Utrecht\",\n  \"zip\": \"3511\"}",
+               {"missing_comma", "unquoted_key"});
+  check_repair("{\"a\": \"x\" b: 1}", R"({"a": "x", "b": 1})", {"missing_comma", "unquoted_key"});
+  // Words without a colon after them are still the string's own text.
+  check_repair(R"({"note": "he said "hi there" now"})", R"({"note": "he said \"hi there\" now"})",
+               {"unescaped_quote", "unescaped_quote"});
+}
+
+TEST_CASE("\\xHH escapes are the code point U+00HH", "[repair]") {
+  check_repair(R"({"name": "M\xfcller"})", R"({"name": "Müller"})", {"invalid_escape"});
+  check_repair(R"(["\x41\x01\x22\x5c"])", R"(["A\u0001\u0022\u005c"])", std::vector<std::string>(4, "invalid_escape"));
+  const auto r = repaired(R"({"name": "M\xfcller"})");
+  CHECK(r.actions[0].before == "\\xfc");
+  CHECK(r.actions[0].after == "\xC3\xBC");
+  // Without two hex digits it is a backslash meant literally.
+  check_repair(R"(["\xZZ"])", R"(["\\xZZ"])", {"invalid_escape"});
+  // Cut off inside the escape: the string is truncated before it.
+  const auto cut = repaired(R"(["M\xf)");
+  CHECK(cut.json == R"(["M"])");
+  CHECK(cut.truncated);
+}
+
+TEST_CASE("a key missing one quote, or its colon before a literal, keeps its name", "[repair]") {
+  // Not the key `a` with the value `":"foo`.
+  check_repair(R"({a":"foo"})", R"({"a":"foo"})", {"missing_quote"});
+  check_repair(R"({"x": 1, name": "AH"})", R"({"x": 1, "name": "AH"})", {"missing_quote"});
+  // Not the key `a" true`.
+  check_repair(R"({"a" true})", R"({"a": true})", {"missing_colon"});
+  check_repair(R"({"a" null, "b" False})", R"({"a": null, "b": false})",
+               {"missing_colon", "missing_colon", "python_literal"});
+  check_repair(R"({"a" "b"})", R"({"a": "b"})", {"missing_colon"});
+}
+
+TEST_CASE("extraction and repair never drop part of the value without saying so", "[repair]") {
+  const auto none = llmdlq::repair_options{};  // the default tiers
+  SECTION("a fence inside a JSON string is the string's text, not the answer") {
+    // Unescaped quotes around the fenced snippet: beyond repair, not the snippet.
+    const std::string broken = "{\"text\": \"see\n```json\n{\"x\": 1}\n```\nend\"}";
+    CHECK(error_of(broken).code == repair_errc::unrepairable);
+    const std::string escaped = "{\"text\": \"see\n```json\n{\\\"x\\\": 1}\n```\nend\"}";
+    const auto r = repaired(escaped, none);
+    CHECK(r.json == "{\"text\": \"see\\n```json\\n{\\\"x\\\": 1}\\n```\\nend\"}");
+    // A fence in the prose around brackets is still a fence.
+    check_repair("Use {\"a\": \"b\"} like this:\n```json\n{\"a\": \"c\",}\n```", R"({"a": "c"})",
+                 {"markdown_fence", "trailing_comma", "markdown_fence"});
+  }
+  SECTION("a bracket that closes the root early: the rest continues it") {
+    check_repair(R"({"a": 1}, "b": 2})", R"({"a": 1, "b": 2})", {"redundant_bracket"});
+    check_repair(R"({"a": 1}, b: 2})", R"({"a": 1, "b": 2})", {"redundant_bracket", "unquoted_key"});
+    check_repair(R"([1, 2], 3])", R"([1, 2, 3])", {"redundant_bracket"});
+    check_repair(R"({"a": 1}"b": 2})", R"({"a": 1,"b": 2})", {"missing_comma", "redundant_bracket"});
+    check_repair(R"({}, "b": 2})", R"({ "b": 2})", {"redundant_bracket", "leading_comma"});
+    // Cut off after it: the rest is kept, and the closing is lossy.
+    const auto cut = repaired(R"({"a": 1}, "b": 2)");
+    CHECK(cut.json == R"({"a": 1, "b": null})");
+    CHECK(cut.truncated);
+    // Which of two closed values the rest belongs to would be a guess.
+    auto e = error_of(R"({"a": {"x": 1}}, "b": 2})");
+    CHECK(e.code == repair_errc::unrepairable);
+    CHECK(e.offset == 14);
+    CHECK(error_of(R"({"a": {"x": 1}}, "b": {"c": 2}})").code == repair_errc::unrepairable);
+    // Prose after a value does not continue it.
+    check_repair("{\"a\": 1}, and that is all.", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
+  }
+  SECTION("a bracket that closes nothing open goes, inside the value") {
+    check_repair(R"([{"a":1}},{"b":2}])", R"([{"a":1},{"b":2}])", {"redundant_bracket"});
+    check_repair(R"({"a": [1, 2]], "b": 3})", R"({"a": [1, 2], "b": 3})", {"redundant_bracket"});
+  }
+  SECTION("a cut-off member repeating a key does not replace the value given first") {
+    for (std::string_view cut : {R"({"a": "b", "a)", R"({"a": "b", "a":)", R"({"a": "b", "a": 12)",
+                                 R"({"a": "b", "a")"}) {
+      const auto r = repaired(cut);
+      CHECK(r.json == R"({"a": "b" })");
+      CHECK(r.truncated);
+      CHECK(llmdlq::parse_value(r.json)->as_object().at("a") == "b");
+    }
+    // A value the text ends in is the member's own, even under a repeated key.
+    CHECK(repaired(R"({"a": "b", "a": "c)").json == R"({"a": "b", "a": "c"})");
+    CHECK(repaired("{\"v\": 1, \"x\": {\nv\"").json == "{\"v\": 1, \"x\": {\n\"v\":\"\"}}");
+    // What was repaired in the dropped key goes with it.
+    CHECK(repaired(R"({"a": 1, "a" /* c */)").json == R"({"a": 1 })");
+    CHECK(repaired(R"({"a": "b", "c": 2"a":)").json == R"({"a": "b", "c": 2})");
+    // A key not seen before still gets its null.
+    CHECK(repaired(R"({"a": "b", "c":)").json == R"({"a": "b", "c":null})");
+    // Only the object's own keys count.
+    CHECK(repaired(R"({"n": {"a": 1}, "a)").json == R"({"n": {"a": 1}, "a":null})");
+  }
+  SECTION("stringified JSON keeps its escaped inner quotes") {
+    const auto r = repaired(R"({\"stringified\": \"hello \\"world\\"\"})", none);
+    CHECK(r.json == R"({"stringified": "hello \"world\""})");
+    CHECK(repaired(R"([\"hello \\"world\\"\"])", none).json == R"(["hello \"world\""])");
+  }
+}
+
+TEST_CASE("a cut-off value is found inside a fence or prose without repairing it", "[repair]") {
+  auto cut = llmdlq::find_truncated_value("Here you go:\n```json\n{\"items\": [{\"n\": \"Bro");
+  REQUIRE(cut.has_value());
+  CHECK(cut->begin == 21);
+  CHECK(cut->unclosed == "\"}]}");
+  cut = llmdlq::find_truncated_value("The receipt is {\"total\": 12, \"lines\": [1, 2");
+  REQUIRE(cut.has_value());
+  CHECK(cut->begin == 15);
+  CHECK(cut->unclosed == "]}");
+  cut = llmdlq::find_truncated_value("{\"a\": \"b\", \"c\":");
+  REQUIRE(cut.has_value());
+  CHECK(cut->begin == 0);
+  CHECK(cut->unclosed == "}");
+  // Complete values, broken ones and no value at all are no truncation.
+  CHECK_FALSE(llmdlq::find_truncated_value("Here:\n```json\n{\"a\": 1,}\n```"));
+  CHECK_FALSE(llmdlq::find_truncated_value("{\"a\": 1}"));
+  CHECK_FALSE(llmdlq::find_truncated_value("{\"status\": paid in full"));
+  CHECK_FALSE(llmdlq::find_truncated_value("no JSON here"));
+}
+
+TEST_CASE("a cut-off answer beside a complete example is found", "[repair]") {
+  const auto cut = llmdlq::find_truncated_value("Format: {\"merchant\": \"string\"}\nAnswer: {\"merchant\": \"AH\", \"total\": 1");
+  REQUIRE(cut.has_value());
+  CHECK(cut->begin == 39);
+  CHECK(cut->unclosed == "}");
+  CHECK_FALSE(llmdlq::find_truncated_value("{\"a\": 1} and {\"b\": 2}"));
+}
+
+TEST_CASE("a stray quote before a value makes it the text of a string, not a value", "[repair]") {
+  // The quote opens a string that nothing closes: the array is its text.
+  for (std::string_view text : {"\"[1, 2, 3]", "He said \"[1, 2, 3]", "\"[1, 2] and [3]"}) {
+    const auto e = error_of(text);
+    CHECK(e.code == repair_errc::unrepairable);
+    CHECK(e.offset == text.find('"'));
+  }
+  // Quoted and closed, with quotes of its own, or escaped as a string's
+  // content, it is the value.
+  check_repair("\"{\"a\": 1}", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
+  check_repair("Result: \"[1, 2]\"", "[1, 2]", {"prose_around_json", "prose_around_json"}, repair_tier::lossless);
+  CHECK(repaired(R"("{\"a\": 1})").json == R"({"a": 1})");
 }

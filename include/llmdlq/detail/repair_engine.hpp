@@ -27,6 +27,7 @@ struct repair_failure {
   std::size_t offset = 0;   ///< in the scanned text
   std::string message;
   bool stringified = false;  ///< the value is JSON escaped as a string's content: unescape, then scan again
+  bool runs_on = false;      ///< the value runs on past where it failed: no later text is a value of its own
 };
 
 /// What one pass produced.
@@ -56,10 +57,11 @@ inline std::string excerpt(std::string_view text, std::size_t limit = 80) {
   return out;
 }
 
-/// The excerpt length of a token's action: it fits std::string's inline
-/// buffer, so recording an action allocates nothing. The span says exactly
-/// where the change is.
-inline constexpr std::size_t token_excerpt = 15;
+/// The order actions replay in: by offset, an insertion before a
+/// replacement at the same offset.
+inline bool replays_before(const repair_action& a, const repair_action& b) noexcept {
+  return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+}
 
 class repair_engine {
  public:
@@ -77,7 +79,10 @@ class repair_engine {
       if (failed_) return unexpected(std::move(failure_));
       if (i_ >= in_.size()) break;
       if (expect_ == expect::done) {
-        if (!after_root()) break;
+        if (!after_root()) {
+          if (failed_) return unexpected(std::move(failure_));
+          break;
+        }
         continue;
       }
       step();
@@ -108,12 +113,12 @@ class repair_engine {
   struct noted_action {
     std::string_view code;
     repair_tier tier;
-    bool whole;  // keep before and after whole (a truncation's closing)
     std::size_t begin, end, after_at, after_size;
   };
   std::vector<noted_action> notes_;
   std::string afters_;
   std::string stack_;  // '{' and '[' still open
+  std::vector<std::size_t> open_out_;  // where each of them is in the output
   expect expect_ = expect::value;
   bool failed_ = false;
   repair_failure failure_;
@@ -122,6 +127,14 @@ class repair_engine {
   std::size_t comma_note_ = 0;                // ... noted here
   std::size_t root_in_end_ = 0, root_out_end_ = 0;
   std::size_t token_in_end_ = 0, token_out_end_ = 0;  // just past the last key or value
+  std::size_t key_in_ = 0, key_out_ = 0;              // where the last key begins
+  std::size_t key_notes_ = 0;                         // ... and how many actions were noted before it
+  bool container_done_ = false;                       // the last value done was an array or object
+  char root_ = 0;                                     // the root's opening bracket, once closed
+  std::size_t root_close_in_ = 0, root_close_out_ = 0;  // ... where it was closed
+  bool root_closed_after_container_ = false;          // ... right after a nested array or object
+  bool root_was_empty_ = false;                       // ... with nothing in it
+  std::size_t root_token_in_ = 0, root_token_out_ = 0;  // ... its last key or value's end
 
   bool open_string_ = false;                    // the text ended inside a string
   std::size_t cut_ = std::string_view::npos;    // where a token the text ends in begins, when it was dropped
@@ -136,11 +149,9 @@ class repair_engine {
     return in_.substr(std::min(k, in_.size()), s.size()) == s;
   }
 
-  void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string_view after,
-            bool whole = false) {
-    // One byte past the excerpt's length is enough to excerpt it the same.
-    if (!whole) after = after.substr(0, token_excerpt + 1);
-    notes_.push_back({code, tier, whole, b, e, afters_.size(), after.size()});
+  /// Records that raw [b, e) became `after` in the output.
+  void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string_view after) {
+    notes_.push_back({code, tier, b, e, afters_.size(), after.size()});
     afters_ += after;
   }
 
@@ -162,9 +173,8 @@ class repair_engine {
       a.tier = n.tier;
       a.begin = base_ + n.begin;
       a.end = base_ + n.end;
-      const std::size_t limit = n.whole ? std::string_view::npos : token_excerpt;
-      assign_excerpt(a.before, in_.substr(n.begin, n.end - n.begin), limit);
-      assign_excerpt(a.after, std::string_view(afters_).substr(n.after_at, n.after_size), limit);
+      a.before.assign(in_.substr(n.begin, n.end - n.begin));
+      a.after.assign(std::string_view(afters_).substr(n.after_at, n.after_size));
     }
     return out;
   }
@@ -350,6 +360,7 @@ class repair_engine {
   void open_bracket(char c) {
     if (stack_.size() >= max_depth_) return fail(i_, "nested deeper than the depth limit");
     stack_ += c;
+    open_out_.push_back(out_.size());
     out_ += c;
     ++i_;
     expect_ = c == '{' ? expect::first_key : expect::first_value;
@@ -362,13 +373,19 @@ class repair_engine {
       // A missing closing bracket: `{"a": [1, 2}`. Closing what is open up to
       // the bracket that matches invents structure, so it is lossy.
       const auto match = stack_.find_last_of(opener);
-      if (match == std::string::npos) return fail(i_, std::string("a '") + static_cast<char>(c) + "' that closes nothing");
+      if (match == std::string::npos) {
+        // `[{"a": 1}}, {"b": 2}]`: a bracket that closes nothing open goes.
+        note("redundant_bracket", repair_tier::syntactic, i_, i_ + 1, "");
+        ++i_;
+        return;
+      }
       if (expect_ == expect::member_value) return fail(i_, "a property without a value");
       std::string closing;
       drop_dangling_comma();
       while (stack_.size() > match + 1) {
         closing += stack_.back() == '{' ? '}' : ']';
         stack_.pop_back();
+        open_out_.pop_back();
       }
       note("missing_bracket", repair_tier::lossy, i_, i_, closing);
       out_ += closing;
@@ -380,9 +397,19 @@ class repair_engine {
       drop_last_comma();
     }
     stack_.pop_back();
+    open_out_.pop_back();
+    if (stack_.empty()) {
+      root_ = opener;
+      root_close_in_ = i_;
+      root_close_out_ = out_.size();
+      root_closed_after_container_ = container_done_;
+      root_was_empty_ = expect_ == expect::first_key || expect_ == expect::first_value;
+      root_token_in_ = token_in_end_;
+      root_token_out_ = token_out_end_;
+    }
     out_ += static_cast<char>(c);
     ++i_;
-    value_done();
+    value_done(true);
   }
 
   /// Takes back the comma written last, which nothing follows: one in the
@@ -415,8 +442,9 @@ class repair_engine {
     token_out_end_ = out_.size();
   }
 
-  void value_done() {
+  void value_done(bool container = false) {
     token_done();
+    container_done_ = container;
     if (stack_.empty()) {
       expect_ = expect::done;
       root_in_end_ = i_;
@@ -442,8 +470,58 @@ class repair_engine {
       out_.append(in_.data() + i_, k - i_);
       i_ = k;
       root_in_end_ = k;
+      return false;
+    }
+    if (root_ && continues_root(k)) {
+      // `{"a": 1}, "b": 2}`: the root was closed too early. Reopened, the
+      // rest is read as its own; where the early bracket closed more than
+      // one value, which of them the rest belongs to is a guess.
+      if (root_closed_after_container_) {
+        fail(root_close_in_, "a bracket closes the value early, and what follows it would continue it");
+        failure_.runs_on = true;
+        return false;
+      }
+      note("redundant_bracket", repair_tier::syntactic, root_close_in_, root_close_in_ + 1, "");
+      out_.erase(root_close_out_);
+      stack_ += root_;
+      open_out_.push_back(0);  // the root's bracket begins the output
+      root_ = 0;
+      token_in_end_ = root_token_in_;  // a missing comma goes after the last member, as before the bracket
+      token_out_end_ = root_token_out_;
+      if (root_was_empty_) {
+        expect_ = stack_.back() == '[' ? expect::first_value : expect::first_key;
+      } else {
+        expect_ = stack_.back() == '[' ? expect::array_next : expect::object_next;
+      }
+      return true;
     }
     return false;
+  }
+
+  /// Whether the text at `k`, after a closed root, would continue it: for
+  /// an object, a comma (or nothing) and then a key and a colon; for an
+  /// array, a comma and a number or string. Anything else ends the value,
+  /// and prose may follow.
+  [[nodiscard]] bool continues_root(std::size_t k) const noexcept {
+    const bool comma = at(k) == ',';
+    if (comma) {
+      ++k;
+      while (k < in_.size() && is_json_blank(at(k))) ++k;
+    }
+    if (root_ == '[') return comma && (is_digit(at(k)) || at(k) == '-' || at(k) == '"');
+    std::size_t end = k;
+    if (at(k) == '"') {
+      for (end = k + 1; end < in_.size() && at(end) != '"' && at(end) != '\n'; ++end) {
+        if (at(end) == '\\') ++end;
+      }
+      if (at(end) != '"') return false;
+      ++end;
+    } else if (comma && is_word_start(at(k))) {
+      end = word_end(k);
+    } else {
+      return false;
+    }
+    return next_significant(end) == ':';
   }
 
   void read_value() {
@@ -462,12 +540,24 @@ class repair_engine {
   }
 
   void read_key() {
+    key_in_ = i_;
+    key_out_ = out_.size();
+    key_notes_ = notes_.size();
     const unsigned char c = at(i_);
     if (const auto [q, w] = opening_quote_at(i_); w) return read_string(q, w, true);
     if (c == '\\' && at(i_ + 1) == '"') return stringified();
     if (is_word_char(c)) {
-      std::size_t k = i_;
-      while (k < in_.size() && (is_word_char(at(k)) || at(k) == '-')) ++k;
+      const std::size_t k = word_end(i_);
+      if (at(k) == '"' && next_significant(k + 1) == ':') {
+        // `{a": 1}`: only the opening quote is missing.
+        note("missing_quote", repair_tier::syntactic, i_, i_, "\"");
+        out_ += '"';
+        out_.append(in_.data() + i_, k + 1 - i_);
+        i_ = k + 1;
+        token_done();
+        expect_ = expect::colon;
+        return;
+      }
       const std::string_view name = in_.substr(i_, k - i_);
       std::string quoted;
       quoted.reserve(name.size() + 2);
@@ -486,11 +576,19 @@ class repair_engine {
 
   // ---- strings ---------------------------------------------------------------
 
+  /// Just past the word at `k` (letters, digits, `_`, `$`, `-`).
+  [[nodiscard]] std::size_t word_end(std::size_t k) const noexcept {
+    while (k < in_.size() && (is_word_char(at(k)) || at(k) == '-')) ++k;
+    return k;
+  }
+
   /// Whether a quote just before `k` ends the string: what follows it is
   /// what follows a value. After blanks, the start of a value that is not a
   /// word counts too (a comma or colon is missing), while `"say "hi" now"`
-  /// keeps its inner quotes.
-  [[nodiscard]] bool ends_string(std::size_t k) const noexcept {
+  /// keeps its inner quotes. So does, after a member's value, a word and a
+  /// colon (`"Utrecht"⏎ zip: "3511"`: a comma and the key's quotes are
+  /// missing), and after a key, a literal (`"a" true`: a colon is missing).
+  [[nodiscard]] bool ends_string(std::size_t k, bool key, bool member_value) const noexcept {
     const std::size_t start = k;
     while (k < in_.size() && is_json_blank(at(k))) ++k;
     if (k == in_.size()) return true;
@@ -498,6 +596,15 @@ class repair_engine {
     if (c == ',' || c == '}' || c == ']' || c == ':') return true;
     if ((c == '/' && (at(k + 1) == '/' || at(k + 1) == '*')) || c == '#') return true;
     if (k == start) return false;
+    if (is_word_start(c) && (key || member_value)) {
+      const std::size_t end = word_end(k);
+      if (member_value) return next_significant(end) == ':';
+      const std::string_view word = in_.substr(k, end - k);
+      const unsigned char after = next_significant(end);
+      return (word == "true" || word == "false" || word == "null" || word == "True" || word == "False" ||
+              word == "None") &&
+             (after == ',' || after == '}' || after == 0);
+    }
     if (c == '-' || is_digit(c)) {
       // A number only when one ends there: `"Old Amsterdam" 500g"` is text.
       while (k < in_.size() && (is_digit(at(k)) || at(k) == '.' || at(k) == '-' || at(k) == '+' ||
@@ -567,13 +674,19 @@ class repair_engine {
     return {j + w - k, q};
   }
 
+  [[nodiscard]] static std::string_view requote_code(quote q) noexcept {
+    return q == quote::sq ? "single_quotes" : "smart_quotes";
+  }
+
+  /// Reads a string, writing it in double quotes. A string quoted otherwise
+  /// gets an action for each quote that changes (its own, and each `"`
+  /// inside that now needs a backslash), so every action stays a small,
+  /// exact replacement.
   void read_string(quote q, std::size_t width, bool key) {
     const std::size_t open = i_;
-    const std::size_t out_open = out_.size();
+    if (q != quote::dq) note(requote_code(q), repair_tier::syntactic, i_, i_ + width, "\"");
     i_ += width;
     out_ += '"';
-    bool requoted = q != quote::dq;
-    std::size_t controls_begin = std::string_view::npos, controls_end = 0;
     // `"Albert Heijn, "total": 4.2`: the closing quote is missing before a
     // comma, and the quote after it opens the next key. An inner quote after
     // `, ` is remembered; if the string then ends just before a colon, it
@@ -597,20 +710,19 @@ class repair_engine {
           if (const auto [skip, following] = concatenation_at(i_ + w); skip) {
             note("string_concatenation", repair_tier::syntactic, i_, i_ + w + skip, "");
             i_ += w + skip;
-            requoted = requoted || following != quote::dq;
             q = following;
             continue;
           }
         }
-        if (ends_at_once || ends_string(i_ + w)) {
+        if (ends_at_once || ends_string(i_ + w, key, member_value)) {
           if (split_in != std::string_view::npos && next_significant(i_ + w) == ':') {
             out_.truncate(split_out);
             notes_.resize(split_notes);
-            if (controls_begin >= split_in) controls_begin = std::string_view::npos;
             i_ = split_in;
             note("missing_quote", repair_tier::syntactic, split_in, split_in, "\"");
             break;
           }
+          if (q != quote::dq) note(requote_code(q), repair_tier::syntactic, i_, i_ + w, "\"");
           i_ += w;
           break;
         }
@@ -630,32 +742,24 @@ class repair_engine {
           out_.append(in_.data() + i_, w);  // an apostrophe inside the text
         }
         i_ += w;
-      } else if (c == '"') {
-        out_ += "\\\"";  // a double quote inside a string quoted otherwise
+      } else if (c == '"') {  // a double quote inside a string quoted otherwise
+        note(requote_code(q), repair_tier::syntactic, i_, i_ + 1, "\\\"");
+        out_ += "\\\"";
         ++i_;
       } else if (c == '\\') {
         read_escape(q);
         if (open_string_) break;
       } else if (c < 0x20) {
-        if (controls_begin == std::string_view::npos) controls_begin = i_;
-        controls_end = i_ + 1;
-        append_control(c);
-        ++i_;
+        const std::size_t run = i_, out_run = out_.size();
+        for (; i_ < in_.size() && at(i_) < 0x20; ++i_) append_control(at(i_));
+        note("control_character", repair_tier::syntactic, run, i_, out_.view(out_run));
       } else {
         out_ += static_cast<char>(c);  // an apostrophe, or a lead byte that is not a closing quote
         ++i_;
       }
     }
-    if (controls_begin != std::string_view::npos) {
-      note("control_character", repair_tier::syntactic, controls_begin, controls_end,
-           out_.view(out_open));
-    }
     if (open_string_) return;  // the truncation closes it
     out_ += '"';
-    if (requoted) {
-      note(q == quote::sq ? "single_quotes" : "smart_quotes", repair_tier::syntactic, open, i_,
-           out_.view(out_open));
-    }
     if (key) {
       token_done();
       expect_ = expect::colon;
@@ -713,7 +817,7 @@ class repair_engine {
       return;
     }
     if (d == '\'') {
-      if (q != quote::sq) note("invalid_escape", repair_tier::syntactic, i_, i_ + 2, "'");
+      note(q == quote::sq ? requote_code(q) : "invalid_escape", repair_tier::syntactic, i_, i_ + 2, "'");
       out_ += '\'';
       i_ += 2;
       return;
@@ -751,10 +855,39 @@ class repair_engine {
       i_ += 6;
       return;
     }
-    // `\x`, `\a`, `\` before a newline...: the backslash was meant literally.
+    if (d == 'x') {
+      const int high = hex_value(at(i_ + 2)), low = hex_value(at(i_ + 3));
+      if (high >= 0 && low >= 0) return read_hex_escape(static_cast<unsigned char>(high * 16 + low));
+      if (i_ + 2 + (high >= 0) >= in_.size()) {  // cut off inside the escape
+        cut_ = i_;
+        i_ = in_.size();
+        open_string_ = true;
+        return;
+      }
+    }
+    // `\a`, `\` before a newline...: the backslash was meant literally.
     note("invalid_escape", repair_tier::syntactic, i_, i_ + 1, "\\\\");
     out_ += "\\\\";
     ++i_;
+  }
+
+  /// `\xHH`, as in Python and JavaScript: the code point U+00HH.
+  void read_hex_escape(unsigned char code) {
+    char buf[6];
+    std::size_t n = 0;
+    if (code < 0x20 || code == '"' || code == '\\') {
+      static constexpr char hex[] = "0123456789abcdef";
+      for (const char c : {'\\', 'u', '0', '0', hex[code >> 4], hex[code & 0xF]}) buf[n++] = c;
+    } else if (code < 0x80) {
+      buf[n++] = static_cast<char>(code);
+    } else {
+      buf[n++] = static_cast<char>(0xC0 | (code >> 6));
+      buf[n++] = static_cast<char>(0x80 | (code & 0x3F));
+    }
+    const std::string_view bytes(buf, n);
+    note("invalid_escape", repair_tier::syntactic, i_, i_ + 4, bytes);
+    out_ += bytes;
+    i_ += 4;
   }
 
   // ---- numbers and words -----------------------------------------------------
@@ -894,10 +1027,55 @@ class repair_engine {
 
   // ---- the end of the text ---------------------------------------------------
 
+  /// Whether the key the text ends at (written from key_out_ on, perhaps
+  /// without its closing quote) is already a key of the object it is in.
+  /// One pass over that object's output, which is JSON.
+  [[nodiscard]] bool repeats_earlier_key() const {
+    if (open_out_.empty() || stack_.back() != '{') return false;
+    const std::string_view text = out_.view();
+    std::size_t key_end = key_out_ + 1;
+    while (key_end < text.size() && text[key_end] != '"') key_end += text[key_end] == '\\' ? 2 : 1;
+    const std::string_view key = text.substr(key_out_ + 1, std::min(key_end, text.size()) - key_out_ - 1);
+    std::size_t depth = 0;
+    for (std::size_t k = open_out_.back(); k < key_out_; ++k) {
+      const char c = text[k];
+      if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        --depth;
+      } else if (c == '"') {
+        std::size_t end = k + 1;
+        while (end < key_out_ && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+        if (depth == 1 && text.substr(k + 1, end - k - 1) == key) {
+          std::size_t after = end + 1;
+          while (after < key_out_ && is_json_blank(static_cast<unsigned char>(text[after]))) ++after;
+          if (after < key_out_ && text[after] == ':') return true;
+        }
+        k = end;
+      }
+    }
+    return false;
+  }
+
   /// Closes what the text left open: the string, a member without its
-  /// value, the containers. One lossy action says what was added.
+  /// value, the containers. One lossy action says what was added. A member
+  /// cut off before its value gets `null`, unless its key is one the object
+  /// already has: a reader keeping the last of duplicate keys would lose
+  /// the value given first, so the cut-off key goes instead.
   void close_truncated() {
     std::string closing = std::move(completion_);
+    // The key is cut off, or its value is missing or dropped (a cut number):
+    // not a value string the text ends in.
+    const bool in_key = expect_ == expect::first_key || expect_ == expect::key;
+    const bool dangling_key = (in_key && open_string_) || expect_ == expect::colon ||
+                              (expect_ == expect::member_value && !open_string_);
+    if (dangling_key && repeats_earlier_key()) {
+      out_.truncate(key_out_);
+      cut_ = std::min(cut_, key_in_);
+      notes_.resize(key_notes_);  // what was repaired in the dropped text goes with it
+      open_string_ = false;
+      expect_ = expect::key;
+    }
     if (open_string_) {
       closing += '"';
       if (expect_ == expect::first_key || expect_ == expect::key) {
@@ -917,9 +1095,10 @@ class repair_engine {
     }
     for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) closing += *it == '{' ? '}' : ']';
     stack_.clear();
+    open_out_.clear();
     out_ += closing;
     const std::size_t from = std::min(cut_, in_.size());
-    note("truncated", repair_tier::lossy, from, in_.size(), closing, true);
+    note("truncated", repair_tier::lossy, from, in_.size(), closing);
   }
 };
 

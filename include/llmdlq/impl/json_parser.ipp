@@ -166,6 +166,7 @@ struct prefix_state {
   bool in_string = false;
   bool in_bare_token = false;  // inside a number or literal at the offset
   expectation expect = expectation::value;
+  std::size_t last_escape = std::string_view::npos;  // the backslash of the open string's last escape
 };
 
 inline bool is_json_whitespace(char c) noexcept {
@@ -191,6 +192,7 @@ inline prefix_state replay_prefix(std::string_view prefix) {
     const char c = prefix[i];
     if (s.in_string) {
       if (c == '\\') {
+        s.last_escape = i;
         ++i;
       } else if (c == '"') {
         s.in_string = false;
@@ -204,7 +206,10 @@ inline prefix_state replay_prefix(std::string_view prefix) {
     }
     s.in_bare_token = false;
     switch (c) {
-      case '"': s.in_string = true; break;
+      case '"':
+        s.in_string = true;
+        s.last_escape = std::string_view::npos;
+        break;
       case '[':
         s.open.push_back('[');
         s.expect = expectation::value_or_close;
@@ -287,6 +292,18 @@ inline std::string quote_character(std::string_view text, std::size_t offset) {
   return buf;
 }
 
+// The lead byte of the malformed sequence that `offset` falls in: a parser
+// may notice the fault only at a continuation byte.
+inline std::size_t first_invalid_utf8_byte(std::string_view text, std::size_t offset) noexcept {
+  for (std::size_t back = 1; back <= 3 && back <= offset; ++back) {
+    const auto c = static_cast<unsigned char>(text[offset - back]);
+    if ((c & 0xC0) == 0x80) continue;
+    if (c >= 0xC0 && offset - back + utf8_sequence_length(c) > offset) return offset - back;
+    break;
+  }
+  return offset;
+}
+
 inline syntax_error make_error(std::string_view json, json_errc code, std::size_t offset,
                                std::string message) {
   const auto pos = position_of(json, offset);
@@ -351,23 +368,30 @@ inline std::optional<syntax_error> find_syntax_error(std::string_view json,
 
   const auto byte = static_cast<unsigned char>(json[offset]);
   if (state.in_string) {
-    // Boost.JSON stops at the offending byte, or just after the backslash of
-    // an escape it does not know: point at the escape's backslash.
-    std::size_t escape = offset;
-    while (escape > 0 && json[escape - 1] != '\\' && offset - escape < 6) --escape;
-    if (escape > 0 && json[escape - 1] == '\\') {
-      return make_error(json, json_errc::invalid_escape, escape - 1,
-                        "invalid escape sequence in a string");
+    // Boost.JSON stops at the offending byte, inside an escape it rejects,
+    // or (for half a surrogate pair) just after it: the escape is to blame
+    // only when the offset falls within it.
+    if (const std::size_t e = state.last_escape; e != std::string_view::npos) {
+      std::size_t width = 2;
+      if (e + 1 < json.size() && json[e + 1] == 'u') {
+        const bool high_surrogate = e + 3 < json.size() && (json[e + 2] == 'd' || json[e + 2] == 'D') &&
+                                    std::string_view("89abAB").find(json[e + 3]) != std::string_view::npos;
+        width = high_surrogate ? 7 : 6;
+      }
+      if (offset < e + width) {
+        return make_error(json, json_errc::invalid_escape, e, "invalid escape sequence in a string");
+      }
     }
     if (byte < 0x20) {
       return make_error(json, json_errc::control_character, offset,
                         "unescaped control character " + quote_character(json, offset) +
                             " in a string");
     }
-    return make_error(json, json_errc::invalid_utf8, offset, "invalid UTF-8 in a string");
+    return make_error(json, json_errc::invalid_utf8, first_invalid_utf8_byte(json, offset),
+                      "invalid UTF-8 in a string");
   }
   if (byte >= 0x80 && !decode_utf8(json.substr(offset))) {
-    return make_error(json, json_errc::invalid_utf8, offset, "invalid UTF-8");
+    return make_error(json, json_errc::invalid_utf8, first_invalid_utf8_byte(json, offset), "invalid UTF-8");
   }
   if (state.in_bare_token && is_bare_token_char(json[offset])) {
     std::size_t start = offset;

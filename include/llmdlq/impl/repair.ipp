@@ -59,14 +59,53 @@ struct repair_candidate {
 
 inline bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+/// Follows the text from its start to tell whether an offset is inside a
+/// JSON string: one that opens inside brackets (a quote in prose around them
+/// opens nothing). Offsets are asked in increasing order; linear in all.
+class json_string_tracker {
+ public:
+  explicit json_string_tracker(std::string_view text) noexcept : text_(text) {}
+
+  [[nodiscard]] bool inside_string(std::size_t offset) noexcept {
+    for (; at_ < offset && at_ < text_.size(); ++at_) {
+      const char c = text_[at_];
+      if (in_string_) {
+        if (c == '\\') {
+          ++at_;
+        } else if (c == '"') {
+          in_string_ = false;
+        }
+      } else if (c == '{' || c == '[') {
+        ++depth_;
+      } else if ((c == '}' || c == ']') && depth_ > 0) {
+        --depth_;
+      } else if (c == '"' && depth_ > 0) {
+        in_string_ = true;
+      }
+    }
+    return in_string_;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t at_ = 0, depth_ = 0;
+  bool in_string_ = false;
+};
+
 /// The content of each markdown code fence (```, with or without a language
-/// word), trimmed; an unclosed fence runs to the end of the text.
+/// word), trimmed; an unclosed fence runs to the end of the text. A fence
+/// inside a JSON string is that string's text, not a fence.
 inline std::vector<std::pair<std::size_t, std::size_t>> fenced_blocks(std::string_view text) {
   std::vector<std::pair<std::size_t, std::size_t>> blocks;
+  json_string_tracker strings(text);
   std::size_t at = 0;
   while (true) {
     const std::size_t fence = text.find("```", at);
     if (fence == std::string_view::npos) break;
+    if (strings.inside_string(fence)) {
+      at = fence + 3;
+      continue;
+    }
     std::size_t content = text.find('\n', fence);
     if (content == std::string_view::npos) break;
     ++content;
@@ -83,6 +122,9 @@ inline std::vector<std::pair<std::size_t, std::size_t>> fenced_blocks(std::strin
 
 /// JSON text escaped as a string's content (`{\"a\":1}`), unescaped up to the
 /// first raw quote, with the raw offset of every byte for the actions' spans.
+/// A raw quote right after an escaped backslash (`\\"`) is read as the
+/// escaped quote it must have been meant as: text escaped once more can
+/// never end there.
 struct unescaped_text {
   std::string text;
   std::vector<std::size_t> origin;  ///< origin[k]: raw offset of text[k]; one more entry for the end
@@ -107,7 +149,9 @@ inline unescaped_text unescape_stringified(std::string_view raw, std::size_t fro
     }
     return v;
   };
-  while (i < to && raw[i] != '"') {
+  bool after_backslash = false;  // the last unit was `\\`
+  while (i < to && (raw[i] != '"' || after_backslash)) {
+    after_backslash = false;
     if (raw[i] != '\\') {
       put(raw.substr(i, 1), i);
       ++i;
@@ -129,6 +173,7 @@ inline unescaped_text unescape_stringified(std::string_view raw, std::size_t fro
     }
     if (simple) {
       put(simple, i);
+      after_backslash = e == '\\';
       i += 2;
       continue;
     }
@@ -149,6 +194,51 @@ inline unescaped_text unescape_stringified(std::string_view raw, std::size_t fro
   u.broken = i < to && raw[i] == '\\';
   u.origin.push_back(i);
   return u;
+}
+
+/// The actions of a value repaired in its unescaped text `text`, as
+/// replacements of the raw text: each inner action over the raw bytes its
+/// span came from, and each stretch between them that held escapes as one
+/// `stringified_json` action (the stretch unescaped). `raw_offset` maps an
+/// offset in `text` to the raw offset of the escape or byte it came from.
+template <class RawOffset>
+std::vector<repair_action> unescaping_actions(std::string_view raw, std::string_view text,
+                                              std::vector<repair_action> inner, std::size_t end,
+                                              const RawOffset& raw_offset) {
+  std::stable_sort(inner.begin(), inner.end(), replays_before);
+  // An offset inside the bytes one escape produced (`\u00e9` gives two)
+  // moves out to the whole escape.
+  const auto splits = [&](std::size_t at) { return at > 0 && at < end && raw_offset(at) == raw_offset(at - 1); };
+  std::vector<repair_action> out;
+  out.reserve(inner.size() * 2 + 1);
+  std::size_t done = 0;  // in text
+  const auto unescape_up_to = [&](std::size_t to) {
+    const std::size_t b = raw_offset(done), e = raw_offset(to);
+    if (e - b > to - done) {  // an escape is shorter than what it stands for
+      out.push_back({"stringified_json", repair_tier::syntactic, b, e, std::string(raw.substr(b, e - b)),
+                     std::string(text.substr(done, to - done)), {}});
+    }
+    done = to;
+  };
+  for (auto& a : inner) {
+    std::size_t ub = std::max(a.begin, done), ue = std::max(a.end, ub);
+    std::string after;
+    while (splits(ub) && ub > done) --ub;
+    after.append(text.substr(ub, std::max(a.begin, ub) - ub));
+    after += a.after;
+    std::size_t tail = ue;
+    while (splits(ue)) ++ue;
+    after.append(text.substr(tail, ue - tail));
+    unescape_up_to(ub);
+    a.begin = raw_offset(ub);
+    a.end = raw_offset(ue);
+    a.before.assign(raw.substr(a.begin, a.end - a.begin));
+    a.after = std::move(after);
+    out.push_back(std::move(a));
+    done = ue;
+  }
+  unescape_up_to(end);
+  return out;
 }
 
 /// Repairs the value at `from` in raw[from, to); JSON escaped as string
@@ -195,15 +285,12 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
   const std::string_view text = std::string_view(plain->text).substr(k);
   repair_engine inner(text, 0, options.max_depth);
   auto again = inner.run(0);
-  if (!again) return unexpected(repair_failure{raw_offset(again.error().offset), again.error().message, false});
-  const std::size_t end = raw_offset(again->end);
-  for (auto& a : again->actions) {
-    a.begin = raw_offset(a.begin);
-    a.end = raw_offset(a.end);
+  if (!again) {
+    return unexpected(
+        repair_failure{raw_offset(again.error().offset), again.error().message, false, again.error().runs_on});
   }
-  again->actions.insert(again->actions.begin(),
-                        repair_action{"stringified_json", repair_tier::syntactic, from, end,
-                                      excerpt(raw.substr(from, end - from)), excerpt(text.substr(0, again->end)), {}});
+  const std::size_t end = raw_offset(again->end);
+  again->actions = unescaping_actions(raw, text, std::move(again->actions), again->end, raw_offset);
   return repair_candidate{from, end, fenced, std::move(*again)};
 }
 
@@ -229,8 +316,9 @@ inline std::size_t end_of_bracketed(std::string_view raw, std::size_t from) noex
 
 /// Chooses among the values found, keeping no more than it needs (the text
 /// may hold many small ones). A complete value the caller accepts wins; two
-/// different ones make any choice a guess (the same value twice is one: a
-/// model repeating itself). Failing that, a value cut off at the end (a
+/// make any choice a guess, even two equal ones (one of them may be an
+/// example, or the model may have meant a list, and taking one would drop
+/// the other silently). Failing that, a value cut off at the end (a
 /// truncation is the more precise failure), else the first complete one.
 class candidate_chooser {
  public:
@@ -256,7 +344,7 @@ class candidate_chooser {
       if (!unfit_) unfit_ = std::move(c);
       return true;
     }
-    if (fitting_ && fitting_->value.json != c.value.json) {
+    if (fitting_) {
       ambiguous_at_ = c.begin;
       return false;
     }
@@ -286,6 +374,16 @@ class candidate_chooser {
   std::optional<std::size_t> ambiguous_at_;
 };
 
+/// Whether the value at `from` in prose is the start of a string's text
+/// that never ends (`He said "[1, 2]` and no quote after it): it is part of
+/// that string, not a value of its own. A quote in the value would end such
+/// a string (`"{"a": 1}`: the first quote is stray), and JSON escaped as a
+/// string's content (`"{\"a\": 1}`) says by its escapes what it is.
+inline bool opens_unclosed_string(std::string_view raw, std::size_t from) noexcept {
+  return from > 0 && raw[from - 1] == '"' && !(from + 1 < raw.size() && raw[from + 1] == '\\') &&
+         raw.find('"', from) == std::string_view::npos;
+}
+
 /// Offers every value in the text worth considering: those in fences when
 /// any fence holds one, else those in the prose. Each scan starts where the
 /// last ended, so the whole search stays linear.
@@ -295,6 +393,11 @@ inline void find_candidates(std::string_view raw, const repair_options& options,
   bool found = false, stop = false;
   auto consider = [&](std::size_t from, std::size_t to, bool fenced) -> std::size_t {
     auto candidate = repair_at(raw, from, to, fenced, options, plain);
+    if (candidate && !fenced && opens_unclosed_string(raw, from)) {
+      // ... as is all the text after it.
+      candidate = unexpected(repair_failure{
+          from - 1, "the value is the text of a string that a quote before it opens and nothing closes", false, true});
+    }
     if (candidate) {
       const std::size_t end = candidate->end;
       found = true;
@@ -304,8 +407,9 @@ inline void find_candidates(std::string_view raw, const repair_options& options,
     // The scan may have read past the balancing bracket (a quote the count
     // does not know); looking again from before where it failed is quadratic.
     const std::size_t failed_at = candidate.error().offset;
+    const bool runs_on = candidate.error().runs_on;
     if (!first_failure) first_failure = std::move(candidate.error());
-    return std::max(end_of_bracketed(raw, from), failed_at);
+    return runs_on ? raw.size() : std::max(end_of_bracketed(raw, from), failed_at);
   };
   for (const auto& [b, e] : fenced_blocks(raw)) {
     if (!stop && (raw[b] == '{' || raw[b] == '[')) consider(b, e, true);
@@ -377,10 +481,9 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
   const std::string_view code = c.fenced ? "markdown_fence" : "prose_around_json";
   auto& actions = c.value.actions;
   // In scan order already, but for a few noted late (a trailing comma, a
-  // string's quotes after what is inside it).
-  const auto by_begin = [](const auto& a, const auto& b) { return a.begin < b.begin; };
-  if (!std::is_sorted(actions.begin(), actions.end(), by_begin)) {
-    std::stable_sort(actions.begin(), actions.end(), by_begin);
+  // missing comma).
+  if (!std::is_sorted(actions.begin(), actions.end(), replays_before)) {
+    std::stable_sort(actions.begin(), actions.end(), replays_before);
   }
   // The value's own actions move over whole; prose around it is rare.
   result.actions = std::move(actions);
@@ -389,11 +492,11 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
     const bool bom_only = before.starts_with("\xEF\xBB\xBF") &&
                           before.find_first_not_of(" \t\r\n", 3) == std::string_view::npos;
     result.actions.insert(result.actions.begin(), repair_action{bom_only ? "byte_order_mark" : code,
-                                                                repair_tier::lossless, 0, c.begin, excerpt(before), "",
-                                                                {}});
+                                                                repair_tier::lossless, 0, c.begin, std::string(before),
+                                                                "", {}});
   }
   if (c.end < raw.size()) {
-    result.actions.push_back({code, repair_tier::lossless, c.end, raw.size(), excerpt(raw.substr(c.end)), "", {}});
+    result.actions.push_back({code, repair_tier::lossless, c.end, raw.size(), std::string(raw.substr(c.end)), "", {}});
   }
   result.json = std::move(c.value.json);
   return result;
@@ -420,6 +523,26 @@ LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
                                    result->truncated});
   }
   return result;
+}
+
+LLMDLQ_INLINE std::optional<truncated_value> find_truncated_value(std::string_view raw, const repair_options& limits) {
+  // A filter that takes no value makes the chooser prefer a cut-off one.
+  const auto none = [](void*, std::string_view) { return false; };
+  const auto result = detail::find_and_repair(raw, limits, none, nullptr);
+  if (!result || !result->truncated) return std::nullopt;
+  truncated_value cut;
+  const auto& first = result->actions.front();
+  if (first.begin == 0 && (first.code == "markdown_fence" || first.code == "prose_around_json" ||
+                           first.code == "byte_order_mark")) {
+    cut.begin = first.end;
+  }
+  for (const auto& a : result->actions) {
+    if (a.code != "truncated") continue;
+    for (const char c : a.after) {
+      if (c == '"' || c == '}' || c == ']') cut.unclosed += c;
+    }
+  }
+  return cut;
 }
 
 }  // namespace llmdlq
