@@ -303,7 +303,7 @@ TEST_CASE("local repair: syntax fixed, the schema picks among candidates, lossy 
   auto result = run("{'merchant': 'Albert Heijn', total: 23.47, \"date\": \"2026-09-28\",}");
   REQUIRE(result.has_value());
   CHECK(result->json == R"({"merchant": "Albert Heijn", "total": 23.47, "date": "2026-09-28"})");
-  CHECK(result->repairs.size() == 4);
+  CHECK(result->repairs.size() == 6);  // one action per requoted quote, a key, a trailing comma
   // An example in the prose and the answer: the one the schema accepts wins.
   result = run(std::string("The format is {\"merchant\": \"string\"}. Answer: ") + std::string(good));
   REQUIRE(result.has_value());

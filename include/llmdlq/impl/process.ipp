@@ -261,24 +261,6 @@ inline std::optional<guard_finding> find_injection_in_values(simdjson::dom::elem
   return std::nullopt;
 }
 
-// With repair off: a JSON value that starts inside prose or a fence and is
-// cut off at the end of the text (a closing fence aside).
-inline bool ends_inside_json_value(std::string_view raw, json_parser& parser) {
-  const auto start = raw.find_first_of("{[");
-  if (start == std::string_view::npos) return false;
-  std::string_view tail = raw.substr(start);
-  auto trim = [&] {
-    while (!tail.empty() && (tail.back() == ' ' || tail.back() == '\t' || tail.back() == '\n' || tail.back() == '\r')) {
-      tail.remove_suffix(1);
-    }
-  };
-  trim();
-  if (tail.ends_with("```")) tail.remove_suffix(3);
-  trim();
-  const auto doc = parser.parse(tail);
-  return !doc && doc.error().code == json_errc::unexpected_end;
-}
-
 inline bool is_blank_text(std::string_view raw) noexcept {
   return std::all_of(raw.begin(), raw.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
 }
@@ -333,9 +315,14 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
         return reject(failure_category::truncated, "the response ends with " + error.unclosed + " still open",
                       {}, syntax_at(error));
       }
-      if (ends_inside_json_value(raw, parser)) {
-        return reject(failure_category::truncated, "the JSON value inside the response is cut off at its end", {},
-                      syntax_at(error));
+      repair_options find_limits;
+      find_limits.max_bytes = options.limits.max_size;
+      find_limits.max_depth = options.limits.max_depth;
+      if (auto cut = find_truncated_value(raw, find_limits)) {
+        return reject(failure_category::truncated,
+                      fmt::format("the JSON value at offset {} is cut off with {} still open", cut->begin,
+                                  cut->unclosed),
+                      {}, syntax_at(error));
       }
       return reject(failure_category::syntax, "not JSON: " + error.message, {}, syntax_at(error));
     }
