@@ -356,6 +356,10 @@ TEST_CASE("extraction and repair never drop part of the value without saying so"
     check_repair(R"([1, 2], 3])", R"([1, 2, 3])", {"redundant_bracket"});
     check_repair(R"({"a": 1}"b": 2})", R"({"a": 1,"b": 2})", {"missing_comma", "redundant_bracket"});
     check_repair(R"({}, "b": 2})", R"({ "b": 2})", {"redundant_bracket", "leading_comma"});
+    // A quoted key whose colon is missing continues it too.
+    check_repair(R"({"key": "value"}, "key2" "value2"})", R"({"key": "value", "key2": "value2"})",
+                 {"redundant_bracket", "missing_colon"});
+    check_repair(R"({"a": 1}, "b" [2]})", R"({"a": 1, "b": [2]})", {"redundant_bracket", "missing_colon"});
     // Cut off after it: the rest is kept, and the closing is lossy.
     const auto cut = repaired(R"({"a": 1}, "b": 2)");
     CHECK(cut.json == R"({"a": 1, "b": null})");

@@ -499,9 +499,10 @@ class repair_engine {
   }
 
   /// Whether the text at `k`, after a closed root, would continue it: for
-  /// an object, a comma (or nothing) and then a key and a colon; for an
-  /// array, a comma and a number or string. Anything else ends the value,
-  /// and prose may follow.
+  /// an object, a comma (or nothing) and then a key and a colon, or a comma,
+  /// a quoted key and a value its colon is missing before (`, "b" "c"`, as
+  /// read_string takes it inside an object); for an array, a comma and a
+  /// number or string. Anything else ends the value, and prose may follow.
   [[nodiscard]] bool continues_root(std::size_t k) const noexcept {
     const bool comma = at(k) == ',';
     if (comma) {
@@ -521,7 +522,11 @@ class repair_engine {
     } else {
       return false;
     }
-    return next_significant(end) == ':';
+    const unsigned char next = next_significant(end);
+    if (next == ':') return true;
+    const bool quoted_key = at(k) == '"';
+    return comma && quoted_key && next != ',' && next != '}' && next != ']' && next != '/' && next != '#' &&
+           next != 0 && ends_string(end, true, false);
   }
 
   void read_value() {
