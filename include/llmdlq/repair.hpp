@@ -113,9 +113,16 @@ struct repair_options {
 /// JSON string, else from a string-aware scan of the prose for objects and
 /// arrays; two candidates, even equal ones, are `ambiguous`. Text after a
 /// value is dropped as prose only when it cannot continue that value (a
-/// comma and a key after an early `}` continue it), and a value a stray
-/// quote makes the text of a string is no candidate. Valid JSON comes back
-/// unchanged with no actions.
+/// comma and a key after an early `}` continue it, even a quoted key whose
+/// colon is missing: `{"a": 1}, "b" 2}`), and a value a stray quote makes
+/// the text of a string is no candidate. Text before a value is prose
+/// unless it ends in a key and colon, a JSON string directly followed by
+/// `:` (`Result: {...}` is prose with a colon in it): the value is then a
+/// member of an object whose `{` is missing. When the text or fence starts
+/// with that key (`"a": {"b": 2}}`), the brace is inserted before it
+/// (`missing_opening_brace`, syntactic: an empty `before`, `after` "{");
+/// after other prose, where the object begins is unknown, and the text is
+/// `unrepairable`. Valid JSON comes back unchanged with no actions.
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
                                                                         const repair_options& options = {});
 

@@ -443,3 +443,52 @@ TEST_CASE("a stray quote before a value makes it the text of a string, not a val
   check_repair("Result: \"[1, 2]\"", "[1, 2]", {"prose_around_json", "prose_around_json"}, repair_tier::lossless);
   CHECK(repaired(R"("{\"a\": 1})").json == R"({"a": 1})");
 }
+
+TEST_CASE("a text that starts with a key is an object whose opening brace is missing", "[repair]") {
+  // The brace goes before the key; nothing is dropped.
+  check_repair(R"("a": {"b": 2}})", R"({"a": {"b": 2}})", {"missing_opening_brace"});
+  check_repair(R"("a": [1, 2]})", R"({"a": [1, 2]})", {"missing_opening_brace"});
+  check_repair(R"("x": 1, "a": {"b": 2}})", R"({"x": 1, "a": {"b": 2}})", {"missing_opening_brace"});
+  check_repair("```json\n\"a\": [1]}\n```", R"({"a": [1]})",
+               {"markdown_fence", "missing_opening_brace", "markdown_fence"});
+  const auto r = repaired(R"("a": {"b": 2}})", llmdlq::repair_options{});
+  REQUIRE(r.actions.size() == 1);
+  CHECK(r.actions[0].tier == repair_tier::syntactic);
+  CHECK(r.actions[0].begin == 0);
+  CHECK(r.actions[0].end == 0);
+  CHECK(r.actions[0].before.empty());
+  CHECK(r.actions[0].after == "{");
+  const auto bom = repaired("\xEF\xBB\xBF\n\"a\": 1}");
+  CHECK(bom.json == R"({"a": 1})");
+  CHECK(codes_of(bom) == std::vector<std::string>{"byte_order_mark", "missing_opening_brace"});
+
+  // Without its closing brace either, the object may be cut off.
+  const auto open = repaired(R"("a": {"b": 2})");
+  CHECK(open.json == R"({"a": {"b": 2}})");
+  CHECK(open.truncated);
+  CHECK(codes_of(open) == std::vector<std::string>{"missing_opening_brace", "truncated"});
+  CHECK(error_of(R"("a": {"b": 2})", llmdlq::repair_options{}).code == repair_errc::tier_not_allowed);
+  const auto cut = llmdlq::find_truncated_value(R"("a": {"b": 2})");
+  REQUIRE(cut.has_value());
+  CHECK(cut->begin == 0);
+  CHECK(cut->unclosed == "}");
+
+  // Another value after the object: taking either would be a guess.
+  CHECK(error_of(R"("a": 1} {"b": 2})").code == repair_errc::ambiguous);
+  // Members beyond repair are not passed over for a value inside them.
+  CHECK(error_of(R"("a": paid in full, "b": {"c": 1}})").code == repair_errc::unrepairable);
+}
+
+TEST_CASE("a key and colon in the prose before a value are refused, a word and colon are prose", "[repair]") {
+  // Where the object the key belongs to begins is unknown: taking the value
+  // alone would drop the key.
+  const auto e = error_of(R"(Here: "a": {"b": 2}})");
+  CHECK(e.code == repair_errc::unrepairable);
+  CHECK(e.offset == 9);
+  CHECK(error_of("The answer \"items\" :\n[1, 2]").code == repair_errc::unrepairable);
+  CHECK(error_of(R"(Example {"x": 1}, then "a": {"b": 2}})").code == repair_errc::unrepairable);
+  // A word and a colon, or a string without one, are prose.
+  check_repair(R"(Here is the JSON: {"a": 1})", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
+  check_repair(R"(Result: {"a": 1})", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
+  check_repair(R"(The "answer" {"a": 1})", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
+}

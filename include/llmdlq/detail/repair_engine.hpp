@@ -69,9 +69,12 @@ class repair_engine {
   repair_engine(std::string_view text, std::size_t base, std::size_t max_depth) noexcept
       : in_(text), base_(base), max_depth_(max_depth) {}
 
-  /// Repairs the value starting at `from`, which must be `{` or `[`.
-  expected<repaired_value, repair_failure> run(std::size_t from) {
+  /// Repairs the value starting at `from`, which must be `{` or `[`; or,
+  /// with `brace_missing`, the members of an object starting at `from`
+  /// (`"a": 1}`) whose opening brace the text lacks.
+  expected<repaired_value, repair_failure> run(std::size_t from, bool brace_missing = false) {
     i_ = from;
+    if (brace_missing) open_missing_brace();
     // No reserve for the rest of the text: prose may hold a value every few
     // bytes, and each would keep its reservation (quadratic memory).
     while (true) {
@@ -364,6 +367,17 @@ class repair_engine {
     out_ += c;
     ++i_;
     expect_ = c == '{' ? expect::first_key : expect::first_value;
+  }
+
+  /// The text starts with an object's first key: its `{` is inserted. Only
+  /// the brace is added, where the members begin: nothing is guessed.
+  void open_missing_brace() {
+    if (max_depth_ == 0) return fail(i_, "nested deeper than the depth limit");
+    note("missing_opening_brace", repair_tier::syntactic, i_, i_, "{");
+    stack_ += '{';
+    open_out_.push_back(out_.size());
+    out_ += '{';
+    expect_ = expect::first_key;
   }
 
   void close_bracket(unsigned char c) {

@@ -244,13 +244,15 @@ std::vector<repair_action> unescaping_actions(std::string_view raw, std::string_
 /// Repairs the value at `from` in raw[from, to); JSON escaped as string
 /// content is unescaped once and repaired again. `plain` keeps the last
 /// unescaped string: a value further on in it reuses it, as unescaping it
-/// again for each would be quadratic.
+/// again for each would be quadratic. With `brace_missing`, `from` is the
+/// first key of an object whose `{` the text lacks.
 inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw, std::size_t from, std::size_t to,
-                                                            bool fenced, const repair_options& options,
+                                                            bool fenced, bool brace_missing,
+                                                            const repair_options& options,
                                                             std::optional<unescaped_text>& plain) {
   // A fence's content that is JSON as it stands needs no repair pass (in
   // prose, where the value ends is only known from that pass).
-  if (fenced) {
+  if (fenced && !brace_missing) {
     parse_options strict;
     strict.max_size = options.max_bytes;
     strict.max_depth = options.max_depth;
@@ -260,13 +262,14 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
     }
   }
   repair_engine engine(raw.substr(from, to - from), from, options.max_depth);
-  auto value = engine.run(0);
+  auto value = engine.run(0, brace_missing);
   if (value) {
     const std::size_t end = from + value->end;
     return repair_candidate{from, end, fenced, std::move(*value)};
   }
   repair_failure failure = std::move(value.error());
   failure.offset += from;
+  if (brace_missing) failure.stringified = false;  // members escaped as a string's content: too far from JSON
   if (!failure.stringified) return unexpected(std::move(failure));
 
   std::size_t k = 0;  // where `from` is in plain->text
@@ -296,9 +299,9 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
 
 /// Just past the brackets that balance the one at `from` (string-aware), or
 /// the end of the text: where to look on once a value there is beyond repair,
-/// so that no part of it is taken for the answer.
-inline std::size_t end_of_bracketed(std::string_view raw, std::size_t from) noexcept {
-  std::size_t depth = 0;
+/// so that no part of it is taken for the answer. `depth` brackets are open
+/// before `from` (one for members whose `{` is missing).
+inline std::size_t end_of_bracketed(std::string_view raw, std::size_t from, std::size_t depth = 0) noexcept {
   for (std::size_t i = from; i < raw.size(); ++i) {
     const char c = raw[i];
     if (c == '"') {
@@ -384,16 +387,46 @@ inline bool opens_unclosed_string(std::string_view raw, std::size_t from) noexce
          raw.find('"', from) == std::string_view::npos;
 }
 
+/// Whether a JSON key and its colon start at `from` in raw[0, to): a
+/// string on one line, then blanks and `:`.
+inline bool key_and_colon_at(std::string_view raw, std::size_t from, std::size_t to) noexcept {
+  if (from >= to || raw[from] != '"') return false;
+  std::size_t k = from + 1;
+  for (; k < to && raw[k] != '"' && raw[k] != '\n'; ++k) {
+    if (raw[k] == '\\') ++k;
+  }
+  if (k >= to || raw[k] != '"') return false;
+  ++k;
+  while (k < to && is_blank(raw[k])) ++k;
+  return k < to && raw[k] == ':';
+}
+
+/// Whether the text before `at` ends in a JSON key and its colon (`"a": `):
+/// a value at `at` is then a member of an object whose `{` is missing. Only
+/// a quoted name counts: `Result: {...}` is prose with a colon in it.
+inline bool follows_key_and_colon(std::string_view raw, std::size_t at) noexcept {
+  while (at > 0 && is_blank(raw[at - 1])) --at;
+  if (at == 0 || raw[at - 1] != ':') return false;
+  --at;
+  while (at > 0 && is_blank(raw[at - 1])) --at;
+  return at > 0 && raw[at - 1] == '"';
+}
+
 /// Offers every value in the text worth considering: those in fences when
 /// any fence holds one, else those in the prose. Each scan starts where the
-/// last ended, so the whole search stays linear.
-inline void find_candidates(std::string_view raw, const repair_options& options, candidate_chooser& chooser,
+/// last ended, so the whole search stays linear. A fence or text that starts
+/// with a key and colon (`"a": {"b": 2}}`) holds an object whose `{` is
+/// missing, and is repaired as one. Returns false when the text must be
+/// refused whatever else it holds (first_failure says why): a key and colon
+/// in the prose before a value, as where their object begins is unknown,
+/// and leaving them out would drop part of it.
+inline bool find_candidates(std::string_view raw, const repair_options& options, candidate_chooser& chooser,
                             std::optional<repair_failure>& first_failure) {
   std::optional<unescaped_text> plain;
   bool found = false, stop = false;
-  auto consider = [&](std::size_t from, std::size_t to, bool fenced) -> std::size_t {
-    auto candidate = repair_at(raw, from, to, fenced, options, plain);
-    if (candidate && !fenced && opens_unclosed_string(raw, from)) {
+  auto consider = [&](std::size_t from, std::size_t to, bool fenced, bool brace_missing = false) -> std::size_t {
+    auto candidate = repair_at(raw, from, to, fenced, brace_missing, options, plain);
+    if (candidate && !fenced && !brace_missing && opens_unclosed_string(raw, from)) {
       // ... as is all the text after it.
       candidate = unexpected(repair_failure{
           from - 1, "the value is the text of a string that a quote before it opens and nothing closes", false, true});
@@ -409,18 +442,34 @@ inline void find_candidates(std::string_view raw, const repair_options& options,
     const std::size_t failed_at = candidate.error().offset;
     const bool runs_on = candidate.error().runs_on;
     if (!first_failure) first_failure = std::move(candidate.error());
-    return runs_on ? raw.size() : std::max(end_of_bracketed(raw, from), failed_at);
+    return runs_on ? raw.size() : std::max(end_of_bracketed(raw, from, brace_missing ? 1 : 0), failed_at);
   };
   for (const auto& [b, e] : fenced_blocks(raw)) {
-    if (!stop && (raw[b] == '{' || raw[b] == '[')) consider(b, e, true);
+    if (stop) break;
+    if (raw[b] == '{' || raw[b] == '[') {
+      consider(b, e, true);
+    } else if (key_and_colon_at(raw, b, e)) {
+      consider(b, e, true, true);
+    }
   }
-  if (found) return;
+  if (found) return true;
   plain.reset();  // unescaped up to a fence's end, not the text's
-  for (std::size_t at = 0; at < raw.size();) {
+  std::size_t at = raw.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  while (at < raw.size() && is_blank(raw[at])) ++at;
+  at = key_and_colon_at(raw, at, raw.size()) ? consider(at, raw.size(), false, true) : 0;
+  while (at < raw.size()) {
     const std::size_t start = raw.find_first_of("{[", at);
     if (start == std::string_view::npos) break;
+    if (follows_key_and_colon(raw, start)) {
+      first_failure = repair_failure{raw.rfind(':', start),
+                                     "a value follows a property name in the prose: the brace of the object they "
+                                     "belong to is missing, and where that object begins is unknown",
+                                     false};
+      return false;
+    }
     at = consider(start, raw.size(), false);
   }
+  return true;
 }
 
 /// Offset of the first byte that is not valid UTF-8, or the size.
@@ -451,7 +500,9 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
   }
   std::optional<repair_failure> failure;
   candidate_chooser chooser(filter, filter_context);
-  find_candidates(raw, options, chooser, failure);
+  if (!find_candidates(raw, options, chooser, failure)) {
+    return unexpected(repair_error{repair_errc::unrepairable, failure->offset, failure->message, false});
+  }
   if (const auto at = chooser.ambiguous_at()) {
     return unexpected(repair_error{repair_errc::ambiguous, *at, "the response holds more than one JSON value", false});
   }
