@@ -250,9 +250,11 @@ inline std::optional<guard_finding> find_injection_in_values(simdjson::dom::elem
     if (value.is_string()) {
       if (auto found = find_injection(value.get_string().value_unsafe(), options)) return decoded(*found, "string");
     } else if (value.is_array()) {
-      for (const auto item : value.get_array().value_unsafe()) todo.push_back(item);
+      const simdjson::dom::array array = value.get_array().value_unsafe();  // a copy: the result is a temporary
+      for (const auto item : array) todo.push_back(item);
     } else if (value.is_object()) {
-      for (const auto member : value.get_object().value_unsafe()) {
+      const simdjson::dom::object object = value.get_object().value_unsafe();
+      for (const auto member : object) {
         if (auto found = find_injection(member.key, options)) return decoded(*found, "key");
         todo.push_back(member.value);
       }
