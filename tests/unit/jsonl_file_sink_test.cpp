@@ -499,7 +499,7 @@ TEST_CASE("jsonl_file_sink, two processes on one file: the second waits its turn
           "[jsonl][fault]") {
   llmdlq::test::temp_dir dir;
   const auto path = dir.path() / "dlq.jsonl";
-  pipe_ends from_first, to_first, from_second;
+  pipe_ends from_first, to_first, from_second, to_second;
 
   const pid_t first = fork_child([&] {
     auto sink = jsonl_file_sink::open(path);
@@ -520,17 +520,17 @@ TEST_CASE("jsonl_file_sink, two processes on one file: the second waits its turn
   REQUIRE(await_byte(from_first.read, 'H'));
 
   const pid_t second = fork_child([&] {
-    bool refused = false;
-    for (;;) {
+    {
+      auto refused = jsonl_file_sink::open(path);
+      if (refused) return 21;
+      if (!says_locked(refused.error())) return 20;
+    }
+    send(from_second.write, "R");
+    char go = 0;  // the parent says when the first writer has exited
+    if (::read(to_second.read, &go, 1) != 1) return 24;
+    {
       auto sink = jsonl_file_sink::open(path);
-      if (!sink) {
-        if (!says_locked(sink.error())) return 20;
-        if (!refused) send(from_second.write, "R");
-        refused = true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        continue;
-      }
-      if (!refused) return 21;
+      if (!sink) return 25;
       for (std::uint64_t n = 50; n < 100; n += 10) {
         std::vector<llmdlq::envelope> batch;
         for (std::uint64_t k = n; k < n + 10; ++k) batch.push_back(numbered(k));
@@ -552,6 +552,7 @@ TEST_CASE("jsonl_file_sink, two processes on one file: the second waits its turn
 
   send(to_first.write, "G");
   CHECK(wait_for(first) == 0);
+  send(to_second.write, "G");
   CHECK(wait_for(second) == 0);
 
   std::vector<std::string> expected;
