@@ -44,20 +44,20 @@
 #include <llmdlq/llmdlq.hpp>
 
 #if LLMDLQ_BENCH_WITH_SQLITE
-#  include <llmdlq/sqlite_sink.hpp>
+#  include <llmdlq/sqlite/store.hpp>
 #endif
 #if LLMDLQ_BENCH_WITH_POSTGRES
 #  include <libpq-fe.h>
-#  include <llmdlq/postgres_store.hpp>
+#  include <llmdlq/postgres/store.hpp>
 #endif
 #if LLMDLQ_BENCH_WITH_REDIS
 #  include <hiredis/hiredis.h>
-#  include <llmdlq/redis_stream_sink.hpp>
+#  include <llmdlq/redis/stream_sink.hpp>
 #endif
 #if LLMDLQ_BENCH_WITH_KAFKA
 #  include <librdkafka/rdkafka.h>
 #  include <librdkafka/rdkafka_mock.h>
-#  include <llmdlq/kafka_sink.hpp>
+#  include <llmdlq/kafka/sink.hpp>
 #endif
 
 #include "documents.hpp"
@@ -293,11 +293,11 @@ void jsonl_sink(benchmark::State& state, std::size_t batch) {
 }
 
 #if LLMDLQ_BENCH_WITH_SQLITE
-void sqlite_sink(benchmark::State& state, std::size_t batch) {
+void sqlite_store(benchmark::State& state, std::size_t batch) {
   temp_dir dir;
-  auto sink = llmdlq::sqlite_sink::open(dir.path() / "dlq.db");  // WAL, synchronous=FULL
+  auto sink = llmdlq::sqlite_store::open(dir.path() / "dlq.db");  // WAL, synchronous=FULL
   if (!sink) {
-    state.SkipWithError(("sqlite_sink::open: " + sink.error().message).c_str());
+    state.SkipWithError(("sqlite_store::open: " + sink.error().message).c_str());
     return;
   }
   with_flush_probe(state, [&] { publish_loop(state, *sink, batch); });
@@ -603,9 +603,9 @@ void worker_loop(benchmark::State& state, llmdlq::sink& sink,
 #if LLMDLQ_BENCH_WITH_SQLITE
 void worker_sqlite(benchmark::State& state) {
   temp_dir dir;
-  auto sink = llmdlq::sqlite_sink::open(dir.path() / "dlq.db");
+  auto sink = llmdlq::sqlite_store::open(dir.path() / "dlq.db");
   if (!sink) {
-    state.SkipWithError(("sqlite_sink::open: " + sink.error().message).c_str());
+    state.SkipWithError(("sqlite_store::open: " + sink.error().message).c_str());
     return;
   }
   with_flush_probe(state, [&] { worker_loop(state, *sink); });
@@ -646,7 +646,7 @@ const int registered = [] {
   add_sink("fdatasync_floor", fdatasync_floor);
   add_sink("jsonl", jsonl_sink);
 #if LLMDLQ_BENCH_WITH_SQLITE
-  add_sink("sqlite", sqlite_sink);
+  add_sink("sqlite", sqlite_store);
 #endif
 #if LLMDLQ_BENCH_WITH_POSTGRES
   add_sink("postgres", postgres_sink);

@@ -31,10 +31,10 @@
 #include <utility>
 #include <vector>
 
-#include <llmdlq/kafka_sink.hpp>
+#include <llmdlq/kafka/sink.hpp>
 #include <llmdlq/llmdlq.hpp>
-#include <llmdlq/moderation_consumer.hpp>
-#include <llmdlq/sqlite_sink.hpp>
+#include <llmdlq/kafka/moderation_consumer.hpp>
+#include <llmdlq/sqlite/store.hpp>
 
 namespace {
 
@@ -153,14 +153,14 @@ int run(const settings& s) {
   worker w(s, *schema, *dlq, options);
 
   // The moderation consumer: in production a service of its own; here a thread.
-  std::optional<llmdlq::sqlite_sink> table;
+  std::optional<llmdlq::sqlite_store> table;
   std::atomic<long> moderated{0};
   std::jthread moderation;
   if (!s.moderation_db.empty()) {
-    auto opened = llmdlq::sqlite_sink::open(s.moderation_db);
+    auto opened = llmdlq::sqlite_store::open(s.moderation_db);
     if (!opened) return fail(opened.error().message);
     table.emplace(std::move(*opened));
-    auto reader = llmdlq::moderation_consumer::create(*table, {s.kafka, s.dlq});
+    auto reader = llmdlq::kafka_moderation_consumer::create(*table, {s.kafka, s.dlq});
     if (!reader) return fail(reader.error().message);
     moderation = std::jthread([&moderated, reader = std::move(*reader)](std::stop_token stop) mutable {
       while (!stop.stop_requested()) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <llmdlq/llmdlq.hpp>
-#include <llmdlq/sqlite_sink.hpp>
+#include <llmdlq/sqlite/store.hpp>
 
 // The structure the model must return, described for llmdlq.
 enum class Currency { EUR, RUB, LKR };
@@ -42,7 +42,7 @@ struct message {
 
 int main(int argc, char** argv) {
   const std::string dlq_path = argc > 1 ? argv[1] : "ocr-worker-dlq.db";
-  auto dlq = llmdlq::sqlite_sink::open(dlq_path);
+  auto dlq = llmdlq::sqlite_store::open(dlq_path);
   if (!dlq) {
     std::fprintf(stderr, "cannot open the DLQ: %s\n", dlq.error().message.c_str());
     return 1;

@@ -17,7 +17,7 @@
 #include <llmdlq/dlq_id.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/pipeline.hpp>
-#include <llmdlq/sqlite_sink.hpp>
+#include <llmdlq/sqlite/store.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
@@ -80,9 +80,9 @@ expected<std::unique_ptr<sink>, sink_error> open_sink(const sink_target& target)
     if (!s) return unexpected(std::move(s.error()));
     return std::unique_ptr<sink>(std::make_unique<jsonl_file_sink>(std::move(*s)));
   }
-  auto s = sqlite_sink::open(target.path);
+  auto s = sqlite_store::open(target.path);
   if (!s) return unexpected(std::move(s.error()));
-  return std::unique_ptr<sink>(std::make_unique<sqlite_sink>(std::move(*s)));
+  return std::unique_ptr<sink>(std::make_unique<sqlite_store>(std::move(*s)));
 }
 
 // What happened to the lines, for the summary on stderr.

@@ -4,7 +4,7 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
-#include <llmdlq/sqlite_sink.hpp>
+#include <llmdlq/sqlite/store.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
@@ -49,7 +49,7 @@ int stats_command(arguments args) {
     complain("stats", "no DLQ at " + path.string());
     return exit_usage;
   }
-  auto dlq = sqlite_sink::open(path, {.read_only = true});
+  auto dlq = sqlite_store::open(path, {.read_only = true});
   if (!dlq) {
     complain("stats", dlq.error().message);
     return exit_usage;

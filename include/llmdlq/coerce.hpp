@@ -13,7 +13,7 @@
 #include "llmdlq/repair.hpp"
 #include "llmdlq/schema.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 struct coerce_options {
   /// Content rules (`x-dlq-rule`) are judged at this time, as in validation.
@@ -50,7 +50,7 @@ struct coerce_error {
 [[nodiscard]] LLMDLQ_INLINE expected<coerce_result, coerce_error> coerce(std::string_view json, const schema& schema,
                                                                         const coerce_options& options = {});
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/coerce.ipp"

@@ -25,3 +25,20 @@
 #  define LLMDLQ_ALWAYS_INLINE inline
 #  define LLMDLQ_INLINE_LAMBDA
 #endif
+
+/// Every llmdlq symbol lives in an inline namespace named after the flavour
+/// of llmdlq::expected it was built with (expected.hpp). The two flavours
+/// give the same declarations different layouts; with their own namespaces,
+/// a host built for one that links a library built for the other gets
+/// undefined references (`llmdlq::v1_tl_expected::...`) instead of a crash.
+#if defined(LLMDLQ_USE_TL_EXPECTED)
+#  define LLMDLQ_ABI_NAMESPACE v1_tl_expected
+#else
+#  define LLMDLQ_ABI_NAMESPACE v1_std_expected
+#endif
+#define LLMDLQ_BEGIN_NAMESPACE \
+  namespace llmdlq {           \
+  inline namespace LLMDLQ_ABI_NAMESPACE {
+#define LLMDLQ_END_NAMESPACE \
+  }                          \
+  }

@@ -11,7 +11,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/timestamp.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// The dlq_id of attempt `attempt` at the input keyed `idempotency_key`.
 ///
@@ -32,7 +32,7 @@ namespace llmdlq {
                                                                std::string_view response_sha256,
                                                                std::string_view input_sha256);
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/dlq_id.ipp"

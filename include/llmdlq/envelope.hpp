@@ -20,7 +20,7 @@
 #include "llmdlq/taxonomy.hpp"
 #include "llmdlq/timestamp.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// The source document, by reference: where it is and its content hash, never the document.
 struct source_reference {
@@ -223,7 +223,7 @@ struct envelope_error {
 /// anything had to be cut. Applying it twice changes nothing more.
 LLMDLQ_INLINE std::size_t fit_envelope(envelope& e, std::size_t max_bytes);
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/envelope.ipp"

@@ -7,7 +7,7 @@
 
 #include "llmdlq/config.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// The formats llmdlq can assert. `unknown` formats are annotations only.
 enum class format_kind : std::uint8_t {
@@ -63,7 +63,7 @@ enum class format_kind : std::uint8_t {
 /// - regex: as `ecma_regex::compile` judges it (false if memory runs out).
 [[nodiscard]] LLMDLQ_INLINE bool matches_format(format_kind kind, std::string_view text) noexcept;
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/format.ipp"

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 
-namespace llmdlq {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
 
 class json_parser;
 struct parse_options;
@@ -22,4 +24,4 @@ class ecma_regex;
 struct regex_error;
 enum class format_kind : std::uint8_t;
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

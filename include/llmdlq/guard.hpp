@@ -12,7 +12,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/taxonomy.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// What the guard looks for.
 struct guard_options {
@@ -55,7 +55,7 @@ struct guard_finding {
 [[nodiscard]] LLMDLQ_INLINE std::optional<guard_finding> find_refusal(std::string_view raw,
                                                                      const guard_options& options = {});
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/guard.ipp"

@@ -14,7 +14,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// Limits applied before and while parsing untrusted JSON.
 struct parse_options {
@@ -143,7 +143,7 @@ struct text_position {
 [[nodiscard]] LLMDLQ_INLINE text_position position_of(std::string_view text,
                                                       std::size_t offset) noexcept;
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/json_parser.ipp"

@@ -15,7 +15,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 struct jsonl_file_options {
   /// fdatasync after every publish (or batch). Turning it off trades
@@ -130,7 +130,7 @@ struct jsonl_contents {
 [[nodiscard]] LLMDLQ_INLINE expected<jsonl_contents, sink_error> read_jsonl_envelopes(
     const std::filesystem::path& path, std::size_t max_line_bytes = jsonl_file_options{}.max_line_bytes);
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/jsonl_file_sink.ipp"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The umbrella header: everything in the llmdlq::core library. The sinks
-// with a library of their own (sqlite_sink.hpp, ...) are included on their own.
+// with a library of their own (sqlite_store.hpp, ...) are included on their own.
 #pragma once
 
 #include "llmdlq/config.hpp"
@@ -22,6 +22,6 @@
 #include "llmdlq/sink.hpp"
 #include "llmdlq/taxonomy.hpp"
 #include "llmdlq/timestamp.hpp"
-#include "llmdlq/transport.hpp"
+#include "llmdlq/call_outcome.hpp"
 #include "llmdlq/typed.hpp"
 #include "llmdlq/version.hpp"

@@ -10,9 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// Keeps envelopes in memory, in publish order; a re-published dlq_id is a
 /// duplicate and is not stored twice.
@@ -69,4 +70,4 @@ class memory_sink final : public sink {
   sink_error failure_;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -9,10 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// Where a dead letter is in its life.
 ///
@@ -147,4 +148,4 @@ class moderation_store : public sink {
                                                                                       std::size_t limit) = 0;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

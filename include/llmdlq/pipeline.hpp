@@ -10,7 +10,7 @@
 #include "llmdlq/process.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// What the host does with its input after handle().
 struct disposition {
@@ -77,7 +77,7 @@ class pipeline {
   process_options options_;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/pipeline.ipp"

@@ -26,7 +26,7 @@
 #include "llmdlq/taxonomy.hpp"
 #include "llmdlq/timestamp.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// Whether local, zero-token repair runs on responses that are not JSON.
 enum class repair_mode : std::uint8_t {
@@ -129,7 +129,7 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
                                                    std::optional<text_location> syntax = std::nullopt,
                                                    bool repaired_locally = false);
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/process.ipp"

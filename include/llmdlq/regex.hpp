@@ -10,7 +10,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace detail {
 struct ecma_regex_access;
@@ -90,7 +90,7 @@ class ecma_regex {
   std::shared_ptr<const impl> impl_;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/regex.ipp"

@@ -20,7 +20,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// How much a repair can change what the model meant.
 enum class repair_tier : std::uint8_t {
@@ -155,7 +155,7 @@ using candidate_filter = bool (*)(void* context, std::string_view json);
     void* filter_context = nullptr);
 }  // namespace detail
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/repair.ipp"

@@ -10,9 +10,10 @@
 
 #include <boost/json/object.hpp>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// Everything about a response that is not the response itself. The views
 /// need only outlive the call that takes the context.
@@ -39,4 +40,4 @@ struct request_context {
   boost::json::object extensions;      ///< host metadata, copied as is
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -21,7 +21,7 @@
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/timestamp.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace detail {
 struct program;
@@ -164,7 +164,7 @@ class schema {
 /// A one-line English description of `code`.
 [[nodiscard]] LLMDLQ_INLINE std::string_view describe(schema_errc code) noexcept;
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/schema.ipp"

@@ -9,10 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// Proof that an envelope is durably stored.
 struct receipt {
@@ -60,13 +61,13 @@ struct sink_error {
 /// idempotency key and attempt (dlq_id.hpp), so a retry of the same failure
 /// carries the same id. The built-in sinks keep this contract:
 /// - memory_sink, jsonl_file_sink (which indexes its file when it opens it),
-///   sqlite_sink, postgres_store and redis_stream_sink store a dlq_id once;
+///   sqlite_store, postgres_store and redis_stream_sink store a dlq_id once;
 ///   the SQL stores and Redis also recognise idempotency key + attempt.
 ///   Publishing a stored envelope again returns a receipt marked `duplicate`
 ///   that names the stored record's dlq_id and location.
 /// - kafka_sink is at-least-once: a retry after a lost acknowledgement can
 ///   write a second copy, with the same dlq_id in its `dlq-id` header and
-///   the same message key, so every consumer can drop it (moderation_consumer
+///   the same message key, so every consumer can drop it (kafka_moderation_consumer
 ///   does, through its store).
 class sink {
  public:
@@ -92,4 +93,4 @@ class sink {
   [[nodiscard]] virtual expected<void, sink_error> flush() { return {}; }
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

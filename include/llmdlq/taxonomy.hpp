@@ -10,7 +10,7 @@
 
 #include "llmdlq/config.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// What failed, in precedence order: the first that applies wins.
 enum class failure_category : std::uint8_t {
@@ -74,7 +74,7 @@ struct triage {
 [[nodiscard]] LLMDLQ_INLINE std::string default_failure_code(failure_category category,
                                                              std::string_view prefix = {});
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/taxonomy.ipp"

@@ -10,7 +10,7 @@
 
 #include "llmdlq/config.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// A UTC time, to the millisecond: the precision of every llmdlq record.
 using timestamp = std::chrono::sys_time<std::chrono::milliseconds>;
@@ -32,7 +32,7 @@ using clock_function = std::function<timestamp()>;
 /// text is not one.
 [[nodiscard]] LLMDLQ_INLINE std::optional<timestamp> parse_rfc3339(std::string_view text) noexcept;
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
 #  include "llmdlq/impl/timestamp.ipp"

@@ -16,10 +16,11 @@
 #include <boost/mp11/algorithm.hpp>
 #include <simdjson.h>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/process.hpp"
 #include "llmdlq/schema.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -203,4 +204,4 @@ template <class T>
   return std::move(*value);
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -12,9 +12,11 @@
 
 #include <fmt/format.h>
 
-#include "llmdlq/kafka_sink.hpp"
+#include "llmdlq/config.hpp"
+#include "llmdlq/kafka/sink.hpp"
 
-namespace llmdlq::kafka_detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace kafka_detail {
 
 struct conf_deleter {
   void operator()(rd_kafka_conf_t* conf) const noexcept { rd_kafka_conf_destroy(conf); }
@@ -75,4 +77,5 @@ inline expected<conf_ptr, sink_error> make_conf(const kafka_properties& properti
 
 inline std::string errstr_of(rd_kafka_resp_err_t err) { return rd_kafka_err2str(err); }
 
-}  // namespace llmdlq::kafka_detail
+}  // namespace kafka_detail
+LLMDLQ_END_NAMESPACE

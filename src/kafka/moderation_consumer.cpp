@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// moderation_consumer on librdkafka's high-level consumer: store, then
+// kafka_moderation_consumer on librdkafka's high-level consumer: store, then
 // commit; on a store failure, rewind the partition and pause it.
-#include "llmdlq/moderation_consumer.hpp"
+#include "llmdlq/config.hpp"
+#include "llmdlq/kafka/moderation_consumer.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -11,7 +12,7 @@
 #include "kafka_common.hpp"
 #include "llmdlq/process.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 using namespace kafka_detail;
 
@@ -35,9 +36,9 @@ moderation_poll_result& moderation_poll_result::operator+=(const moderation_poll
   return *this;
 }
 
-struct moderation_consumer::impl {
+struct kafka_moderation_consumer::impl {
   sink* store = nullptr;
-  moderation_consumer_options options;
+  kafka_moderation_consumer_options options;
   handle_context context{&options.log, this};
   rd_kafka_t* rk = nullptr;
   bool closed = false;
@@ -220,13 +221,13 @@ struct moderation_consumer::impl {
   }
 };
 
-moderation_consumer::moderation_consumer(std::unique_ptr<impl> impl) noexcept : impl_(std::move(impl)) {}
-moderation_consumer::moderation_consumer(moderation_consumer&&) noexcept = default;
-moderation_consumer& moderation_consumer::operator=(moderation_consumer&&) noexcept = default;
-moderation_consumer::~moderation_consumer() = default;
+kafka_moderation_consumer::kafka_moderation_consumer(std::unique_ptr<impl> impl) noexcept : impl_(std::move(impl)) {}
+kafka_moderation_consumer::kafka_moderation_consumer(kafka_moderation_consumer&&) noexcept = default;
+kafka_moderation_consumer& kafka_moderation_consumer::operator=(kafka_moderation_consumer&&) noexcept = default;
+kafka_moderation_consumer::~kafka_moderation_consumer() = default;
 
-expected<moderation_consumer, sink_error> moderation_consumer::create(sink& store,
-                                                                       moderation_consumer_options options) {
+expected<kafka_moderation_consumer, sink_error> kafka_moderation_consumer::create(sink& store,
+                                                                       kafka_moderation_consumer_options options) {
   if (options.topic.empty()) return unexpected(sink_error{sink_errc::rejected, "kafka: the topic name is empty"});
   auto state = std::make_unique<impl>();
   state->store = &store;
@@ -258,24 +259,24 @@ expected<moderation_consumer, sink_error> moderation_consumer::create(sink& stor
     return unexpected(sink_error{sink_errc::unavailable,
                                  fmt::format("kafka: cannot subscribe to {}: {}", state->options.topic, errstr_of(err))});
   }
-  return moderation_consumer(std::move(state));
+  return kafka_moderation_consumer(std::move(state));
 }
 
-moderation_poll_result moderation_consumer::poll_once(std::chrono::milliseconds timeout) {
+moderation_poll_result kafka_moderation_consumer::poll_once(std::chrono::milliseconds timeout) {
   if (!impl_) return {};
   return impl_->poll(timeout);
 }
 
-moderation_poll_result moderation_consumer::run(std::stop_token stop, std::chrono::milliseconds poll_timeout) {
+moderation_poll_result kafka_moderation_consumer::run(std::stop_token stop, std::chrono::milliseconds poll_timeout) {
   moderation_poll_result total;
   while (impl_ && !stop.stop_requested()) total += impl_->poll(poll_timeout);
   return total;
 }
 
-void moderation_consumer::close() {
+void kafka_moderation_consumer::close() {
   if (!impl_ || impl_->closed || impl_->rk == nullptr) return;
   rd_kafka_consumer_close(impl_->rk);
   impl_->closed = true;
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

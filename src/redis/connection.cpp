@@ -11,7 +11,10 @@
 
 #include <fmt/format.h>
 
-namespace llmdlq::redis_detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace redis_detail {
 
 namespace {
 
@@ -182,4 +185,5 @@ void connection::drop() noexcept {
   ctx_ = nullptr;
 }
 
-}  // namespace llmdlq::redis_detail
+}  // namespace redis_detail
+LLMDLQ_END_NAMESPACE

@@ -15,11 +15,13 @@
 #include <string>
 #include <string_view>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
-#include "llmdlq/redis_stream_sink.hpp"
+#include "llmdlq/redis/stream_sink.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq::redis_detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace redis_detail {
 
 struct reply_deleter {
   void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
@@ -106,4 +108,5 @@ class connection {
   redisContext* ctx_ = nullptr;
 };
 
-}  // namespace llmdlq::redis_detail
+}  // namespace redis_detail
+LLMDLQ_END_NAMESPACE

@@ -5,7 +5,7 @@
 
 #include <llmdlq/llmdlq.hpp>
 #ifdef LLMDLQ_CONSUMER_SQLITE
-#  include <llmdlq/sqlite_sink.hpp>
+#  include <llmdlq/sqlite/store.hpp>
 #endif
 
 int main() {
@@ -19,7 +19,7 @@ int main() {
   const auto judged = llmdlq::process_llm_response("```json\n{\"sum\": 1}\n```", *schema, {});
   if (judged || judged.error().failure.category != llmdlq::failure_category::schema) return 4;
 #ifdef LLMDLQ_CONSUMER_SQLITE
-  auto dlq = llmdlq::sqlite_sink::open("consumer-dlq.db");
+  auto dlq = llmdlq::sqlite_store::open("consumer-dlq.db");
   if (!dlq || !dlq->publish(judged.error())) return 5;
 #endif
   std::printf("llmdlq %s found and working\n", llmdlq::version_string);

@@ -12,9 +12,9 @@
 #include <map>
 #include <set>
 
-#include <llmdlq/kafka_sink.hpp>
+#include <llmdlq/kafka/sink.hpp>
 #include <llmdlq/process.hpp>
-#include <llmdlq/sqlite_sink.hpp>
+#include <llmdlq/sqlite/store.hpp>
 
 #include "catch.hpp"
 #include "kafka_test_support.hpp"
@@ -90,7 +90,7 @@ TEST_CASE("The README's moderation service stores the DLQ topic's envelopes and 
       REQUIRE(sink->publish(llmdlq::make_envelope(llmdlq::failure_category::syntax, "not JSON", "{", context)));
     }
   }
-  auto table = llmdlq::sqlite_sink::open(db);  // the service's store, read alongside it
+  auto table = llmdlq::sqlite_store::open(db);  // the service's store, read alongside it
   REQUIRE(table.has_value());
 
   child_process service({README_MODERATION_SERVICE, cluster.bootstrap(), db}, log);

@@ -5,7 +5,7 @@
 #include <set>
 #include <thread>
 
-#include <llmdlq/kafka_sink.hpp>
+#include <llmdlq/kafka/sink.hpp>
 #include <llmdlq/pipeline.hpp>
 #include <llmdlq/process.hpp>
 

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include <llmdlq/kafka_sink.hpp>
+#include <llmdlq/kafka/sink.hpp>
 
 #include "catch.hpp"
 #include "support/eventually.hpp"

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include <llmdlq/process.hpp>
-#include <llmdlq/postgres_store.hpp>
+#include <llmdlq/postgres/store.hpp>
 
 #include "catch.hpp"
 #include "support/envelope_check.hpp"

@@ -5,8 +5,8 @@
 // nothing is lost and nothing is stored twice, and the replay reader picks up
 // where it was, its unacknowledged entry included.
 #include <llmdlq/pipeline.hpp>
-#include <llmdlq/redis_stream_reader.hpp>
-#include <llmdlq/redis_stream_sink.hpp>
+#include <llmdlq/redis/stream_reader.hpp>
+#include <llmdlq/redis/stream_sink.hpp>
 
 #include <cstdlib>
 #include <map>

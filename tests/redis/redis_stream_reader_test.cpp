@@ -2,8 +2,8 @@
 // Replay from the Redis stream through a consumer group: read, ack, pending
 // entries after a restart, entries of dead consumers claimed, entries that
 // are not envelopes.
-#include <llmdlq/redis_stream_reader.hpp>
-#include <llmdlq/redis_stream_sink.hpp>
+#include <llmdlq/redis/stream_reader.hpp>
+#include <llmdlq/redis/stream_sink.hpp>
 
 #include "catch.hpp"
 #include "redis_test_support.hpp"

@@ -3,7 +3,7 @@
 // with its filter fields, idempotent on dlq_id and on idempotency key +
 // attempt, pipelined batches, approximate MAXLEN, WAIT, threads.
 #include <llmdlq/pipeline.hpp>
-#include <llmdlq/redis_stream_sink.hpp>
+#include <llmdlq/redis/stream_sink.hpp>
 
 #include <atomic>
 #include <set>

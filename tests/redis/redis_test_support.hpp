@@ -21,8 +21,8 @@
 #include <vector>
 
 #include <llmdlq/process.hpp>
-#include <llmdlq/redis_stream_reader.hpp>
-#include <llmdlq/redis_stream_sink.hpp>
+#include <llmdlq/redis/stream_reader.hpp>
+#include <llmdlq/redis/stream_sink.hpp>
 
 #include "catch.hpp"
 #include "support/eventually.hpp"

@@ -11,7 +11,7 @@
 #include <boost/json/serialize.hpp>
 #include <llmdlq/detail/identifiers.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
-#include <llmdlq/sqlite_sink.hpp>
+#include <llmdlq/sqlite/store.hpp>
 
 #include "catch.hpp"
 #include "support/skip.hpp"
@@ -41,7 +41,7 @@ std::vector<boost::json::object> lines_of(const std::string& out) {
 
 // The envelope a verdict names, read back from the SQLite DLQ.
 std::optional<llmdlq::envelope> stored_envelope(const std::string& db, const boost::json::value& dlq_id) {
-  auto dlq = llmdlq::sqlite_sink::open(db, {.read_only = true});
+  auto dlq = llmdlq::sqlite_store::open(db, {.read_only = true});
   REQUIRE(dlq.has_value());
   auto found = dlq->find(dlq_id.as_string());
   REQUIRE(found.has_value());
@@ -49,7 +49,7 @@ std::optional<llmdlq::envelope> stored_envelope(const std::string& db, const boo
 }
 
 std::uint64_t dlq_total(const std::string& db) {
-  auto dlq = llmdlq::sqlite_sink::open(db, {.read_only = true});
+  auto dlq = llmdlq::sqlite_store::open(db, {.read_only = true});
   REQUIRE(dlq.has_value());
   auto stats = dlq->statistics();
   REQUIRE(stats.has_value());

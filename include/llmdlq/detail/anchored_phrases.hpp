@@ -15,7 +15,10 @@
 #include <utility>
 #include <vector>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// Phrases of ASCII text found ignoring case. Each phrase is found through
 /// an anchor, four consecutive letters it holds, chosen so that few anchors
@@ -152,4 +155,5 @@ class anchored_phrases {
   std::vector<std::size_t> unanchored_;  // phrases without four letters in a row
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

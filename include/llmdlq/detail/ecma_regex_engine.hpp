@@ -16,12 +16,13 @@
 #include <pcre2.h>
 #include <simdjson.h>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/ecma_regex_fast.hpp"
 #include "llmdlq/detail/ecma_regex_translate.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/regex.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 struct ecma_regex::impl {
   std::string pattern;
@@ -174,4 +175,4 @@ struct ecma_regex_access {
 
 }  // namespace detail
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -10,10 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/ecma_regex_translate.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// Bytes as a 256-bit table.
 struct byte_set {
@@ -331,4 +333,5 @@ inline bool fast_search(const fast_program& program, std::string_view subject) n
   }
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -11,11 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/regex.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 struct code_point_range {
   char32_t first;
@@ -1032,4 +1034,5 @@ inline pcre2_pattern to_pcre2(const parsed_pattern& pattern) {
   return out;
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

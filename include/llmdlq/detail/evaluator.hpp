@@ -14,6 +14,7 @@
 #include <boost/json/value.hpp>
 #include <fmt/format.h>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/instance.hpp"
 #include "llmdlq/timestamp.hpp"
 #include "llmdlq/detail/schema_program.hpp"
@@ -21,7 +22,8 @@
 #include "llmdlq/detail/uri.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// Deepest chain of nested evaluations (instance depth times in-place
 /// applicators) before evaluation gives up, so no schema can exhaust the stack.
@@ -1033,4 +1035,5 @@ class evaluator {
 
 #undef LLMDLQ_MESSAGE
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

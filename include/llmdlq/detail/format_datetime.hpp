@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <string_view>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/format_scan.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 constexpr unsigned digit_value(char c) noexcept { return static_cast<unsigned>(c - '0'); }
 
@@ -127,4 +129,5 @@ constexpr bool is_duration(std::string_view s) noexcept {
   return run("HMS") && i == n;
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -6,11 +6,13 @@
 #include <cstddef>
 #include <string_view>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/format_idna.hpp"
 #include "llmdlq/detail/format_ip.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// RFC 5322 atext: letters, digits and ! # $ % & ' * + - / = ? ^ _ ` { | } ~
 inline constexpr auto atext_table = [] {
@@ -93,4 +95,5 @@ inline bool is_email(std::string_view s, bool idn) noexcept {
   return idn ? is_idn_hostname(domain) : is_hostname(domain);
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <string_view>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/format_scan.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// RFC 4122 string form, 8-4-4-4-12 hex digits in either case; any version
 /// and variant nibble.
@@ -142,4 +144,5 @@ constexpr bool is_luhn(std::string_view s) noexcept {
   return after_digit && digits >= 2 && sum % 10 == 0;
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

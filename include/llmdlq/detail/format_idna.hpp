@@ -9,11 +9,13 @@
 #include <iterator>
 #include <string_view>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/format_idna_table.hpp"
 #include "llmdlq/detail/format_scan.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 // --- Code point properties (bit layout in format_idna_table.hpp) ---
 
@@ -436,4 +438,5 @@ inline bool is_idn_hostname(std::string_view text) noexcept {
   return !state.has_rtl_label || state.all_labels_bidi_ok;
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

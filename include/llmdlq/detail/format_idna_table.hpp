@@ -5,7 +5,10 @@
 
 #include <cstdint>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 // Runs of code points sharing one packed property set: idna_run_starts[i] is
 // the first code point of run i, idna_run_props[i] its properties:
@@ -584,4 +587,5 @@ inline constexpr std::uint16_t idna_run_props[3036] = {
     0x1805, 0x0, 0x1805, 0x0, 0x1805, 0x0, 0x1805, 0x0, 0x1805, 0x0, 0x1805, 0x0,
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -8,7 +8,10 @@
 #include <cstring>
 #include <string_view>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 // glibc's inet_pton takes exactly RFC 3986's dotted-decimal quad (no leading
 // zeros, no shorthand, no octal or hex) and RFC 4291's text forms (an embedded
@@ -34,4 +37,5 @@ inline bool is_ipv6(std::string_view text) noexcept {
   return inet_pton_accepts<AF_INET6, 45>(text);  // "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255"
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <cstring>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 constexpr bool is_ascii_digit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
 
@@ -49,4 +52,5 @@ constexpr std::uint64_t non_hex_bytes(std::uint64_t word) noexcept {
 /// Whether every byte of `word` is an ASCII hex digit (either case).
 constexpr bool all_hex_digits(std::uint64_t word) noexcept { return non_hex_bytes(word) == 0; }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/format_ip.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// Character classes of RFC 3986 (ASCII only; non-ASCII is handled apart).
 enum uri_char : std::uint16_t {
@@ -224,4 +226,5 @@ inline bool is_uri_template(std::string_view s) noexcept {
   }
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -10,9 +10,11 @@
 #include <string>
 #include <string_view>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/timestamp.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 inline constexpr char hex_digits[] = "0123456789abcdef";
 
@@ -68,4 +70,5 @@ inline std::string format_uuid_v7(timestamp at, std::array<unsigned char, 16> by
   return format_uuid(bytes, 7);
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

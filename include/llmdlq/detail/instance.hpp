@@ -18,7 +18,8 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/json_number.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 enum class instance_kind : std::uint8_t { null, boolean, number, string, array, object };
 
@@ -331,4 +332,5 @@ std::uint64_t json_hash(typename V::value v, std::size_t depth = 0) {
   return h;
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -9,9 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// The value at a pointer and, when it is an object member, its key and the
 /// separators around it.
@@ -199,4 +201,5 @@ class json_locator {
   }
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

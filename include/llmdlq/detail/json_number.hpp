@@ -10,7 +10,8 @@
 
 #include "llmdlq/config.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// A JSON number as the parsers deliver it.
 struct json_number {
@@ -179,4 +180,5 @@ inline bool is_multiple_of(const json_number& x, const decimal& divisor) noexcep
   return (a.mantissa / scale) % b == 0;
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -5,7 +5,10 @@
 
 #include <string_view>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 struct builtin_schema {
   std::string_view uri;
@@ -505,4 +508,5 @@ inline constexpr builtin_schema builtin_schemas[] = {
 })json"},
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -10,7 +10,10 @@
 #include <string>
 #include <string_view>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 class output_buffer {
  public:
@@ -74,4 +77,5 @@ class output_buffer {
   std::size_t size_ = 0;
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -14,13 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/output_buffer.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/repair.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// Where a repair pass gave up, and why.
 struct repair_failure {
@@ -1121,4 +1123,5 @@ class repair_engine {
   }
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -3,13 +3,16 @@
 // (coercion looks up enum values); not part of the API.
 #pragma once
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/schema_program.hpp"
 #include "llmdlq/schema.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 struct schema_access {
   static const program& of(const schema& s) noexcept { return *s.program_; }
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -14,12 +14,14 @@
 
 #include <boost/json/value.hpp>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/json_number.hpp"
 #include "llmdlq/format.hpp"
 #include "llmdlq/regex.hpp"
 #include "llmdlq/schema.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 using node_id = std::uint32_t;
 inline constexpr node_id no_node = std::numeric_limits<node_id>::max();
@@ -310,4 +312,5 @@ struct program {
   std::string fingerprint;  ///< SHA-256 of the schema's JSON, as Boost.JSON serializes it
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

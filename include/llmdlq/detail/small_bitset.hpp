@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <memory>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// Marks positions of one container: which object members or array elements
 /// a schema evaluated, or which named keys an object holds.
@@ -62,4 +65,5 @@ class small_bitset {
   std::unique_ptr<std::uint64_t[]> heap_;
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

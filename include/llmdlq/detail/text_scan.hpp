@@ -7,7 +7,10 @@
 #include <cstring>
 #include <string_view>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// Jumps through JSON string bodies at memchr speed: next() gives the index
 /// of the next quote or backslash at or after `from` (or the text's size).
@@ -31,4 +34,5 @@ class string_body_scanner {
   std::size_t quote_ = unknown;  // the next quote at or after the last `from`, or the size
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -7,7 +7,10 @@
 #include <string>
 #include <string_view>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// The five components of a URI reference (RFC 3986 section 3); absent
 /// components are std::nullopt, present-but-empty ones are empty views.
@@ -185,4 +188,5 @@ inline void append_pointer_token(std::string& pointer, std::size_t index) {
   pointer.append(std::to_string(index));
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

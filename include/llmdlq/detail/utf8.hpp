@@ -7,7 +7,10 @@
 #include <optional>
 #include <string_view>
 
-namespace llmdlq::detail {
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// Decodes the code point at the start of `text`; nothing when the bytes there
 /// are not a complete, shortest-form, non-surrogate UTF-8 sequence.
@@ -99,4 +102,5 @@ void append_utf8(String& out, char32_t cp) {
   }
 }
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

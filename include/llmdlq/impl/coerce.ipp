@@ -12,12 +12,13 @@
 #include <fmt/format.h>
 
 #include "llmdlq/coerce.hpp"
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/json_locate.hpp"
 #include "llmdlq/detail/repair_engine.hpp"
 #include "llmdlq/detail/schema_access.hpp"
 #include "llmdlq/json_parser.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
 
 /// Exactly a JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
@@ -234,4 +235,4 @@ LLMDLQ_INLINE expected<coerce_result, coerce_error> coerce(std::string_view json
   return detail::coercer(json, schema, options).run();
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

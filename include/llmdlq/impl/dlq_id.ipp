@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <array>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/dlq_id.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE std::string derive_dlq_id(std::string_view idempotency_key, std::uint32_t attempt,
                                         std::optional<timestamp> received_at) {
@@ -28,4 +29,4 @@ LLMDLQ_INLINE std::string derive_idempotency_key(std::string_view schema_fingerp
   return "sha256:" + detail::sha256_hex(material);
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -13,12 +13,13 @@
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/format_identifiers.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/json_parser.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE captured_text captured_text::of(std::string_view whole) {
   if (simdjson::validate_utf8(whole.data(), whole.size())) {
@@ -771,4 +772,4 @@ LLMDLQ_INLINE std::size_t fit_envelope(envelope& e, std::size_t max_bytes) {
   return detail::fit_large_envelope(e, max_bytes);
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

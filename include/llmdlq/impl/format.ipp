@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/format_datetime.hpp"
 #include "llmdlq/detail/format_email.hpp"
 #include "llmdlq/detail/format_identifiers.hpp"
@@ -15,7 +16,7 @@
 #include "llmdlq/format.hpp"
 #include "llmdlq/regex.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -96,4 +97,4 @@ LLMDLQ_INLINE bool matches_format(format_kind kind, std::string_view text) noexc
   return true;
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

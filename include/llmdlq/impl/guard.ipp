@@ -10,11 +10,12 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/anchored_phrases.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/guard.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -191,4 +192,4 @@ LLMDLQ_INLINE std::optional<guard_finding> find_refusal(std::string_view raw, co
                        fmt::format("the model refused: \"{}\"", detail::printable_excerpt(raw))};
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

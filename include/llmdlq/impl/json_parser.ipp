@@ -14,11 +14,12 @@
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/text_scan.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE std::string_view describe(json_errc code) noexcept {
   switch (code) {
@@ -532,4 +533,4 @@ LLMDLQ_INLINE expected<boost::json::value, syntax_error> parse_value(std::string
   return detail::to_boost(doc->root(), {});
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

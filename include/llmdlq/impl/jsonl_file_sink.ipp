@@ -16,9 +16,10 @@
 #include <boost/json/stream_parser.hpp>
 #include <fmt/format.h>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/jsonl_file_sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -381,4 +382,4 @@ LLMDLQ_INLINE expected<jsonl_contents, sink_error> read_jsonl_envelopes(const st
   return contents;
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -2,9 +2,10 @@
 // Definitions for pipeline.hpp.
 #pragma once
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/pipeline.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE disposition pipeline::handle(std::string_view raw, const request_context& context) const {
   auto result = process_llm_response(raw, schema_, context, options_);
@@ -42,4 +43,4 @@ LLMDLQ_INLINE disposition pipeline::dead_letter(envelope e) const {
   return d;
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

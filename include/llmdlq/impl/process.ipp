@@ -10,13 +10,14 @@
 #include <fmt/format.h>
 
 #include "llmdlq/coerce.hpp"
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/uri.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/dlq_id.hpp"
 #include "llmdlq/process.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE boost::json::value accepted::value() const {
   parse_options limits;
@@ -500,4 +501,4 @@ LLMDLQ_INLINE expected<accepted, envelope> process_llm_response(std::string_view
   return detail::process_response(raw, schema, context, options, {});
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -2,10 +2,11 @@
 // Definitions for regex.hpp: the fast scanner where it decides the pattern, PCRE2 elsewhere.
 #pragma once
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/ecma_regex_engine.hpp"
 #include "llmdlq/regex.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE expected<ecma_regex, regex_error> ecma_regex::compile(std::string_view pattern) {
   return detail::ecma_regex_access::compile(pattern, {});
@@ -27,4 +28,4 @@ LLMDLQ_INLINE const std::string& ecma_regex::pattern() const noexcept {
   return impl_ ? impl_->pattern : empty;
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

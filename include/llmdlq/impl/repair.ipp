@@ -10,12 +10,13 @@
 #include <boost/json/value.hpp>
 #include <simdjson.h>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/repair_engine.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/repair.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE std::string_view to_string(repair_tier tier) noexcept {
   switch (tier) {
@@ -596,4 +597,4 @@ LLMDLQ_INLINE std::optional<truncated_value> find_truncated_value(std::string_vi
   return cut;
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

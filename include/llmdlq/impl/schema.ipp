@@ -3,11 +3,12 @@
 // front ends over the two instance representations.
 #pragma once
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/evaluator.hpp"
 #include "llmdlq/impl/schema_compiler.ipp"
 #include "llmdlq/schema.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE std::string_view describe(schema_errc code) noexcept {
   switch (code) {
@@ -118,4 +119,4 @@ LLMDLQ_INLINE const compile_options& schema::options() const noexcept { return p
 
 LLMDLQ_INLINE std::string_view schema::fingerprint() const noexcept { return program_->fingerprint; }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -17,13 +17,15 @@
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/metaschemas.hpp"
 #include "llmdlq/detail/schema_program.hpp"
 #include "llmdlq/detail/uri.hpp"
 #include "llmdlq/schema.hpp"
 
-namespace llmdlq::detail {
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
 
 /// The vocabularies in force for a document, from its meta-schema.
 enum vocabulary : std::uint8_t {
@@ -944,4 +946,5 @@ class schema_compiler {
   std::vector<dynamic_anchor_entry> dynamic_anchors_;
 };
 
-}  // namespace llmdlq::detail
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

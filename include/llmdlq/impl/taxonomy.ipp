@@ -5,9 +5,10 @@
 #include <array>
 #include <utility>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/taxonomy.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -80,4 +81,4 @@ LLMDLQ_INLINE std::string default_failure_code(failure_category category, std::s
   return code;
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

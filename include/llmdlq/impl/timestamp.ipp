@@ -4,10 +4,11 @@
 
 #include <cstdio>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/format.hpp"
 #include "llmdlq/timestamp.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE std::string format_rfc3339(timestamp t) {
   using namespace std::chrono;
@@ -53,4 +54,4 @@ LLMDLQ_INLINE std::optional<timestamp> parse_rfc3339(std::string_view text) noex
   return time_point_cast<milliseconds>(t);
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

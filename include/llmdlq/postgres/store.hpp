@@ -11,11 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/moderation.hpp"
 #include "llmdlq/sink.hpp"
 #include "llmdlq/timestamp.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 struct postgres_store_options {
   /// The table: letters, digits and underscores, not starting with a digit,
@@ -118,4 +119,4 @@ class postgres_store final : public moderation_store {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

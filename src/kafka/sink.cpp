@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // kafka_producer and kafka_sink on librdkafka's C API: an idempotent
 // producer, one delivery report awaited per record.
-#include "llmdlq/kafka_sink.hpp"
+#include "llmdlq/config.hpp"
+#include "llmdlq/kafka/sink.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +13,7 @@
 
 #include "kafka_common.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 using namespace kafka_detail;
 
@@ -356,4 +357,4 @@ expected<void, sink_error> kafka_sink::flush() {
   return producer_->flush();
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

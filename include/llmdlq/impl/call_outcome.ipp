@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "llmdlq/transport.hpp"
+#include "llmdlq/call_outcome.hpp"
+#include "llmdlq/config.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -21,13 +22,13 @@ inline bool mentions(std::string_view body, std::initializer_list<std::string_vi
 
 }  // namespace detail
 
-LLMDLQ_INLINE transport_decision classify_transport(const transport_outcome& outcome) {
-  using v = transport_verdict;
+LLMDLQ_INLINE call_decision classify_call(const call_outcome& outcome) {
+  using v = call_verdict;
   auto later = [&](std::string reason) {
-    return transport_decision{v::retry_later, std::move(reason), std::nullopt, outcome.retry_after};
+    return call_decision{v::retry_later, std::move(reason), std::nullopt, outcome.retry_after};
   };
   auto dead = [](std::string reason, failure_category category) {
-    return transport_decision{v::dead_letter, std::move(reason), category, std::nullopt};
+    return call_decision{v::dead_letter, std::move(reason), category, std::nullopt};
   };
   if (outcome.timed_out) return later("timeout");
   if (outcome.connection_failed || !outcome.http_status) return later("network");
@@ -55,4 +56,4 @@ LLMDLQ_INLINE transport_decision classify_transport(const transport_outcome& out
   return later("unexpected_status");
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

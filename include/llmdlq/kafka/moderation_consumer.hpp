@@ -12,14 +12,15 @@
 #include <stop_token>
 #include <string>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
-#include "llmdlq/kafka_sink.hpp"
+#include "llmdlq/kafka/sink.hpp"
 #include "llmdlq/moderation.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
-struct moderation_consumer_options {
+struct kafka_moderation_consumer_options {
   /// librdkafka consumer properties: `bootstrap.servers` at least.
   /// `group.id` defaults to `llmdlq-moderation` and `auto.offset.reset` to
   /// `earliest` (a new group reads the whole topic); llmdlq sets
@@ -75,20 +76,20 @@ struct moderation_poll_result {
 /// parallel, run one consumer per thread in the same group (the store must
 /// then be thread-safe, as every built-in store is). Throws nothing itself
 /// but std::bad_alloc.
-class moderation_consumer {
+class kafka_moderation_consumer {
  public:
   /// Subscribes to the topic in the group; the first polls join it. Waits up
   /// to 2 s for the topic's metadata first, so that joining needs no second
   /// rebalance (an unreachable cluster is not an error: polls wait for it).
   /// The store (normally a moderation_store; any sink idempotent on dlq_id
   /// will do) must outlive the consumer.
-  [[nodiscard]] static expected<moderation_consumer, sink_error> create(sink& store,
-                                                                        moderation_consumer_options options);
+  [[nodiscard]] static expected<kafka_moderation_consumer, sink_error> create(sink& store,
+                                                                        kafka_moderation_consumer_options options);
 
-  moderation_consumer(moderation_consumer&&) noexcept;
-  moderation_consumer& operator=(moderation_consumer&&) noexcept;
+  kafka_moderation_consumer(kafka_moderation_consumer&&) noexcept;
+  kafka_moderation_consumer& operator=(kafka_moderation_consumer&&) noexcept;
   /// Leaves the group (close()).
-  ~moderation_consumer();
+  ~kafka_moderation_consumer();
 
   /// Waits up to `timeout` for records and handles those that came, at most
   /// max_records_per_poll.
@@ -104,8 +105,8 @@ class moderation_consumer {
   struct impl;
 
  private:
-  explicit moderation_consumer(std::unique_ptr<impl> impl) noexcept;
+  explicit kafka_moderation_consumer(std::unique_ptr<impl> impl) noexcept;
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // redis_stream_reader on hiredis: XREADGROUP (pending entries first, then
 // new ones), XACK, XAUTOCLAIM, one connection behind a mutex.
-#include "llmdlq/redis_stream_reader.hpp"
+#include "llmdlq/config.hpp"
+#include "llmdlq/redis/stream_reader.hpp"
 
 #include <array>
 #include <mutex>
@@ -13,7 +14,7 @@
 
 #include "connection.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
 
@@ -256,4 +257,4 @@ expected<std::uint64_t, sink_error> redis_stream_reader::pending_count() {
 
 const redis_stream_reader_options& redis_stream_reader::options() const noexcept { return impl_->options; }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

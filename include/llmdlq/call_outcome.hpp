@@ -13,10 +13,10 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/taxonomy.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// What came back from one call to a model's API.
-struct transport_outcome {
+struct call_outcome {
   std::optional<int> http_status;  ///< none when no response arrived
   bool timed_out = false;
   bool connection_failed = false;  ///< DNS, refused, reset, TLS
@@ -24,23 +24,23 @@ struct transport_outcome {
   std::optional<std::chrono::milliseconds> retry_after;  ///< from a Retry-After header
 };
 
-enum class transport_verdict : std::uint8_t {
+enum class call_verdict : std::uint8_t {
   proceed,      ///< a response: judge it with process_llm_response
   retry_later,  ///< infrastructure: keep the message and retry it later (back off)
   dead_letter,  ///< this request fails whatever the retry: dead-letter it and move on
 };
 
-[[nodiscard]] constexpr std::string_view to_string(transport_verdict v) noexcept {
+[[nodiscard]] constexpr std::string_view to_string(call_verdict v) noexcept {
   switch (v) {
-    case transport_verdict::proceed: return "proceed";
-    case transport_verdict::retry_later: return "retry_later";
-    case transport_verdict::dead_letter: return "dead_letter";
+    case call_verdict::proceed: return "proceed";
+    case call_verdict::retry_later: return "retry_later";
+    case call_verdict::dead_letter: return "dead_letter";
   }
   return "proceed";
 }
 
-struct transport_decision {
-  transport_verdict verdict = transport_verdict::proceed;
+struct call_decision {
+  call_verdict verdict = call_verdict::proceed;
   /// A stable reason: ok, timeout, network, rate_limited, overloaded,
   /// server_error, auth, quota, context_length_exceeded, content_filtered,
   /// invalid_request.
@@ -55,10 +55,10 @@ struct transport_decision {
 /// content-filter block is a refusal, and any other 4xx is an invalid
 /// request: dead_letter. Provider error bodies (OpenAI, Anthropic, Gemini,
 /// Ollama styles) refine the status.
-[[nodiscard]] LLMDLQ_INLINE transport_decision classify_transport(const transport_outcome& outcome);
+[[nodiscard]] LLMDLQ_INLINE call_decision classify_call(const call_outcome& outcome);
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/transport.ipp"
+#  include "llmdlq/impl/call_outcome.ipp"
 #endif

@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// Where the Redis server is and how long to wait for it. Shared by
 /// redis_stream_sink and redis_stream_reader.
@@ -42,7 +43,7 @@ struct redis_stream_sink_options {
   std::chrono::seconds dedupe_ttl = std::chrono::hours(24 * 7);
   /// Also treat an envelope with the idempotency key and attempt of a stored
   /// one as a duplicate (one made by an older version, with another dlq_id,
-  /// for the same input), as sqlite_sink does.
+  /// for the same input), as sqlite_store does.
   bool dedupe_idempotency_key = true;
   /// When > 0, each publish then runs `WAIT replicas replica_timeout` and
   /// fails with sink_errc::timeout unless that many replicas acknowledged.
@@ -103,4 +104,4 @@ class redis_stream_sink final : public sink {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -1,37 +1,37 @@
 // SPDX-License-Identifier: MIT
 // Sorting LLM call outcomes into retry-later and dead-letter.
-#include <llmdlq/transport.hpp>
+#include <llmdlq/call_outcome.hpp>
 
 #include "catch.hpp"
 
-using llmdlq::transport_verdict;
+using llmdlq::call_verdict;
 
 namespace {
 
-llmdlq::transport_decision at(int status, std::string_view body = {}) {
-  llmdlq::transport_outcome outcome;
+llmdlq::call_decision at(int status, std::string_view body = {}) {
+  llmdlq::call_outcome outcome;
   outcome.http_status = status;
   outcome.body = body;
-  return llmdlq::classify_transport(outcome);
+  return llmdlq::classify_call(outcome);
 }
 
 }  // namespace
 
 TEST_CASE("infrastructure problems keep the message", "[transport]") {
-  llmdlq::transport_outcome timeout;
+  llmdlq::call_outcome timeout;
   timeout.timed_out = true;
-  CHECK(llmdlq::classify_transport(timeout).verdict == transport_verdict::retry_later);
-  CHECK(llmdlq::classify_transport(timeout).reason == "timeout");
-  llmdlq::transport_outcome refused;
+  CHECK(llmdlq::classify_call(timeout).verdict == call_verdict::retry_later);
+  CHECK(llmdlq::classify_call(timeout).reason == "timeout");
+  llmdlq::call_outcome refused;
   refused.connection_failed = true;
-  CHECK(llmdlq::classify_transport(refused).reason == "network");
-  CHECK(llmdlq::classify_transport({}).verdict == transport_verdict::retry_later);
+  CHECK(llmdlq::classify_call(refused).reason == "network");
+  CHECK(llmdlq::classify_call({}).verdict == call_verdict::retry_later);
 
-  llmdlq::transport_outcome limited;
+  llmdlq::call_outcome limited;
   limited.http_status = 429;
   limited.retry_after = std::chrono::seconds(20);
-  const auto d = llmdlq::classify_transport(limited);
-  CHECK(d.verdict == transport_verdict::retry_later);
+  const auto d = llmdlq::classify_call(limited);
+  CHECK(d.verdict == call_verdict::retry_later);
   CHECK(d.reason == "rate_limited");
   CHECK(d.retry_after == std::chrono::seconds(20));
 
@@ -40,12 +40,12 @@ TEST_CASE("infrastructure problems keep the message", "[transport]") {
   CHECK(at(500, R"({"error":"model is overloaded"})").reason == "overloaded");
   CHECK(at(401).reason == "auth");
   CHECK(at(429, R"({"error":{"code":"insufficient_quota"}})").reason == "quota");
-  CHECK(at(400, R"({"error":{"status":"RESOURCE_EXHAUSTED"}})").verdict == transport_verdict::retry_later);
+  CHECK(at(400, R"({"error":{"status":"RESOURCE_EXHAUSTED"}})").verdict == call_verdict::retry_later);
 }
 
 TEST_CASE("requests that cannot succeed as they stand are dead-lettered", "[transport]") {
   auto d = at(400, R"({"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}})");
-  CHECK(d.verdict == transport_verdict::dead_letter);
+  CHECK(d.verdict == call_verdict::dead_letter);
   CHECK(d.reason == "context_length_exceeded");
   CHECK(d.category == llmdlq::failure_category::poison);
   d = at(400, R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens"}})");
@@ -58,6 +58,6 @@ TEST_CASE("requests that cannot succeed as they stand are dead-lettered", "[tran
 
 TEST_CASE("a success goes on to be judged, whatever its body says", "[transport]") {
   const auto d = at(200, R"({"summary": "explains rate limits and quota exceeded errors"})");
-  CHECK(d.verdict == transport_verdict::proceed);
+  CHECK(d.verdict == call_verdict::proceed);
   CHECK(d.reason == "ok");
 }

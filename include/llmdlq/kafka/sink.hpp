@@ -37,11 +37,12 @@
 #include <string_view>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 /// librdkafka configuration properties, named as librdkafka names them
 /// (`bootstrap.servers`, `security.protocol`, `linger.ms`, ...).
@@ -164,7 +165,7 @@ struct kafka_sink_options {
 /// publish_batch produces the whole batch, then waits for every report.
 ///
 /// Kafka cannot tell a re-published envelope from a new one: `duplicate` is
-/// always false, and a consumer of the topic (moderation_consumer) removes
+/// always false, and a consumer of the topic (kafka_moderation_consumer) removes
 /// duplicates by dlq_id.
 ///
 /// Thread-safe. Throws nothing but std::bad_alloc.
@@ -191,4 +192,4 @@ class kafka_sink final : public sink {
   std::string topic_;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

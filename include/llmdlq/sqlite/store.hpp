@@ -12,12 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/moderation.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
-struct sqlite_sink_options {
+struct sqlite_store_options {
   std::string table = "dead_letters";  ///< letters, digits and underscores only
   int busy_timeout_ms = 5000;          ///< how long to wait for another writer's lock
   /// Reads an existing DLQ without changing it (dashboards, `llmdlq stats`):
@@ -57,14 +58,14 @@ struct dlq_statistics {
 /// Thread-safe (one connection, serialized). Other processes may share the
 /// file: SQLite's locks serialize writers, and a conditional update means two
 /// operators cannot both claim a row.
-class sqlite_sink final : public moderation_store {
+class sqlite_store final : public moderation_store {
  public:
-  [[nodiscard]] static expected<sqlite_sink, sink_error> open(const std::filesystem::path& path,
-                                                              sqlite_sink_options options = {});
+  [[nodiscard]] static expected<sqlite_store, sink_error> open(const std::filesystem::path& path,
+                                                              sqlite_store_options options = {});
 
-  sqlite_sink(sqlite_sink&&) noexcept;
-  sqlite_sink& operator=(sqlite_sink&&) noexcept;
-  ~sqlite_sink() override;
+  sqlite_store(sqlite_store&&) noexcept;
+  sqlite_store& operator=(sqlite_store&&) noexcept;
+  ~sqlite_store() override;
 
   [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
   [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
@@ -81,8 +82,8 @@ class sqlite_sink final : public moderation_store {
   struct impl;
 
  private:
-  explicit sqlite_sink(std::unique_ptr<impl> impl) noexcept;
+  explicit sqlite_store(std::unique_ptr<impl> impl) noexcept;
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

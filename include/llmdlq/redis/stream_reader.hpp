@@ -15,12 +15,13 @@
 #include <utility>
 #include <vector>
 
+#include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
-#include "llmdlq/redis_stream_sink.hpp"
+#include "llmdlq/redis/stream_sink.hpp"
 #include "llmdlq/sink.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 struct redis_stream_reader_options {
   redis_connection_options connection;
@@ -107,4 +108,4 @@ class redis_stream_reader {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
-// moderation_consumer on librdkafka's mock cluster, into the SQLite store:
+// kafka_moderation_consumer on librdkafka's mock cluster, into the SQLite store:
 // one row per dead letter, records that are not envelopes, a consumer that
 // dies between the insert and the commit, and a store that fails.
 #include <algorithm>
 #include <set>
 #include <thread>
 
-#include <llmdlq/kafka_sink.hpp>
+#include <llmdlq/kafka/sink.hpp>
 #include <llmdlq/memory_sink.hpp>
-#include <llmdlq/moderation_consumer.hpp>
+#include <llmdlq/kafka/moderation_consumer.hpp>
 #include <llmdlq/process.hpp>
-#include <llmdlq/sqlite_sink.hpp>
+#include <llmdlq/sqlite/store.hpp>
 
 #include "catch.hpp"
 #include "kafka_test_support.hpp"
@@ -39,7 +39,7 @@ struct killed {};  // what the "process" dies of, between the insert and the com
 // and fails or dies on demand.
 class store_probe final : public llmdlq::sink {
  public:
-  explicit store_probe(llmdlq::sqlite_sink& table) : table_(table) {}
+  explicit store_probe(llmdlq::sqlite_store& table) : table_(table) {}
 
   std::function<bool(const llmdlq::envelope&)> fail_before;  // true: fail, storing nothing
   std::function<bool(const llmdlq::envelope&)> die_after;    // true: store, then die
@@ -59,11 +59,11 @@ class store_probe final : public llmdlq::sink {
   }
 
  private:
-  llmdlq::sqlite_sink& table_;
+  llmdlq::sqlite_store& table_;
 };
 
-llmdlq::moderation_consumer_options consumer_options(const mock_cluster& cluster) {
-  llmdlq::moderation_consumer_options options;
+llmdlq::kafka_moderation_consumer_options consumer_options(const mock_cluster& cluster) {
+  llmdlq::kafka_moderation_consumer_options options;
   options.properties = cluster.properties();
   options.properties["group.id"] = group;
   options.properties["session.timeout.ms"] = "3000";  // the mock makes a new member wait this - 1 s
@@ -74,7 +74,7 @@ llmdlq::moderation_consumer_options consumer_options(const mock_cluster& cluster
 }
 
 // Polls until `done` holds for the totals (or 30 s pass); returns the totals.
-llmdlq::moderation_poll_result poll_until(llmdlq::moderation_consumer& consumer,
+llmdlq::moderation_poll_result poll_until(llmdlq::kafka_moderation_consumer& consumer,
                                           const std::function<bool(const llmdlq::moderation_poll_result&)>& done) {
   llmdlq::moderation_poll_result total;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -82,7 +82,7 @@ llmdlq::moderation_poll_result poll_until(llmdlq::moderation_consumer& consumer,
   return total;
 }
 
-std::uint64_t rows(llmdlq::sqlite_sink& table) {
+std::uint64_t rows(llmdlq::sqlite_store& table) {
   auto stats = table.statistics();
   REQUIRE(stats.has_value());
   return stats->total;
@@ -102,11 +102,11 @@ void produce(llmdlq::kafka_producer& producer, const llmdlq::envelope& e, std::i
 
 }  // namespace
 
-TEST_CASE("moderation_consumer stores each dead letter once as a pending row, then commits", "[kafka]") {
+TEST_CASE("kafka_moderation_consumer stores each dead letter once as a pending row, then commits", "[kafka]") {
   mock_cluster cluster;
   cluster.create_topic(dlq_topic, 2);
   llmdlq::test::temp_dir dir;
-  auto table = llmdlq::sqlite_sink::open(dir.path() / "moderation.db");
+  auto table = llmdlq::sqlite_store::open(dir.path() / "moderation.db");
   REQUIRE(table.has_value());
   store_probe store(*table);
 
@@ -121,7 +121,7 @@ TEST_CASE("moderation_consumer stores each dead letter once as a pending row, th
     REQUIRE(sink->producer().send({dlq_topic, 1, "junk", "{\"dlq_id\": 17, \"half\": \"an envel", {}}).has_value());
   }
 
-  auto consumer = llmdlq::moderation_consumer::create(store, consumer_options(cluster));
+  auto consumer = llmdlq::kafka_moderation_consumer::create(store, consumer_options(cluster));
   REQUIRE(consumer.has_value());
   const auto total = poll_until(*consumer, [](const auto& t) { return t.stored + t.duplicates >= 7; });
   CHECK(total.stored == 6);
@@ -169,12 +169,12 @@ TEST_CASE("moderation_consumer stores each dead letter once as a pending row, th
   CHECK(committed_offsets(cluster.bootstrap(), group, dlq_topic, 2) == ends);
 }
 
-TEST_CASE("moderation_consumer killed between the insert and the commit: the record comes again, still one row",
+TEST_CASE("kafka_moderation_consumer killed between the insert and the commit: the record comes again, still one row",
           "[kafka][fault]") {
   mock_cluster cluster;
   cluster.create_topic(dlq_topic, 1);
   llmdlq::test::temp_dir dir;
-  auto table = llmdlq::sqlite_sink::open(dir.path() / "moderation.db");
+  auto table = llmdlq::sqlite_store::open(dir.path() / "moderation.db");
   REQUIRE(table.has_value());
 
   const std::vector<llmdlq::envelope> letters = {sample("a"), sample("b"), sample("c"), sample("d")};
@@ -193,7 +193,7 @@ TEST_CASE("moderation_consumer killed between the insert and the commit: the rec
   {
     store_probe dying(*table);
     dying.die_after = [](const llmdlq::envelope& e) { return e.failure.category == llmdlq::failure_category::poison; };
-    auto consumer = llmdlq::moderation_consumer::create(dying, consumer_options(cluster));
+    auto consumer = llmdlq::kafka_moderation_consumer::create(dying, consumer_options(cluster));
     REQUIRE(consumer.has_value());
     bool died = false;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -213,7 +213,7 @@ TEST_CASE("moderation_consumer killed between the insert and the commit: the rec
   }  // the consumer is gone, without committing
 
   store_probe store(*table);
-  auto consumer = llmdlq::moderation_consumer::create(store, consumer_options(cluster));
+  auto consumer = llmdlq::kafka_moderation_consumer::create(store, consumer_options(cluster));
   REQUIRE(consumer.has_value());
   const auto total = poll_until(*consumer, [](const auto& t) { return t.stored + t.duplicates >= 3; });
   CHECK(total.duplicates == 1);  // the record it died on, already stored
@@ -229,13 +229,13 @@ TEST_CASE("moderation_consumer killed between the insert and the commit: the rec
   CHECK(committed_offsets(cluster.bootstrap(), group, dlq_topic, 1) == std::vector<std::int64_t>{5});
 }
 
-TEST_CASE("moderation_consumer: while the store fails nothing is committed, the record is stored after recovery "
+TEST_CASE("kafka_moderation_consumer: while the store fails nothing is committed, the record is stored after recovery "
           "and other partitions go on",
           "[kafka][fault]") {
   mock_cluster cluster;
   cluster.create_topic(dlq_topic, 2);
   llmdlq::test::temp_dir dir;
-  auto table = llmdlq::sqlite_sink::open(dir.path() / "moderation.db");
+  auto table = llmdlq::sqlite_store::open(dir.path() / "moderation.db");
   REQUIRE(table.has_value());
 
   const std::vector<llmdlq::envelope> a = {sample("a1"), sample("a2"), sample("a3")};
@@ -249,7 +249,7 @@ TEST_CASE("moderation_consumer: while the store fails nothing is committed, the 
   store_probe store(*table);
   int failures_left = 3;
   store.fail_before = [&](const llmdlq::envelope& e) { return e.dlq_id == a[1].dlq_id && failures_left-- > 0; };
-  auto consumer = llmdlq::moderation_consumer::create(store, consumer_options(cluster));
+  auto consumer = llmdlq::kafka_moderation_consumer::create(store, consumer_options(cluster));
   REQUIRE(consumer.has_value());
 
   // Until the first failure.
@@ -285,18 +285,18 @@ TEST_CASE("moderation_consumer: while the store fails nothing is committed, the 
   CHECK(b3 < last_a2);
 }
 
-TEST_CASE("moderation_consumer::run polls until stop is requested and returns the totals", "[kafka]") {
+TEST_CASE("kafka_moderation_consumer::run polls until stop is requested and returns the totals", "[kafka]") {
   mock_cluster cluster;
   cluster.create_topic(dlq_topic, 1);
   llmdlq::test::temp_dir dir;
-  auto table = llmdlq::sqlite_sink::open(dir.path() / "moderation.db");
+  auto table = llmdlq::sqlite_store::open(dir.path() / "moderation.db");
   REQUIRE(table.has_value());
   {
     auto producer = make_producer(cluster);
     produce(producer, sample("r1"));
     produce(producer, sample("r2"));
   }
-  auto consumer = llmdlq::moderation_consumer::create(*table, consumer_options(cluster));
+  auto consumer = llmdlq::kafka_moderation_consumer::create(*table, consumer_options(cluster));
   REQUIRE(consumer.has_value());
   llmdlq::moderation_poll_result total;
   {
@@ -308,11 +308,11 @@ TEST_CASE("moderation_consumer::run polls until stop is requested and returns th
   CHECK(consumer->poll_once(std::chrono::milliseconds(10)).stored == 0);
 }
 
-TEST_CASE("moderation_consumer reports bad configuration as an error", "[kafka]") {
+TEST_CASE("kafka_moderation_consumer reports bad configuration as an error", "[kafka]") {
   llmdlq::memory_sink store;
-  llmdlq::moderation_consumer_options options;
+  llmdlq::kafka_moderation_consumer_options options;
   options.properties = {{"bootstrap.servers", "localhost:1"}, {"no.such.property", "x"}};
-  auto consumer = llmdlq::moderation_consumer::create(store, options);
+  auto consumer = llmdlq::kafka_moderation_consumer::create(store, options);
   REQUIRE_FALSE(consumer.has_value());
   CHECK(consumer.error().code == llmdlq::sink_errc::rejected);
 }

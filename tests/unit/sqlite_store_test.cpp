@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include <llmdlq/process.hpp>
-#include <llmdlq/sqlite_sink.hpp>
+#include <llmdlq/sqlite/store.hpp>
 
 #include <boost/json.hpp>
 
@@ -79,11 +79,11 @@ class immutable_file {
 
 }  // namespace
 
-TEST_CASE("sqlite_sink creates the DLQ readable by its owner only", "[sqlite]") {
+TEST_CASE("sqlite_store creates the DLQ readable by its owner only", "[sqlite]") {
   llmdlq::test::temp_dir dir;
   const auto path = dir.path() / "dlq.db";
   const mode_t previous = ::umask(022);
-  auto sink = llmdlq::sqlite_sink::open(path);
+  auto sink = llmdlq::sqlite_store::open(path);
   ::umask(previous);
   REQUIRE(sink.has_value());
   REQUIRE(sink->publish(sample("private")).has_value());
@@ -93,10 +93,10 @@ TEST_CASE("sqlite_sink creates the DLQ readable by its owner only", "[sqlite]") 
   CHECK(mode_of(path.string() + "-shm") == 0600);
 }
 
-TEST_CASE("sqlite_sink stores a pending row per envelope, durably and in WAL mode", "[sqlite]") {
+TEST_CASE("sqlite_store stores a pending row per envelope, durably and in WAL mode", "[sqlite]") {
   llmdlq::test::temp_dir dir;
   const auto path = dir.path() / "dlq.db";
-  auto sink = llmdlq::sqlite_sink::open(path);
+  auto sink = llmdlq::sqlite_store::open(path);
   REQUIRE(sink.has_value());
   const auto e = sample("receipt-1");
   auto r = sink->publish(e);
@@ -112,9 +112,9 @@ TEST_CASE("sqlite_sink stores a pending row per envelope, durably and in WAL mod
   CHECK(*found == e);
 }
 
-TEST_CASE("sqlite_sink is idempotent on dlq_id and on idempotency key + attempt", "[sqlite]") {
+TEST_CASE("sqlite_store is idempotent on dlq_id and on idempotency key + attempt", "[sqlite]") {
   llmdlq::test::temp_dir dir;
-  auto sink = llmdlq::sqlite_sink::open(dir.path() / "dlq.db");
+  auto sink = llmdlq::sqlite_store::open(dir.path() / "dlq.db");
   REQUIRE(sink.has_value());
   const auto e = sample("receipt-1");
   REQUIRE(sink->publish(e).has_value());
@@ -156,7 +156,7 @@ TEST_CASE("sqlite_sink is idempotent on dlq_id and on idempotency key + attempt"
   CHECK(stats->total == 3);
 }
 
-TEST_CASE("sqlite_sink batches are one transaction, and survive reopening", "[sqlite]") {
+TEST_CASE("sqlite_store batches are one transaction, and survive reopening", "[sqlite]") {
   llmdlq::test::temp_dir dir;
   const auto path = dir.path() / "dlq.db";
   std::vector<llmdlq::envelope> batch;
@@ -165,13 +165,13 @@ TEST_CASE("sqlite_sink batches are one transaction, and survive reopening", "[sq
                            i % 2 ? llmdlq::failure_category::schema : llmdlq::failure_category::truncated));
   }
   {
-    auto sink = llmdlq::sqlite_sink::open(path);
+    auto sink = llmdlq::sqlite_store::open(path);
     REQUIRE(sink.has_value());
     auto receipts = sink->publish_batch(batch);
     REQUIRE(receipts.has_value());
     CHECK(receipts->size() == 50);
   }
-  auto reopened = llmdlq::sqlite_sink::open(path);
+  auto reopened = llmdlq::sqlite_store::open(path);
   REQUIRE(reopened.has_value());
   auto stats = reopened->statistics();
   REQUIRE(stats.has_value());
@@ -182,17 +182,17 @@ TEST_CASE("sqlite_sink batches are one transaction, and survive reopening", "[sq
   CHECK(stats->by_triage.at("deterministic") == 25);
 }
 
-TEST_CASE("sqlite_sink failures are sink errors, and a custom table name is checked", "[sqlite]") {
+TEST_CASE("sqlite_store failures are sink errors, and a custom table name is checked", "[sqlite]") {
   llmdlq::test::temp_dir dir;
-  auto bad_name = llmdlq::sqlite_sink::open(dir.path() / "a.db", {"drop table x; --"});
+  auto bad_name = llmdlq::sqlite_store::open(dir.path() / "a.db", {"drop table x; --"});
   REQUIRE_FALSE(bad_name.has_value());
   CHECK(bad_name.error().code == llmdlq::sink_errc::rejected);
 
-  auto missing = llmdlq::sqlite_sink::open("/nonexistent-dir/dlq.db");
+  auto missing = llmdlq::sqlite_store::open("/nonexistent-dir/dlq.db");
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().code == llmdlq::sink_errc::unavailable);
 
-  auto custom = llmdlq::sqlite_sink::open(dir.path() / "b.db", {"receipt_moderation_queue"});
+  auto custom = llmdlq::sqlite_store::open(dir.path() / "b.db", {"receipt_moderation_queue"});
   REQUIRE(custom.has_value());
   REQUIRE(custom->publish(sample("x")).has_value());
   CHECK(column(dir.path() / "b.db", "SELECT count(*) FROM receipt_moderation_queue") == "1");
@@ -206,11 +206,11 @@ TEST_CASE("sqlite_sink failures are sink errors, and a custom table name is chec
   }
 }
 
-TEST_CASE("sqlite_sink: errors a retry cannot cure are rejected", "[sqlite]") {
+TEST_CASE("sqlite_store: errors a retry cannot cure are rejected", "[sqlite]") {
   llmdlq::test::temp_dir dir;
   const auto path = dir.path() / "dlq.db";
   {
-    auto sink = llmdlq::sqlite_sink::open(path);
+    auto sink = llmdlq::sqlite_store::open(path);
     REQUIRE(sink.has_value());
     REQUIRE(sink->publish(sample("first")).has_value());
     // A constraint other than the duplicate check: the table wants a failure code.
@@ -222,7 +222,7 @@ TEST_CASE("sqlite_sink: errors a retry cannot cure are rejected", "[sqlite]") {
     CHECK(llmdlq::is_permanent(r.error().code));
   }
   SECTION("a DLQ opened read-only") {
-    auto reader = llmdlq::sqlite_sink::open(path, {.read_only = true});
+    auto reader = llmdlq::sqlite_store::open(path, {.read_only = true});
     REQUIRE(reader.has_value());
     auto r = reader->publish(sample("second"));
     REQUIRE_FALSE(r.has_value());
@@ -232,7 +232,7 @@ TEST_CASE("sqlite_sink: errors a retry cannot cure are rejected", "[sqlite]") {
     if (::geteuid() == 0) {
       immutable_file frozen(path);
       if (!frozen.made) LLMDLQ_SKIP("cannot make a file immutable here");
-      auto sink = llmdlq::sqlite_sink::open(path);
+      auto sink = llmdlq::sqlite_store::open(path);
       if (sink) {
         auto r = sink->publish(sample("second"));
         REQUIRE_FALSE(r.has_value());
@@ -242,7 +242,7 @@ TEST_CASE("sqlite_sink: errors a retry cannot cure are rejected", "[sqlite]") {
       }
     } else {
       ::chmod(path.c_str(), 0400);
-      auto sink = llmdlq::sqlite_sink::open(path);
+      auto sink = llmdlq::sqlite_store::open(path);
       auto r = sink ? sink->publish(sample("second")) : llmdlq::unexpected(sink.error());
       REQUIRE_FALSE(r.has_value());
       CHECK(r.error().code == llmdlq::sink_errc::rejected);
@@ -250,25 +250,25 @@ TEST_CASE("sqlite_sink: errors a retry cannot cure are rejected", "[sqlite]") {
   }
   SECTION("a file that is not a SQLite database is refused and left alone") {
     const auto text = dir.write("dlq.jsonl", "{\"dlq_id\": \"x\"}\n");
-    auto sink = llmdlq::sqlite_sink::open(text);
+    auto sink = llmdlq::sqlite_store::open(text);
     REQUIRE_FALSE(sink.has_value());
     CHECK(sink.error().code == llmdlq::sink_errc::rejected);
     CHECK(llmdlq::test::slurp(text) == "{\"dlq_id\": \"x\"}\n");
   }
 }
 
-TEST_CASE("sqlite_sink read-only: reads a DLQ without changing it", "[sqlite]") {
+TEST_CASE("sqlite_store read-only: reads a DLQ without changing it", "[sqlite]") {
   llmdlq::test::temp_dir dir;
   const auto path = dir.path() / "dlq.db";
   const auto e = sample("kept");
   {
-    auto sink = llmdlq::sqlite_sink::open(path);
+    auto sink = llmdlq::sqlite_store::open(path);
     REQUIRE(sink.has_value());
     REQUIRE(sink->publish(e).has_value());
   }
   const std::string before = llmdlq::test::slurp(path);
   {
-    auto reader = llmdlq::sqlite_sink::open(path, {.read_only = true});
+    auto reader = llmdlq::sqlite_store::open(path, {.read_only = true});
     REQUIRE(reader.has_value());
     auto stats = reader->statistics();
     REQUIRE(stats.has_value());
@@ -281,23 +281,23 @@ TEST_CASE("sqlite_sink read-only: reads a DLQ without changing it", "[sqlite]") 
 
   // Nothing is created: not a missing file, not a table in an empty one.
   const auto missing = dir.path() / "missing.db";
-  auto absent = llmdlq::sqlite_sink::open(missing, {.read_only = true});
+  auto absent = llmdlq::sqlite_store::open(missing, {.read_only = true});
   REQUIRE_FALSE(absent.has_value());
   CHECK_FALSE(std::filesystem::exists(missing));
   const auto empty = dir.write("empty.db", "");
-  auto no_table = llmdlq::sqlite_sink::open(empty, {.read_only = true});
+  auto no_table = llmdlq::sqlite_store::open(empty, {.read_only = true});
   REQUIRE_FALSE(no_table.has_value());
   CHECK(no_table.error().code == llmdlq::sink_errc::rejected);
   CHECK(no_table.error().message.find("not a DLQ") != std::string::npos);
   CHECK(std::filesystem::file_size(empty) == 0);
 }
 
-TEST_CASE("sqlite_sink as a moderation store: operator actions follow the status machine", "[sqlite]") {
+TEST_CASE("sqlite_store as a moderation store: operator actions follow the status machine", "[sqlite]") {
   using llmdlq::moderation_action;
   using llmdlq::moderation_errc;
   using llmdlq::moderation_status;
   llmdlq::test::temp_dir dir;
-  auto sink = llmdlq::sqlite_sink::open(dir.path() / "dlq.db");
+  auto sink = llmdlq::sqlite_store::open(dir.path() / "dlq.db");
   REQUIRE(sink.has_value());
   llmdlq::moderation_store& store = *sink;
   const auto now = llmdlq::system_now();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // postgres_store on libpq: one connection, prepared statements, one mutex.
-#include "llmdlq/postgres_store.hpp"
+#include "llmdlq/config.hpp"
+#include "llmdlq/postgres/store.hpp"
 
 #include <libpq-fe.h>
 
@@ -18,7 +19,7 @@
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/json_parser.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
 
@@ -703,4 +704,4 @@ expected<std::vector<moderation_record>, moderation_error> postgres_store::list(
   return std::move(*r);
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

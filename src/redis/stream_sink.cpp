@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // redis_stream_sink on hiredis: one Lua script per envelope (dedupe + XADD),
 // pipelined for batches, one connection behind a mutex.
-#include "llmdlq/redis_stream_sink.hpp"
+#include "llmdlq/config.hpp"
+#include "llmdlq/redis/stream_sink.hpp"
 
 #include <array>
 #include <mutex>
@@ -12,7 +13,7 @@
 
 #include "connection.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
 
@@ -243,4 +244,4 @@ expected<std::vector<receipt>, sink_error> redis_stream_sink::publish_batch(std:
 
 const redis_stream_sink_options& redis_stream_sink::options() const noexcept { return impl_->options; }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE

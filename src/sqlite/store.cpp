@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// sqlite_sink on the SQLite C API: prepared statements, WAL, one mutex.
-#include "llmdlq/sqlite_sink.hpp"
+// sqlite_store on the SQLite C API: prepared statements, WAL, one mutex.
+#include "llmdlq/config.hpp"
+#include "llmdlq/sqlite/store.hpp"
 
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -14,7 +15,7 @@
 
 #include "llmdlq/json_parser.hpp"
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
 
@@ -139,7 +140,7 @@ constexpr std::string_view record_columns =
 
 }  // namespace
 
-struct sqlite_sink::impl {
+struct sqlite_store::impl {
   connection owner;
   sqlite3* db = nullptr;  // owner.db
   std::string table;
@@ -285,12 +286,12 @@ struct sqlite_sink::impl {
   }
 };
 
-sqlite_sink::sqlite_sink(std::unique_ptr<impl> impl) noexcept : impl_(std::move(impl)) {}
-sqlite_sink::sqlite_sink(sqlite_sink&&) noexcept = default;
-sqlite_sink& sqlite_sink::operator=(sqlite_sink&&) noexcept = default;
-sqlite_sink::~sqlite_sink() = default;
+sqlite_store::sqlite_store(std::unique_ptr<impl> impl) noexcept : impl_(std::move(impl)) {}
+sqlite_store::sqlite_store(sqlite_store&&) noexcept = default;
+sqlite_store& sqlite_store::operator=(sqlite_store&&) noexcept = default;
+sqlite_store::~sqlite_store() = default;
 
-expected<sqlite_sink, sink_error> sqlite_sink::open(const std::filesystem::path& path, sqlite_sink_options options) {
+expected<sqlite_store, sink_error> sqlite_store::open(const std::filesystem::path& path, sqlite_store_options options) {
   if (!valid_table_name(options.table)) {
     return unexpected(sink_error{sink_errc::rejected, "sqlite: invalid table name '" + options.table + "'"});
   }
@@ -337,10 +338,10 @@ expected<sqlite_sink, sink_error> sqlite_sink::open(const std::filesystem::path&
           "UPDATE {} SET status = ?2, updated_at = ?3, operator_log = ?4, claimed_by = ?5, resolution = ?6 "
           "WHERE dlq_id = ?1 AND status = ?7", t));
   if (!prepared) return unexpected(sqlite_failure(state->db, "prepare"));
-  return sqlite_sink(std::move(state));
+  return sqlite_store(std::move(state));
 }
 
-expected<receipt, sink_error> sqlite_sink::publish(const envelope& e) {
+expected<receipt, sink_error> sqlite_store::publish(const envelope& e) {
   std::lock_guard lock(impl_->mutex);
   // A transaction even for one row: a duplicate's lookup sees what the insert saw.
   auto receipts = impl_->insert_all(std::span(&e, 1));
@@ -348,12 +349,12 @@ expected<receipt, sink_error> sqlite_sink::publish(const envelope& e) {
   return std::move(receipts->front());
 }
 
-expected<std::vector<receipt>, sink_error> sqlite_sink::publish_batch(std::span<const envelope> batch) {
+expected<std::vector<receipt>, sink_error> sqlite_store::publish_batch(std::span<const envelope> batch) {
   std::lock_guard lock(impl_->mutex);
   return impl_->insert_all(batch);
 }
 
-expected<dlq_statistics, sink_error> sqlite_sink::statistics() {
+expected<dlq_statistics, sink_error> sqlite_store::statistics() {
   std::lock_guard lock(impl_->mutex);
   dlq_statistics stats;
   for (const auto& [column, counts] : {std::pair{"category", &stats.by_category}, std::pair{"triage", &stats.by_triage},
@@ -374,7 +375,7 @@ expected<dlq_statistics, sink_error> sqlite_sink::statistics() {
   return stats;
 }
 
-expected<std::optional<envelope>, sink_error> sqlite_sink::find(std::string_view dlq_id) {
+expected<std::optional<envelope>, sink_error> sqlite_store::find(std::string_view dlq_id) {
   std::lock_guard lock(impl_->mutex);
   sqlite3_stmt* s = impl_->find.get();
   sqlite3_bind_text(s, 1, dlq_id.data(), static_cast<int>(dlq_id.size()), SQLITE_TRANSIENT);
@@ -390,16 +391,16 @@ expected<std::optional<envelope>, sink_error> sqlite_sink::find(std::string_view
   return found;
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
 
-namespace llmdlq {
+LLMDLQ_BEGIN_NAMESPACE
 
-expected<std::optional<moderation_record>, moderation_error> sqlite_sink::get(std::string_view dlq_id) {
+expected<std::optional<moderation_record>, moderation_error> sqlite_store::get(std::string_view dlq_id) {
   std::lock_guard lock(impl_->mutex);
   return impl_->read(dlq_id);
 }
 
-expected<std::vector<moderation_record>, moderation_error> sqlite_sink::list(moderation_status status,
+expected<std::vector<moderation_record>, moderation_error> sqlite_store::list(moderation_status status,
                                                                              std::size_t limit) {
   std::lock_guard lock(impl_->mutex);
   statement query;
@@ -416,7 +417,7 @@ expected<std::vector<moderation_record>, moderation_error> sqlite_sink::list(mod
   return records;
 }
 
-expected<moderation_record, moderation_error> sqlite_sink::act(const moderation_request& request) {
+expected<moderation_record, moderation_error> sqlite_store::act(const moderation_request& request) {
   if (request.action == moderation_action::resolve) {
     if (!request.corrected) {
       return unexpected(moderation_error{moderation_errc::invalid_resolution, "resolve needs the corrected JSON", {}});
@@ -482,4 +483,4 @@ expected<moderation_record, moderation_error> sqlite_sink::act(const moderation_
   return std::move(**updated);
 }
 
-}  // namespace llmdlq
+LLMDLQ_END_NAMESPACE
