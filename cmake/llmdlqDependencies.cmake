@@ -1,6 +1,9 @@
-# Finds what the core needs. Included by the project and by the installed
-# package's config file, so a host finds the dependencies the library was
-# built with.
+# What each part of llmdlq needs, written once for the project and for the
+# installed package's config file (which sets LLMDLQ_EXPECTED to the flavour
+# it was built with). Macros, not functions: in the config file a missing
+# dependency returns from find_package(llmdlq) with llmdlq_FOUND false.
+include(CMakeFindDependencyMacro)
+
 macro(llmdlq_find_dependency name)
   if(CMAKE_FIND_PACKAGE_NAME STREQUAL "llmdlq")
     find_dependency(${name} ${ARGN})
@@ -9,22 +12,29 @@ macro(llmdlq_find_dependency name)
   endif()
 endmacro()
 
-include(CMakeFindDependencyMacro)
-llmdlq_find_dependency(simdjson CONFIG)
-llmdlq_find_dependency(Boost 1.81 CONFIG COMPONENTS json)
-llmdlq_find_dependency(PCRE2)
-llmdlq_find_dependency(fmt CONFIG)
-llmdlq_find_dependency(OpenSSL COMPONENTS Crypto)
-llmdlq_find_dependency(SQLite3)
+# llmdlq::core and llmdlq::header_only. PCRE2, fmt and OpenSSL are private to
+# the compiled core, but a static core still links them and the header-only
+# target compiles code that calls them.
+macro(llmdlq_find_core_dependencies)
+  llmdlq_find_dependency(simdjson CONFIG)
+  llmdlq_find_dependency(Boost 1.81 CONFIG COMPONENTS json)
+  llmdlq_find_dependency(PCRE2)
+  llmdlq_find_dependency(fmt CONFIG)
+  llmdlq_find_dependency(OpenSSL COMPONENTS Crypto)
+  if(LLMDLQ_EXPECTED STREQUAL "tl")
+    llmdlq_find_dependency(tl-expected CONFIG)
+  endif()
+endmacro()
 
-# The transports' libraries, for those built (the installed config sets the
-# LLMDLQ_WITH_* variables to what the package was built with).
-if(LLMDLQ_WITH_KAFKA)
-  llmdlq_find_dependency(RdKafka)
-endif()
-if(LLMDLQ_WITH_REDIS)
-  llmdlq_find_dependency(Hiredis)
-endif()
-if(LLMDLQ_WITH_POSTGRES)
-  llmdlq_find_dependency(PostgreSQL)
-endif()
+# llmdlq::<component>, one of the transports: its client library.
+macro(llmdlq_find_component_dependencies component)
+  if("${component}" STREQUAL "sqlite")
+    llmdlq_find_dependency(SQLite3)
+  elseif("${component}" STREQUAL "kafka")
+    llmdlq_find_dependency(RdKafka)
+  elseif("${component}" STREQUAL "redis")
+    llmdlq_find_dependency(Hiredis)
+  elseif("${component}" STREQUAL "postgres")
+    llmdlq_find_dependency(PostgreSQL)
+  endif()
+endmacro()

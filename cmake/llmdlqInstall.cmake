@@ -1,20 +1,40 @@
-# Install rules: headers, the libraries, and a config-file package so that
-# find_package(llmdlq CONFIG) works for hosts.
+# Install rules: the headers of the libraries built, the libraries, a
+# config-file package with one component per transport, and llmdlq.pc.
 include(CMakePackageConfigHelpers)
 
 set(LLMDLQ_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/llmdlq")
 
-install(DIRECTORY include/llmdlq DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+# The core's headers, then each built transport's folder: a host never sees
+# the header of a library that is not there.
+set(transport_folders ${LLMDLQ_TRANSPORTS})
+list(JOIN transport_folders "|" transport_folders)
+install(DIRECTORY include/llmdlq DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+  REGEX "/include/llmdlq/(${transport_folders})$" EXCLUDE)
 install(FILES schemas/envelope-v1.json DESTINATION "${CMAKE_INSTALL_DATADIR}/llmdlq/schemas")
-install(FILES "${PROJECT_BINARY_DIR}/include/llmdlq/version.hpp"
-        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/llmdlq")
-install(TARGETS llmdlq_core llmdlq_header_only ${LLMDLQ_INSTALL_EXTRA_TARGETS}
+
+install(TARGETS llmdlq_core llmdlq_header_only
   EXPORT llmdlqTargets
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(EXPORT llmdlqTargets NAMESPACE llmdlq:: DESTINATION "${LLMDLQ_CMAKE_DIR}")
 
+# Each transport in its own targets file, which the config file loads only
+# when the host names the component.
+foreach(transport IN LISTS LLMDLQ_BUILT_TRANSPORTS)
+  install(DIRECTORY include/llmdlq/${transport} DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/llmdlq")
+  string(SUBSTRING ${transport} 0 1 initial)
+  string(TOUPPER ${initial} initial)
+  string(SUBSTRING ${transport} 1 -1 rest)
+  install(TARGETS llmdlq_${transport}
+    EXPORT llmdlq${initial}${rest}Targets
+    ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+    RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  install(EXPORT llmdlq${initial}${rest}Targets NAMESPACE llmdlq:: DESTINATION "${LLMDLQ_CMAKE_DIR}")
+endforeach()
+
+get_target_property(LLMDLQ_CORE_TYPE llmdlq_core TYPE)
 configure_package_config_file(cmake/llmdlqConfig.cmake.in
   "${PROJECT_BINARY_DIR}/llmdlqConfig.cmake"
   INSTALL_DESTINATION "${LLMDLQ_CMAKE_DIR}")
@@ -28,3 +48,5 @@ install(FILES
   cmake/FindRdKafka.cmake
   cmake/FindHiredis.cmake
   DESTINATION "${LLMDLQ_CMAKE_DIR}")
+
+include(llmdlqPkgConfig)

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// The whole llmdlq::core library in one translation unit, for a host that
+// builds without CMake: include it in exactly one source file of the program
+// (compiled with -I include) and link what the core links (simdjson,
+// Boost.JSON, PCRE2 with PCRE2_CODE_UNIT_WIDTH=8, fmt, OpenSSL's libcrypto).
+// The transports (sqlite/, kafka/, ...) are libraries of their own, not part of it.
+#pragma once
+
+#include "llmdlq/config.hpp"
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  error "llmdlq/src.hpp compiles the library; with LLMDLQ_HEADER_ONLY the headers define everything already"
+#endif
+
+#include "llmdlq/impl/call_outcome.ipp"
+#include "llmdlq/impl/coerce.ipp"
+#include "llmdlq/impl/dlq_id.ipp"
+#include "llmdlq/impl/envelope.ipp"
+#include "llmdlq/impl/format.ipp"
+#include "llmdlq/impl/guard.ipp"
+#include "llmdlq/impl/json_parser.ipp"
+#include "llmdlq/impl/jsonl_file_sink.ipp"
+#include "llmdlq/impl/pipeline.ipp"
+#include "llmdlq/impl/process.ipp"
+#include "llmdlq/impl/regex.ipp"
+#include "llmdlq/impl/repair.ipp"
+#include "llmdlq/impl/schema.ipp"
+#include "llmdlq/impl/taxonomy.ipp"
+#include "llmdlq/impl/timestamp.ipp"
