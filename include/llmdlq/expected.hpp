@@ -4,15 +4,16 @@
 
 #include "llmdlq/config.hpp"
 
-// tl::expected is used when the host defines LLMDLQ_USE_TL_EXPECTED (the CMake
-// package does so when it finds tl-expected and the host is older than C++23).
+// tl::expected is used when LLMDLQ_USE_TL_EXPECTED is defined (the CMake
+// package defines it when llmdlq was built with LLMDLQ_EXPECTED=tl). The
+// names are using-declarations, not alias templates, so that
+// `unexpected(error)` deduces its argument on compilers without class
+// template argument deduction for aliases (clang before 19).
 #if defined(LLMDLQ_USE_TL_EXPECTED)
 #  include <tl/expected.hpp>
 LLMDLQ_BEGIN_NAMESPACE
-template <class T, class E>
-using expected = tl::expected<T, E>;
-template <class E>
-using unexpected = tl::unexpected<E>;
+using tl::expected;
+using tl::unexpected;
 LLMDLQ_END_NAMESPACE
 #else
 #  include <expected>
@@ -20,9 +21,7 @@ LLMDLQ_END_NAMESPACE
 #    error "llmdlq needs std::expected (C++23) or tl-expected (define LLMDLQ_USE_TL_EXPECTED)"
 #  endif
 LLMDLQ_BEGIN_NAMESPACE
-template <class T, class E>
-using expected = std::expected<T, E>;
-template <class E>
-using unexpected = std::unexpected<E>;
+using std::expected;
+using std::unexpected;
 LLMDLQ_END_NAMESPACE
 #endif
