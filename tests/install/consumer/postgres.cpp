@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: MIT
+// A host of llmdlq::postgres: a connection to a port where no server listens
+// fails with an error (and does not crash).
+#include <cstdio>
+
+#include <llmdlq/postgres/store.hpp>
+
+int main() {
+  if (llmdlq::postgres_store::open("host=127.0.0.1 port=1 connect_timeout=2")) return 1;
+  std::printf("llmdlq::postgres works\n");
+  return 0;
+}
