@@ -1,6 +1,7 @@
 # Shared by the install tests (cmake -P scripts). Every script gets
 # SOURCE_DIR, WORK_DIR (its own scratch folder), CXX_COMPILER, CXX_FLAGS and
 # LAUNCHER (the build's compiler launcher, may be empty).
+cmake_minimum_required(VERSION 3.25)
 
 # llmdlq_run(command...): runs it; a failure fails the test with its output.
 function(llmdlq_run)
@@ -73,6 +74,7 @@ endfunction()
 function(llmdlq_consumer_must_not_find name prefix regex)
   llmdlq_run_failing(out "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/tests/install/consumer" -B "${WORK_DIR}/${name}"
     ${llmdlq_cmake_args} "-DCMAKE_PREFIX_PATH=${prefix}" ${ARGN})
+  string(REGEX REPLACE "[ \n]+" " " out "${out}")  # CMake wraps the message
   llmdlq_expect("${out}" "${regex}" "${name}")
 endfunction()
 

@@ -18,12 +18,14 @@ llmdlq_install_project("${WORK_DIR}/llmdlq" "${prefix}" -DLLMDLQ_EXPECTED=tl -DC
 file(READ "${WORK_DIR}/llmdlq/CMakeFiles/llmdlq_core.dir/flags.make" flags)
 llmdlq_expect("${flags}" "-std=(c|gnu)\\+\\+20" "the library's flags")
 
-llmdlq_consumer(consumer "${prefix};${TL_EXPECTED_PREFIX}" -DCMAKE_CXX_STANDARD=20 -DCMAKE_CXX_STANDARD_REQUIRED=ON)
+# The hosts find tl-expected the way they find llmdlq.
+set(ENV{CMAKE_PREFIX_PATH} "${TL_EXPECTED_PREFIX}")
+llmdlq_consumer(consumer "${prefix}" -DCMAKE_CXX_STANDARD=20 -DCMAKE_CXX_STANDARD_REQUIRED=ON)
 file(READ "${WORK_DIR}/consumer/CMakeFiles/core_consumer.dir/flags.make" flags)
 llmdlq_expect("${flags}" "-std=(c|gnu)\\+\\+20" "the C++20 host's flags")
 llmdlq_expect("${flags}" "LLMDLQ_USE_TL_EXPECTED" "the C++20 host's flags")
 
-llmdlq_consumer_must_not_find(no_sqlite "${prefix};${TL_EXPECTED_PREFIX}"
+llmdlq_consumer_must_not_find(no_sqlite "${prefix}"
   "component 'sqlite' not found: this llmdlq was built with LLMDLQ_WITH_SQLITE=OFF" -DLLMDLQ_COMPONENTS=sqlite)
 
 # pkg-config gives the host the flavour's definition and tl-expected's headers.
