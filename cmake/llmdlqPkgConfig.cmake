@@ -25,8 +25,14 @@ if(LLMDLQ_CORE_TYPE STREQUAL "STATIC_LIBRARY")
 else()
   set(LLMDLQ_PC_REQUIRES_PRIVATE "${private_requires}")
 endif()
-# Boost ships no .pc file.
-set(LLMDLQ_PC_LIBS "-L$<TARGET_LINKER_FILE_DIR:Boost::json> -lboost_json")
+# Boost ships no .pc file. Its folder is known when Boost::json is the
+# library itself (not, as some package managers make it, an interface target).
+get_target_property(boost_json_type Boost::json TYPE)
+if(boost_json_type STREQUAL "INTERFACE_LIBRARY")
+  set(LLMDLQ_PC_LIBS "-lboost_json")
+else()
+  set(LLMDLQ_PC_LIBS "-L$<TARGET_LINKER_FILE_DIR:Boost::json> -lboost_json")
+endif()
 set(LLMDLQ_PC_CFLAGS "")
 if(LLMDLQ_EXPECTED STREQUAL "tl")
   set(LLMDLQ_PC_CFLAGS

@@ -1,4 +1,5 @@
-# The C++20 flavour: llmdlq's core built with LLMDLQ_EXPECTED=tl as C++20,
+# The C++20 flavour: the public headers compile as C++20 on tl-expected;
+# llmdlq's core built with LLMDLQ_EXPECTED=tl as C++20,
 # installed, then used by C++20 hosts through find_package and pkg-config.
 # Built without transports, it also refuses a host that asks for one. A
 # C++23 host built for std::expected fails to link against it, naming the
@@ -11,6 +12,16 @@ if(NOT EXISTS "${TL_EXPECTED_PREFIX}/include/tl/expected.hpp")
 endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
+
+# Every public header, the transports' included, is C++20 on tl-expected.
+file(GLOB headers RELATIVE "${SOURCE_DIR}/include" "${SOURCE_DIR}/include/llmdlq/*.hpp"
+     "${SOURCE_DIR}/include/llmdlq/*/*.hpp")
+list(FILTER headers EXCLUDE REGEX "^llmdlq/(detail|impl)/|^llmdlq/src\\.hpp$")
+list(TRANSFORM headers REPLACE "(.+)" "#include <\\1>\n")
+string(JOIN "" headers ${headers})
+file(WRITE "${WORK_DIR}/headers.cpp" "${headers}")
+llmdlq_run("${CXX_COMPILER}" ${llmdlq_cxx_flags} -std=c++20 -fsyntax-only -DLLMDLQ_USE_TL_EXPECTED
+           "-I${SOURCE_DIR}/include" "-I${TL_EXPECTED_PREFIX}/include" "${WORK_DIR}/headers.cpp")
 
 llmdlq_install_project("${WORK_DIR}/llmdlq" "${prefix}" -DLLMDLQ_EXPECTED=tl -DCMAKE_CXX_STANDARD=20
   "-DCMAKE_PREFIX_PATH=${TL_EXPECTED_PREFIX}" -DLLMDLQ_WITH_SQLITE=OFF -DLLMDLQ_WITH_KAFKA=OFF
