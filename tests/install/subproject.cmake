@@ -1,8 +1,10 @@
 # A host that adds llmdlq's source tree with add_subdirectory or
 # FetchContent (SOURCE_DIR, no network) gets the libraries only: no tests,
-# tools, examples, benchmarks, fuzzers or install rules. The host's program
-# is built with MODE=fetch_content (add_subdirectory is only configured:
-# the build would be the same).
+# tools, examples, benchmarks, fuzzers or install rules. With
+# MODE=fetch_content the host's program is built on llmdlq::header_only,
+# which spares the test a build of the compiled core (the project's own
+# build is one, through the same targets); add_subdirectory is only
+# configured, the build being the same.
 # Variables: those of common.cmake, MODE (add_subdirectory | fetch_content).
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -19,7 +21,7 @@ file(WRITE "${WORK_DIR}/host/CMakeLists.txt" "cmake_minimum_required(VERSION 3.2
 project(llmdlq_host LANGUAGES CXX)
 ${add_llmdlq}
 add_executable(host \"${SOURCE_DIR}/tests/install/consumer/core.cpp\")
-target_link_libraries(host PRIVATE llmdlq::llmdlq)
+target_link_libraries(host PRIVATE llmdlq::header_only)
 ")
 # Only the core: the transports would be built the same way.
 llmdlq_configure("${WORK_DIR}/host" "${WORK_DIR}/build" -DLLMDLQ_WITH_SQLITE=OFF -DLLMDLQ_WITH_KAFKA=OFF
