@@ -18,7 +18,7 @@ LLMDLQ_END_NAMESPACE
 #else
 #  include <expected>
 #  if !defined(__cpp_lib_expected)
-#    error "llmdlq needs std::expected (C++23) or tl-expected (define LLMDLQ_USE_TL_EXPECTED)"
+#    error "llmdlq needs C++23 for std::expected; C++20 hosts use an llmdlq built with LLMDLQ_EXPECTED=tl (which defines LLMDLQ_USE_TL_EXPECTED)"
 #  endif
 LLMDLQ_BEGIN_NAMESPACE
 using std::expected;
