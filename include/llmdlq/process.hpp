@@ -13,9 +13,9 @@
 #include <vector>
 
 #include <boost/json/value.hpp>
-#include <simdjson.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/content_check.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/guard.hpp"
@@ -32,16 +32,6 @@ LLMDLQ_BEGIN_NAMESPACE
 enum class repair_mode : std::uint8_t {
   local,  ///< strip fences and prose, fix surface syntax; accept only allowed tiers
   off,    ///< strict: anything but strict JSON is a syntax failure
-};
-
-/// A content rule registered from C++: a check on the value at a JSON
-/// Pointer of a document that passed its schema. A `*` token in the pointer
-/// stands for every element of an array or member of an object.
-struct content_check {
-  std::string pointer;
-  std::string name;  ///< reported as the keyword `x-dlq-rule/<name>`
-  /// Returns a message when the value fails; `now` is the injected clock's time.
-  std::function<std::optional<std::string>(simdjson::dom::element value, timestamp now)> check;
 };
 
 /// How responses are judged and envelopes written.
