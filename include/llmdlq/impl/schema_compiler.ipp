@@ -621,12 +621,12 @@ class schema_compiler {
 }  // namespace detail
 LLMDLQ_END_NAMESPACE
 
-#include "llmdlq/impl/schema_compiler/references.ipp"
-#include "llmdlq/impl/schema_compiler/type_enum_const.ipp"
-#include "llmdlq/impl/schema_compiler/numeric.ipp"
-#include "llmdlq/impl/schema_compiler/string.ipp"
-#include "llmdlq/impl/schema_compiler/array.ipp"
-#include "llmdlq/impl/schema_compiler/object.ipp"
-#include "llmdlq/impl/schema_compiler/content_rules.ipp"
 #include "llmdlq/impl/schema_compiler/applicator.ipp"
+#include "llmdlq/impl/schema_compiler/array.ipp"
+#include "llmdlq/impl/schema_compiler/content_rules.ipp"
+#include "llmdlq/impl/schema_compiler/numeric.ipp"
+#include "llmdlq/impl/schema_compiler/object.ipp"
+#include "llmdlq/impl/schema_compiler/references.ipp"
+#include "llmdlq/impl/schema_compiler/string.ipp"
+#include "llmdlq/impl/schema_compiler/type_enum_const.ipp"
 #include "llmdlq/impl/schema_compiler/unevaluated.ipp"

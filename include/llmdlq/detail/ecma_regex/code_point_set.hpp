@@ -95,21 +95,6 @@ inline code_point_ranges ecma_digit_ranges() { return {{'0', '9'}}; }
 
 inline code_point_ranges ecma_word_ranges() { return {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}; }
 
-/// What the class escape `\<letter>` matches: \d \D \w \W \s or \S.
-inline code_point_ranges ecma_class_escape_ranges(char letter) {
-  code_point_ranges set;
-  switch (letter | 0x20) {
-    case 'd': set = ecma_digit_ranges(); break;
-    case 'w': set = ecma_word_ranges(); break;
-    default: set = ecma_space_ranges(); break;
-  }
-  if (letter >= 'A' && letter <= 'Z') {
-    normalize(set);
-    set = complement(set);
-  }
-  return set;
-}
-
 /// ECMA-262's General_Category value aliases, to PCRE2's names.
 inline std::optional<std::string> pcre2_general_category(std::string_view value) {
   static constexpr std::pair<std::string_view, std::string_view> table[] = {

@@ -472,7 +472,16 @@ class ecma_pattern_parser {
   // \d \D \w \W \s \S, pos_ on the letter.
   void class_escape_ranges(char letter, code_point_ranges& into) {
     ++pos_;
-    const code_point_ranges set = ecma_class_escape_ranges(letter);
+    code_point_ranges set;
+    switch (letter | 0x20) {
+      case 'd': set = ecma_digit_ranges(); break;
+      case 'w': set = ecma_word_ranges(); break;
+      default: set = ecma_space_ranges(); break;
+    }
+    if (letter >= 'A' && letter <= 'Z') {
+      normalize(set);
+      set = complement(set);
+    }
     into.insert(into.end(), set.begin(), set.end());
   }
 
