@@ -403,6 +403,8 @@ TEST_CASE("sqlite_store: statistics and find fail as store reads, in the moderat
   const llmdlq::expected<llmdlq::dlq_statistics, llmdlq::moderation_error> stats = store->statistics();
   REQUIRE_FALSE(stats.has_value());
   CHECK(stats.error().code == llmdlq::moderation_errc::store_unavailable);
+  CHECK_FALSE(llmdlq::is_permanent(stats.error().code));
+  CHECK(llmdlq::to_string(stats.error().code) == "store_unavailable");
   CHECK(stats.error().message.find("sqlite: statistics") == 0);
   const auto found = store->find(e.dlq_id);
   REQUIRE_FALSE(found.has_value());
