@@ -239,10 +239,11 @@ envelope oversized_line_envelope(const input_line& line, std::size_t max_line_by
     context.idempotency_key =
         derive_idempotency_key(schema.fingerprint(), line.sha256, captured_text::of("").sha256);
   }
-  envelope e = make_envelope({.category = failure_category::poison,
-                              .message = fmt::format("the input line is {} bytes, over the limit of {} (--max-line-bytes)",
-                                                     line.length, max_line_bytes)},
-                             line.text, context, options);
+  envelope e = make_envelope(
+      {.category = failure_category::poison,
+       .message = fmt::format("the input line is {} bytes, over the limit of {} (--max-line-bytes)", line.length,
+                              max_line_bytes)},
+      line.text, context, options);
   e.idempotency_key_derived = true;
   e.raw_response.length = line.length;
   e.raw_response.sha256 = line.sha256;

@@ -226,8 +226,8 @@ kafka_moderation_consumer::kafka_moderation_consumer(kafka_moderation_consumer&&
 kafka_moderation_consumer& kafka_moderation_consumer::operator=(kafka_moderation_consumer&&) noexcept = default;
 kafka_moderation_consumer::~kafka_moderation_consumer() = default;
 
-expected<kafka_moderation_consumer, kafka_error> kafka_moderation_consumer::open(sink& store,
-                                                                              kafka_moderation_consumer_options options) {
+expected<kafka_moderation_consumer, kafka_error> kafka_moderation_consumer::open(
+    sink& store, kafka_moderation_consumer_options options) {
   if (options.topic.empty()) {
     return unexpected(kafka_error{kafka_errc::invalid_configuration, "kafka: the topic name is empty"});
   }

@@ -87,7 +87,8 @@ TEST_CASE("The README's moderation service stores the DLQ topic's envelopes and 
     llmdlq::request_context context;
     for (const auto* key : {"receipts:0:1", "receipts:0:2", "receipts:1:1"}) {
       context.idempotency_key = key;
-      REQUIRE(sink->publish(llmdlq::make_envelope({.category = llmdlq::failure_category::syntax, .message = "not JSON"}, "{", context)));
+      REQUIRE(sink->publish(
+          llmdlq::make_envelope({.category = llmdlq::failure_category::syntax, .message = "not JSON"}, "{", context)));
     }
   }
   auto table = llmdlq::sqlite_store::open(db);  // the service's store, read alongside it

@@ -73,7 +73,8 @@ TEST_CASE("invalid UTF-8 from the host never breaks the envelope's JSON", "[enve
   llmdlq::request_context context;
   context.record_id = "id-\xFF\xFE";
   context.extensions["bad\xC0"] = "value\xE9";
-  const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "binary"}, "raw\x80", context);
+  const auto e =
+      llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "binary"}, "raw\x80", context);
   llmdlq::test::check_envelope(e);
   CHECK(e.record_id == "id-\xEF\xBF\xBD\xEF\xBF\xBD");
   CHECK(e.raw_response.base64);
@@ -191,7 +192,8 @@ TEST_CASE("text that grows when escaped keeps the longest prefix that fits", "[e
   for (int i = 0; i < 100000; ++i) raw += "\x01\"\\\n\u00e9";
   llmdlq::process_options options;
   options.max_envelope_bytes = 64u << 10;
-  const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "control bytes"}, raw, {}, options);
+  const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "control bytes"},
+                                       raw, {}, options);
   const std::size_t size = llmdlq::serialize(e).size();
   CHECK(size <= options.max_envelope_bytes);
   CHECK(size >= options.max_envelope_bytes - 16);  // the room is used, not left empty

@@ -29,7 +29,8 @@ llmdlq::envelope sample(std::string key, std::uint32_t attempt = 1,
   context.attempt = attempt;
   llmdlq::process_options options;
   options.clock = [at] { return at; };
-  return llmdlq::test::check_envelope(llmdlq::make_envelope({.category = category, .message = "test failure"}, "raw text", context, options));
+  return llmdlq::test::check_envelope(
+      llmdlq::make_envelope({.category = category, .message = "test failure"}, "raw text", context, options));
 }
 
 // Reads one column of one row with SQLite directly, as an operator's tool would.

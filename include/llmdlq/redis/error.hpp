@@ -13,11 +13,11 @@
 LLMDLQ_BEGIN_NAMESPACE
 
 enum class redis_errc : std::uint8_t {
-  unavailable,       ///< the server cannot be reached, or cannot serve now (LOADING, READONLY, ...): try again
-  timeout,           ///< no reply in time: the command may or may not have run
-  protocol_error,    ///< a reply llmdlq cannot read, or hiredis ran out of memory
-  rejected,          ///< the server refused the command (OOM, WRONGTYPE, NOPERM, ...), or the options are unusable: permanent
-  closed,            ///< the object was moved from
+  unavailable,     ///< the server cannot be reached, or cannot serve now (LOADING, READONLY, ...): try again
+  timeout,         ///< no reply in time: the command may or may not have run
+  protocol_error,  ///< a reply llmdlq cannot read, or hiredis ran out of memory
+  rejected,        ///< the server refused the command (OOM, WRONGTYPE, NOPERM, ...) or the options: permanent
+  closed,          ///< the object was moved from
 };
 
 /// Whether the same call can never succeed: the options, the data or the
