@@ -460,9 +460,9 @@ struct kafka_setup {
     options.properties = extra;
     options.properties["bootstrap.servers"] = cluster.bootstrap();
     options.topic = dlq_topic;
-    auto created = llmdlq::kafka_sink::create(std::move(options));
+    auto created = llmdlq::kafka_sink::open(std::move(options));
     if (!created) {
-      error = "kafka_sink::create: " + created.error().message;
+      error = "kafka_sink::open: " + created.error().message;
       return;
     }
     sink.emplace(std::move(*created));

@@ -31,9 +31,10 @@
 #include <utility>
 #include <vector>
 
+#include <llmdlq/kafka/moderation_consumer.hpp>
+#include <llmdlq/kafka/producer.hpp>
 #include <llmdlq/kafka/sink.hpp>
 #include <llmdlq/llmdlq.hpp>
-#include <llmdlq/kafka/moderation_consumer.hpp>
 #include <llmdlq/sqlite/store.hpp>
 
 namespace {
@@ -144,7 +145,7 @@ class worker {
 int run(const settings& s) {
   const auto schema = llmdlq::schema::compile(R"({"type": "object", "required": ["merchant", "total"],
       "properties": {"merchant": {"type": "string"}, "total": {"type": "number", "minimum": 0}}})");
-  auto dlq = llmdlq::kafka_sink::create({s.kafka, s.dlq, s.delivery_timeout, {}});
+  auto dlq = llmdlq::kafka_sink::open({s.kafka, s.dlq, s.delivery_timeout, {}});
   rd_kafka_t* consumer = input_consumer(s);
   if (!schema || !dlq || consumer == nullptr) return fail(dlq ? "bad consumer settings" : dlq.error().message);
   dlq->producer().prepare(s.output);  // the results go through the DLQ's producer too
@@ -160,7 +161,7 @@ int run(const settings& s) {
     auto opened = llmdlq::sqlite_store::open(s.moderation_db);
     if (!opened) return fail(opened.error().message);
     table.emplace(std::move(*opened));
-    auto reader = llmdlq::kafka_moderation_consumer::create(*table, {s.kafka, s.dlq});
+    auto reader = llmdlq::kafka_moderation_consumer::open(*table, {s.kafka, s.dlq});
     if (!reader) return fail(reader.error().message);
     moderation = std::jthread([&moderated, reader = std::move(*reader)](std::stop_token stop) mutable {
       while (!stop.stop_requested()) {
@@ -222,7 +223,7 @@ int run_on_mock(settings s) {
       {2, "I'm sorry, I can't read this receipt."},
   };
   {
-    auto producer = llmdlq::kafka_producer::create({s.kafka, s.delivery_timeout, {}});
+    auto producer = llmdlq::kafka_producer::open({s.kafka, s.delivery_timeout, {}});
     for (const auto& [partition, text] : samples) {
       if (!producer || !producer->send({s.input, partition, {}, text, {}})) return fail("cannot fill the input topic");
     }

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
 
   llmdlq::process_options options;
   options.failure_code_prefix = "ocr";  // codes such as ocr_structural_broken_json
-  const llmdlq::pipeline dead_letters{llmdlq::schema_for<Receipt>(), *dlq, options};
+  const llmdlq::typed_pipeline<Receipt> worker{*dlq, options};  // judged against Receipt's own schema
 
   const std::vector<message> partition = {
       {1001, R"({"merchant": "Albert Heijn 1423", "currency": "EUR", "total": 3.68,
@@ -71,19 +71,19 @@ int main(int argc, char** argv) {
     context.finish_reason = m.finish_reason;
     context.origin = {"receipt-processor", "ocr-worker-1", "receipts", 0, m.offset};
 
-    auto receipt = llmdlq::process_llm_response<Receipt>(m.llm_output, context, options);
-    if (receipt) {
+    const auto d = worker.handle(m.llm_output, context);
+    if (d == llmdlq::disposition::retry) {
+      // The DLQ is down: keep the offset, stop this partition, try again later.
+      std::printf("offset %lld: DLQ unavailable (%s), will retry\n", static_cast<long long>(m.offset),
+                  d.error->message.c_str());
+      break;
+    }
+    if (d.value) {
+      const Receipt& receipt = *d.value;
       std::printf("offset %lld: %s, %zu items, total %.2f\n", static_cast<long long>(m.offset),
-                  receipt->merchant.c_str(), receipt->items.size(), receipt->total);
+                  receipt.merchant.c_str(), receipt.items.size(), receipt.total);
       ++accepted;
     } else {
-      const auto d = dead_letters.dead_letter(std::move(receipt.error()));
-      if (d == llmdlq::disposition::retry) {
-        // The DLQ is down: keep the offset, stop this partition, try again later.
-        std::printf("offset %lld: DLQ unavailable (%s), will retry\n", static_cast<long long>(m.offset),
-                    d.error->message.c_str());
-        break;
-      }
       std::printf("offset %lld: dead-lettered as %s (%s): %s\n", static_cast<long long>(m.offset),
                   std::string(llmdlq::to_string(d.dead_letter->failure.category)).c_str(),
                   d.dead_letter->failure.code.c_str(), d.dead_letter->failure.message.c_str());

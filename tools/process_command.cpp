@@ -106,9 +106,13 @@ struct run_totals {
 // Judges responses, and stores the failures when there is a sink.
 class judge {
  public:
-  judge(const llmdlq::schema& schema, sink* dead_letters, sink* fallback, const process_options& options)
+  judge(const llmdlq::schema& schema, std::unique_ptr<sink> dead_letters, std::unique_ptr<sink> fallback,
+        const process_options& options)
       : schema_(schema), options_(options) {
-    if (dead_letters) worker_.emplace(schema, *dead_letters, options, fallback);
+    if (!dead_letters) return;
+    std::optional<sink_handle> spool;
+    if (fallback) spool.emplace(std::move(fallback));
+    worker_.emplace(schema, std::move(dead_letters), options, std::move(spool));
   }
 
   [[nodiscard]] disposition handle(std::string_view raw, const request_context& context) const {
@@ -189,16 +193,7 @@ std::optional<std::string> identity_text(const boost::json::value* v) {
 struct response_line {
   boost::json::value input;
   std::string response;
-  std::string finish_reason;
-  std::string original_input;
-  request_context context;  // without the views: see context_for()
-
-  // The context, its views pointing into this line.
-  const request_context& context_for() {
-    context.finish_reason = finish_reason;
-    context.original_input = original_input;
-    return context;
-  }
+  request_context context;
 };
 
 // Reads one input line, or says what is wrong with it.
@@ -216,7 +211,7 @@ expected<response_line, std::string> read_response_line(std::string_view text, s
   }
   line.response = response->get_string();
   for (auto [name, field] :
-       {std::pair{"finish_reason", &line.finish_reason}, std::pair{"input", &line.original_input}}) {
+       {std::pair{"finish_reason", &line.context.finish_reason}, std::pair{"input", &line.context.original_input}}) {
     const auto* v = object->if_contains(name);
     if (v && !v->is_null() && !v->is_string()) return unexpected(fmt::format("\"{}\" must be a string", name));
     if (v && v->is_string()) *field = v->get_string();
@@ -244,10 +239,11 @@ envelope oversized_line_envelope(const input_line& line, std::size_t max_line_by
     context.idempotency_key =
         derive_idempotency_key(schema.fingerprint(), line.sha256, captured_text::of("").sha256);
   }
-  envelope e = make_envelope(failure_category::poison,
-                             fmt::format("the input line is {} bytes, over the limit of {} (--max-line-bytes)",
-                                         line.length, max_line_bytes),
-                             line.text, context, options);
+  envelope e = make_envelope(
+      {.category = failure_category::poison,
+       .message = fmt::format("the input line is {} bytes, over the limit of {} (--max-line-bytes)", line.length,
+                              max_line_bytes)},
+      line.text, context, options);
   e.idempotency_key_derived = true;
   e.raw_response.length = line.length;
   e.raw_response.sha256 = line.sha256;
@@ -371,7 +367,7 @@ int process_command(arguments args) {
     }
     fallback = std::move(*opened);
   }
-  const judge worker{*schema, dead_letters.get(), fallback.get(), options};
+  const judge worker{*schema, std::move(dead_letters), std::move(fallback), options};
 
   run_totals totals;
   bool read_failed = false;
@@ -404,7 +400,7 @@ int process_command(arguments args) {
       continue;
     }
     if (const auto* id = input->input.as_object().if_contains("id")) verdict.emplace("id", *id);
-    const disposition d = worker.handle(input->response, input->context_for());
+    const disposition d = worker.handle(input->response, input->context);
     if (d.accepted) {
       ++totals.accepted;
       boost::json::array repairs;

@@ -16,9 +16,10 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
-#include "llmdlq/schema.hpp"
 #include "llmdlq/taxonomy.hpp"
+#include "llmdlq/text_location.hpp"
 #include "llmdlq/timestamp.hpp"
+#include "llmdlq/validation_error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -58,21 +59,13 @@ struct version_set {
   friend bool operator==(const version_set&, const version_set&) = default;
 };
 
-/// Where a syntax error is in the raw response.
-struct text_location {
-  std::uint64_t offset = 0;
-  std::uint64_t line = 1;
-  std::uint64_t column = 1;
-  friend bool operator==(const text_location&, const text_location&) = default;
-};
-
 /// What failed.
 struct failure_details {
   failure_category category = failure_category::syntax;
   std::string code;     ///< stable, chosen by the host: `ocr_structural_broken_json`
   std::string message;  ///< one line for a person
   std::vector<validation_error> errors;  ///< machine-readable, capped
-  std::optional<text_location> syntax;
+  std::optional<text_location> syntax;  ///< where a syntax failure is in the raw response
   friend bool operator==(const failure_details&, const failure_details&) = default;
 };
 

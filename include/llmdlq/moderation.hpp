@@ -108,13 +108,29 @@ struct moderation_record {
   std::optional<std::string> resolution;  ///< the corrected JSON, once resolved
 };
 
-/// Why an operator action did not happen.
+/// Why an operator action or a read of a moderation store did not happen.
 enum class moderation_errc : std::uint8_t {
   not_found,           ///< no record with that dlq_id
   invalid_transition,  ///< the action is not allowed in the record's status (someone else acted first)
   invalid_resolution,  ///< the corrected JSON is not strict JSON
   store_unavailable,   ///< the store failed: nothing changed, try again
 };
+
+/// Whether the same request can never succeed: only a failed store may
+/// answer differently next time.
+[[nodiscard]] constexpr bool is_permanent(moderation_errc code) noexcept {
+  return code != moderation_errc::store_unavailable;
+}
+
+[[nodiscard]] constexpr std::string_view to_string(moderation_errc code) noexcept {
+  switch (code) {
+    case moderation_errc::not_found: return "not_found";
+    case moderation_errc::invalid_transition: return "invalid_transition";
+    case moderation_errc::invalid_resolution: return "invalid_resolution";
+    case moderation_errc::store_unavailable: return "store_unavailable";
+  }
+  return "unknown";
+}
 
 struct moderation_error {
   moderation_errc code = moderation_errc::store_unavailable;

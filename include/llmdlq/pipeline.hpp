@@ -8,7 +8,9 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/process.hpp"
+#include "llmdlq/schema.hpp"
 #include "llmdlq/sink.hpp"
+#include "llmdlq/sink_handle.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -39,13 +41,18 @@ struct disposition {
 /// A schema, a sink and options: what a worker holds for its lifetime.
 /// handle() is thread-safe when the sinks are (every built-in sink is).
 ///
+/// The pipeline holds the schema by value (a copy shares the compiled
+/// schema) and each sink through a sink_handle: a sink passed as an lvalue
+/// is referred to and must outlive the pipeline; a sink passed as an rvalue
+/// (`*sqlite_store::open(path)`) or a smart pointer is owned.
+///
 /// A sink error that is_permanent() (the sink rejected the envelope) goes to
 /// the optional fallback sink, a local JSON Lines spool for instance, and
 /// the input is committed once the fallback holds the envelope. Without a
 /// fallback the answer is retry, with disposition::rejected() true.
 ///
 /// \code
-///   llmdlq::pipeline p{schema, sink, options};
+///   llmdlq::pipeline p{*llmdlq::schema::compile(text), *llmdlq::sqlite_store::open("dlq.db"), options};
 ///   for (auto& message : consumer) {
 ///     auto d = p.handle(call_llm(message), context_for(message));
 ///     if (d == llmdlq::disposition::retry) break;  // keep the offset; try again later
@@ -54,10 +61,12 @@ struct disposition {
 /// \endcode
 class pipeline {
  public:
-  /// The schema and the sinks must outlive the pipeline.
-  pipeline(const llmdlq::schema& schema, sink& dead_letters, process_options options = {},
-           sink* fallback = nullptr)
-      : schema_(schema), sink_(dead_letters), fallback_(fallback), options_(std::move(options)) {}
+  pipeline(llmdlq::schema schema, sink_handle dead_letters, process_options options = {},
+           std::optional<sink_handle> fallback = std::nullopt)
+      : schema_(std::move(schema)),
+        sink_(std::move(dead_letters)),
+        fallback_(std::move(fallback)),
+        options_(std::move(options)) {}
 
   /// Accepted: commit. Failed and stored in the sink: commit (the failure
   /// moved to the DLQ and frees the input's partition). Failed and the sink
@@ -71,9 +80,9 @@ class pipeline {
   [[nodiscard]] const process_options& options() const noexcept { return options_; }
 
  private:
-  const llmdlq::schema& schema_;
-  sink& sink_;
-  sink* fallback_;
+  llmdlq::schema schema_;
+  sink_handle sink_;
+  std::optional<sink_handle> fallback_;
   process_options options_;
 };
 

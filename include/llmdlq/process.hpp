@@ -13,9 +13,9 @@
 #include <vector>
 
 #include <boost/json/value.hpp>
-#include <simdjson.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/content_check.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/guard.hpp"
@@ -32,16 +32,6 @@ LLMDLQ_BEGIN_NAMESPACE
 enum class repair_mode : std::uint8_t {
   local,  ///< strip fences and prose, fix surface syntax; accept only allowed tiers
   off,    ///< strict: anything but strict JSON is a syntax failure
-};
-
-/// A content rule registered from C++: a check on the value at a JSON
-/// Pointer of a document that passed its schema. A `*` token in the pointer
-/// stands for every element of an array or member of an object.
-struct content_check {
-  std::string pointer;
-  std::string name;  ///< reported as the keyword `x-dlq-rule/<name>`
-  /// Returns a message when the value fails; `now` is the injected clock's time.
-  std::function<std::optional<std::string>(simdjson::dom::element value, timestamp now)> check;
 };
 
 /// How responses are judged and envelopes written.
@@ -119,15 +109,29 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
 
 }  // namespace detail
 
+/// A failure found outside process_llm_response, described for make_envelope.
+/// (Every member has an initializer, so that designated initializers may
+/// leave any out without -Wmissing-field-initializers.)
+struct failure_report {
+  failure_category category = failure_category::poison;
+  std::string message{};
+  std::vector<validation_error> errors{};  ///< what a host's own schema or rule checks found
+  std::optional<text_location> syntax{};   ///< where a syntax failure is in the raw text
+  bool repaired_locally = false;           ///< the text was repaired before the failure was found
+};
+
 /// An envelope for a failure found outside process_llm_response: a host's
-/// own checks, or an LLM call that failed for good (see transport.hpp).
+/// own checks, or an LLM call that failed for good (see call_outcome.hpp).
 /// Fills ids, times, hashes, triage and codes exactly as process_llm_response does.
-[[nodiscard]] LLMDLQ_INLINE envelope make_envelope(failure_category category, std::string message,
-                                                   std::string_view raw, const request_context& context,
-                                                   const process_options& options = {},
-                                                   std::vector<validation_error> errors = {},
-                                                   std::optional<text_location> syntax = std::nullopt,
-                                                   bool repaired_locally = false);
+///
+/// \code
+///   auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::poison,
+///                                   .message = "context length exceeded"},
+///                                  raw, context, options);
+/// \endcode
+[[nodiscard]] LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view raw,
+                                                   const request_context& context,
+                                                   const process_options& options = {});
 
 LLMDLQ_END_NAMESPACE
 

@@ -82,9 +82,8 @@ class ecma_regex {
 
   [[nodiscard]] const std::string& pattern() const noexcept;
 
-  struct impl;
-
  private:
+  struct impl;
   friend struct detail::ecma_regex_access;
   explicit ecma_regex(std::shared_ptr<const impl> impl) noexcept : impl_(std::move(impl)) {}
   std::shared_ptr<const impl> impl_;

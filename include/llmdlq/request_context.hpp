@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include <boost/json/object.hpp>
 
@@ -15,8 +14,7 @@
 
 LLMDLQ_BEGIN_NAMESPACE
 
-/// Everything about a response that is not the response itself. The views
-/// need only outlive the call that takes the context.
+/// Everything about a response that is not the response itself.
 struct request_context {
   std::string idempotency_key;  ///< the same for every attempt at one input: replays write once
   std::string record_id;
@@ -24,13 +22,13 @@ struct request_context {
   std::string trace_id;
   source_reference source_ref;  ///< the source document, by URI and hash
   prompt_reference prompt;      ///< template id and version; the hash comes from rendered_prompt
-  std::string_view rendered_prompt;  ///< hashed into the envelope, never stored
+  std::string rendered_prompt;  ///< hashed into the envelope, never stored
   model_reference model;
   version_set versions;
-  std::string_view finish_reason;    ///< the API's: "length" means the output was cut off
+  std::string finish_reason;    ///< the API's: "length" means the output was cut off
   std::optional<std::string> refusal;  ///< the API's refusal message, when it gave one
   std::optional<double> confidence;    ///< the producer's score for this output
-  std::string_view original_input;     ///< the input the model saw (OCR text, ...), stored with its hash
+  std::string original_input;          ///< the input the model saw (OCR text, ...), stored with its hash
   origin_reference origin;             ///< where the input came from: service, topic, partition, offset
   std::uint32_t attempt = 1;           ///< which attempt at this input this response is
   /// When the input arrived, by its own clock (a Kafka message's timestamp):

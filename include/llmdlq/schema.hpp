@@ -20,6 +20,7 @@
 #include "llmdlq/expected.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/timestamp.hpp"
+#include "llmdlq/validation_error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -66,19 +67,6 @@ struct compile_options {
   /// Largest nesting of subschemas accepted; deeper schemas are rejected as too_complex.
   std::size_t max_nesting = 256;
 };
-
-/// One reason a document does not validate.
-struct validation_error {
-  std::string instance_path;  ///< JSON Pointer to the failing value (`/items/3/price`)
-  std::string schema_path;    ///< keyword location: how evaluation reached the keyword, `$ref`s included
-  std::string keyword;        ///< the failing keyword (`minimum`, `required`, ...)
-  std::string message;        ///< what was wrong, in English
-
-  friend bool operator==(const validation_error&, const validation_error&) = default;
-};
-
-/// The error as `{"instance_path", "schema_path", "keyword", "message"}`.
-[[nodiscard]] LLMDLQ_INLINE boost::json::object to_json(const validation_error& e);
 
 /// Caps on a validation that collects errors.
 struct validate_options {

@@ -27,3 +27,4 @@
 #include "llmdlq/impl/schema.ipp"
 #include "llmdlq/impl/taxonomy.ipp"
 #include "llmdlq/impl/timestamp.ipp"
+#include "llmdlq/impl/validation_error.ipp"

@@ -187,21 +187,42 @@ template <class T>
   return compiled;
 }
 
+namespace detail {
+
+/// An accepted response and the T read from it.
+template <class T>
+struct typed_result {
+  accepted response;
+  T value;
+};
+
+/// Judges `raw` against schema_for<T>() and reads the accepted document as
+/// a T while it is still parsed.
+template <class T>
+expected<typed_result<T>, envelope> process_typed(std::string_view raw, const request_context& context,
+                                                  const process_options& options) {
+  std::optional<T> value;
+  auto result = process_response(raw, schema_for<T>(), context, options,
+                                 [&](const json_document& doc) -> std::optional<std::string> {
+                                   auto read = read_as<T>(doc.root(), "");
+                                   if (!read) return std::move(read.error());
+                                   value = std::move(*read);
+                                   return std::nullopt;
+                                 });
+  if (!result) return unexpected(std::move(result.error()));
+  return typed_result<T>{std::move(*result), std::move(*value)};
+}
+
+}  // namespace detail
+
 /// process_llm_response for a described type: an accepted response comes
 /// back as a T, read straight from the parsed document.
 template <class T>
 [[nodiscard]] expected<T, envelope> process_llm_response(std::string_view raw, const request_context& context,
                                                         const process_options& options = {}) {
-  std::optional<T> value;
-  auto result = detail::process_response(raw, schema_for<T>(), context, options,
-                                         [&](const json_document& doc) -> std::optional<std::string> {
-                                           auto read = detail::read_as<T>(doc.root(), "");
-                                           if (!read) return std::move(read.error());
-                                           value = std::move(*read);
-                                           return std::nullopt;
-                                         });
+  auto result = detail::process_typed<T>(raw, context, options);
   if (!result) return unexpected(std::move(result.error()));
-  return std::move(*value);
+  return std::move(result->value);
 }
 
 LLMDLQ_END_NAMESPACE

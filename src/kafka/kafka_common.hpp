@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// What the Kafka sink and the moderation consumer share: librdkafka handles
+// What the Kafka producer and the moderation consumer share: librdkafka handles
 // as owned objects, configuration, and the log trampoline. Private to
 // llmdlq_kafka.
 #pragma once
@@ -13,7 +13,9 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/kafka/sink.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/kafka/error.hpp"
+#include "llmdlq/kafka/properties.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace kafka_detail {
@@ -51,7 +53,7 @@ inline void forward_log(const rd_kafka_t* rk, int level, const char* facility, c
 
 // A configuration with the host's properties, then llmdlq's overrides; the
 // context must outlive the handle made from it.
-inline expected<conf_ptr, sink_error> make_conf(const kafka_properties& properties,
+inline expected<conf_ptr, kafka_error> make_conf(const kafka_properties& properties,
                                                 std::initializer_list<std::pair<std::string_view, std::string>> overrides,
                                                 handle_context* context) {
   conf_ptr conf(rd_kafka_conf_new());
@@ -59,10 +61,11 @@ inline expected<conf_ptr, sink_error> make_conf(const kafka_properties& properti
   // Set the log callback first, so that nothing is ever printed.
   rd_kafka_conf_set_log_cb(conf.get(), forward_log);
   rd_kafka_conf_set_opaque(conf.get(), context);
-  auto set = [&](std::string_view name, const std::string& value) -> expected<void, sink_error> {
+  auto set = [&](std::string_view name, const std::string& value) -> expected<void, kafka_error> {
     const std::string key(name);
     if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
-      return unexpected(sink_error{sink_errc::rejected, fmt::format("kafka: configuration {}: {}", key, errstr)});
+      return unexpected(
+          kafka_error{kafka_errc::invalid_configuration, fmt::format("kafka: configuration {}: {}", key, errstr)});
     }
     return {};
   };

@@ -32,7 +32,8 @@ moderation_poll_result& moderation_poll_result::operator+=(const moderation_poll
   failed += other.failed;
   unreadable += other.unreadable;
   commit_failures += other.commit_failures;
-  if (other.last_error) last_error = other.last_error;
+  if (other.last_store_error) last_store_error = other.last_store_error;
+  if (other.last_kafka_error) last_kafka_error = other.last_kafka_error;
   return *this;
 }
 
@@ -96,9 +97,9 @@ struct kafka_moderation_consumer::impl {
     const rd_kafka_resp_err_t err = error ? rd_kafka_error_code(error) : list->elems[0].err;
     if (error) rd_kafka_error_destroy(error);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      result.last_error = sink_error{sink_errc::unavailable,
-                                     fmt::format("kafka: cannot rewind {}/{} to {}: {}", options.topic, partition,
-                                                 offset, errstr_of(err))};
+      result.last_kafka_error = kafka_error{kafka_errc::unavailable,
+                                            fmt::format("kafka: cannot rewind {}/{} to {}: {}", options.topic,
+                                                        partition, offset, errstr_of(err))};
       return false;
     }
     return true;
@@ -144,12 +145,11 @@ struct kafka_moderation_consumer::impl {
     process_options po;
     po.clock = [at] { return at; };
     po.failure_code = [code = options.unreadable_code](failure_category) { return code; };
-    envelope e = make_envelope(failure_category::poison,
-                               fmt::format("the record at {}/{}@{} is not a version 1 envelope: {}{}{}",
-                                           options.topic, m.partition, m.offset, why.path,
-                                           why.path.empty() ? "" : ": ", why.message),
-                               payload_of(m), ctx, po);
-    return e;
+    return make_envelope({.category = failure_category::poison,
+                          .message = fmt::format("the record at {}/{}@{} is not a version 1 envelope: {}{}{}",
+                                                 options.topic, m.partition, m.offset, why.path,
+                                                 why.path.empty() ? "" : ": ", why.message)},
+                         payload_of(m), ctx, po);
   }
 
   void handle(const rd_kafka_message_t& m, moderation_poll_result& result) {
@@ -178,7 +178,7 @@ struct kafka_moderation_consumer::impl {
     }
     if (!stored) {
       ++result.failed;
-      result.last_error = std::move(stored.error());
+      result.last_store_error = std::move(stored.error());
       hold(m.partition, m.offset, result);
       return;
     }
@@ -186,9 +186,9 @@ struct kafka_moderation_consumer::impl {
     if (wrapped) ++result.unreadable;
     if (const rd_kafka_resp_err_t err = rd_kafka_commit_message(rk, &m, 0); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++result.commit_failures;
-      result.last_error = sink_error{sink_errc::unavailable, fmt::format("kafka: commit of {}/{}@{} failed: {}",
-                                                                         options.topic, m.partition, m.offset,
-                                                                         errstr_of(err))};
+      result.last_kafka_error = kafka_error{kafka_errc::unavailable, fmt::format("kafka: commit of {}/{}@{} failed: {}",
+                                                                             options.topic, m.partition, m.offset,
+                                                                             errstr_of(err))};
     }
   }
 
@@ -211,8 +211,8 @@ struct kafka_moderation_consumer::impl {
           continue;
         }
         if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-          result.last_error = sink_error{sink_errc::unavailable,
-                                         fmt::format("kafka: consumer: {}", rd_kafka_message_errstr(m.get()))};
+          result.last_kafka_error = kafka_error{kafka_errc::unavailable,
+                                                fmt::format("kafka: consumer: {}", rd_kafka_message_errstr(m.get()))};
         }
         continue;
       }
@@ -226,9 +226,11 @@ kafka_moderation_consumer::kafka_moderation_consumer(kafka_moderation_consumer&&
 kafka_moderation_consumer& kafka_moderation_consumer::operator=(kafka_moderation_consumer&&) noexcept = default;
 kafka_moderation_consumer::~kafka_moderation_consumer() = default;
 
-expected<kafka_moderation_consumer, sink_error> kafka_moderation_consumer::create(sink& store,
-                                                                       kafka_moderation_consumer_options options) {
-  if (options.topic.empty()) return unexpected(sink_error{sink_errc::rejected, "kafka: the topic name is empty"});
+expected<kafka_moderation_consumer, kafka_error> kafka_moderation_consumer::open(
+    sink& store, kafka_moderation_consumer_options options) {
+  if (options.topic.empty()) {
+    return unexpected(kafka_error{kafka_errc::invalid_configuration, "kafka: the topic name is empty"});
+  }
   auto state = std::make_unique<impl>();
   state->store = &store;
   state->options = std::move(options);
@@ -241,7 +243,7 @@ expected<kafka_moderation_consumer, sink_error> kafka_moderation_consumer::creat
   rd_kafka_conf_set_rebalance_cb(conf->get(), impl::on_rebalance);
   char errstr[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), errstr, sizeof errstr);
-  if (rk == nullptr) return unexpected(sink_error{sink_errc::unavailable, fmt::format("kafka: consumer: {}", errstr)});
+  if (rk == nullptr) return unexpected(kafka_error{kafka_errc::unavailable, fmt::format("kafka: consumer: {}", errstr)});
   (void)conf->release();
   state->rk = rk;
   rd_kafka_poll_set_consumer(rk);
@@ -256,8 +258,8 @@ expected<kafka_moderation_consumer, sink_error> kafka_moderation_consumer::creat
   }
   auto topics = state->one_partition(RD_KAFKA_PARTITION_UA, RD_KAFKA_OFFSET_INVALID);
   if (const rd_kafka_resp_err_t err = rd_kafka_subscribe(rk, topics.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return unexpected(sink_error{sink_errc::unavailable,
-                                 fmt::format("kafka: cannot subscribe to {}: {}", state->options.topic, errstr_of(err))});
+    return unexpected(kafka_error{kafka_errc::unavailable,
+                                  fmt::format("kafka: cannot subscribe to {}: {}", state->options.topic, errstr_of(err))});
   }
   return kafka_moderation_consumer(std::move(state));
 }

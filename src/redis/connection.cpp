@@ -49,12 +49,12 @@ bool is_error(const redisReply& reply, std::string_view code) noexcept {
   return message.starts_with(code) && (message.size() == code.size() || message[code.size()] == ' ');
 }
 
-sink_error reply_error(const redisReply& reply, std::string_view what) {
+redis_error reply_error(const redisReply& reply, std::string_view what) {
   static constexpr std::array<std::string_view, 6> busy_codes = {"LOADING", "READONLY", "MASTERDOWN",
                                                                  "BUSY",    "TRYAGAIN", "CLUSTERDOWN"};
-  sink_errc code = sink_errc::rejected;
+  redis_errc code = redis_errc::rejected;
   for (const std::string_view busy : busy_codes) {
-    if (is_error(reply, busy)) code = sink_errc::unavailable;
+    if (is_error(reply, busy)) code = redis_errc::unavailable;
   }
   return {code, fmt::format("redis: {}: {}", what, text(reply))};
 }
@@ -88,24 +88,24 @@ sigpipe_guard::~sigpipe_guard() {
   pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
 }
 
-expected<void, sink_error> connection::ensure() {
+expected<void, redis_error> connection::ensure() {
   if (ctx_) return {};
   const std::string where = fmt::format("{}:{}", options_.host, options_.port);
   ctx_ = redisConnectWithTimeout(options_.host.c_str(), options_.port, to_timeval(options_.connect_timeout));
-  if (!ctx_) return unexpected(sink_error{sink_errc::unavailable, "redis: connect " + where + ": out of memory"});
+  if (!ctx_) return unexpected(redis_error{redis_errc::unavailable, "redis: connect " + where + ": out of memory"});
   if (ctx_->err) {
-    sink_error error{sink_errc::unavailable, fmt::format("redis: connect {}: {}", where, ctx_->errstr)};
+    redis_error error{redis_errc::unavailable, fmt::format("redis: connect {}: {}", where, ctx_->errstr)};
     drop();
     return unexpected(std::move(error));
   }
   redisSetTimeout(ctx_, to_timeval(options_.command_timeout));
   redisEnableKeepAlive(ctx_);
 
-  const auto expect_ok = [this](arguments args, std::string_view what) -> expected<void, sink_error> {
+  const auto expect_ok = [this](arguments args, std::string_view what) -> expected<void, redis_error> {
     auto reply = command(args);
     if (!reply) return unexpected(std::move(reply.error()));
     if ((*reply)->type == REDIS_REPLY_ERROR) {
-      sink_error error = reply_error(**reply, what);
+      redis_error error = reply_error(**reply, what);
       drop();
       return unexpected(std::move(error));
     }
@@ -132,15 +132,15 @@ expected<void, sink_error> connection::ensure() {
   return {};
 }
 
-sink_error connection::io_failure(std::string_view what, int saved_errno) {
-  sink_error error{sink_errc::unavailable, "redis: " + std::string(what) + ": connection lost"};
+redis_error connection::io_failure(std::string_view what, int saved_errno) {
+  redis_error error{redis_errc::unavailable, "redis: " + std::string(what) + ": connection lost"};
   if (ctx_) {
     const bool timed_out =
         ctx_->err == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT);
-    error.code = timed_out                             ? sink_errc::timeout
-                 : ctx_->err == REDIS_ERR_PROTOCOL     ? sink_errc::io_error
-                 : ctx_->err == REDIS_ERR_OOM          ? sink_errc::io_error
-                                                       : sink_errc::unavailable;
+    error.code = timed_out                             ? redis_errc::timeout
+                 : ctx_->err == REDIS_ERR_PROTOCOL     ? redis_errc::protocol_error
+                 : ctx_->err == REDIS_ERR_OOM          ? redis_errc::protocol_error
+                                                       : redis_errc::unavailable;
     error.message = timed_out ? fmt::format("redis: {}: no reply within the timeout ({})", what, ctx_->errstr)
                               : fmt::format("redis: {}: {}", what, ctx_->errstr);
   }
@@ -148,8 +148,8 @@ sink_error connection::io_failure(std::string_view what, int saved_errno) {
   return error;
 }
 
-expected<reply_ptr, sink_error> connection::command(arguments args) {
-  if (!ctx_) return unexpected(sink_error{sink_errc::unavailable, "redis: not connected"});
+expected<reply_ptr, redis_error> connection::command(arguments args) {
+  if (!ctx_) return unexpected(redis_error{redis_errc::unavailable, "redis: not connected"});
   argv_arrays argv(args);
   errno = 0;
   void* reply = redisCommandArgv(ctx_, argv.argc(), argv.pointers.data(), argv.lengths.data());
@@ -158,8 +158,8 @@ expected<reply_ptr, sink_error> connection::command(arguments args) {
   return reply_ptr(static_cast<redisReply*>(reply));
 }
 
-expected<void, sink_error> connection::append(arguments args) {
-  if (!ctx_) return unexpected(sink_error{sink_errc::unavailable, "redis: not connected"});
+expected<void, redis_error> connection::append(arguments args) {
+  if (!ctx_) return unexpected(redis_error{redis_errc::unavailable, "redis: not connected"});
   argv_arrays argv(args);
   errno = 0;
   if (redisAppendCommandArgv(ctx_, argv.argc(), argv.pointers.data(), argv.lengths.data()) != REDIS_OK) {
@@ -168,8 +168,8 @@ expected<void, sink_error> connection::append(arguments args) {
   return {};
 }
 
-expected<reply_ptr, sink_error> connection::get_reply() {
-  if (!ctx_) return unexpected(sink_error{sink_errc::unavailable, "redis: not connected"});
+expected<reply_ptr, redis_error> connection::get_reply() {
+  if (!ctx_) return unexpected(redis_error{redis_errc::unavailable, "redis: not connected"});
   void* reply = nullptr;
   errno = 0;
   if (redisGetReply(ctx_, &reply) != REDIS_OK || !reply) return unexpected(io_failure("pipeline", errno));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // One blocking hiredis connection, shared by the Redis sink and reader:
 // connect with timeouts, AUTH and SELECT, commands and pipelines, and every
-// failure as a sink_error. Internal to llmdlq::redis.
+// failure as a redis_error. Internal to llmdlq::redis.
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -17,8 +17,8 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
-#include "llmdlq/redis/stream_sink.hpp"
-#include "llmdlq/sink.hpp"
+#include "llmdlq/redis/connection_options.hpp"
+#include "llmdlq/redis/error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace redis_detail {
@@ -36,10 +36,10 @@ using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
 /// Whether an error reply starts with the error code `code` (NOSCRIPT, BUSYGROUP, ...).
 [[nodiscard]] bool is_error(const redisReply& reply, std::string_view code) noexcept;
 
-/// An error reply as a sink_error: a server that cannot serve now (LOADING,
+/// An error reply as a redis_error: a server that cannot serve now (LOADING,
 /// READONLY, MASTERDOWN, BUSY, TRYAGAIN, CLUSTERDOWN) is unavailable; any
 /// other refusal (OOM, WRONGTYPE, NOPERM, ...) is rejected.
-[[nodiscard]] sink_error reply_error(const redisReply& reply, std::string_view what);
+[[nodiscard]] redis_error reply_error(const redisReply& reply, std::string_view what);
 
 /// Blocks SIGPIPE in this thread while it lives, and swallows a SIGPIPE that
 /// writing to a closed socket raised meanwhile: hiredis writes with write(2),
@@ -68,30 +68,30 @@ class connection {
 
   /// Runs after every successful connect (AUTH and SELECT are done by then),
   /// e.g. to load a script or create a consumer group.
-  std::function<expected<void, sink_error>(connection&)> on_connect;
+  std::function<expected<void, redis_error>(connection&)> on_connect;
 
   /// Runs `work` on a live connection, connecting first when there is none.
-  /// When `work` fails with sink_errc::unavailable on a connection kept from
+  /// When `work` fails with redis_errc::unavailable on a connection kept from
   /// an earlier call (the server restarted or closed it meanwhile), it
   /// connects again and runs `work` once more: `work` must be safe to repeat.
   template <class T, class F>
-  expected<T, sink_error> run(F&& work) {
+  expected<T, redis_error> run(F&& work) {
     const bool fresh = ctx_ == nullptr;
     if (auto connected = ensure(); !connected) return unexpected(std::move(connected.error()));
     auto result = work();
-    if (result || fresh || result.error().code != sink_errc::unavailable || ctx_ != nullptr) return result;
+    if (result || fresh || result.error().code != redis_errc::unavailable || ctx_ != nullptr) return result;
     if (auto connected = ensure(); !connected) return unexpected(std::move(connected.error()));
     return work();
   }
 
   /// Connects when there is no connection.
-  expected<void, sink_error> ensure();
+  expected<void, redis_error> ensure();
   /// One command and its reply. A server error reply is returned as a reply
   /// (check its type); a connection failure drops the connection.
-  expected<reply_ptr, sink_error> command(arguments args);
+  expected<reply_ptr, redis_error> command(arguments args);
   /// Queues a command for a pipeline; get_reply() returns the replies in order.
-  expected<void, sink_error> append(arguments args);
-  expected<reply_ptr, sink_error> get_reply();
+  expected<void, redis_error> append(arguments args);
+  expected<reply_ptr, redis_error> get_reply();
   /// Sets the socket's read and write timeout (until the next connect).
   void set_timeout(std::chrono::milliseconds timeout) noexcept;
   /// Closes the connection; the next ensure() connects again.
@@ -101,8 +101,8 @@ class connection {
   [[nodiscard]] const redis_connection_options& options() const noexcept { return options_; }
 
  private:
-  // The context's I/O failure as a sink_error, after which it is dropped.
-  sink_error io_failure(std::string_view what, int saved_errno);
+  // The context's I/O failure as a redis_error, after which it is dropped.
+  redis_error io_failure(std::string_view what, int saved_errno);
 
   redis_connection_options options_;
   redisContext* ctx_ = nullptr;

@@ -22,13 +22,13 @@ using redis_detail::arguments;
 using redis_detail::reply_ptr;
 using redis_detail::text;
 
-sink_error unexpected_reply(std::string_view what) {
-  return {sink_errc::io_error, fmt::format("redis: {}: unexpected reply", what)};
+redis_error unexpected_reply(std::string_view what) {
+  return {redis_errc::protocol_error, fmt::format("redis: {}: unexpected reply", what)};
 }
 
 // One [id, [field, value, ...]] of a stream reply; [id, nil] is an entry
 // deleted after it was delivered.
-expected<redis_stream_entry, sink_error> entry_of(const redisReply& reply, std::string_view what) {
+expected<redis_stream_entry, redis_error> entry_of(const redisReply& reply, std::string_view what) {
   if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 2 || reply.element[0]->type != REDIS_REPLY_STRING) {
     return unexpected(unexpected_reply(what));
   }
@@ -56,7 +56,7 @@ expected<redis_stream_entry, sink_error> entry_of(const redisReply& reply, std::
 }
 
 // An array of entries.
-expected<std::vector<redis_stream_entry>, sink_error> entries_of(const redisReply& reply, std::string_view what) {
+expected<std::vector<redis_stream_entry>, redis_error> entries_of(const redisReply& reply, std::string_view what) {
   if (reply.type != REDIS_REPLY_ARRAY) return unexpected(unexpected_reply(what));
   std::vector<redis_stream_entry> entries;
   entries.reserve(reply.elements);
@@ -81,14 +81,14 @@ struct redis_stream_reader::impl {
   std::mutex mutex;
 
   explicit impl(redis_stream_reader_options o) : options(std::move(o)), conn(options.connection) {
-    conn.on_connect = [this](redis_detail::connection& c) -> expected<void, sink_error> {
+    conn.on_connect = [this](redis_detail::connection& c) -> expected<void, redis_error> {
       pending_phase = true;  // a reply lost with the old connection left its entries pending
       pending_cursor.assign(1, '0');
       return create_group(c);
     };
   }
 
-  expected<void, sink_error> create_group(redis_detail::connection& c) {
+  expected<void, redis_error> create_group(redis_detail::connection& c) {
     const std::array<std::string_view, 6> args{"XGROUP", "CREATE", options.stream, options.group, options.group_start,
                                                "MKSTREAM"};
     auto reply = c.command(args);
@@ -100,7 +100,7 @@ struct redis_stream_reader::impl {
   }
 
   // XREADGROUP from `from` ("0"-style ids: pending entries; ">": new ones).
-  expected<std::vector<redis_stream_entry>, sink_error> read_group(std::size_t count, std::string_view from,
+  expected<std::vector<redis_stream_entry>, redis_error> read_group(std::size_t count, std::string_view from,
                                                                    std::chrono::milliseconds block) {
     const std::string count_text = std::to_string(count);
     const std::string block_text = std::to_string(block.count());
@@ -133,7 +133,7 @@ struct redis_stream_reader::impl {
     }
   }
 
-  expected<std::vector<redis_stream_entry>, sink_error> read_once(std::size_t count, std::chrono::milliseconds block) {
+  expected<std::vector<redis_stream_entry>, redis_error> read_once(std::size_t count, std::chrono::milliseconds block) {
     if (pending_phase) {
       auto pending = read_group(count, pending_cursor, std::chrono::milliseconds(0));
       if (!pending) return pending;
@@ -146,7 +146,7 @@ struct redis_stream_reader::impl {
     return read_group(count, ">", block);
   }
 
-  expected<std::size_t, sink_error> ack_ids(std::span<const std::string_view> ids) {
+  expected<std::size_t, redis_error> ack_ids(std::span<const std::string_view> ids) {
     std::vector<std::string_view> args{"XACK", options.stream, options.group};
     args.insert(args.end(), ids.begin(), ids.end());
     auto reply = conn.command(args);
@@ -156,7 +156,7 @@ struct redis_stream_reader::impl {
     return static_cast<std::size_t>((*reply)->integer);
   }
 
-  expected<std::vector<redis_stream_entry>, sink_error> claim_once(std::chrono::milliseconds min_idle,
+  expected<std::vector<redis_stream_entry>, redis_error> claim_once(std::chrono::milliseconds min_idle,
                                                                    std::size_t count) {
     const std::string idle = std::to_string(min_idle.count());
     const std::string count_text = std::to_string(count);
@@ -178,7 +178,7 @@ struct redis_stream_reader::impl {
     return claimed;
   }
 
-  expected<std::uint64_t, sink_error> pending_once() {
+  expected<std::uint64_t, redis_error> pending_once() {
     const std::array<std::string_view, 3> args{"XPENDING", options.stream, options.group};
     auto reply = conn.command(args);
     if (!reply) return unexpected(std::move(reply.error()));
@@ -197,12 +197,12 @@ redis_stream_reader& redis_stream_reader::operator=(redis_stream_reader&&) noexc
 redis_stream_reader::~redis_stream_reader() = default;
 
 namespace {
-const sink_error moved_from{sink_errc::closed, "redis: the reader was moved from"};
+const redis_error moved_from{redis_errc::closed, "redis: the reader was moved from"};
 }
 
-expected<redis_stream_reader, sink_error> redis_stream_reader::open(redis_stream_reader_options options) {
+expected<redis_stream_reader, redis_error> redis_stream_reader::open(redis_stream_reader_options options) {
   if (options.stream.empty() || options.group.empty() || options.consumer.empty()) {
-    return unexpected(sink_error{sink_errc::rejected, "redis: stream, group and consumer must not be empty"});
+    return unexpected(redis_error{redis_errc::rejected, "redis: stream, group and consumer must not be empty"});
   }
   auto state = std::make_unique<impl>(std::move(options));
   std::lock_guard lock(state->mutex);
@@ -211,7 +211,7 @@ expected<redis_stream_reader, sink_error> redis_stream_reader::open(redis_stream
   return redis_stream_reader(std::move(state));
 }
 
-expected<std::vector<redis_stream_entry>, sink_error> redis_stream_reader::read(std::size_t count,
+expected<std::vector<redis_stream_entry>, redis_error> redis_stream_reader::read(std::size_t count,
                                                                                  std::chrono::milliseconds block) {
   if (!impl_) return unexpected(moved_from);
   if (count == 0) return std::vector<redis_stream_entry>{};
@@ -222,7 +222,7 @@ expected<std::vector<redis_stream_entry>, sink_error> redis_stream_reader::read(
   return impl_->conn.run<std::vector<redis_stream_entry>>([&] { return impl_->read_once(count, block); });
 }
 
-expected<std::size_t, sink_error> redis_stream_reader::ack(std::string_view id) {
+expected<std::size_t, redis_error> redis_stream_reader::ack(std::string_view id) {
   const std::array<std::string_view, 1> ids{id};
   if (!impl_) return unexpected(moved_from);
   std::lock_guard lock(impl_->mutex);
@@ -230,7 +230,7 @@ expected<std::size_t, sink_error> redis_stream_reader::ack(std::string_view id) 
   return impl_->conn.run<std::size_t>([&] { return impl_->ack_ids(ids); });
 }
 
-expected<std::size_t, sink_error> redis_stream_reader::ack(std::span<const std::string> ids) {
+expected<std::size_t, redis_error> redis_stream_reader::ack(std::span<const std::string> ids) {
   if (!impl_) return unexpected(moved_from);
   if (ids.empty()) return std::size_t{0};
   const std::vector<std::string_view> views(ids.begin(), ids.end());
@@ -239,7 +239,7 @@ expected<std::size_t, sink_error> redis_stream_reader::ack(std::span<const std::
   return impl_->conn.run<std::size_t>([&] { return impl_->ack_ids(views); });
 }
 
-expected<std::vector<redis_stream_entry>, sink_error> redis_stream_reader::claim_idle(
+expected<std::vector<redis_stream_entry>, redis_error> redis_stream_reader::claim_idle(
     std::chrono::milliseconds min_idle, std::size_t count) {
   if (!impl_) return unexpected(moved_from);
   if (count == 0) return std::vector<redis_stream_entry>{};
@@ -248,7 +248,7 @@ expected<std::vector<redis_stream_entry>, sink_error> redis_stream_reader::claim
   return impl_->conn.run<std::vector<redis_stream_entry>>([&] { return impl_->claim_once(min_idle, count); });
 }
 
-expected<std::uint64_t, sink_error> redis_stream_reader::pending_count() {
+expected<std::uint64_t, redis_error> redis_stream_reader::pending_count() {
   if (!impl_) return unexpected(moved_from);
   std::lock_guard lock(impl_->mutex);
   const redis_detail::sigpipe_guard no_sigpipe;

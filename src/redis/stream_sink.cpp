@@ -46,6 +46,19 @@ if #KEYS > 2 then redis.call('SET', KEYS[3], id .. ' ' .. ARGV[3], 'EX', ARGV[1]
 return {1, id, ARGV[3]}
 )lua";
 
+sink_errc sink_code(redis_errc code) noexcept {
+  switch (code) {
+    case redis_errc::unavailable: return sink_errc::unavailable;
+    case redis_errc::timeout: return sink_errc::timeout;
+    case redis_errc::protocol_error: return sink_errc::io_error;
+    case redis_errc::rejected: return sink_errc::rejected;
+    case redis_errc::closed: return sink_errc::closed;
+  }
+  return sink_errc::unavailable;
+}
+
+sink_error to_sink_error(redis_error&& e) { return {sink_code(e.code), std::move(e.message)}; }
+
 // Everything one EVALSHA sends, owned, so the views in args() stay valid.
 struct publish_call {
   std::string id_key, idempotency_key, dlq_id, category, triage, code, json;
@@ -72,13 +85,13 @@ struct redis_stream_sink::impl {
     conn.on_connect = [this](redis_detail::connection& c) { return load_script(c); };
   }
 
-  expected<void, sink_error> load_script(redis_detail::connection& c) {
+  expected<void, redis_error> load_script(redis_detail::connection& c) {
     const std::array<std::string_view, 3> args{"SCRIPT", "LOAD", publish_script};
     auto reply = c.command(args);
     if (!reply) return unexpected(std::move(reply.error()));
     if ((*reply)->type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(**reply, "SCRIPT LOAD"));
     if ((*reply)->type != REDIS_REPLY_STRING) {
-      return unexpected(sink_error{sink_errc::io_error, "redis: SCRIPT LOAD: unexpected reply"});
+      return unexpected(redis_error{redis_errc::protocol_error, "redis: SCRIPT LOAD: unexpected reply"});
     }
     sha = std::string(redis_detail::text(**reply));
     return {};
@@ -114,18 +127,18 @@ struct redis_stream_sink::impl {
   }
 
   // The script's reply as a receipt.
-  expected<receipt, sink_error> receipt_of(const redisReply& reply) const {
+  expected<receipt, redis_error> receipt_of(const redisReply& reply) const {
     if (reply.type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(reply, "publish"));
     if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 3 || reply.element[0]->type != REDIS_REPLY_INTEGER ||
         reply.element[1]->type != REDIS_REPLY_STRING || reply.element[2]->type != REDIS_REPLY_STRING) {
-      return unexpected(sink_error{sink_errc::io_error, "redis: publish: unexpected reply from the script"});
+      return unexpected(redis_error{redis_errc::protocol_error, "redis: publish: unexpected reply from the script"});
     }
     return receipt{std::string(redis_detail::text(*reply.element[2])), reply.element[0]->integer == 0,
                    location_prefix + std::string(redis_detail::text(*reply.element[1]))};
   }
 
   // WAIT for the replicas, when asked to.
-  expected<void, sink_error> wait_for_replicas() {
+  expected<void, redis_error> wait_for_replicas() {
     if (options.replicas <= 0) return {};
     const std::string replicas = std::to_string(options.replicas);
     const std::string timeout = std::to_string(options.replica_timeout.count());
@@ -136,10 +149,10 @@ struct redis_stream_sink::impl {
     if (!reply) return unexpected(std::move(reply.error()));
     if ((*reply)->type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(**reply, "WAIT"));
     if ((*reply)->type != REDIS_REPLY_INTEGER) {
-      return unexpected(sink_error{sink_errc::io_error, "redis: WAIT: unexpected reply"});
+      return unexpected(redis_error{redis_errc::protocol_error, "redis: WAIT: unexpected reply"});
     }
     if ((*reply)->integer < options.replicas) {
-      return unexpected(sink_error{sink_errc::timeout,
+      return unexpected(redis_error{redis_errc::timeout,
                                    fmt::format("redis: WAIT: {} of {} replicas acknowledged within {} ms; the entry "
                                                "is on the primary",
                                                (*reply)->integer, options.replicas, options.replica_timeout.count())});
@@ -147,7 +160,7 @@ struct redis_stream_sink::impl {
     return {};
   }
 
-  expected<receipt, sink_error> publish_one(const publish_call& call) {
+  expected<receipt, redis_error> publish_one(const publish_call& call) {
     auto args = args_of(call);
     auto reply = conn.command(used(call, args));
     if (!reply) return unexpected(std::move(reply.error()));
@@ -163,12 +176,12 @@ struct redis_stream_sink::impl {
     return stored;
   }
 
-  expected<std::vector<receipt>, sink_error> publish_many(std::span<const envelope> batch,
+  expected<std::vector<receipt>, redis_error> publish_many(std::span<const envelope> batch,
                                                           const std::vector<publish_call>& calls) {
     std::vector<std::size_t> todo(batch.size());
     for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
     std::vector<receipt> receipts(batch.size());
-    std::optional<sink_error> first_error;
+    std::optional<redis_error> first_error;
     // At most twice: a second round only for scripts the server had lost.
     for (int round = 0; round < 2 && !todo.empty(); ++round) {
       if (round > 0) {
@@ -214,7 +227,7 @@ expected<redis_stream_sink, sink_error> redis_stream_sink::open(redis_stream_sin
   auto state = std::make_unique<impl>(std::move(options));
   std::lock_guard lock(state->mutex);
   const redis_detail::sigpipe_guard no_sigpipe;
-  if (auto connected = state->conn.ensure(); !connected) return unexpected(std::move(connected.error()));
+  if (auto connected = state->conn.ensure(); !connected) return unexpected(to_sink_error(std::move(connected.error())));
   return redis_stream_sink(std::move(state));
 }
 
@@ -225,7 +238,9 @@ expected<receipt, sink_error> redis_stream_sink::publish(const envelope& e) {
   std::lock_guard lock(impl_->mutex);
   const redis_detail::sigpipe_guard no_sigpipe;
   // Safe to run twice: a second run finds the first one's dedupe key.
-  return impl_->conn.run<receipt>([&] { return impl_->publish_one(call); });
+  auto stored = impl_->conn.run<receipt>([&] { return impl_->publish_one(call); });
+  if (!stored) return unexpected(to_sink_error(std::move(stored.error())));
+  return std::move(*stored);
 }
 
 expected<std::vector<receipt>, sink_error> redis_stream_sink::publish_batch(std::span<const envelope> batch) {
@@ -239,7 +254,9 @@ expected<std::vector<receipt>, sink_error> redis_stream_sink::publish_batch(std:
   }
   std::lock_guard lock(impl_->mutex);
   const redis_detail::sigpipe_guard no_sigpipe;
-  return impl_->conn.run<std::vector<receipt>>([&] { return impl_->publish_many(batch, calls); });
+  auto stored = impl_->conn.run<std::vector<receipt>>([&] { return impl_->publish_many(batch, calls); });
+  if (!stored) return unexpected(to_sink_error(std::move(stored.error())));
+  return std::move(*stored);
 }
 
 const redis_stream_sink_options& redis_stream_sink::options() const noexcept { return impl_->options; }

@@ -354,7 +354,7 @@ expected<std::vector<receipt>, sink_error> sqlite_store::publish_batch(std::span
   return impl_->insert_all(batch);
 }
 
-expected<dlq_statistics, sink_error> sqlite_store::statistics() {
+expected<dlq_statistics, moderation_error> sqlite_store::statistics() {
   std::lock_guard lock(impl_->mutex);
   dlq_statistics stats;
   for (const auto& [column, counts] : {std::pair{"category", &stats.by_category}, std::pair{"triage", &stats.by_triage},
@@ -362,20 +362,20 @@ expected<dlq_statistics, sink_error> sqlite_store::statistics() {
     statement query;
     if (!query.prepare(impl_->db, fmt::format("SELECT {0}, count(*) FROM {1} GROUP BY {0} ORDER BY {0}", column,
                                               impl_->table))) {
-      return unexpected(sqlite_failure(impl_->db, "statistics"));
+      return unexpected(impl_->store_failure("statistics"));
     }
     int rc;
     while ((rc = sqlite3_step(query.get())) == SQLITE_ROW) {
       const auto* key = reinterpret_cast<const char*>(sqlite3_column_text(query.get(), 0));
       (*counts)[key ? key : ""] = static_cast<std::uint64_t>(sqlite3_column_int64(query.get(), 1));
     }
-    if (rc != SQLITE_DONE) return unexpected(sqlite_failure(impl_->db, "statistics"));
+    if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("statistics"));
   }
   for (const auto& [status, count] : stats.by_status) stats.total += count;
   return stats;
 }
 
-expected<std::optional<envelope>, sink_error> sqlite_store::find(std::string_view dlq_id) {
+expected<std::optional<envelope>, moderation_error> sqlite_store::find(std::string_view dlq_id) {
   std::lock_guard lock(impl_->mutex);
   sqlite3_stmt* s = impl_->find.get();
   sqlite3_bind_text(s, 1, dlq_id.data(), static_cast<int>(dlq_id.size()), SQLITE_TRANSIENT);
@@ -387,7 +387,7 @@ expected<std::optional<envelope>, sink_error> sqlite_store::find(std::string_vie
     if (parsed) found = std::move(*parsed);
   }
   sqlite3_reset(s);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(sqlite_failure(impl_->db, "find"));
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(impl_->store_failure("find"));
   return found;
 }
 

@@ -6,9 +6,10 @@
 #include <set>
 #include <thread>
 
+#include <llmdlq/kafka/moderation_consumer.hpp>
+#include <llmdlq/kafka/producer.hpp>
 #include <llmdlq/kafka/sink.hpp>
 #include <llmdlq/memory_sink.hpp>
-#include <llmdlq/kafka/moderation_consumer.hpp>
 #include <llmdlq/process.hpp>
 #include <llmdlq/sqlite/store.hpp>
 
@@ -29,8 +30,8 @@ llmdlq::envelope sample(std::string key) {
   llmdlq::request_context context;
   context.idempotency_key = std::move(key);
   context.origin = {"receipt-processor", "worker-1", "receipts", 0, 1};
-  return llmdlq::make_envelope(llmdlq::failure_category::schema, "1 schema error", R"({"total": "4250.00"})",
-                               context);
+  return llmdlq::make_envelope({.category = llmdlq::failure_category::schema, .message = "1 schema error"},
+                               R"({"total": "4250.00"})", context);
 }
 
 struct killed {};  // what the "process" dies of, between the insert and the commit
@@ -89,7 +90,7 @@ std::uint64_t rows(llmdlq::sqlite_store& table) {
 }
 
 llmdlq::kafka_producer make_producer(const mock_cluster& cluster) {
-  auto producer = llmdlq::kafka_producer::create({cluster.properties(), std::chrono::seconds(5), {}});
+  auto producer = llmdlq::kafka_producer::open({cluster.properties(), std::chrono::seconds(5), {}});
   REQUIRE(producer.has_value());
   return std::move(*producer);
 }
@@ -113,7 +114,7 @@ TEST_CASE("kafka_moderation_consumer stores each dead letter once as a pending r
   std::vector<llmdlq::envelope> letters;
   for (int i = 0; i < 5; ++i) letters.push_back(sample("receipts:0:" + std::to_string(i)));
   {
-    auto sink = llmdlq::kafka_sink::create({cluster.properties(), dlq_topic, std::chrono::seconds(5), {}});
+    auto sink = llmdlq::kafka_sink::open({cluster.properties(), dlq_topic, std::chrono::seconds(5), {}});
     REQUIRE(sink.has_value());
     REQUIRE(sink->publish_batch(letters).has_value());
     REQUIRE(sink->publish(letters[0]).has_value());  // a re-published dead letter: same dlq_id
@@ -121,7 +122,7 @@ TEST_CASE("kafka_moderation_consumer stores each dead letter once as a pending r
     REQUIRE(sink->producer().send({dlq_topic, 1, "junk", "{\"dlq_id\": 17, \"half\": \"an envel", {}}).has_value());
   }
 
-  auto consumer = llmdlq::kafka_moderation_consumer::create(store, consumer_options(cluster));
+  auto consumer = llmdlq::kafka_moderation_consumer::open(store, consumer_options(cluster));
   REQUIRE(consumer.has_value());
   const auto total = poll_until(*consumer, [](const auto& t) { return t.stored + t.duplicates >= 7; });
   CHECK(total.stored == 6);
@@ -129,7 +130,8 @@ TEST_CASE("kafka_moderation_consumer stores each dead letter once as a pending r
   CHECK(total.unreadable == 1);
   CHECK(total.failed == 0);
   CHECK(total.commit_failures == 0);
-  CHECK_FALSE(total.last_error.has_value());
+  CHECK_FALSE(total.last_store_error.has_value());
+  CHECK_FALSE(total.last_kafka_error.has_value());
 
   // One row per dlq_id, all pending; nothing lost, nothing twice.
   CHECK(rows(*table) == 6);
@@ -193,7 +195,7 @@ TEST_CASE("kafka_moderation_consumer killed between the insert and the commit: t
   {
     store_probe dying(*table);
     dying.die_after = [](const llmdlq::envelope& e) { return e.failure.category == llmdlq::failure_category::poison; };
-    auto consumer = llmdlq::kafka_moderation_consumer::create(dying, consumer_options(cluster));
+    auto consumer = llmdlq::kafka_moderation_consumer::open(dying, consumer_options(cluster));
     REQUIRE(consumer.has_value());
     bool died = false;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -213,7 +215,7 @@ TEST_CASE("kafka_moderation_consumer killed between the insert and the commit: t
   }  // the consumer is gone, without committing
 
   store_probe store(*table);
-  auto consumer = llmdlq::kafka_moderation_consumer::create(store, consumer_options(cluster));
+  auto consumer = llmdlq::kafka_moderation_consumer::open(store, consumer_options(cluster));
   REQUIRE(consumer.has_value());
   const auto total = poll_until(*consumer, [](const auto& t) { return t.stored + t.duplicates >= 3; });
   CHECK(total.duplicates == 1);  // the record it died on, already stored
@@ -249,14 +251,16 @@ TEST_CASE("kafka_moderation_consumer: while the store fails nothing is committed
   store_probe store(*table);
   int failures_left = 3;
   store.fail_before = [&](const llmdlq::envelope& e) { return e.dlq_id == a[1].dlq_id && failures_left-- > 0; };
-  auto consumer = llmdlq::kafka_moderation_consumer::create(store, consumer_options(cluster));
+  auto consumer = llmdlq::kafka_moderation_consumer::open(store, consumer_options(cluster));
   REQUIRE(consumer.has_value());
 
   // Until the first failure.
   auto total = poll_until(*consumer, [](const auto& t) { return t.failed >= 1; });
   REQUIRE(total.failed == 1);
-  REQUIRE(total.last_error.has_value());
-  CHECK(total.last_error->message == "the store is down");
+  REQUIRE(total.last_store_error.has_value());
+  CHECK(total.last_store_error->code == llmdlq::sink_errc::unavailable);
+  CHECK(total.last_store_error->message == "the store is down");
+  CHECK_FALSE(total.last_kafka_error.has_value());
   // a1 is committed, a2 is not (and neither is anything after it).
   CHECK(committed_offsets(cluster.bootstrap(), group, dlq_topic, 2)[0] == 1);
 
@@ -296,7 +300,7 @@ TEST_CASE("kafka_moderation_consumer::run polls until stop is requested and retu
     produce(producer, sample("r1"));
     produce(producer, sample("r2"));
   }
-  auto consumer = llmdlq::kafka_moderation_consumer::create(*table, consumer_options(cluster));
+  auto consumer = llmdlq::kafka_moderation_consumer::open(*table, consumer_options(cluster));
   REQUIRE(consumer.has_value());
   llmdlq::moderation_poll_result total;
   {
@@ -312,7 +316,13 @@ TEST_CASE("kafka_moderation_consumer reports bad configuration as an error", "[k
   llmdlq::memory_sink store;
   llmdlq::kafka_moderation_consumer_options options;
   options.properties = {{"bootstrap.servers", "localhost:1"}, {"no.such.property", "x"}};
-  auto consumer = llmdlq::kafka_moderation_consumer::create(store, options);
+  auto consumer = llmdlq::kafka_moderation_consumer::open(store, options);
   REQUIRE_FALSE(consumer.has_value());
-  CHECK(consumer.error().code == llmdlq::sink_errc::rejected);
+  CHECK(consumer.error().code == llmdlq::kafka_errc::invalid_configuration);
+  CHECK(llmdlq::is_permanent(consumer.error().code));
+  options.properties = {{"bootstrap.servers", "localhost:1"}};
+  options.topic.clear();
+  consumer = llmdlq::kafka_moderation_consumer::open(store, options);
+  REQUIRE_FALSE(consumer.has_value());
+  CHECK(consumer.error().code == llmdlq::kafka_errc::invalid_configuration);
 }

@@ -82,12 +82,13 @@ TEST_CASE("The README's moderation service stores the DLQ topic's envelopes and 
   const auto db = (dir.path() / "moderation.db").string();
   const auto log = (dir.path() / "service.log").string();
   {
-    auto sink = llmdlq::kafka_sink::create({cluster.properties(), dlq, std::chrono::seconds(5), {}});
+    auto sink = llmdlq::kafka_sink::open({cluster.properties(), dlq, std::chrono::seconds(5), {}});
     REQUIRE(sink.has_value());
     llmdlq::request_context context;
     for (const auto* key : {"receipts:0:1", "receipts:0:2", "receipts:1:1"}) {
       context.idempotency_key = key;
-      REQUIRE(sink->publish(llmdlq::make_envelope(llmdlq::failure_category::syntax, "not JSON", "{", context)));
+      REQUIRE(sink->publish(
+          llmdlq::make_envelope({.category = llmdlq::failure_category::syntax, .message = "not JSON"}, "{", context)));
     }
   }
   auto table = llmdlq::sqlite_store::open(db);  // the service's store, read alongside it
@@ -134,7 +135,7 @@ std::vector<std::string> worker_args(const mock_cluster& cluster) {
 }
 
 void fill_input(const mock_cluster& cluster) {
-  auto producer = llmdlq::kafka_producer::create({cluster.properties(), std::chrono::seconds(5), {}});
+  auto producer = llmdlq::kafka_producer::open({cluster.properties(), std::chrono::seconds(5), {}});
   REQUIRE(producer.has_value());
   for (const auto& [partition, text] : inputs) REQUIRE(producer->send({input, partition, {}, text, {}}).has_value());
 }

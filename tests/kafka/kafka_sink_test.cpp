@@ -28,11 +28,12 @@ llmdlq::envelope sample(std::string key, std::string origin_topic = "receipts", 
   llmdlq::process_options options;
   options.failure_code_prefix = "ocr";
   return llmdlq::test::check_envelope(
-      llmdlq::make_envelope(llmdlq::failure_category::syntax, "not JSON", "{\"total\": 1,,}", context, options));
+      llmdlq::make_envelope({.category = llmdlq::failure_category::syntax, .message = "not JSON"}, "{\"total\": 1,,}",
+                            context, options));
 }
 
 llmdlq::kafka_sink make_sink(const mock_cluster& cluster, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  auto sink = llmdlq::kafka_sink::create({cluster.properties(), dlq_topic, timeout, {}});
+  auto sink = llmdlq::kafka_sink::open({cluster.properties(), dlq_topic, timeout, {}});
   REQUIRE(sink.has_value());
   return std::move(*sink);
 }
@@ -271,13 +272,39 @@ TEST_CASE("kafka_sink: after a fatal producer error the publish fails and the ne
   CHECK(location(records[1]) == next->location);
 }
 
+TEST_CASE("kafka_producer: a fatal producer error is kafka_errc::fatal, and the next send uses a new producer",
+          "[kafka][fault]") {
+  mock_cluster cluster;
+  cluster.create_topic(dlq_topic, 1);
+  auto sink = make_sink(cluster);
+  warm_up(sink);
+  llmdlq::kafka_producer& producer = sink.producer();
+  rd_kafka_mock_push_request_errors(cluster.get(), llmdlq::test::produce_api_key, 1,
+                                    RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+  auto failed = producer.send(llmdlq::to_kafka_record(sample("receipts:0:1"), dlq_topic));
+  REQUIRE_FALSE(failed.has_value());
+  CHECK(failed.error().code == llmdlq::kafka_errc::fatal);
+  CHECK_FALSE(llmdlq::is_permanent(failed.error().code));
+  CHECK(producer.send(llmdlq::to_kafka_record(sample("receipts:0:2"), dlq_topic)).has_value());
+}
+
+TEST_CASE("kafka_producer reports bad configuration as invalid_configuration", "[kafka]") {
+  auto producer = llmdlq::kafka_producer::open({{{"no.such.property", "1"}}, std::chrono::seconds(1), {}});
+  REQUIRE_FALSE(producer.has_value());
+  CHECK(producer.error().code == llmdlq::kafka_errc::invalid_configuration);
+  CHECK(llmdlq::to_string(producer.error().code) == "invalid_configuration");
+  CHECK(llmdlq::is_permanent(producer.error().code));
+  CHECK(producer.error().message.find("no.such.property") != std::string::npos);
+}
+
 TEST_CASE("kafka_sink reports bad configuration as an error, not an exception or a print", "[kafka]") {
-  auto sink = llmdlq::kafka_sink::create({{{"no.such.property", "1"}}, dlq_topic, std::chrono::seconds(1), {}});
+  auto sink = llmdlq::kafka_sink::open({{{"no.such.property", "1"}}, dlq_topic, std::chrono::seconds(1), {}});
   REQUIRE_FALSE(sink.has_value());
   CHECK(sink.error().code == llmdlq::sink_errc::rejected);
   CHECK(sink.error().message.find("no.such.property") != std::string::npos);
-  auto no_topic = llmdlq::kafka_sink::create({{{"bootstrap.servers", "localhost:1"}}, "", std::chrono::seconds(1), {}});
-  CHECK_FALSE(no_topic.has_value());
+  auto no_topic = llmdlq::kafka_sink::open({{{"bootstrap.servers", "localhost:1"}}, "", std::chrono::seconds(1), {}});
+  REQUIRE_FALSE(no_topic.has_value());
+  CHECK(no_topic.error().code == llmdlq::sink_errc::rejected);
 }
 
 TEST_CASE("kafka_sink forwards librdkafka's log lines to the host's function only", "[kafka]") {
@@ -286,7 +313,7 @@ TEST_CASE("kafka_sink forwards librdkafka's log lines to the host's function onl
   std::atomic<int> lines{0};
   auto properties = cluster.properties();
   properties["debug"] = "msg";
-  auto sink = llmdlq::kafka_sink::create(
+  auto sink = llmdlq::kafka_sink::open(
       {properties, dlq_topic, std::chrono::seconds(5), [&lines](int, std::string_view, std::string_view) { ++lines; }});
   REQUIRE(sink.has_value());
   REQUIRE(sink->publish(sample("logged")).has_value());

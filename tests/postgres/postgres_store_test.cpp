@@ -117,7 +117,8 @@ llmdlq::envelope sample(std::string key, std::uint32_t attempt = 1,
   llmdlq::process_options options;
   options.failure_code_prefix = "ocr";
   return llmdlq::test::check_envelope(
-      llmdlq::make_envelope(category, "test failure", R"({"merchant": "Jumbo", "total": )", context, options));
+      llmdlq::make_envelope({.category = category, .message = "test failure"}, R"({"merchant": "Jumbo", "total": )",
+                            context, options));
 }
 
 llmdlq::postgres_store open_store(const scratch_table& table) {
@@ -612,7 +613,8 @@ TEST_CASE("postgres_store keeps envelopes whose text PostgreSQL cannot hold", "[
   context.idempotency_key = "receipt-nul";
   const std::string raw("{\"merchant\": \"Ju\0mbo\"}", 22);  // valid UTF-8, but U+0000
   auto e = llmdlq::test::check_envelope(
-      llmdlq::make_envelope(llmdlq::failure_category::poison, "NUL byte at offset 15", raw, context));
+      llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "NUL byte at offset 15"}, raw,
+                            context));
   REQUIRE_FALSE(e.raw_response.base64);
   e.failure.message = std::string("a\0b", 3);
   e.extensions["host"] = "bad \xff byte";

@@ -133,7 +133,7 @@ TEST_CASE("Redis stopped: publish fails, the pipeline says retry, and after a re
   {
     auto read = reader->read(10);
     REQUIRE_FALSE(read.has_value());
-    CHECK(read.error().code == llmdlq::sink_errc::unavailable);
+    CHECK(read.error().code == llmdlq::redis_errc::unavailable);
   }
 
   outage.start();

@@ -32,6 +32,25 @@ std::vector<llmdlq::envelope> publish(const llmdlq::redis_connection_options& se
 
 }  // namespace
 
+TEST_CASE("redis_stream_reader: a server that is not there is a redis_error, and so are unusable options",
+          "[redis]") {
+  llmdlq::redis_stream_reader_options options;
+  options.connection.port = 1;  // nothing listens on port 1
+  options.connection.connect_timeout = std::chrono::milliseconds(500);
+  auto reader = llmdlq::redis_stream_reader::open(options);
+  REQUIRE_FALSE(reader.has_value());
+  CHECK(reader.error().code == llmdlq::redis_errc::unavailable);
+  CHECK_FALSE(llmdlq::is_permanent(reader.error().code));
+  CHECK(reader.error().message.find("127.0.0.1:1") != std::string::npos);
+
+  options.group.clear();
+  reader = llmdlq::redis_stream_reader::open(options);
+  REQUIRE_FALSE(reader.has_value());
+  CHECK(reader.error().code == llmdlq::redis_errc::rejected);
+  CHECK(llmdlq::is_permanent(reader.error().code));
+  CHECK(llmdlq::to_string(reader.error().code) == "rejected");
+}
+
 TEST_CASE("redis_stream_reader: publish, read through the group, ack", "[redis]") {
   LLMDLQ_REDIS_OR_SKIP(server);
   scoped_stream stream(server, "read-ack");
@@ -157,7 +176,7 @@ TEST_CASE("redis_stream_reader: idle entries of a dead consumer are claimed by a
   REQUIRE(alive.has_value());
   CHECK(alive->claim_idle(std::chrono::hours(1), 10)->empty());  // not idle long enough
   // Once they have been idle 20 ms, they are the live reader's to take.
-  llmdlq::expected<std::vector<llmdlq::redis_stream_entry>, llmdlq::sink_error> claimed;
+  llmdlq::expected<std::vector<llmdlq::redis_stream_entry>, llmdlq::redis_error> claimed;
   REQUIRE(llmdlq::test::eventually([&] {
     claimed = alive->claim_idle(std::chrono::milliseconds(20), 10);
     return claimed && !claimed->empty();

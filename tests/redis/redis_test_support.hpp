@@ -186,7 +186,7 @@ inline envelope sample(std::string key, std::uint32_t attempt = 1,
   context.attempt = attempt;
   process_options options;
   options.failure_code_prefix = "ocr";
-  return make_envelope(category, "test failure", raw, context, options);
+  return make_envelope({.category = category, .message = "test failure"}, raw, context, options);
 }
 
 }  // namespace llmdlq::test

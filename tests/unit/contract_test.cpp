@@ -270,7 +270,7 @@ TEST_CASE("a rejected envelope goes to the fallback sink; without one the retry 
   CHECK(d.rejected());
   CHECK_FALSE(d.in_fallback);
 
-  const llmdlq::pipeline spooled{receipt_schema(), dlq, options(), &spool};
+  const llmdlq::pipeline spooled{receipt_schema(), dlq, options(), spool};
   dlq.fail_next(1, too_large);
   d = spooled.handle("total: 3", context);
   CHECK(d == llmdlq::disposition::commit);

@@ -45,9 +45,11 @@ TEST_CASE("a fully populated envelope round-trips exactly", "[envelope]") {
   context.extensions["list"] = boost::json::array{1, "two", nullptr};
   llmdlq::process_options options;
   options.min_confidence = 0.9;
-  auto e = llmdlq::make_envelope(llmdlq::failure_category::schema, "1 schema error", R"({"total":"1"})", context,
-                                 options, {{"/total", "/properties/total/type", "type", "expected number"}},
-                                 llmdlq::text_location{3, 1, 4});
+  auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::schema,
+                                  .message = "1 schema error",
+                                  .errors = {{"/total", "/properties/total/type", "type", "expected number"}},
+                                  .syntax = llmdlq::text_location{3, 1, 4}},
+                                 R"({"total":"1"})", context, options);
   e.attempts.history.push_back({"local_repair", "failed", 0, e.created_at});
   llmdlq::test::check_envelope(e);
 }
@@ -57,21 +59,22 @@ TEST_CASE("dlq ids: one per key and attempt, ordered by the input's receive time
   llmdlq::request_context context;
   for (int i = 0; i < 1000; ++i) {
     context.idempotency_key = "msg-" + std::to_string(i);
-    ids.insert(llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", context).dlq_id);
+    ids.insert(llmdlq::make_envelope({.category = llmdlq::failure_category::empty}, "", context).dlq_id);
   }
   CHECK(ids.size() == 1000);
   context.received_at = llmdlq::timestamp(std::chrono::milliseconds(1'780'000'000'000));
-  const auto early = llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", context);
+  const auto early = llmdlq::make_envelope({.category = llmdlq::failure_category::empty}, "", context);
   context.idempotency_key = "msg-0";  // a smaller key, received later
   *context.received_at += std::chrono::milliseconds(5);
-  CHECK(llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", context).dlq_id > early.dlq_id);
+  CHECK(llmdlq::make_envelope({.category = llmdlq::failure_category::empty}, "", context).dlq_id > early.dlq_id);
 }
 
 TEST_CASE("invalid UTF-8 from the host never breaks the envelope's JSON", "[envelope]") {
   llmdlq::request_context context;
   context.record_id = "id-\xFF\xFE";
   context.extensions["bad\xC0"] = "value\xE9";
-  const auto e = llmdlq::make_envelope(llmdlq::failure_category::poison, "binary", "raw\x80", context);
+  const auto e =
+      llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "binary"}, "raw\x80", context);
   llmdlq::test::check_envelope(e);
   CHECK(e.record_id == "id-\xEF\xBF\xBD\xEF\xBF\xBD");
   CHECK(e.raw_response.base64);
@@ -79,7 +82,7 @@ TEST_CASE("invalid UTF-8 from the host never breaks the envelope's JSON", "[enve
 }
 
 TEST_CASE("reading an envelope names the field that is wrong", "[envelope]") {
-  const auto good = llmdlq::serialize(llmdlq::make_envelope(llmdlq::failure_category::empty, "", "", {}));
+  const auto good = llmdlq::serialize(llmdlq::make_envelope({.category = llmdlq::failure_category::empty}, "", {}));
   auto broken = boost::json::parse(good);
   broken.at("failure").at("category") = "weird";
   auto e = llmdlq::envelope_from_json(broken);
@@ -189,7 +192,8 @@ TEST_CASE("text that grows when escaped keeps the longest prefix that fits", "[e
   for (int i = 0; i < 100000; ++i) raw += "\x01\"\\\n\u00e9";
   llmdlq::process_options options;
   options.max_envelope_bytes = 64u << 10;
-  const auto e = llmdlq::make_envelope(llmdlq::failure_category::poison, "control bytes", raw, {}, options);
+  const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "control bytes"},
+                                       raw, {}, options);
   const std::size_t size = llmdlq::serialize(e).size();
   CHECK(size <= options.max_envelope_bytes);
   CHECK(size >= options.max_envelope_bytes - 16);  // the room is used, not left empty
@@ -212,7 +216,7 @@ TEST_CASE("the raw response and the original input share the room", "[envelope]"
   SECTION("both too long: each keeps about half") {
     input.assign(1u << 20, '\t');
     context.original_input = input;
-    const auto e = llmdlq::make_envelope(llmdlq::failure_category::syntax, "", raw, context, options);
+    const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::syntax}, raw, context, options);
     REQUIRE(e.original_input.has_value());
     CHECK(e.raw_response.cut);
     CHECK(e.original_input->cut);
@@ -229,7 +233,7 @@ TEST_CASE("the raw response and the original input share the room", "[envelope]"
   SECTION("a short input stays whole; the response gets the rest") {
     input.assign(10u << 10, 'i');
     context.original_input = input;
-    const auto e = llmdlq::make_envelope(llmdlq::failure_category::syntax, "", raw, context, options);
+    const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::syntax}, raw, context, options);
     REQUIRE(e.original_input.has_value());
     CHECK_FALSE(e.original_input->cut);
     CHECK(e.original_input->text == context.original_input);

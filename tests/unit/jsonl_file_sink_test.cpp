@@ -41,7 +41,7 @@ using llmdlq::test::slurp;
 llmdlq::envelope numbered(std::uint64_t n, std::string_view raw = "not json") {
   llmdlq::request_context context;
   context.idempotency_key = "key-" + std::to_string(n);
-  auto e = llmdlq::make_envelope(llmdlq::failure_category::syntax, "not JSON", raw, context);
+  auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::syntax, .message = "not JSON"}, raw, context);
   e.created_at = llmdlq::timestamp{std::chrono::milliseconds{1'767'225'600'000}};
   std::array<unsigned char, 16> bytes{};
   for (std::size_t i = 0; i < 6; ++i) bytes[10 + i] = static_cast<unsigned char>(n >> (8 * i));

@@ -291,8 +291,9 @@ TEST_CASE("failure codes: prefix or host function", "[process]") {
 TEST_CASE("make_envelope for failures found elsewhere", "[process]") {
   llmdlq::request_context context;
   context.idempotency_key = "k";
-  const auto e = llmdlq::make_envelope(failure_category::poison, "context length exceeded (131072 tokens)", "",
-                                       context, options());
+  const auto e = llmdlq::make_envelope(
+      {.category = failure_category::poison, .message = "context length exceeded (131072 tokens)"}, "", context,
+      options());
   llmdlq::test::check_envelope(e);
   CHECK(e.failure.code == "poison_input");
   CHECK(e.raw_response.length == 0);

@@ -22,7 +22,7 @@ llmdlq::envelope sample(std::string key, std::string_view raw = "not json") {
   llmdlq::request_context context;
   context.idempotency_key = std::move(key);
   return llmdlq::test::check_envelope(
-      llmdlq::make_envelope(llmdlq::failure_category::syntax, "not JSON", raw, context));
+      llmdlq::make_envelope({.category = llmdlq::failure_category::syntax, .message = "not JSON"}, raw, context));
 }
 
 const llmdlq::schema& any_object() {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <llmdlq/pipeline.hpp>
 #include <llmdlq/process.hpp>
 #include <llmdlq/sqlite/store.hpp>
 
@@ -28,7 +29,8 @@ llmdlq::envelope sample(std::string key, std::uint32_t attempt = 1,
   context.attempt = attempt;
   llmdlq::process_options options;
   options.clock = [at] { return at; };
-  return llmdlq::test::check_envelope(llmdlq::make_envelope(category, "test failure", "raw text", context, options));
+  return llmdlq::test::check_envelope(
+      llmdlq::make_envelope({.category = category, .message = "test failure"}, "raw text", context, options));
 }
 
 // Reads one column of one row with SQLite directly, as an operator's tool would.
@@ -368,4 +370,44 @@ TEST_CASE("moderation transitions are the documented ones", "[sqlite]") {
   CHECK(llmdlq::transition(s::pending, moderation_action::discard) == s::discarded);
   CHECK_FALSE(llmdlq::transition(s::requeued, moderation_action::discard));
   CHECK(llmdlq::statuses_allowing(moderation_action::requeue) == std::vector{s::pending, s::claimed});
+}
+
+TEST_CASE("sqlite_store: a pipeline owns a store opened in the expression that builds it", "[sqlite][pipeline]") {
+  llmdlq::test::temp_dir dir;
+  const auto path = dir.path() / "dlq.db";
+  const llmdlq::pipeline pipeline{*llmdlq::schema::compile(R"({"type": "object", "required": ["total"]})"),
+                                  *llmdlq::sqlite_store::open(path)};
+  llmdlq::request_context context;
+  context.idempotency_key = "receipt-1";
+  const auto d = pipeline.handle(R"({"sum": 1})", context);
+  CHECK(d == llmdlq::disposition::commit);
+  REQUIRE(d.stored.has_value());
+  CHECK_FALSE(d.stored->duplicate);
+  auto reader = llmdlq::sqlite_store::open(path, {.read_only = true});
+  REQUIRE(reader.has_value());
+  CHECK(reader->statistics()->total == 1);
+  CHECK(reader->find(d.stored->dlq_id)->has_value());
+}
+
+TEST_CASE("sqlite_store: statistics and find fail as store reads, in the moderation domain", "[sqlite]") {
+  llmdlq::test::temp_dir dir;
+  const auto path = dir.path() / "dlq.db";
+  auto store = llmdlq::sqlite_store::open(path);
+  REQUIRE(store.has_value());
+  const auto e = sample("gone");
+  REQUIRE(store->publish(e).has_value());
+  sqlite3* other = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &other) == SQLITE_OK);
+  CHECK(sqlite3_exec(other, "DROP TABLE dead_letters", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(other);
+
+  const llmdlq::expected<llmdlq::dlq_statistics, llmdlq::moderation_error> stats = store->statistics();
+  REQUIRE_FALSE(stats.has_value());
+  CHECK(stats.error().code == llmdlq::moderation_errc::store_unavailable);
+  CHECK_FALSE(llmdlq::is_permanent(stats.error().code));
+  CHECK(llmdlq::to_string(stats.error().code) == "store_unavailable");
+  CHECK(stats.error().message.find("sqlite: statistics") == 0);
+  const auto found = store->find(e.dlq_id);
+  REQUIRE_FALSE(found.has_value());
+  CHECK(found.error().code == llmdlq::moderation_errc::store_unavailable);
 }

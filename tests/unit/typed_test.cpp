@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The typed overload: a Boost.Describe'd struct is its own schema.
+// The typed overload and typed_pipeline: a Boost.Describe'd struct is its own schema.
+#include <memory>
+
+#include <llmdlq/memory_sink.hpp>
 #include <llmdlq/typed.hpp>
+#include <llmdlq/typed_pipeline.hpp>
 
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
@@ -68,4 +72,64 @@ TEST_CASE("a response that does not fit the struct is dead-lettered", "[typed]")
   r = llmdlq::process_llm_response<shop::receipt>(R"({"merchant": "AH"})", {});
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().failure.errors[0].message == "missing required property 'currency'");
+}
+
+TEST_CASE("typed_pipeline: an accepted response commits and carries its value", "[typed][pipeline]") {
+  llmdlq::memory_sink dlq;
+  const llmdlq::typed_pipeline<shop::receipt> pipeline{dlq};
+  const auto d = pipeline.handle(
+      R"({"merchant": "Keells", "currency": "LKR", "year": 2026, "paid_by_card": false, "items": []})", {});
+  CHECK(d == llmdlq::disposition::commit);
+  REQUIRE(d.accepted.has_value());
+  REQUIRE(d.value.has_value());
+  CHECK(d.value->merchant == "Keells");
+  CHECK(d.value->currency == shop::currency_code::LKR);
+  CHECK_FALSE(d.dead_letter.has_value());
+  CHECK(dlq.size() == 0);
+}
+
+TEST_CASE("typed_pipeline: a response that does not fit T is dead-lettered against T's own schema",
+          "[typed][pipeline]") {
+  llmdlq::memory_sink dlq;
+  const llmdlq::typed_pipeline<shop::receipt> pipeline{dlq};
+  llmdlq::request_context context;
+  context.idempotency_key = "receipt-7";
+  // Valid JSON, but "USD" is not one of the enum's names.
+  const auto d = pipeline.handle(
+      R"({"merchant": "AH", "currency": "USD", "year": 2026, "paid_by_card": true, "items": []})", context);
+  CHECK(d == llmdlq::disposition::commit);
+  CHECK_FALSE(d.value.has_value());
+  CHECK_FALSE(d.accepted.has_value());
+  REQUIRE(d.dead_letter.has_value());
+  llmdlq::test::check_envelope(*d.dead_letter);
+  CHECK(d.dead_letter->failure.category == llmdlq::failure_category::schema);
+  REQUIRE(d.dead_letter->failure.errors.size() == 1);
+  CHECK(d.dead_letter->failure.errors[0].instance_path == "/currency");
+  CHECK(d.dead_letter->failure.errors[0].schema_path == "/properties/currency/enum");
+  REQUIRE(d.stored.has_value());
+  CHECK(dlq.find(d.stored->dlq_id).has_value());
+}
+
+TEST_CASE("typed_pipeline: a sink failure answers retry, and the retry stores the same dead letter",
+          "[typed][pipeline]") {
+  auto dlq = std::make_shared<llmdlq::memory_sink>();
+  const llmdlq::typed_pipeline<shop::receipt> pipeline{dlq};
+  llmdlq::request_context context;
+  context.idempotency_key = "receipt-8";
+  dlq->fail_next(1);
+  auto d = pipeline.handle(R"({"merchant": "AH"})", context);
+  CHECK(d == llmdlq::disposition::retry);
+  CHECK_FALSE(d.should_commit());
+  CHECK_FALSE(d.value.has_value());
+  REQUIRE(d.error.has_value());
+  CHECK(d.error->code == llmdlq::sink_errc::unavailable);
+  REQUIRE(d.dead_letter.has_value());
+  const std::string dlq_id = d.dead_letter->dlq_id;
+  CHECK(dlq->size() == 0);
+
+  d = pipeline.handle(R"({"merchant": "AH"})", context);
+  CHECK(d == llmdlq::disposition::commit);
+  REQUIRE(d.stored.has_value());
+  CHECK(d.stored->dlq_id == dlq_id);
+  CHECK(dlq->size() == 1);
 }

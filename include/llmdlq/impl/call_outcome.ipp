@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Definitions for transport.hpp.
+// Definitions for call_outcome.hpp.
 #pragma once
 
 #include <algorithm>

@@ -20,13 +20,13 @@ LLMDLQ_INLINE disposition pipeline::handle(std::string_view raw, const request_c
 
 LLMDLQ_INLINE disposition pipeline::dead_letter(envelope e) const {
   disposition d;
-  auto stored = sink_.publish(e);
+  auto stored = sink_->publish(e);
   if (stored) {
     d.action = disposition::commit;
     d.stored = std::move(*stored);
   } else if (fallback_ && is_permanent(stored.error().code)) {
     d.error = std::move(stored.error());
-    auto spooled = fallback_->publish(e);
+    auto spooled = (*fallback_)->publish(e);
     if (spooled) {
       d.action = disposition::commit;
       d.stored = std::move(*spooled);

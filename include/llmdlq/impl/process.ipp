@@ -477,14 +477,12 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
 
 }  // namespace detail
 
-LLMDLQ_INLINE envelope make_envelope(failure_category category, std::string message, std::string_view raw,
-                                     const request_context& context, const process_options& options,
-                                     std::vector<validation_error> errors, std::optional<text_location> syntax,
-                                     bool repaired_locally) {
+LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view raw, const request_context& context,
+                                     const process_options& options) {
   // No schema here: the versions the host declared stand for it in a derived key.
-  return detail::build_envelope(options.clock ? options.clock() : system_now(), category, std::move(message), raw,
-                                context, options, context.versions.schema, std::move(errors), syntax,
-                                repaired_locally);
+  return detail::build_envelope(options.clock ? options.clock() : system_now(), failure.category,
+                                std::move(failure.message), raw, context, options, context.versions.schema,
+                                std::move(failure.errors), failure.syntax, failure.repaired_locally);
 }
 
 LLMDLQ_INLINE expected<void, options_error> check_options(const process_options& options) {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/ecma_regex_engine.hpp"
+#include "llmdlq/detail/ecma_regex/engine.hpp"
 #include "llmdlq/regex.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -20,7 +20,7 @@ LLMDLQ_INLINE regex_match ecma_regex::search(std::string_view subject) const noe
 LLMDLQ_INLINE regex_match ecma_regex::search(std::string_view subject, valid_utf8_t) const noexcept {
   if (!impl_) return regex_match::no_match;
   if (impl_->fast) return detail::fast_search(*impl_->fast, subject) ? regex_match::match : regex_match::no_match;
-  return detail::pcre2_search(*impl_, subject);
+  return detail::pcre2_search(impl_->code, impl_->jit, subject);
 }
 
 LLMDLQ_INLINE const std::string& ecma_regex::pattern() const noexcept {

@@ -23,13 +23,6 @@ LLMDLQ_INLINE std::string_view describe(schema_errc code) noexcept {
   return "unknown error";
 }
 
-LLMDLQ_INLINE boost::json::object to_json(const validation_error& e) {
-  return {{"instance_path", e.instance_path},
-          {"schema_path", e.schema_path},
-          {"keyword", e.keyword},
-          {"message", e.message}};
-}
-
 LLMDLQ_INLINE expected<schema, schema_error> schema::compile(std::string_view json,
                                                               const compile_options& options) {
   parse_options limits;

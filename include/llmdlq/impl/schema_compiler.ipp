@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Compiles JSON Schema documents into a detail::program: indexes identifiers
 // ($id, $anchor, $dynamicAnchor), resolves references, checks every keyword's
-// value and lays the subschemas out as nodes.
+// value and lays the subschemas out as nodes. The keywords are read by family,
+// one file each in impl/schema_compiler/, included at the end.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <limits>
-#include <tuple>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -281,48 +280,12 @@ class schema_compiler {
     std::string fragment;  // empty, a JSON Pointer, or an anchor name
   };
 
+  // Resolves `ref`, the value of `keyword` at `at`, against the base URI there
+  // (references.ipp).
   std::optional<resolved_target> resolve_reference(std::uint32_t doc, const std::string& at,
-                                                   std::string_view keyword, std::string_view ref) {
-    const std::string absolute = resolve_uri(base_at(doc, at), ref);
-    const std::string resource{without_fragment(absolute)};
-    const auto hash = absolute.find('#');
-    const auto decoded = percent_decode(hash == std::string::npos ? std::string_view() : std::string_view(absolute).substr(hash + 1));
-    const std::string where = at + "/" + std::string(keyword);
-    if (!decoded) {
-      set_error(schema_errc::invalid_keyword, doc, where, fmt::format("malformed escape in {}", ref));
-      return std::nullopt;
-    }
-    if (resources_.find(resource) == resources_.end() && !load(resource)) {
-      if (!error_) {
-        set_error(schema_errc::unresolved_reference, doc, where,
-                  fmt::format("cannot resolve {}: no schema is registered as {}", ref, resource));
-      }
-      return std::nullopt;
-    }
-    const location root = resources_.at(resource);
-    resolved_target target{root, resource, *decoded};
-    if (decoded->empty()) return target;
-    if ((*decoded)[0] == '/') {
-      target.where.pointer = root.pointer + *decoded;
-      boost::json::error_code ec;
-      if (!docs_[root.doc].json.find_pointer(target.where.pointer, ec)) {
-        set_error(schema_errc::unresolved_reference, doc, where,
-                  fmt::format("cannot resolve {}: {} has no {}", ref, resource, *decoded));
-        return std::nullopt;
-      }
-      return target;
-    }
-    const auto it = anchors_.find(resource + "#" + *decoded);
-    if (it == anchors_.end()) {
-      set_error(schema_errc::unresolved_reference, doc, where,
-                fmt::format("cannot resolve {}: {} has no anchor '{}'", ref, resource, *decoded));
-      return std::nullopt;
-    }
-    target.where = it->second.where;
-    return target;
-  }
+                                                   std::string_view keyword, std::string_view ref);
 
-  // ---- keyword readers -------------------------------------------------------
+  // ---- keyword values, shared by the readers ---------------------------------
 
   bool read_count(std::uint32_t doc, const std::string& at, std::string_view keyword,
                   const boost::json::value& v, std::uint64_t& out) {
@@ -335,19 +298,6 @@ class schema_compiler {
     }
     set_error(schema_errc::invalid_keyword, doc, where, fmt::format("{} must be a non-negative integer", keyword));
     return false;
-  }
-
-  bool read_number(std::uint32_t doc, const std::string& at, std::string_view keyword,
-                   const boost::json::value& v, json_number& out) {
-    switch (v.kind()) {
-      case boost::json::kind::int64: out = json_number::of(v.get_int64()); return true;
-      case boost::json::kind::uint64: out = json_number::of(v.get_uint64()); return true;
-      case boost::json::kind::double_: out = json_number::of(v.get_double()); return true;
-      default:
-        set_error(schema_errc::invalid_keyword, doc, at + "/" + std::string(keyword),
-                  fmt::format("{} must be a number", keyword));
-        return false;
-    }
   }
 
   // The presence bit for `name` in the node's key table.
@@ -460,6 +410,30 @@ class schema_compiler {
     return id;
   }
 
+  // The schema object compile_object() reads, and the node it fills in.
+  struct schema_site {
+    std::uint32_t doc;
+    const std::string& at;
+    const boost::json::object& schema;
+    node& n;
+    key_table& keys;
+    std::size_t depth;
+
+    const boost::json::value* get(std::string_view keyword) const {
+      const auto it = schema.find(keyword);
+      return it == schema.end() ? nullptr : &it->value();
+    }
+  };
+
+  // Sets an invalid_keyword error at `keyword`; returns false, for the reader to return.
+  bool invalid(const schema_site& site, std::string_view keyword, std::string message) {
+    set_error(schema_errc::invalid_keyword, site.doc, site.at + "/" + std::string(keyword), std::move(message));
+    return false;
+  }
+
+  // Reads the keywords of the vocabularies in force, family by family, and
+  // stops at the first error. The order is fixed: it decides the node and
+  // regex numbering, the presence bits and which error is reported.
   void compile_object(std::uint32_t doc, const std::string& at, const boost::json::object& schema,
                       node& n, std::size_t depth) {
     const std::uint8_t vocab = docs_[doc].vocabularies;
@@ -467,320 +441,24 @@ class schema_compiler {
     const bool validation = vocab & validation_vocabulary;
     const bool unevaluated = vocab & unevaluated_vocabulary;
     const bool assert_format = options_.format_assertion || (vocab & format_assertion_vocabulary);
-    auto invalid = [&](std::string_view keyword, std::string message) {
-      set_error(schema_errc::invalid_keyword, doc, at + "/" + std::string(keyword), std::move(message));
-    };
-    auto get = [&](std::string_view keyword) -> const boost::json::value* {
-      const auto it = schema.find(keyword);
-      return it == schema.end() ? nullptr : &it->value();
-    };
 
     // Properties enter the key table first, in the schema's order: documents
     // follow that order, and the evaluator's lookup tries the next entry first.
     key_table keys;
-    if (const auto* v = get("properties"); v && v->is_object() && applicators) {
+    schema_site site{doc, at, schema, n, keys, depth};
+    if (const auto* v = site.get("properties"); v && v->is_object() && applicators) {
       for (const auto& member : v->get_object()) keys.at(std::string_view(member.key().data(), member.key().size()));
     }
 
-    // Core.
-    if (const auto* v = get("$ref")) {
-      if (!v->is_string()) return invalid("$ref", "$ref must be a URI reference string");
-      const auto target = resolve_reference(doc, at, "$ref", std::string_view(v->get_string()));
-      if (!target) return;
-      n.ref = compile_at(target->where.doc, target->where.pointer, depth + 1);
-      n.flags |= has_ref;
+    if (!read_references(site)) return;
+    if (validation && !(read_type_enum_const(site) && read_numeric(site) && read_string_assertions(site) &&
+                        read_array_assertions(site) && read_object_assertions(site))) {
+      return;
     }
-    if (const auto* v = get("$dynamicRef")) {
-      if (!v->is_string()) return invalid("$dynamicRef", "$dynamicRef must be a URI reference string");
-      const auto target = resolve_reference(doc, at, "$dynamicRef", std::string_view(v->get_string()));
-      if (!target) return;
-      n.dynamic_ref = compile_at(target->where.doc, target->where.pointer, depth + 1);
-      n.flags |= has_dynamic_ref;
-      const auto it = anchors_.find(target->resource_uri + "#" + target->fragment);
-      if (!target->fragment.empty() && target->fragment[0] != '/' && it != anchors_.end() && it->second.dynamic) {
-        n.dynamic_anchor = anchor_name_id(target->fragment);
-        prog_->uses_dynamic_scope = true;
-      }
-    }
-
-    // Validation vocabulary: any instance type.
-    if (validation) {
-      if (const auto* v = get("type")) {
-        auto bit_of = [](std::string_view name) -> std::uint8_t {
-          if (name == "null") return null_bit;
-          if (name == "boolean") return boolean_bit;
-          if (name == "object") return object_bit;
-          if (name == "array") return array_bit;
-          if (name == "number") return number_bit;
-          if (name == "string") return string_bit;
-          if (name == "integer") return integer_bit;
-          return 0;
-        };
-        const auto bad = "type must be a type name or an array of distinct type names";
-        if (v->is_string()) {
-          n.types = bit_of(std::string_view(v->get_string()));
-          if (!n.types) return invalid("type", fmt::format("unknown type '{}'", std::string_view(v->get_string())));
-        } else if (v->is_array() && !v->get_array().empty()) {
-          for (const auto& t : v->get_array()) {
-            const std::uint8_t bit = t.is_string() ? bit_of(std::string_view(t.get_string())) : 0;
-            if (!bit || (n.types & bit)) return invalid("type", bad);
-            n.types |= bit;
-          }
-        } else {
-          return invalid("type", bad);
-        }
-        n.flags |= has_type;
-      }
-      if (const auto* v = get("const")) {
-        n.const_value = static_cast<std::uint32_t>(prog_->values.size());
-        prog_->values.push_back(*v);
-        n.flags |= has_const;
-      }
-      if (const auto* v = get("enum")) {
-        if (!v->is_array()) return invalid("enum", "enum must be an array");
-        enum_values e;
-        e.values.assign(v->get_array().begin(), v->get_array().end());
-        e.all_strings = std::all_of(e.values.begin(), e.values.end(), [](const auto& x) { return x.is_string(); });
-        if (e.all_strings) {
-          for (const auto& x : e.values) e.strings.at(std::string_view(x.get_string()));
-        }
-        e.strings.seal();
-        n.enum_set = static_cast<std::uint32_t>(prog_->enums.size());
-        prog_->enums.push_back(std::move(e));
-        n.flags |= has_enum;
-      }
-
-      // Numbers.
-      const std::pair<std::string_view, number_bound*> bounds[] = {
-          {"minimum", &n.minimum},
-          {"maximum", &n.maximum},
-          {"exclusiveMinimum", &n.exclusive_minimum},
-          {"exclusiveMaximum", &n.exclusive_maximum}};
-      for (const auto& [keyword, bound] : bounds) {
-        if (const auto* v = get(keyword)) {
-          if (!read_number(doc, at, keyword, *v, bound->value)) return;
-          bound->present = true;
-          n.flags |= has_number_keywords;
-        }
-      }
-      set_interval(n);
-      if (const auto* v = get("multipleOf")) {
-        if (!read_number(doc, at, "multipleOf", *v, n.multiple_of)) return;
-        if (compare(n.multiple_of, json_number::of(std::int64_t{0})) <= 0) {
-          return invalid("multipleOf", "multipleOf must be greater than 0");
-        }
-        n.multiple_of_decimal = to_decimal(n.multiple_of);
-        if (n.multiple_of_decimal.mantissa == 1 && n.multiple_of_decimal.exponent < 0 &&
-            n.multiple_of_decimal.exponent >= -22) {
-          n.multiple_of_scale = -n.multiple_of_decimal.exponent;
-        }
-        n.has_multiple_of = true;
-        n.flags |= has_number_keywords;
-      }
-
-      // Strings.
-      if (const auto* v = get("minLength")) {
-        if (!read_count(doc, at, "minLength", *v, n.min_length)) return;
-        n.flags |= has_string_keywords;
-      }
-      if (const auto* v = get("maxLength")) {
-        if (!read_count(doc, at, "maxLength", *v, n.max_length)) return;
-        n.flags |= has_string_keywords;
-      }
-      if (const auto* v = get("pattern")) {
-        if (!v->is_string()) return invalid("pattern", "pattern must be a string");
-        const auto regex = compile_regex(doc, at + "/pattern", std::string_view(v->get_string()));
-        if (!regex) return;
-        n.pattern = *regex;
-        n.flags |= has_string_keywords;
-      }
-
-      // Arrays.
-      const std::pair<std::string_view, std::uint64_t*> array_counts[] = {
-          {"minItems", &n.min_items}, {"maxItems", &n.max_items}};
-      for (const auto& [keyword, count] : array_counts) {
-        if (const auto* v = get(keyword)) {
-          if (!read_count(doc, at, keyword, *v, *count)) return;
-          n.flags |= has_array_keywords;
-        }
-      }
-      if (const auto* v = get("uniqueItems")) {
-        if (!v->is_bool()) return invalid("uniqueItems", "uniqueItems must be a boolean");
-        n.unique_items = v->get_bool();
-        if (n.unique_items) n.flags |= has_array_keywords;
-      }
-      if (const auto* v = get("minContains")) {
-        if (!read_count(doc, at, "minContains", *v, n.min_contains)) return;
-      }
-      if (const auto* v = get("maxContains")) {
-        if (!read_count(doc, at, "maxContains", *v, n.max_contains)) return;
-      }
-
-      // Objects.
-      const std::pair<std::string_view, std::uint64_t*> object_counts[] = {
-          {"minProperties", &n.min_properties}, {"maxProperties", &n.max_properties}};
-      for (const auto& [keyword, count] : object_counts) {
-        if (const auto* v = get(keyword)) {
-          if (!read_count(doc, at, keyword, *v, *count)) return;
-          n.flags |= has_object_keywords;
-        }
-      }
-      if (const auto* v = get("required")) {
-        std::vector<std::string> names;
-        if (!read_string_array(doc, at + "/required", *v, names)) return;
-        for (auto& name : names) n.required.emplace_back(presence_bit(keys, n, name), std::move(name));
-        if (!n.required.empty()) n.flags |= has_object_keywords;
-      }
-      if (const auto* v = get("dependentRequired")) {
-        if (!v->is_object()) return invalid("dependentRequired", "dependentRequired must be an object");
-        for (const auto& [trigger, names_value] : v->get_object()) {
-          const std::string_view trigger_name(trigger.data(), trigger.size());
-          std::string where = at + "/dependentRequired";
-          append_pointer_token(where, trigger_name);
-          std::vector<std::string> names;
-          if (!read_string_array(doc, where, names_value, names)) return;
-          add_dependent_required(keys, n, trigger_name, names);
-        }
-      }
-    }
-
-    if (const auto* v = get("x-dlq-rule")) {
-      auto add_rule = [&](const boost::json::value& name) {
-        const std::string_view text = name.is_string() ? std::string_view(name.get_string()) : std::string_view();
-        if (text == "not-future") {
-          n.content_rules.push_back(content_rule::not_future);
-        } else if (text == "not-past") {
-          n.content_rules.push_back(content_rule::not_past);
-        } else {
-          invalid("x-dlq-rule", "x-dlq-rule names not-future or not-past (a string or an array of them)");
-          return false;
-        }
-        return true;
-      };
-      if (v->is_array()) {
-        for (const auto& name : v->get_array()) {
-          if (!add_rule(name)) return;
-        }
-      } else if (!add_rule(*v)) {
-        return;
-      }
-      if (!n.content_rules.empty()) n.flags |= has_content_rules;
-    }
-    if (const auto* v = get("format"); v && assert_format) {
-      if (!v->is_string()) return invalid("format", "format must be a string");
-      n.format = format_from_name(std::string_view(v->get_string()));
-      if (n.format != format_kind::unknown) n.flags |= has_string_keywords;
-    }
-
-    // Applicator vocabulary.
-    if (applicators) {
-      if (const auto* v = get("properties")) {
-        if (!v->is_object()) return invalid("properties", "properties must be an object of schemas");
-        for (const auto& [name, subschema] : v->get_object()) {
-          const std::string_view property(name.data(), name.size());
-          const node_id child = compile_child(doc, at, "properties", property, depth);
-          if (error_) return;
-          keys.at(property).schema = child;
-        }
-        n.flags |= has_object_keywords;
-      }
-      if (const auto* v = get("patternProperties")) {
-        if (!v->is_object()) return invalid("patternProperties", "patternProperties must be an object of schemas");
-        for (const auto& [pattern, subschema] : v->get_object()) {
-          const std::string_view text(pattern.data(), pattern.size());
-          std::string where = at + "/patternProperties";
-          append_pointer_token(where, text);
-          const auto regex = compile_regex(doc, where, text);
-          if (!regex) return;
-          const node_id child = compile_child(doc, at, "patternProperties", text, depth);
-          if (error_) return;
-          n.pattern_properties.emplace_back(*regex, child);
-        }
-        n.flags |= has_object_keywords;
-      }
-      if (get("additionalProperties")) {
-        n.additional_properties = compile_child(doc, at, "additionalProperties", depth);
-        n.flags |= has_object_keywords;
-      }
-      if (get("propertyNames")) {
-        n.property_names = compile_child(doc, at, "propertyNames", depth);
-        n.flags |= has_object_keywords;
-      }
-      if (const auto* v = get("dependentSchemas")) {
-        if (!v->is_object()) return invalid("dependentSchemas", "dependentSchemas must be an object of schemas");
-        for (const auto& [trigger, subschema] : v->get_object()) {
-          const std::string_view name(trigger.data(), trigger.size());
-          const node_id child = compile_child(doc, at, "dependentSchemas", name, depth);
-          if (error_) return;
-          n.dependent_schemas.push_back({presence_bit(keys, n, name), std::string(name), child});
-        }
-        n.flags |= has_object_keywords;
-      }
-      // `dependencies` (drafts 4 to 7) is read as dependentRequired or
-      // dependentSchemas, value by value, for schemas written for older drafts.
-      if (const auto* v = get("dependencies"); v && v->is_object()) {
-        for (const auto& [trigger, dependency] : v->get_object()) {
-          const std::string_view name(trigger.data(), trigger.size());
-          if (dependency.is_array()) {
-            std::string where = at + "/dependencies";
-            append_pointer_token(where, name);
-            std::vector<std::string> names;
-            if (!read_string_array(doc, where, dependency, names)) return;
-            add_dependent_required(keys, n, name, names);
-          } else {
-            const node_id child = compile_child(doc, at, "dependencies", name, depth);
-            if (error_) return;
-            n.dependent_schemas.push_back({presence_bit(keys, n, name), std::string(name), child});
-          }
-        }
-        n.flags |= has_object_keywords;
-      }
-
-      if (const auto* v = get("prefixItems")) {
-        n.prefix_items = compile_list(doc, at, "prefixItems", *v, depth);
-        n.flags |= has_array_keywords;
-      }
-      if (const auto* v = get("items")) {
-        if (v->is_array()) {
-          // The array form of drafts 4 to 2019-09: prefixItems, and
-          // additionalItems for the rest.
-          n.prefix_items = compile_list(doc, at, "items", *v, depth);
-          if (get("additionalItems")) n.items = compile_child(doc, at, "additionalItems", depth);
-        } else {
-          n.items = compile_child(doc, at, "items", depth);
-        }
-        n.flags |= has_array_keywords;
-      }
-      if (get("contains")) {
-        n.contains = compile_child(doc, at, "contains", depth);
-        n.flags |= has_array_keywords;
-      }
-
-      if (const auto* v = get("allOf")) n.all_of = compile_list(doc, at, "allOf", *v, depth);
-      if (const auto* v = get("anyOf")) n.any_of = compile_list(doc, at, "anyOf", *v, depth);
-      if (const auto* v = get("oneOf")) n.one_of = compile_list(doc, at, "oneOf", *v, depth);
-      if (get("not")) n.not_schema = compile_child(doc, at, "not", depth);
-      if (get("if")) {
-        n.if_schema = compile_child(doc, at, "if", depth);
-        if (get("then")) n.then_schema = compile_child(doc, at, "then", depth);
-        if (get("else")) n.else_schema = compile_child(doc, at, "else", depth);
-      }
-      if (n.all_of.count || n.any_of.count || n.one_of.count || n.not_schema != no_node ||
-          n.if_schema != no_node) {
-        n.flags |= has_combinators;
-      }
-    }
-
-    if (unevaluated) {
-      if (get("unevaluatedItems")) {
-        n.unevaluated_items = compile_child(doc, at, "unevaluatedItems", depth);
-        n.flags |= has_unevaluated_items;
-      }
-      if (get("unevaluatedProperties")) {
-        n.unevaluated_properties = compile_child(doc, at, "unevaluatedProperties", depth);
-        n.flags |= has_unevaluated_properties;
-      }
-    }
+    if (!read_content_rules(site)) return;
+    if (assert_format && !read_format(site)) return;
+    if (applicators && !read_applicators(site)) return;
+    if (unevaluated) read_unevaluated(site);
 
     if (n.presence_bits <= 64) {
       for (const auto& [bit, name] : n.required) n.required_mask |= std::uint64_t(1) << bit;
@@ -792,36 +470,30 @@ class schema_compiler {
     }
   }
 
-  // Folds the numeric bounds into node::interval_low/high when doubles hold
-  // them exactly.
-  static void set_interval(node& n) {
-    constexpr double infinity = std::numeric_limits<double>::infinity();
-    double low = -infinity, high = infinity;
-    const std::tuple<const number_bound&, bool, bool> bounds[] = {
-        {n.minimum, true, false}, {n.exclusive_minimum, true, true},
-        {n.maximum, false, false}, {n.exclusive_maximum, false, true}};
-    for (const auto& [bound, lower, exclusive] : bounds) {
-      if (!bound.present) continue;
-      const double d = bound.value.to_double();
-      if (compare(bound.value, json_number::of(d)) != 0) return;  // not exact: no interval
-      if (lower) {
-        low = std::max(low, exclusive ? std::nextafter(d, infinity) : d);
-      } else {
-        high = std::min(high, exclusive ? std::nextafter(d, -infinity) : d);
-      }
-    }
-    n.has_interval = true;
-    n.interval_low = low;
-    n.interval_high = high;
-  }
+  // ---- keyword readers, one file per family in impl/schema_compiler/ ---------
+  // Each reads its keywords at `site` into the node; false means an error is
+  // set and compile_object() stops.
 
+  bool read_references(schema_site& site);  // references.ipp: $ref, $dynamicRef
+  bool read_type_enum_const(schema_site& site);  // type_enum_const.ipp
+  bool read_numeric(schema_site& site);  // numeric.ipp
+  bool read_number(std::uint32_t doc, const std::string& at, std::string_view keyword,
+                   const boost::json::value& v, json_number& out);
+  static void set_interval(node& n);
+  bool read_string_assertions(schema_site& site);  // string.ipp
+  bool read_format(schema_site& site);
+  bool read_array_assertions(schema_site& site);  // array.ipp
+  bool read_object_assertions(schema_site& site);  // object.ipp
   void add_dependent_required(key_table& keys, node& n, std::string_view trigger,
-                              const std::vector<std::string>& names) {
-    dependent_required_rule rule{presence_bit(keys, n, trigger), std::string(trigger), {}};
-    for (const auto& name : names) rule.required.emplace_back(presence_bit(keys, n, name), name);
-    n.dependent_required.push_back(std::move(rule));
-    n.flags |= has_object_keywords;
-  }
+                              const std::vector<std::string>& names);
+  bool read_content_rules(schema_site& site);  // content_rules.ipp: x-dlq-rule
+  bool read_applicators(schema_site& site);  // applicator.ipp
+  bool read_object_applicators(schema_site& site);
+  bool read_array_applicators(schema_site& site);
+  void read_in_place_applicators(schema_site& site);
+  void read_unevaluated(schema_site& site);  // unevaluated.ipp
+
+  // ---- finishing passes --------------------------------------------------------
 
   // Compiles every `$dynamicAnchor` of every resource, so that a
   // `$dynamicRef` can land on any of them at run time.
@@ -948,3 +620,13 @@ class schema_compiler {
 
 }  // namespace detail
 LLMDLQ_END_NAMESPACE
+
+#include "llmdlq/impl/schema_compiler/applicator.ipp"
+#include "llmdlq/impl/schema_compiler/array.ipp"
+#include "llmdlq/impl/schema_compiler/content_rules.ipp"
+#include "llmdlq/impl/schema_compiler/numeric.ipp"
+#include "llmdlq/impl/schema_compiler/object.ipp"
+#include "llmdlq/impl/schema_compiler/references.ipp"
+#include "llmdlq/impl/schema_compiler/string.ipp"
+#include "llmdlq/impl/schema_compiler/type_enum_const.ipp"
+#include "llmdlq/impl/schema_compiler/unevaluated.ipp"

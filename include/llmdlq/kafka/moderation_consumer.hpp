@@ -14,7 +14,8 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
-#include "llmdlq/kafka/sink.hpp"
+#include "llmdlq/kafka/error.hpp"
+#include "llmdlq/kafka/properties.hpp"
 #include "llmdlq/moderation.hpp"
 #include "llmdlq/sink.hpp"
 
@@ -45,7 +46,8 @@ struct moderation_poll_result {
   std::size_t failed = 0;      ///< the store failed: not committed; tried again after the backoff
   std::size_t unreadable = 0;  ///< of stored and duplicates: records that were not envelopes, stored as poison
   std::size_t commit_failures = 0;  ///< stored, but the commit failed: they come again, as duplicates
-  std::optional<sink_error> last_error;  ///< the last store, commit or consumer error
+  std::optional<sink_error> last_store_error;   ///< the last error the store returned
+  std::optional<kafka_error> last_kafka_error;  ///< the last consumer, rewind or commit error
 
   moderation_poll_result& operator+=(const moderation_poll_result& other);
 };
@@ -82,9 +84,10 @@ class kafka_moderation_consumer {
   /// to 2 s for the topic's metadata first, so that joining needs no second
   /// rebalance (an unreachable cluster is not an error: polls wait for it).
   /// The store (normally a moderation_store; any sink idempotent on dlq_id
-  /// will do) must outlive the consumer.
-  [[nodiscard]] static expected<kafka_moderation_consumer, sink_error> create(sink& store,
-                                                                        kafka_moderation_consumer_options options);
+  /// will do) must outlive the consumer. invalid_configuration when
+  /// librdkafka refuses a property or the topic name is empty.
+  [[nodiscard]] static expected<kafka_moderation_consumer, kafka_error> open(sink& store,
+                                                                           kafka_moderation_consumer_options options);
 
   kafka_moderation_consumer(kafka_moderation_consumer&&) noexcept;
   kafka_moderation_consumer& operator=(kafka_moderation_consumer&&) noexcept;
@@ -102,9 +105,8 @@ class kafka_moderation_consumer {
   /// move to the group's other members at once. Further polls return nothing.
   void close();
 
-  struct impl;
-
  private:
+  struct impl;
   explicit kafka_moderation_consumer(std::unique_ptr<impl> impl) noexcept;
   std::unique_ptr<impl> impl_;
 };

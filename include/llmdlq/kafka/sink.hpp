@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The Kafka dead-letter topic: a sink that produces each envelope with an
-// idempotent producer and returns only once the brokers acknowledged it, and
-// the durable producer underneath, for a worker's accepted results.
+// The Kafka dead-letter topic: a sink that produces each envelope with
+// kafka_producer and returns only once the brokers acknowledged it.
 // Part of the llmdlq::kafka library (librdkafka).
 //
 // A dead letter on the topic (`receipts-dead-letter-queue` by default):
@@ -28,9 +27,6 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,19 +36,11 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
+#include "llmdlq/kafka/producer.hpp"
+#include "llmdlq/kafka/properties.hpp"
 #include "llmdlq/sink.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
-
-/// librdkafka configuration properties, named as librdkafka names them
-/// (`bootstrap.servers`, `security.protocol`, `linger.ms`, ...).
-using kafka_properties = std::map<std::string, std::string>;
-
-/// Receives librdkafka's log lines: the syslog level (3 error ... 7 debug),
-/// the facility and the message. Called from librdkafka's threads: it must be
-/// thread-safe. llmdlq itself never prints; without a function the lines are
-/// dropped.
-using kafka_log_function = std::function<void(int level, std::string_view facility, std::string_view message)>;
 
 /// The names of the headers every dead letter carries (see the top of this file).
 namespace kafka_header_names {
@@ -67,89 +55,9 @@ inline constexpr std::string_view origin_partition = "origin-partition";
 inline constexpr std::string_view origin_offset = "origin-offset";
 }  // namespace kafka_header_names
 
-struct kafka_header {
-  std::string name;
-  std::string value;
-  friend bool operator==(const kafka_header&, const kafka_header&) = default;
-};
-
-/// One record to produce.
-struct kafka_record {
-  std::string topic;
-  std::int32_t partition = -1;  ///< -1: the partitioner chooses, by the key
-  std::string key;              ///< empty: no key (the partitioner spreads such records)
-  std::string value;
-  std::vector<kafka_header> headers;
-};
-
-/// Where the brokers wrote a record.
-struct kafka_delivery {
-  std::string topic;
-  std::int32_t partition = -1;
-  std::int64_t offset = -1;
-  friend bool operator==(const kafka_delivery&, const kafka_delivery&) = default;
-};
-
 /// The record kafka_sink produces for `e` (key, value and headers as
 /// documented at the top of this file).
 [[nodiscard]] kafka_record to_kafka_record(const envelope& e, std::string topic);
-
-struct kafka_producer_options {
-  /// librdkafka properties; `bootstrap.servers` at least. llmdlq sets
-  /// `enable.idempotence=true`, `acks=all` and `message.timeout.ms` (from
-  /// delivery_timeout) over whatever is given here, and `linger.ms=0` unless
-  /// given (a send waits for its report, so lingering only adds latency).
-  kafka_properties properties;
-  /// How long librdkafka may try to deliver a record (retries included)
-  /// before its delivery fails: the longest a send waits.
-  std::chrono::milliseconds delivery_timeout{30000};
-  kafka_log_function log;
-};
-
-/// An idempotent producer whose send returns only after the delivery report:
-/// a record it returns a kafka_delivery for is acknowledged by all in-sync
-/// replicas. A failed, timed-out or rejected delivery is a sink_error:
-/// `timeout` when the record may have been written (librdkafka's "possibly
-/// persisted"), `unavailable` when it was not, `rejected` when the brokers
-/// refused it (too large, unknown topic, not authorized).
-///
-/// Thread-safe: any number of threads may send at once. After a fatal
-/// producer error (rare: the idempotent producer lost its guarantees) the
-/// send that saw it fails and the next one starts a new librdkafka producer.
-/// Throws nothing but std::bad_alloc.
-class kafka_producer {
- public:
-  [[nodiscard]] static expected<kafka_producer, sink_error> create(kafka_producer_options options);
-
-  kafka_producer(kafka_producer&&) noexcept;
-  kafka_producer& operator=(kafka_producer&&) noexcept;
-  /// Waits up to the delivery timeout for records still in flight (only
-  /// those of sends that gave up waiting), then drops the rest.
-  ~kafka_producer();
-
-  /// Produces one record and waits for its delivery report.
-  [[nodiscard]] expected<kafka_delivery, sink_error> send(const kafka_record& record);
-
-  /// Produces every record, then waits for all their reports; the
-  /// deliveries are in the records' order. On error some records may have
-  /// been written: send them again (a consumer must expect duplicates of
-  /// records, as with any at-least-once producer).
-  [[nodiscard]] expected<std::vector<kafka_delivery>, sink_error> send_batch(std::span<const kafka_record> records);
-
-  /// Waits until every record produced so far is delivered or failed.
-  [[nodiscard]] expected<void, sink_error> flush();
-
-  /// Starts looking up `topic`'s partitions in the background, so that the
-  /// first send to it does not wait for librdkafka's next scan of new topics
-  /// (up to a second). kafka_sink does this for its topic.
-  void prepare(std::string_view topic);
-
-  struct impl;
-
- private:
-  explicit kafka_producer(std::unique_ptr<impl> impl) noexcept;
-  std::unique_ptr<impl> impl_;
-};
 
 struct kafka_sink_options {
   kafka_properties properties;  ///< librdkafka properties, as for kafka_producer
@@ -164,6 +72,10 @@ struct kafka_sink_options {
 /// so pipeline::handle answers `retry` and the input stays uncommitted.
 /// publish_batch produces the whole batch, then waits for every report.
 ///
+/// The producer's kafka_errors become sink_errors of the same name;
+/// invalid_configuration becomes `rejected` and a fatal producer error
+/// `unavailable` (the next publish starts a new producer).
+///
 /// Kafka cannot tell a re-published envelope from a new one: `duplicate` is
 /// always false, and a consumer of the topic (kafka_moderation_consumer) removes
 /// duplicates by dlq_id.
@@ -171,7 +83,7 @@ struct kafka_sink_options {
 /// Thread-safe. Throws nothing but std::bad_alloc.
 class kafka_sink final : public sink {
  public:
-  [[nodiscard]] static expected<kafka_sink, sink_error> create(kafka_sink_options options);
+  [[nodiscard]] static expected<kafka_sink, sink_error> open(kafka_sink_options options);
 
   kafka_sink(kafka_sink&&) noexcept;
   kafka_sink& operator=(kafka_sink&&) noexcept;

@@ -112,9 +112,8 @@ class postgres_store final : public moderation_store {
   /// The table as SQL names it: `"schema"."table"`, or `"table"`.
   [[nodiscard]] const std::string& qualified_table() const noexcept;
 
-  struct impl;
-
  private:
+  struct impl;
   explicit postgres_store(std::unique_ptr<impl> impl) noexcept;
   std::unique_ptr<impl> impl_;
 };

@@ -18,8 +18,8 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
-#include "llmdlq/redis/stream_sink.hpp"
-#include "llmdlq/sink.hpp"
+#include "llmdlq/redis/connection_options.hpp"
+#include "llmdlq/redis/error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -67,12 +67,12 @@ struct redis_stream_entry {
 /// the group vanished (a server restarted without persistence), it is created
 /// again at `group_start`.
 ///
-/// Errors are sink_errors (unavailable, timeout, rejected). Nothing throws but
-/// std::bad_alloc; nothing is printed. Thread-safe: one connection behind a
-/// mutex (a blocking read holds it for up to `block`).
+/// Errors are redis_errors (unavailable, timeout, protocol_error, rejected).
+/// Nothing throws but std::bad_alloc; nothing is printed. Thread-safe: one
+/// connection behind a mutex (a blocking read holds it for up to `block`).
 class redis_stream_reader {
  public:
-  [[nodiscard]] static expected<redis_stream_reader, sink_error> open(redis_stream_reader_options options);
+  [[nodiscard]] static expected<redis_stream_reader, redis_error> open(redis_stream_reader_options options);
 
   redis_stream_reader(redis_stream_reader&&) noexcept;
   redis_stream_reader& operator=(redis_stream_reader&&) noexcept;
@@ -81,29 +81,28 @@ class redis_stream_reader {
   /// Up to `count` entries: this consumer's pending ones while there are any,
   /// then new ones, waiting up to `block` for one to arrive (0: do not wait).
   /// Empty when there is nothing.
-  [[nodiscard]] expected<std::vector<redis_stream_entry>, sink_error> read(
+  [[nodiscard]] expected<std::vector<redis_stream_entry>, redis_error> read(
       std::size_t count, std::chrono::milliseconds block = std::chrono::milliseconds(0));
 
   /// Acknowledges entries: they leave the group's pending list for good.
   /// Returns how many were pending (0 for an id already acknowledged).
-  [[nodiscard]] expected<std::size_t, sink_error> ack(std::string_view id);
-  [[nodiscard]] expected<std::size_t, sink_error> ack(std::span<const std::string> ids);
+  [[nodiscard]] expected<std::size_t, redis_error> ack(std::string_view id);
+  [[nodiscard]] expected<std::size_t, redis_error> ack(std::span<const std::string> ids);
 
   /// Takes over up to `count` entries that other consumers of the group (dead
   /// replayers) read and left unacknowledged for at least `min_idle`
   /// (XAUTOCLAIM, Redis 6.2+). They become this consumer's pending entries;
   /// ack() them when done. Successive calls walk the pending list.
-  [[nodiscard]] expected<std::vector<redis_stream_entry>, sink_error> claim_idle(std::chrono::milliseconds min_idle,
+  [[nodiscard]] expected<std::vector<redis_stream_entry>, redis_error> claim_idle(std::chrono::milliseconds min_idle,
                                                                                 std::size_t count);
 
   /// How many entries the whole group has delivered and not had acknowledged.
-  [[nodiscard]] expected<std::uint64_t, sink_error> pending_count();
+  [[nodiscard]] expected<std::uint64_t, redis_error> pending_count();
 
   [[nodiscard]] const redis_stream_reader_options& options() const noexcept;
 
-  struct impl;
-
  private:
+  struct impl;
   explicit redis_stream_reader(std::unique_ptr<impl> impl) noexcept;
   std::unique_ptr<impl> impl_;
 };

@@ -12,23 +12,12 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/envelope.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/redis/connection_options.hpp"
 #include "llmdlq/sink.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
-
-/// Where the Redis server is and how long to wait for it. Shared by
-/// redis_stream_sink and redis_stream_reader.
-struct redis_connection_options {
-  std::string host = "127.0.0.1";
-  int port = 6379;
-  std::string username;  ///< an ACL user (Redis 6+); empty: `AUTH password` only
-  std::string password;  ///< empty: no AUTH
-  int db = 0;            ///< SELECT'ed after connecting when not 0
-  std::chrono::milliseconds connect_timeout{2000};
-  /// How long to wait for the server to take a request or send the next
-  /// reply before the call fails with sink_errc::timeout.
-  std::chrono::milliseconds command_timeout{5000};
-};
 
 struct redis_stream_sink_options {
   redis_connection_options connection;
@@ -77,7 +66,8 @@ struct redis_stream_sink_options {
 /// stored; retrying the batch is safe, the stored ones come back `duplicate`.
 ///
 /// A lost connection, a refused connection or a timeout is a sink_error
-/// (unavailable or timeout); the next call connects again, and a call that
+/// (unavailable or timeout; a reply it cannot read is io_error, a refusal
+/// rejected); the next call connects again, and a call that
 /// finds the previous connection dead reconnects once on its own. Nothing
 /// throws but std::bad_alloc; nothing is printed; SIGPIPE from a closed
 /// socket is kept from the process. Thread-safe: one connection behind a
@@ -97,9 +87,8 @@ class redis_stream_sink final : public sink {
 
   [[nodiscard]] const redis_stream_sink_options& options() const noexcept;
 
-  struct impl;
-
  private:
+  struct impl;
   explicit redis_stream_sink(std::unique_ptr<impl> impl) noexcept;
   std::unique_ptr<impl> impl_;
 };

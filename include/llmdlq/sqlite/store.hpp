@@ -70,18 +70,19 @@ class sqlite_store final : public moderation_store {
   [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
   [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
 
-  [[nodiscard]] expected<dlq_statistics, sink_error> statistics();
+  /// The rows counted by category, triage class, status and failure code.
+  /// A read of the store: it fails as get() does (store_unavailable).
+  [[nodiscard]] expected<dlq_statistics, moderation_error> statistics();
   /// The stored envelope with this dlq_id, if any.
-  [[nodiscard]] expected<std::optional<envelope>, sink_error> find(std::string_view dlq_id);
+  [[nodiscard]] expected<std::optional<envelope>, moderation_error> find(std::string_view dlq_id);
 
   [[nodiscard]] expected<moderation_record, moderation_error> act(const moderation_request& request) override;
   [[nodiscard]] expected<std::optional<moderation_record>, moderation_error> get(std::string_view dlq_id) override;
   [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list(moderation_status status,
                                                                               std::size_t limit) override;
 
-  struct impl;
-
  private:
+  struct impl;
   explicit sqlite_store(std::unique_ptr<impl> impl) noexcept;
   std::unique_ptr<impl> impl_;
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Reads an ECMA-262 pattern (Unicode mode) into a flat token list and writes it out as PCRE2 syntax.
+// Reads an ECMA-262 pattern (Unicode mode) into a flat token list.
 #pragma once
 
 #include <algorithm>
@@ -12,100 +12,13 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/ecma_regex/code_point_set.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/regex.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
-
-struct code_point_range {
-  char32_t first;
-  char32_t last;
-};
-
-/// Code points as sorted, disjoint, non-adjacent ranges once normalize() has run.
-using code_point_ranges = std::vector<code_point_range>;
-
-inline constexpr char32_t max_code_point = 0x10FFFF;
-
-/// Sorts and merges `ranges`, and drops the surrogates, which no UTF-8 subject holds.
-inline void normalize(code_point_ranges& ranges) {
-  std::sort(ranges.begin(), ranges.end(),
-            [](code_point_range a, code_point_range b) { return a.first < b.first; });
-  code_point_ranges merged;
-  merged.reserve(ranges.size() + 1);
-  for (const auto r : ranges) {
-    if (!merged.empty() && r.first <= merged.back().last + 1) {
-      merged.back().last = std::max(merged.back().last, r.last);
-    } else {
-      merged.push_back(r);
-    }
-  }
-  // Surrogates last, once merging can no longer bring them back in.
-  ranges.clear();
-  for (const auto r : merged) {
-    if (r.last < 0xD800 || r.first > 0xDFFF) {
-      ranges.push_back(r);
-      continue;
-    }
-    if (r.first < 0xD800) ranges.push_back({r.first, 0xD7FF});
-    if (r.last > 0xDFFF) ranges.push_back({0xE000, r.last});
-  }
-}
-
-/// Every scalar value not in `ranges`, which must be normalized.
-inline code_point_ranges complement(const code_point_ranges& ranges) {
-  code_point_ranges out;
-  char32_t next = 0;
-  for (const auto r : ranges) {
-    if (r.first > next) out.push_back({next, r.first - 1});
-    next = r.last + 1;
-  }
-  if (next <= max_code_point) out.push_back({next, max_code_point});
-  normalize(out);
-  return out;
-}
-
-/// Whether two normalized range lists share a code point.
-inline bool intersects(const code_point_ranges& a, const code_point_ranges& b) noexcept {
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (a[i].last < b[j].first) {
-      ++i;
-    } else if (b[j].last < a[i].first) {
-      ++j;
-    } else {
-      return true;
-    }
-  }
-  return false;
-}
-
-/// ECMA-262's WhiteSpace and LineTerminator code points: what `\s` matches.
-inline code_point_ranges ecma_space_ranges() {
-  return {{0x09, 0x0D}, {0x20, 0x20},     {0xA0, 0xA0},     {0x1680, 0x1680}, {0x2000, 0x200A},
-          {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
-}
-
-/// What `.` does not match.
-inline code_point_ranges ecma_line_terminator_ranges() {
-  return {{0x0A, 0x0A}, {0x0D, 0x0D}, {0x2028, 0x2029}};
-}
-
-inline code_point_ranges ecma_digit_ranges() { return {{'0', '9'}}; }
-
-inline code_point_ranges ecma_word_ranges() { return {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}; }
-
-/// A bracketed class, a class escape or `.`: the code points in `ranges`, plus
-/// the Unicode properties in `properties` (PCRE2 `\p{..}` items), or everything
-/// else when `negated`.
-struct char_class {
-  code_point_ranges ranges;
-  std::string properties;
-  bool negated = false;
-};
 
 enum class token_kind : std::uint8_t {
   literal,
@@ -594,13 +507,13 @@ class ecma_pattern_parser {
       const auto name = body.substr(0, equals);
       const auto value = body.substr(equals + 1);
       if (name == "General_Category" || name == "gc") {
-        if (const auto gc = general_category(value)) pcre = *gc;
+        if (const auto gc = pcre2_general_category(value)) pcre = *gc;
       } else if (name == "Script" || name == "sc" || name == "Script_Extensions" || name == "scx") {
         const bool extensions = name == "Script_Extensions" || name == "scx";
         if (!value.empty() && value.find('=') == std::string_view::npos)
           pcre = (extensions ? "scx:" : "sc:") + std::string(value);
       }
-    } else if (const auto gc = general_category(body)) {
+    } else if (const auto gc = pcre2_general_category(body)) {
       pcre = *gc;
     } else if (body == "Any" || body == "ASCII") {
       code_point_ranges set{{0, body == "Any" ? max_code_point : 0x7F}};
@@ -612,7 +525,7 @@ class ecma_pattern_parser {
       return true;
     } else if (body == "Changes_When_NFKC_Casefolded" || body == "CWKCF") {
       return error(start, "the Unicode property '" + std::string(body) + "' is unsupported by this engine (PCRE2)");
-    } else if (const auto binary = binary_property(body)) {
+    } else if (const auto binary = pcre2_binary_property(body)) {
       pcre = *binary;
     }
     if (pcre.empty()) return error(start, "unknown Unicode property '" + std::string(body) + "'");
@@ -622,72 +535,6 @@ class ecma_pattern_parser {
     return true;
   }
 
-  // ECMA-262's General_Category value aliases, to PCRE2's names.
-  static std::optional<std::string> general_category(std::string_view value) {
-    static constexpr std::pair<std::string_view, std::string_view> table[] = {
-        {"C", "C"}, {"Other", "C"}, {"Cc", "Cc"}, {"Control", "Cc"}, {"cntrl", "Cc"}, {"Cf", "Cf"},
-        {"Format", "Cf"}, {"Cn", "Cn"}, {"Unassigned", "Cn"}, {"Co", "Co"}, {"Private_Use", "Co"},
-        {"Cs", "Cs"}, {"Surrogate", "Cs"}, {"L", "L"}, {"Letter", "L"}, {"LC", "L&"}, {"Cased_Letter", "L&"},
-        {"Ll", "Ll"}, {"Lowercase_Letter", "Ll"}, {"Lm", "Lm"}, {"Modifier_Letter", "Lm"}, {"Lo", "Lo"},
-        {"Other_Letter", "Lo"}, {"Lt", "Lt"}, {"Titlecase_Letter", "Lt"}, {"Lu", "Lu"},
-        {"Uppercase_Letter", "Lu"}, {"M", "M"}, {"Mark", "M"}, {"Combining_Mark", "M"}, {"Mc", "Mc"},
-        {"Spacing_Mark", "Mc"}, {"Me", "Me"}, {"Enclosing_Mark", "Me"}, {"Mn", "Mn"}, {"Nonspacing_Mark", "Mn"},
-        {"N", "N"}, {"Number", "N"}, {"Nd", "Nd"}, {"Decimal_Number", "Nd"}, {"digit", "Nd"}, {"Nl", "Nl"},
-        {"Letter_Number", "Nl"}, {"No", "No"}, {"Other_Number", "No"}, {"P", "P"}, {"Punctuation", "P"},
-        {"punct", "P"}, {"Pc", "Pc"}, {"Connector_Punctuation", "Pc"}, {"Pd", "Pd"}, {"Dash_Punctuation", "Pd"},
-        {"Pe", "Pe"}, {"Close_Punctuation", "Pe"}, {"Pf", "Pf"}, {"Final_Punctuation", "Pf"}, {"Pi", "Pi"},
-        {"Initial_Punctuation", "Pi"}, {"Po", "Po"}, {"Other_Punctuation", "Po"}, {"Ps", "Ps"},
-        {"Open_Punctuation", "Ps"}, {"S", "S"}, {"Symbol", "S"}, {"Sc", "Sc"}, {"Currency_Symbol", "Sc"},
-        {"Sk", "Sk"}, {"Modifier_Symbol", "Sk"}, {"Sm", "Sm"}, {"Math_Symbol", "Sm"}, {"So", "So"},
-        {"Other_Symbol", "So"}, {"Z", "Z"}, {"Separator", "Z"}, {"Zl", "Zl"}, {"Line_Separator", "Zl"},
-        {"Zp", "Zp"}, {"Paragraph_Separator", "Zp"}, {"Zs", "Zs"}, {"Space_Separator", "Zs"},
-    };
-    for (const auto& [ecma, pcre] : table) {
-      if (ecma == value) return std::string(pcre);
-    }
-    return std::nullopt;
-  }
-
-  // ECMA-262's binary properties (and their aliases) that PCRE2 knows, to
-  // their canonical names.
-  static std::optional<std::string> binary_property(std::string_view name) {
-    static constexpr std::pair<std::string_view, std::string_view> aliases[] = {
-        {"AHex", "ASCII_Hex_Digit"}, {"Alpha", "Alphabetic"}, {"Bidi_C", "Bidi_Control"},
-        {"Bidi_M", "Bidi_Mirrored"}, {"CI", "Case_Ignorable"}, {"CWCF", "Changes_When_Casefolded"},
-        {"CWCM", "Changes_When_Casemapped"}, {"CWL", "Changes_When_Lowercased"},
-        {"CWT", "Changes_When_Titlecased"}, {"CWU", "Changes_When_Uppercased"},
-        {"DI", "Default_Ignorable_Code_Point"}, {"Dep", "Deprecated"}, {"Dia", "Diacritic"},
-        {"EComp", "Emoji_Component"}, {"EMod", "Emoji_Modifier"}, {"EBase", "Emoji_Modifier_Base"},
-        {"EPres", "Emoji_Presentation"}, {"ExtPict", "Extended_Pictographic"}, {"Ext", "Extender"},
-        {"Gr_Base", "Grapheme_Base"}, {"Gr_Ext", "Grapheme_Extend"}, {"Hex", "Hex_Digit"},
-        {"IDSB", "IDS_Binary_Operator"}, {"IDST", "IDS_Trinary_Operator"}, {"IDC", "ID_Continue"},
-        {"IDS", "ID_Start"}, {"Ideo", "Ideographic"}, {"Join_C", "Join_Control"},
-        {"LOE", "Logical_Order_Exception"}, {"Lower", "Lowercase"}, {"NChar", "Noncharacter_Code_Point"},
-        {"Pat_Syn", "Pattern_Syntax"}, {"Pat_WS", "Pattern_White_Space"}, {"QMark", "Quotation_Mark"},
-        {"RI", "Regional_Indicator"}, {"STerm", "Sentence_Terminal"}, {"SD", "Soft_Dotted"},
-        {"Term", "Terminal_Punctuation"}, {"UIdeo", "Unified_Ideograph"}, {"Upper", "Uppercase"},
-        {"VS", "Variation_Selector"}, {"space", "White_Space"}, {"XIDC", "XID_Continue"}, {"XIDS", "XID_Start"},
-    };
-    static constexpr std::string_view canonical[] = {
-        "ASCII_Hex_Digit", "Alphabetic", "Bidi_Control", "Bidi_Mirrored", "Case_Ignorable", "Cased",
-        "Changes_When_Casefolded", "Changes_When_Casemapped", "Changes_When_Lowercased",
-        "Changes_When_Titlecased", "Changes_When_Uppercased", "Dash", "Default_Ignorable_Code_Point",
-        "Deprecated", "Diacritic", "Emoji", "Emoji_Component", "Emoji_Modifier", "Emoji_Modifier_Base",
-        "Emoji_Presentation", "Extended_Pictographic", "Extender", "Grapheme_Base", "Grapheme_Extend",
-        "Hex_Digit", "IDS_Binary_Operator", "IDS_Trinary_Operator", "ID_Continue", "ID_Start", "Ideographic",
-        "Join_Control", "Logical_Order_Exception", "Lowercase", "Math", "Noncharacter_Code_Point",
-        "Pattern_Syntax", "Pattern_White_Space", "Quotation_Mark", "Radical", "Regional_Indicator",
-        "Sentence_Terminal", "Soft_Dotted", "Terminal_Punctuation", "Unified_Ideograph", "Uppercase",
-        "Variation_Selector", "White_Space", "XID_Continue", "XID_Start",
-    };
-    for (const auto& [alias, full] : aliases) {
-      if (alias == name) return std::string(full);
-    }
-    for (const auto full : canonical) {
-      if (full == name) return std::string(full);
-    }
-    return std::nullopt;
-  }
 
   bool parse_atom_escape() {
     const std::size_t start = pos_++;
@@ -850,189 +697,6 @@ class ecma_pattern_parser {
   std::vector<std::pair<std::string, std::uint32_t>> names_;
   std::vector<named_reference> named_;
 };
-
-/// Shortens the leftmost repeated atom of each lookbehind alternative to its
-/// minimum count, which PCRE2 needs (it takes only bounded lookbehinds) and
-/// which changes no outcome: `(?<=Q{n,m}R)` holds exactly where `(?<=Q{n}R)`
-/// does, because the last n repetitions of Q before R match too. When n is 0
-/// the atom after it is leftmost as well, and so are the first atoms of the
-/// alternatives of a leftmost group that is not repeated. Captures are the one
-/// thing this would change, so a group holding one is left alone when the
-/// pattern has back-references.
-inline void reduce_lookbehinds(parsed_pattern& pattern) {
-  auto& tokens = pattern.tokens;
-  const auto is_lookbehind = [](const regex_token& t) {
-    return t.group == group_kind::lookbehind || t.group == group_kind::negative_lookbehind;
-  };
-  std::vector<std::size_t> leftmost;  // tokens that begin a lookbehind alternative
-  std::vector<std::size_t> open;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const auto& token = tokens[i];
-    if (token.kind == token_kind::group_open) {
-      open.push_back(i);
-      if (is_lookbehind(token)) leftmost.push_back(i + 1);
-    } else if (token.kind == token_kind::group_close) {
-      open.pop_back();
-    } else if (token.kind == token_kind::alternative && !open.empty() && is_lookbehind(tokens[open.back()])) {
-      leftmost.push_back(i + 1);
-    }
-  }
-  // Each group is entered from at most one leftmost chain, so this stays linear.
-  while (!leftmost.empty()) {
-    std::size_t first = leftmost.back();
-    leftmost.pop_back();
-    while (first < tokens.size()) {
-      const auto& atom = tokens[first];
-      std::size_t last = first;
-      const bool group = atom.kind == token_kind::group_open;
-      if (group) {
-        if (atom.group != group_kind::plain && atom.group != group_kind::capture) break;
-        if (pattern.has_backref && (atom.group == group_kind::capture || atom.has_capture)) break;
-        last = atom.value;
-      } else if (atom.kind != token_kind::literal && atom.kind != token_kind::char_class &&
-                 atom.kind != token_kind::backref) {
-        break;
-      }
-      auto* quantifier = last + 1 < tokens.size() && tokens[last + 1].kind == token_kind::quantifier
-                             ? &tokens[last + 1]
-                             : nullptr;
-      if (quantifier != nullptr) {
-        quantifier->max = quantifier->value;
-        quantifier->lazy = false;
-      }
-      if (group && (quantifier == nullptr || quantifier->value == 1)) {
-        leftmost.push_back(first + 1);
-        for (std::size_t i = first + 1; i < last; ++i) {
-          if (tokens[i].kind == token_kind::group_open) i = tokens[i].value;
-          else if (tokens[i].kind == token_kind::alternative) leftmost.push_back(i + 1);
-        }
-      }
-      if (quantifier == nullptr || quantifier->value != 0) break;
-      first = last + 2;
-    }
-  }
-}
-
-/// A translated pattern, with the way back to offsets in the original.
-struct pcre2_pattern {
-  std::string text;
-  /// (offset in `text`, offset in the ECMA-262 pattern), ascending.
-  std::vector<std::pair<std::size_t, std::size_t>> origins;
-
-  std::size_t source_offset(std::size_t text_offset) const noexcept {
-    const auto after = std::upper_bound(origins.begin(), origins.end(), text_offset,
-                                        [](std::size_t off, const auto& origin) { return off < origin.first; });
-    return after == origins.begin() ? 0 : std::prev(after)->second;
-  }
-};
-
-inline void append_hex_escape(std::string& out, char32_t cp) {
-  constexpr std::string_view digits = "0123456789ABCDEF";
-  char buffer[8];
-  std::size_t n = 0;
-  do {
-    buffer[n++] = digits[cp & 0xF];
-    cp >>= 4;
-  } while (cp != 0);
-  out += "\\x{";
-  while (n > 0) out += buffer[--n];
-  out += '}';
-}
-
-// Classes that match nothing and anything. PCRE2's own `[]` and `[^]`
-// (PCRE2_ALLOW_EMPTY_CLASS) are avoided: 10.42 fails `a[]*b` on "ab".
-inline constexpr std::string_view pcre2_nothing = "[^\\x{0}-\\x{10FFFF}]";
-inline constexpr std::string_view pcre2_anything = "[\\x{0}-\\x{10FFFF}]";
-
-inline void append_literal(std::string& out, char32_t cp) {
-  const bool alnum = (cp >= '0' && cp <= '9') || (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z');
-  if (alnum) {
-    out += static_cast<char>(cp);
-  } else if (cp >= 0xD800 && cp <= 0xDFFF) {
-    out += pcre2_nothing;  // a lone surrogate, which no UTF-8 subject holds
-  } else {
-    append_hex_escape(out, cp);
-  }
-}
-
-inline void append_class(std::string& out, const char_class& cls) {
-  const auto& r = cls.ranges;
-  if (!cls.negated && cls.properties.empty() && r.size() == 1 && r[0].first == r[0].last) {
-    append_literal(out, r[0].first);
-    return;
-  }
-  const bool one_property = !cls.properties.empty() && cls.properties.find('}') == cls.properties.size() - 1;
-  if (!cls.negated && r.empty() && one_property) {
-    out += cls.properties;
-    return;
-  }
-  if (r.empty() && cls.properties.empty()) {
-    out += cls.negated ? pcre2_anything : pcre2_nothing;
-    return;
-  }
-  out += cls.negated ? "[^" : "[";
-  for (const auto range : r) {
-    append_hex_escape(out, range.first);
-    if (range.last != range.first) {
-      out += '-';
-      append_hex_escape(out, range.last);
-    }
-  }
-  out += cls.properties;
-  out += ']';
-}
-
-/// Writes `pattern` in PCRE2 syntax, for compiling with PCRE2_UTF,
-/// PCRE2_ALLOW_EMPTY_CLASS and PCRE2_DOLLAR_ENDONLY and without PCRE2_UCP.
-/// Every escape is resolved here (literals go out as `\x{..}`), so PCRE2 sees
-/// none of its own escape dialect and needs no PCRE2_ALT_BSUX.
-inline pcre2_pattern to_pcre2(const parsed_pattern& pattern) {
-  pcre2_pattern out;
-  out.text.reserve(pattern.tokens.size() * 4);
-  out.origins.reserve(pattern.tokens.size());
-  for (const auto& token : pattern.tokens) {
-    out.origins.emplace_back(out.text.size(), token.offset);
-    auto& text = out.text;
-    switch (token.kind) {
-      case token_kind::literal: append_literal(text, token.value); break;
-      case token_kind::char_class: append_class(text, pattern.classes[token.value]); break;
-      case token_kind::backref:
-        text += "\\g{" + std::to_string(token.value) + "}";
-        break;
-      case token_kind::line_start: text += '^'; break;
-      case token_kind::line_end: text += '$'; break;
-      case token_kind::word_boundary: text += "\\b"; break;
-      case token_kind::not_word_boundary: text += "\\B"; break;
-      case token_kind::group_open:
-        switch (token.group) {
-          case group_kind::capture: text += '('; break;
-          case group_kind::plain: text += "(?:"; break;
-          case group_kind::lookahead: text += "(?="; break;
-          case group_kind::negative_lookahead: text += "(?!"; break;
-          case group_kind::lookbehind: text += "(?<="; break;
-          case group_kind::negative_lookbehind: text += "(?<!"; break;
-        }
-        break;
-      case token_kind::group_close: text += ')'; break;
-      case token_kind::alternative: text += '|'; break;
-      case token_kind::quantifier:
-        if (token.value == 0 && token.max == unbounded) {
-          text += '*';
-        } else if (token.value == 1 && token.max == unbounded) {
-          text += '+';
-        } else if (token.value == 0 && token.max == 1) {
-          text += '?';
-        } else {
-          text += '{' + std::to_string(token.value);
-          if (token.max != token.value) text += token.max == unbounded ? "," : "," + std::to_string(token.max);
-          text += '}';
-        }
-        if (token.lazy) text += '?';
-        break;
-    }
-  }
-  return out;
-}
 
 }  // namespace detail
 LLMDLQ_END_NAMESPACE

@@ -17,8 +17,9 @@
 #include <simdjson.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/ecma_regex_fast.hpp"
-#include "llmdlq/detail/ecma_regex_translate.hpp"
+#include "llmdlq/detail/ecma_regex/fast_program.hpp"
+#include "llmdlq/detail/ecma_regex/parser.hpp"
+#include "llmdlq/detail/ecma_regex/pcre2_emitter.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/regex.hpp"
 
@@ -106,15 +107,16 @@ class regex_scratch {
   std::uint32_t budget_ = 0;  // the limits context_ holds; 0 until the first search sets them
 };
 
-inline regex_match pcre2_search(const ecma_regex::impl& re, std::string_view subject) noexcept {
+/// One bounded search with `code`, JIT-compiled when `jit`.
+inline regex_match pcre2_search(const pcre2_code* code, bool jit, std::string_view subject) noexcept {
   auto& scratch = regex_scratch::for_this_thread();
   if (!scratch.usable()) return regex_match::budget_exceeded;
   const auto* text = reinterpret_cast<PCRE2_SPTR>(subject.data());
   // PCRE2_NO_UTF_CHECK: search() has validated the subject already.
-  const int rc = re.jit ? pcre2_jit_match(re.code, text, subject.size(), 0, PCRE2_NO_UTF_CHECK, scratch.data(),
-                                          scratch.context_for(subject.size()))
-                        : pcre2_match(re.code, text, subject.size(), 0, PCRE2_NO_UTF_CHECK, scratch.data(),
-                                      scratch.context_for(subject.size()));
+  const int rc = jit ? pcre2_jit_match(code, text, subject.size(), 0, PCRE2_NO_UTF_CHECK, scratch.data(),
+                                       scratch.context_for(subject.size()))
+                     : pcre2_match(code, text, subject.size(), 0, PCRE2_NO_UTF_CHECK, scratch.data(),
+                                   scratch.context_for(subject.size()));
   if (rc >= 0) return regex_match::match;  // 0: a match with more groups than the one-pair ovector holds
   if (rc == PCRE2_ERROR_NOMATCH) return regex_match::no_match;
   // The limits (match, depth, heap, JIT stack) and running out of memory all

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// Reads the core vocabulary's references, $ref and $dynamicRef, and resolves
+// them against the indexed identifiers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/detail/uri.hpp"
+#include "llmdlq/impl/schema_compiler.ipp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
+
+inline std::optional<schema_compiler::resolved_target> schema_compiler::resolve_reference(
+    std::uint32_t doc, const std::string& at, std::string_view keyword, std::string_view ref) {
+  const std::string absolute = resolve_uri(base_at(doc, at), ref);
+  const std::string resource{without_fragment(absolute)};
+  const auto hash = absolute.find('#');
+  const auto decoded = percent_decode(hash == std::string::npos ? std::string_view() : std::string_view(absolute).substr(hash + 1));
+  const std::string where = at + "/" + std::string(keyword);
+  if (!decoded) {
+    set_error(schema_errc::invalid_keyword, doc, where, fmt::format("malformed escape in {}", ref));
+    return std::nullopt;
+  }
+  if (resources_.find(resource) == resources_.end() && !load(resource)) {
+    if (!error_) {
+      set_error(schema_errc::unresolved_reference, doc, where,
+                fmt::format("cannot resolve {}: no schema is registered as {}", ref, resource));
+    }
+    return std::nullopt;
+  }
+  const location root = resources_.at(resource);
+  resolved_target target{root, resource, *decoded};
+  if (decoded->empty()) return target;
+  if ((*decoded)[0] == '/') {
+    target.where.pointer = root.pointer + *decoded;
+    boost::json::error_code ec;
+    if (!docs_[root.doc].json.find_pointer(target.where.pointer, ec)) {
+      set_error(schema_errc::unresolved_reference, doc, where,
+                fmt::format("cannot resolve {}: {} has no {}", ref, resource, *decoded));
+      return std::nullopt;
+    }
+    return target;
+  }
+  const auto it = anchors_.find(resource + "#" + *decoded);
+  if (it == anchors_.end()) {
+    set_error(schema_errc::unresolved_reference, doc, where,
+              fmt::format("cannot resolve {}: {} has no anchor '{}'", ref, resource, *decoded));
+    return std::nullopt;
+  }
+  target.where = it->second.where;
+  return target;
+}
+
+inline bool schema_compiler::read_references(schema_site& site) {
+  node& n = site.n;
+  if (const auto* v = site.get("$ref")) {
+    if (!v->is_string()) return invalid(site, "$ref", "$ref must be a URI reference string");
+    const auto target = resolve_reference(site.doc, site.at, "$ref", std::string_view(v->get_string()));
+    if (!target) return false;
+    n.ref = compile_at(target->where.doc, target->where.pointer, site.depth + 1);
+    n.flags |= has_ref;
+  }
+  if (const auto* v = site.get("$dynamicRef")) {
+    if (!v->is_string()) return invalid(site, "$dynamicRef", "$dynamicRef must be a URI reference string");
+    const auto target = resolve_reference(site.doc, site.at, "$dynamicRef", std::string_view(v->get_string()));
+    if (!target) return false;
+    n.dynamic_ref = compile_at(target->where.doc, target->where.pointer, site.depth + 1);
+    n.flags |= has_dynamic_ref;
+    const auto it = anchors_.find(target->resource_uri + "#" + target->fragment);
+    if (!target->fragment.empty() && target->fragment[0] != '/' && it != anchors_.end() && it->second.dynamic) {
+      n.dynamic_anchor = anchor_name_id(target->fragment);
+      prog_->uses_dynamic_scope = true;
+    }
+  }
+  return true;
+}
+
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

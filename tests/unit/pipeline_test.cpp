@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+// What a pipeline holds: the schema by value, and each sink through a
+// sink_handle that refers to an lvalue and owns an rvalue or a smart pointer.
+#include <memory>
+#include <type_traits>
+
+#include <llmdlq/jsonl_file_sink.hpp>
+#include <llmdlq/memory_sink.hpp>
+#include <llmdlq/pipeline.hpp>
+#include <llmdlq/sink_handle.hpp>
+
+#include "catch.hpp"
+#include "support/envelope_check.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+constexpr std::string_view schema_text = R"({"type": "object", "required": ["total"]})";
+
+// A misuse that must not compile: a raw pointer (owner unknown), a const
+// sink (cannot publish), an abstract `sink&&` (cannot be moved from), a sink
+// that cannot move (pass a smart pointer).
+static_assert(!std::is_constructible_v<llmdlq::sink_handle, llmdlq::memory_sink*>);
+static_assert(!std::is_constructible_v<llmdlq::sink_handle, const llmdlq::memory_sink&>);
+static_assert(!std::is_constructible_v<llmdlq::sink_handle, const llmdlq::jsonl_file_sink&&>);
+static_assert(!std::is_constructible_v<llmdlq::sink_handle, llmdlq::sink&&>);
+static_assert(!std::is_constructible_v<llmdlq::sink_handle, llmdlq::memory_sink&&>);
+static_assert(std::is_constructible_v<llmdlq::sink_handle, llmdlq::jsonl_file_sink&&>);
+static_assert(std::is_constructible_v<llmdlq::sink_handle, std::unique_ptr<llmdlq::memory_sink>&&>);
+static_assert(!std::is_constructible_v<llmdlq::sink_handle, std::unique_ptr<llmdlq::memory_sink>&>);
+static_assert(std::is_constructible_v<llmdlq::sink_handle, std::shared_ptr<llmdlq::memory_sink>>);
+
+llmdlq::request_context keyed(std::string key) {
+  llmdlq::request_context context;
+  context.idempotency_key = std::move(key);
+  return context;
+}
+
+}  // namespace
+
+TEST_CASE("sink_handle refers to an lvalue and owns an rvalue or a smart pointer", "[pipeline]") {
+  llmdlq::memory_sink kept;
+  const llmdlq::sink_handle referring{kept};
+  CHECK_FALSE(referring.owning());
+  CHECK(&referring.get() == &kept);
+
+  auto shared = std::make_shared<llmdlq::memory_sink>();
+  const llmdlq::sink_handle sharing{shared};
+  CHECK(sharing.owning());
+  CHECK(&*sharing == shared.get());
+  CHECK(shared.use_count() == 2);
+  {
+    const llmdlq::sink_handle copy = sharing;  // NOLINT(performance-unnecessary-copy-initialization)
+    CHECK(&copy.get() == shared.get());
+    CHECK(shared.use_count() == 3);
+  }
+  CHECK(shared.use_count() == 2);
+
+  llmdlq::test::temp_dir dir;
+  const llmdlq::sink_handle moved_in{*llmdlq::jsonl_file_sink::open(dir.path() / "dlq.jsonl")};
+  CHECK(moved_in.owning());
+  CHECK(moved_in->publish(llmdlq::make_envelope({.category = llmdlq::failure_category::syntax}, "{", keyed("k"))));
+}
+
+TEST_CASE("a pipeline built from temporaries works after the expression that made them", "[pipeline]") {
+  llmdlq::test::temp_dir dir;
+  const auto path = dir.path() / "dlq.jsonl";
+  auto spool = std::make_shared<llmdlq::memory_sink>();
+  // The schema, the sink and the options are temporaries of this full-expression.
+  const llmdlq::pipeline pipeline{*llmdlq::schema::compile(std::string(schema_text)),
+                                  *llmdlq::jsonl_file_sink::open(path), llmdlq::process_options{}, spool};
+
+  auto d = pipeline.handle(R"({"total": 3})", keyed("accepted"));
+  CHECK(d == llmdlq::disposition::commit);
+  REQUIRE(d.accepted.has_value());
+  CHECK(d.accepted->json == R"({"total": 3})");
+
+  d = pipeline.handle(R"({"sum": 3})", keyed("schema"));
+  CHECK(d == llmdlq::disposition::commit);
+  REQUIRE(d.dead_letter.has_value());
+  llmdlq::test::check_envelope(*d.dead_letter);
+  CHECK(d.dead_letter->failure.category == llmdlq::failure_category::schema);
+  REQUIRE(d.stored.has_value());
+  CHECK_FALSE(d.in_fallback);
+  CHECK(d.stored->location.find(path.filename().string()) != std::string::npos);
+  CHECK(llmdlq::test::slurp(path).find(d.stored->dlq_id) != std::string::npos);
+
+  // A copy shares the sinks: the same dlq_id is a duplicate through it.
+  const llmdlq::pipeline copy = pipeline;  // NOLINT(performance-unnecessary-copy-initialization)
+  d = copy.handle(R"({"sum": 3})", keyed("schema"));
+  REQUIRE(d.stored.has_value());
+  CHECK(d.stored->duplicate);
+  CHECK(spool->size() == 0);
+}
+
+TEST_CASE("a pipeline owns a sink handed over as a unique_ptr, and shares a fallback", "[pipeline]") {
+  auto dlq = std::make_unique<llmdlq::memory_sink>();
+  llmdlq::memory_sink& dlq_seen = *dlq;  // owned by the pipeline from here on
+  auto spool = std::make_shared<llmdlq::memory_sink>();
+  const llmdlq::pipeline pipeline{*llmdlq::schema::compile(std::string(schema_text)), std::move(dlq), {}, spool};
+  dlq_seen.fail_next(1, {llmdlq::sink_errc::rejected, "too large"});
+  const auto d = pipeline.handle("total: 3", keyed("spooled"));
+  CHECK(d == llmdlq::disposition::commit);
+  CHECK(d.in_fallback);
+  CHECK(dlq_seen.size() == 0);
+  CHECK(spool->size() == 1);
+}
