@@ -11,6 +11,9 @@ set(HEAVY llmdlq.hpp json_parser.hpp schema.hpp process.hpp pipeline.hpp content
           coerce.hpp typed.hpp typed_pipeline.hpp)
 
 file(GLOB headers RELATIVE "${SOURCE_DIR}/include/llmdlq" "${SOURCE_DIR}/include/llmdlq/*.hpp")
+# src.hpp is the compiled library in one file, for one source file of a host
+# (tests/install compiles it), not a header to use llmdlq with.
+list(REMOVE_ITEM headers src.hpp)
 foreach(folder IN LISTS TRANSPORTS)
   file(GLOB more RELATIVE "${SOURCE_DIR}/include/llmdlq" "${SOURCE_DIR}/include/llmdlq/${folder}/*.hpp")
   list(APPEND headers ${more})
