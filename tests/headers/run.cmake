@@ -1,8 +1,8 @@
 # Compiles every public header alone, with the compiled library's settings
 # and, where it has definitions to pull in, header-only; and checks that the light headers stay light:
 # only the headers in HEAVY may reach simdjson or the schema engine.
-# Variables: SOURCE_DIR, BINARY_INCLUDE, WORK_DIR, CXX_COMPILER, STD_FLAG,
-# DEFINES (;-list of -D flags), TRANSPORTS (;-list of header folders built).
+# Variables: SOURCE_DIR, WORK_DIR, CXX_COMPILER, STD_FLAG,
+# DEFINES (;-list of -D and -I flags), TRANSPORTS (;-list of header folders built).
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -36,7 +36,7 @@ foreach(header IN LISTS headers)
   endif()
   foreach(mode IN LISTS modes)
     set(flags ${STD_FLAG} -fsyntax-only -Wall -Wextra -Werror ${DEFINES}
-              "-I${SOURCE_DIR}/include" "-I${BINARY_INCLUDE}" -MD -MF "${WORK_DIR}/${id}.${mode}.d")
+              "-I${SOURCE_DIR}/include" -MD -MF "${WORK_DIR}/${id}.${mode}.d")
     if(mode STREQUAL "header_only")
       list(APPEND flags -DLLMDLQ_HEADER_ONLY)
     endif()

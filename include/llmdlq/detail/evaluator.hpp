@@ -863,20 +863,21 @@ class evaluator {
                                                const presence_set& present) {
     bool valid = true;
     if (!present.has_all(n.required_mask)) {
-      for (const auto& [bit, name] : n.required) {
-        if (present.test(bit)) continue;
+      // Not a structured binding: clang before 16 cannot capture one in the message's lambda.
+      for (const auto& property : n.required) {
+        if (present.test(property.first)) continue;
         valid = false;
-        if (!fail("required", LLMDLQ_MESSAGE("missing required property '{}'", name))) return false;
+        if (!fail("required", LLMDLQ_MESSAGE("missing required property '{}'", property.second))) return false;
       }
     }
     for (const auto& rule : n.dependent_required) {
       if (!present.test(rule.trigger_bit)) continue;
-      for (const auto& [bit, name] : rule.required) {
-        if (present.test(bit)) continue;
+      for (const auto& property : rule.required) {
+        if (present.test(property.first)) continue;
         step s(this, "dependentRequired", rule.trigger);
         valid = false;
         if (!fail_at_step("dependentRequired", LLMDLQ_MESSAGE("property '{}' requires property '{}'", rule.trigger,
-                                                   name))) {
+                                                   property.second))) {
           return false;
         }
       }
