@@ -95,10 +95,15 @@ struct captured_text {
 
 /// One recovery attempt on this payload.
 struct attempt_record {
-  std::string strategy;  ///< local_repair, repair_prompt, escalate_model, ...
-  std::string outcome;   ///< accepted, failed, ...
-  std::int64_t tokens = 0;
+  std::string strategy;  ///< local_repair, repair_prompt, escalate_model, relax_schema, revalidate
+  std::string outcome;   ///< recovered, relaxed, failed, poison, refusal, call_failed, ...
+  std::int64_t tokens = 0;  ///< prompt + completion tokens the attempt spent
   std::optional<timestamp> at;
+  std::string model;        ///< the model asked; empty for a local step
+  std::optional<std::int64_t> latency_ms;
+  /// Of the errors the attempt's answer still had (see error_fingerprint):
+  /// the same fingerprint twice means asking again will not help.
+  std::string fingerprint;
   friend bool operator==(const attempt_record&, const attempt_record&) = default;
 };
 

@@ -23,12 +23,25 @@ LLMDLQ_BEGIN_NAMESPACE
 ///        ├──discard────────┼──────────────────► discarded
 ///        └──requeue────────┘
 ///
-/// `resolved` and `discarded` are final. `requeued` marks a record for the
-/// replayer; claiming it again takes it back from the replayer.
-enum class moderation_status : std::uint8_t { pending, claimed, resolved, discarded, requeued };
+///     pending, requeued ──recover──► recovered
+///     pending, requeued ──exhaust──► exhausted ──claim/discard/requeue──► ...
+///
+/// `resolved`, `discarded` and `recovered` are final. `requeued` marks a
+/// record for the replayer; claiming it again takes it back from the
+/// replayer. The replayer records each attempt (`record_attempt`, which
+/// keeps the status), and ends a record as `recovered` (a replay produced a
+/// valid document) or `exhausted` (its automated attempts are spent: it
+/// waits for a person, like `pending`).
+enum class moderation_status : std::uint8_t { pending, claimed, resolved, discarded, requeued, recovered, exhausted };
 
-/// What an operator does to a record.
-enum class moderation_action : std::uint8_t { claim, resolve, discard, requeue };
+/// What an operator, or the replayer, does to a record.
+enum class moderation_action : std::uint8_t { claim, resolve, discard, requeue, record_attempt, recover, exhaust };
+
+/// Every status, in declaration order.
+inline constexpr moderation_status all_moderation_statuses[] = {
+    moderation_status::pending,   moderation_status::claimed,   moderation_status::resolved,
+    moderation_status::discarded, moderation_status::requeued,  moderation_status::recovered,
+    moderation_status::exhausted};
 
 [[nodiscard]] constexpr std::string_view to_string(moderation_status s) noexcept {
   switch (s) {
@@ -37,6 +50,8 @@ enum class moderation_action : std::uint8_t { claim, resolve, discard, requeue }
     case moderation_status::resolved: return "resolved";
     case moderation_status::discarded: return "discarded";
     case moderation_status::requeued: return "requeued";
+    case moderation_status::recovered: return "recovered";
+    case moderation_status::exhausted: return "exhausted";
   }
   return "pending";
 }
@@ -47,13 +62,15 @@ enum class moderation_action : std::uint8_t { claim, resolve, discard, requeue }
     case moderation_action::resolve: return "resolve";
     case moderation_action::discard: return "discard";
     case moderation_action::requeue: return "requeue";
+    case moderation_action::record_attempt: return "record_attempt";
+    case moderation_action::recover: return "recover";
+    case moderation_action::exhaust: return "exhaust";
   }
   return "claim";
 }
 
 [[nodiscard]] constexpr std::optional<moderation_status> parse_moderation_status(std::string_view s) noexcept {
-  for (const auto status : {moderation_status::pending, moderation_status::claimed, moderation_status::resolved,
-                            moderation_status::discarded, moderation_status::requeued}) {
+  for (const auto status : all_moderation_statuses) {
     if (to_string(status) == s) return status;
   }
   return std::nullopt;
@@ -67,16 +84,25 @@ enum class moderation_action : std::uint8_t { claim, resolve, discard, requeue }
   using s = moderation_status;
   switch (action) {
     case moderation_action::claim:
-      if (from == s::pending || from == s::requeued) return s::claimed;
+      if (from == s::pending || from == s::requeued || from == s::exhausted) return s::claimed;
       break;
     case moderation_action::resolve:
       if (from == s::claimed) return s::resolved;
       break;
     case moderation_action::discard:
-      if (from == s::pending || from == s::claimed) return s::discarded;
+      if (from == s::pending || from == s::claimed || from == s::exhausted) return s::discarded;
       break;
     case moderation_action::requeue:
-      if (from == s::pending || from == s::claimed) return s::requeued;
+      if (from == s::pending || from == s::claimed || from == s::exhausted) return s::requeued;
+      break;
+    case moderation_action::record_attempt:
+      if (from == s::pending || from == s::requeued) return from;
+      break;
+    case moderation_action::recover:
+      if (from == s::pending || from == s::requeued) return s::recovered;
+      break;
+    case moderation_action::exhaust:
+      if (from == s::pending || from == s::requeued) return s::exhausted;
       break;
   }
   return std::nullopt;
@@ -85,8 +111,7 @@ enum class moderation_action : std::uint8_t { claim, resolve, discard, requeue }
 /// The statuses from which `action` is allowed (for a store's conditional update).
 [[nodiscard]] inline std::vector<moderation_status> statuses_allowing(moderation_action action) {
   std::vector<moderation_status> from;
-  for (const auto status : {moderation_status::pending, moderation_status::claimed, moderation_status::resolved,
-                            moderation_status::discarded, moderation_status::requeued}) {
+  for (const auto status : all_moderation_statuses) {
     if (transition(status, action)) from.push_back(status);
   }
   return from;
@@ -105,14 +130,14 @@ struct moderation_record {
   std::string updated_at;      ///< RFC 3339 UTC
   std::string operator_log;    ///< one line per action: time, operator, action, note
   std::string claimed_by;      ///< empty unless claimed
-  std::optional<std::string> resolution;  ///< the corrected JSON, once resolved
+  std::optional<std::string> resolution;  ///< the corrected JSON, once resolved or recovered
 };
 
 /// Why an operator action or a read of a moderation store did not happen.
 enum class moderation_errc : std::uint8_t {
   not_found,           ///< no record with that dlq_id
   invalid_transition,  ///< the action is not allowed in the record's status (someone else acted first)
-  invalid_resolution,  ///< the corrected JSON is not strict JSON
+  invalid_resolution,  ///< the corrected JSON (or the replayer's envelope) is missing or not strict JSON
   store_unavailable,   ///< the store failed: nothing changed, try again
 };
 
@@ -138,13 +163,16 @@ struct moderation_error {
   std::optional<moderation_status> current;  ///< the record's status, for invalid_transition
 };
 
-/// An operator's action on one record.
+/// An operator's (or the replayer's) action on one record.
 struct moderation_request {
   std::string dlq_id;
   moderation_action action = moderation_action::claim;
   std::string operator_name;             ///< who acts; goes into the log
   std::string note;                      ///< why; goes into the log
-  std::optional<std::string> corrected;  ///< resolve: the corrected JSON (required)
+  std::optional<std::string> corrected;  ///< resolve, recover: the corrected JSON (required)
+  /// record_attempt, recover, exhaust: the envelope with its attempt
+  /// history brought up to date (required); it replaces the stored one.
+  std::optional<std::string> envelope_json;
 };
 
 /// A dead-letter store with a moderation queue. `publish` (from sink) inserts

@@ -59,8 +59,13 @@ inline boost::json::object captured_to_json(const captured_text& c) {
 }
 
 inline boost::json::object attempt_to_json(const attempt_record& a) {
-  boost::json::object record{{"strategy", a.strategy}, {"outcome", a.outcome}, {"tokens", a.tokens}};
+  // Counts are never negative in the schema: a negative one is written as 0.
+  boost::json::object record{
+      {"strategy", a.strategy}, {"outcome", a.outcome}, {"tokens", std::max<std::int64_t>(a.tokens, 0)}};
   put_time(record, "at", a.at);
+  if (!a.model.empty()) record.emplace("model", a.model);
+  if (a.latency_ms) record.emplace("latency_ms", std::max<std::int64_t>(*a.latency_ms, 0));
+  if (!a.fingerprint.empty()) record.emplace("fingerprint", a.fingerprint);
   return record;
 }
 
@@ -469,11 +474,15 @@ LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost:
         const std::string path = "/attempts/history/" + std::to_string(i);
         if (const auto* record = r.object(&(*history)[i], path)) {
           auto& out = e.attempts.history.emplace_back();
-          r.known_members(*record, path, {"strategy", "outcome", "tokens", "at"});
+          r.known_members(*record, path,
+                          {"strategy", "outcome", "tokens", "at", "model", "latency_ms", "fingerprint"});
           r.text(*record, "strategy", path, out.strategy, required | non_empty);
           r.text(*record, "outcome", path, out.outcome, required | non_empty);
           r.integer(*record, "tokens", path, out.tokens, 0, 0);
           r.time(*record, "at", path, out.at);
+          r.text(*record, "model", path, out.model, non_empty);
+          r.optional_integer(*record, "latency_ms", path, out.latency_ms, 0);
+          r.text(*record, "fingerprint", path, out.fingerprint, non_empty);
         }
       }
     }
@@ -594,6 +603,8 @@ inline std::size_t bound_fields(envelope& e) {
   for (auto& attempt : e.attempts.history) {
     bound_text(attempt.strategy, limits::keyword, cut_mark::ellipsis);
     bound_text(attempt.outcome, limits::keyword, cut_mark::ellipsis);
+    bound_text(attempt.model, limits::label, cut_mark::hash);
+    bound_text(attempt.fingerprint, limits::label, cut_mark::hash);
   }
   for (std::optional<double>* number : {&e.model.temperature, &e.confidence.score, &e.confidence.threshold}) {
     if (*number && !std::isfinite(**number)) number->reset();
@@ -623,7 +634,9 @@ inline std::size_t envelope_size_bound(const envelope& e, std::size_t extensions
   for (const auto& error : e.failure.errors) {
     text += error.instance_path.size() + error.schema_path.size() + error.keyword.size() + error.message.size() + 96;
   }
-  for (const auto& a : e.attempts.history) text += a.strategy.size() + a.outcome.size() + 96;
+  for (const auto& a : e.attempts.history) {
+    text += a.strategy.size() + a.outcome.size() + a.model.size() + a.fingerprint.size() + 160;
+  }
   return 6 * text + 2048 + extensions_size;
 }
 

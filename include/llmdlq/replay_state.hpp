@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// What a replay keeps in the store, so that it holds across processes and
+// crashes: who is replaying (a lease), how far it got (a cursor), how many
+// automated attempts each payload has had, and which payloads already went
+// downstream (the replay ledger).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/timestamp.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+enum class replay_state_errc : std::uint8_t {
+  lease_held,         ///< another replay holds the lease: try again after it expires
+  lease_lost,         ///< this replay's lease expired and another took it: stop
+  attempts_exhausted, ///< the payload had all its automated attempts
+  store_unavailable,  ///< the store failed: nothing changed, try again
+};
+
+[[nodiscard]] constexpr std::string_view to_string(replay_state_errc code) noexcept {
+  switch (code) {
+    case replay_state_errc::lease_held: return "lease_held";
+    case replay_state_errc::lease_lost: return "lease_lost";
+    case replay_state_errc::attempts_exhausted: return "attempts_exhausted";
+    case replay_state_errc::store_unavailable: return "store_unavailable";
+  }
+  return "unknown";
+}
+
+struct replay_state_error {
+  replay_state_errc code = replay_state_errc::store_unavailable;
+  std::string message;
+  std::string holder;                  ///< lease_held: who holds it
+  std::optional<timestamp> expires_at;  ///< lease_held: until when
+};
+
+/// The outcome of writing a payload's result to the ledger.
+struct ledger_entry {
+  bool first = false;        ///< this call wrote it: go on with the downstream write
+  std::string idempotency_key;
+  std::string source;        ///< who wrote it first: `replay`, `original`, a worker's name
+  std::string dlq_id;        ///< the dead letter it came from, when a replay wrote it
+  std::string output;        ///< the document written first
+  timestamp written_at{};
+  bool delivered = false;    ///< the downstream write was confirmed (mark_delivered)
+};
+
+/// The state of replays, kept in a store (sqlite_replay_state,
+/// postgres_replay_state). Every operation is one transaction, so two
+/// processes replaying the same store cannot both take the lease, both
+/// spend the last attempt of a payload, or both write it downstream.
+class replay_state {
+ public:
+  virtual ~replay_state() = default;
+
+  /// Takes the lease `name` for `owner` until now + `ttl`; taking it again
+  /// while holding it renews it. Fails with lease_held while another
+  /// owner's lease has not expired.
+  [[nodiscard]] virtual expected<void, replay_state_error> acquire_lease(std::string_view name, std::string_view owner,
+                                                                         std::chrono::seconds ttl) = 0;
+  /// Gives the lease back (only when `owner` holds it).
+  [[nodiscard]] virtual expected<void, replay_state_error> release_lease(std::string_view name,
+                                                                         std::string_view owner) = 0;
+
+  /// Where the replay `name` stopped: an opaque position (a dlq_id, an offset).
+  [[nodiscard]] virtual expected<std::optional<std::string>, replay_state_error> load_cursor(std::string_view name) = 0;
+  /// Moves the cursor, only while `owner` holds the lease `name` (else lease_lost).
+  [[nodiscard]] virtual expected<void, replay_state_error> store_cursor(std::string_view name, std::string_view owner,
+                                                                        std::string_view position) = 0;
+
+  /// Automated attempts made on the payload with this idempotency key.
+  [[nodiscard]] virtual expected<std::uint32_t, replay_state_error> attempts(std::string_view idempotency_key) = 0;
+  /// Counts one more attempt before it is made (so that a crash during the
+  /// call still counts it) and returns its number, 1-based; fails with
+  /// attempts_exhausted when `max_attempts` were already made.
+  [[nodiscard]] virtual expected<std::uint32_t, replay_state_error> reserve_attempt(std::string_view idempotency_key,
+                                                                                    std::uint32_t max_attempts) = 0;
+  /// Takes back a reserved attempt that made no call to a model (the
+  /// endpoint was unreachable, throttled or its breaker open).
+  [[nodiscard]] virtual expected<void, replay_state_error> release_attempt(std::string_view idempotency_key) = 0;
+
+  /// Records `output` as the payload's result, unless one is recorded
+  /// already: then the entry returned is the earlier one, with `first`
+  /// false, and the caller must not write downstream again.
+  [[nodiscard]] virtual expected<ledger_entry, replay_state_error> record_output(std::string_view idempotency_key,
+                                                                                 std::string_view source,
+                                                                                 std::string_view dlq_id,
+                                                                                 std::string_view output) = 0;
+  /// The ledger's entry for this key, if any.
+  [[nodiscard]] virtual expected<std::optional<ledger_entry>, replay_state_error> find_output(
+      std::string_view idempotency_key) = 0;
+  /// Notes that the downstream write of this key's output is confirmed.
+  [[nodiscard]] virtual expected<void, replay_state_error> mark_delivered(std::string_view idempotency_key) = 0;
+  /// Up to `limit` recorded outputs whose delivery is not confirmed, oldest
+  /// first: a replay that was killed between the ledger and the downstream
+  /// write delivers them when it resumes.
+  [[nodiscard]] virtual expected<std::vector<ledger_entry>, replay_state_error> undelivered(std::size_t limit) = 0;
+};
+
+LLMDLQ_END_NAMESPACE
