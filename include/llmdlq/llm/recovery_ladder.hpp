@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+// The recovery ladder: the cheapest fix first. Given a dead letter it says
+// what to try next, as data (local repair, an isolated repair prompt, a
+// stronger model, a declared schema relaxation, a revalidation under
+// today's schema, or stop and why), and can run that step.
+// Part of the llmdlq::llm library.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/envelope.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/llm/backoff.hpp"
+#include "llmdlq/llm/circuit_breaker.hpp"
+#include "llmdlq/llm/client.hpp"
+#include "llmdlq/llm/repair_prompt.hpp"
+#include "llmdlq/llm/schema_relaxation.hpp"
+#include "llmdlq/process.hpp"
+#include "llmdlq/replay_state.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+enum class recovery_step_kind : std::uint8_t {
+  local_repair,    ///< zero tokens: repair the stored response locally and judge it again
+  repair_prompt,   ///< ask the model with a repair prompt
+  escalate_model,  ///< ask the stronger model with the same repair prompt
+  relax_schema,    ///< zero tokens: accept the stored response under the declared relaxations
+  revalidate,      ///< zero tokens: judge the stored response under today's schema and prompt versions
+  stop,            ///< nothing more to do now: see the reason
+};
+
+/// Why the ladder stops.
+enum class stop_reason : std::uint8_t {
+  recovered,             ///< a step produced a document the schema accepts
+  relaxed,               ///< accepted under declared relaxations: also goes to moderation
+  poison,                ///< never re-asked (the stored response, or an answer, is poison)
+  policy,                ///< a refusal: never re-asked
+  held,                  ///< a deterministic failure under unchanged schema and prompt: for an engineer
+  human_review,          ///< ambiguous (semantic, low confidence): for a person
+  exhausted,             ///< the automated attempts are spent: for a person
+  fingerprint_repeated,  ///< an answer failed the same way as before: asking again will not help
+  truncation_limit,      ///< cut off, and max_tokens cannot be raised further
+  payload_budget_spent,  ///< the tokens allowed for this payload are spent
+  no_model,              ///< no model to ask is configured or recorded
+  window_budget_spent,   ///< later: the tokens allowed in this time window are spent
+  circuit_open,          ///< later: the endpoint's circuit is open
+  throttled,             ///< later: the endpoint asked to wait (429, Retry-After)
+  call_failed,           ///< later: the call failed (timeout, network, 5xx)
+  call_rejected,         ///< the request can never succeed as it stands (context too long, filtered)
+};
+
+[[nodiscard]] std::string_view to_string(recovery_step_kind kind) noexcept;
+[[nodiscard]] std::string_view to_string(stop_reason reason) noexcept;
+
+/// What a stop means for the record.
+enum class stop_effect : std::uint8_t {
+  recovered,  ///< a document goes downstream (relaxed: and to moderation)
+  exhausted,  ///< automation is done with it: a person decides (status `exhausted`)
+  unchanged,  ///< it stays as it is: held for an engineer, waiting for a person, or never replayed
+  later,      ///< infrastructure or budget: try again after `retry_after`
+};
+[[nodiscard]] stop_effect effect_of(stop_reason reason) noexcept;
+
+/// The next step, as data the host can inspect, log, run or skip.
+struct recovery_step {
+  recovery_step_kind kind = recovery_step_kind::stop;
+  stop_reason reason = stop_reason::held;  ///< when kind is stop
+  std::string model;                       ///< repair_prompt, escalate_model: the model to ask
+  std::optional<std::int64_t> max_tokens;  ///< repair_prompt, escalate_model
+  std::string detail;                      ///< why, for a person
+};
+
+struct recovery_options {
+  std::string model;             ///< the re-ask model; empty: the envelope's model.name
+  std::string escalation_model;  ///< the stronger model for later attempts; empty: none
+  /// Model calls per payload. With a replay_state the count lives in the
+  /// store and holds across processes; without one, in the envelope's history.
+  std::uint32_t max_attempts = 2;
+  std::int64_t max_tokens = 2048;  ///< a re-ask's max_tokens when the envelope names none
+  /// A truncated output is asked again only with a larger max_tokens
+  /// (doubled each time), up to this.
+  std::int64_t max_tokens_ceiling = 32768;
+  std::int64_t payload_token_budget = 32000;  ///< tokens per payload over all attempts; 0: no limit
+  std::int64_t window_token_budget = 0;       ///< tokens per `budget_window` over all payloads; 0: no limit
+  std::chrono::milliseconds budget_window{std::chrono::hours(1)};
+  circuit_breaker_options breaker;
+  backoff_options backoff;  ///< after a failed call, the next call to that endpoint waits (full jitter)
+  /// The longest the ladder sleeps for a throttled or backing-off endpoint;
+  /// a longer wait gives the payload back (`throttled`, with retry_after).
+  std::chrono::milliseconds max_wait{std::chrono::seconds(30)};
+  repair_prompt_options prompt;
+  schema_relaxation relaxation;  ///< opt-in: nothing is relaxed unless declared
+  /// Today's versions: an envelope written under another schema or prompt
+  /// version is revalidated first, and its deterministic failures may be re-asked.
+  version_set current_versions;
+  process_options judge;     ///< how answers and stored responses are judged
+  bool send_schema = true;   ///< ask for structured output with the schema (json_schema, strict)
+  std::optional<double> temperature;
+  clock_function clock = system_now;
+  std::function<void(std::chrono::milliseconds)> sleep;  ///< empty: std::this_thread::sleep_for
+};
+
+/// The outcome of running the ladder on one envelope.
+struct recovery_result {
+  stop_reason reason = stop_reason::held;
+  std::string detail;
+  std::optional<std::string> output;       ///< recovered or relaxed: the accepted document
+  std::vector<std::string> dropped_paths;  ///< relaxed: properties removed
+  std::vector<std::string> waived_paths;   ///< relaxed: failures kept
+  token_usage usage;                       ///< over every call of this run, failed ones too
+  std::uint32_t calls = 0;                 ///< model calls made by this run
+  std::vector<recovery_step> steps;        ///< the steps taken, in order
+  std::optional<std::chrono::milliseconds> retry_after;  ///< later: when to come back
+
+  [[nodiscard]] stop_effect effect() const noexcept { return effect_of(reason); }
+};
+
+/// A short, stable digest of a failure's errors (category, keywords,
+/// schema and instance paths): equal digests mean the same failure.
+[[nodiscard]] std::string error_fingerprint(const failure_details& failure);
+
+/// Thread-safe: one ladder (with its circuit breaker and window budget)
+/// serves every worker thread of a process.
+class recovery_ladder {
+ public:
+  /// `schema_json` is the JSON Schema answers must follow today.
+  [[nodiscard]] static expected<recovery_ladder, schema_error> create(std::string_view schema_json,
+                                                                      llm_client& client,
+                                                                      recovery_options options = {});
+
+  recovery_ladder(recovery_ladder&&) noexcept;
+  recovery_ladder& operator=(recovery_ladder&&) noexcept;
+  ~recovery_ladder();
+
+  /// The next step for `e`, from its failure, triage, versions and attempt
+  /// history. `attempts_made` is the store's count of model calls for its
+  /// payload when it has one (the larger of it and the history counts).
+  [[nodiscard]] recovery_step next_step(const envelope& e, std::uint32_t attempts_made = 0) const;
+
+  /// The repair prompt the next model step would send.
+  [[nodiscard]] repair_prompt prompt_for(const envelope& e) const;
+
+  /// Runs `step` on `e`, appending an attempt to `e.attempts.history`, and
+  /// returns the step to stop with when it ended the ladder. A model step
+  /// reserves its attempt in `state` first (when given), and gives it back
+  /// when no model answered.
+  std::optional<recovery_step> run_step(envelope& e, const recovery_step& step, recovery_result& result,
+                                        replay_state* state = nullptr);
+
+  /// Runs steps until one stops the ladder.
+  [[nodiscard]] recovery_result run(envelope& e, replay_state* state = nullptr);
+
+  [[nodiscard]] const circuit_breaker& breaker() const noexcept;
+  [[nodiscard]] const recovery_options& options() const noexcept;
+
+ private:
+  struct impl;
+  explicit recovery_ladder(std::unique_ptr<impl> impl) noexcept;
+  std::unique_ptr<impl> impl_;
+};
+
+LLMDLQ_END_NAMESPACE

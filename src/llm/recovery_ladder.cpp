@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: MIT
+#include "llmdlq/llm/recovery_ladder.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include <boost/json/parse.hpp>
+#include <fmt/format.h>
+
+#include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/llm/token_budget.hpp"
+#include "llmdlq/repair.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+std::string_view to_string(recovery_step_kind kind) noexcept {
+  switch (kind) {
+    case recovery_step_kind::local_repair: return "local_repair";
+    case recovery_step_kind::repair_prompt: return "repair_prompt";
+    case recovery_step_kind::escalate_model: return "escalate_model";
+    case recovery_step_kind::relax_schema: return "relax_schema";
+    case recovery_step_kind::revalidate: return "revalidate";
+    case recovery_step_kind::stop: return "stop";
+  }
+  return "stop";
+}
+
+std::string_view to_string(stop_reason reason) noexcept {
+  switch (reason) {
+    case stop_reason::recovered: return "recovered";
+    case stop_reason::relaxed: return "relaxed";
+    case stop_reason::poison: return "poison";
+    case stop_reason::policy: return "policy";
+    case stop_reason::held: return "held";
+    case stop_reason::human_review: return "human_review";
+    case stop_reason::exhausted: return "exhausted";
+    case stop_reason::fingerprint_repeated: return "fingerprint_repeated";
+    case stop_reason::truncation_limit: return "truncation_limit";
+    case stop_reason::payload_budget_spent: return "payload_budget_spent";
+    case stop_reason::no_model: return "no_model";
+    case stop_reason::window_budget_spent: return "window_budget_spent";
+    case stop_reason::circuit_open: return "circuit_open";
+    case stop_reason::throttled: return "throttled";
+    case stop_reason::call_failed: return "call_failed";
+    case stop_reason::call_rejected: return "call_rejected";
+  }
+  return "held";
+}
+
+stop_effect effect_of(stop_reason reason) noexcept {
+  switch (reason) {
+    case stop_reason::recovered:
+    case stop_reason::relaxed: return stop_effect::recovered;
+    case stop_reason::exhausted:
+    case stop_reason::fingerprint_repeated:
+    case stop_reason::truncation_limit:
+    case stop_reason::payload_budget_spent:
+    case stop_reason::call_rejected: return stop_effect::exhausted;
+    case stop_reason::poison:
+    case stop_reason::policy:
+    case stop_reason::held:
+    case stop_reason::human_review:
+    case stop_reason::no_model: return stop_effect::unchanged;
+    case stop_reason::window_budget_spent:
+    case stop_reason::circuit_open:
+    case stop_reason::throttled:
+    case stop_reason::call_failed: return stop_effect::later;
+  }
+  return stop_effect::unchanged;
+}
+
+std::string error_fingerprint(const failure_details& failure) {
+  std::set<std::string> parts;
+  for (const auto& e : failure.errors) parts.insert(e.keyword + '\x1f' + e.schema_path + '\x1f' + e.instance_path);
+  std::string text(to_string(failure.category));
+  for (const auto& part : parts) {
+    text.push_back('\x1e');
+    text += part;
+  }
+  return detail::sha256_hex(text).substr(0, 16);
+}
+
+namespace {
+
+// History outcomes (attempt_record::outcome) the ladder writes.
+constexpr std::string_view outcome_recovered = "recovered";
+constexpr std::string_view outcome_relaxed = "relaxed";
+constexpr std::string_view outcome_call_failed = "call_failed";  // no model answered: not counted
+
+bool is_model_step(std::string_view strategy) {
+  return strategy == to_string(recovery_step_kind::repair_prompt) ||
+         strategy == to_string(recovery_step_kind::escalate_model);
+}
+
+bool has_strategy(const envelope& e, recovery_step_kind kind) {
+  return std::any_of(e.attempts.history.begin(), e.attempts.history.end(),
+                     [&](const attempt_record& a) { return a.strategy == to_string(kind); });
+}
+
+std::uint32_t model_calls(const envelope& e) {
+  return static_cast<std::uint32_t>(std::count_if(
+      e.attempts.history.begin(), e.attempts.history.end(),
+      [](const attempt_record& a) { return is_model_step(a.strategy) && a.outcome != outcome_call_failed; }));
+}
+
+std::int64_t tokens_spent(const envelope& e) {
+  std::int64_t total = 0;
+  for (const auto& a : e.attempts.history) total += std::max<std::int64_t>(a.tokens, 0);
+  return total;
+}
+
+// The stored response, when it is whole and readable text.
+std::optional<std::string_view> stored_text(const envelope& e) {
+  if (!e.raw_response.text || e.raw_response.base64 || e.raw_response.cut) return std::nullopt;
+  return std::string_view(*e.raw_response.text);
+}
+
+bool versions_drifted(const envelope& e, const version_set& current) {
+  return (!current.schema.empty() && e.versions.schema != current.schema) ||
+         (!current.prompt.empty() && e.versions.prompt != current.prompt);
+}
+
+recovery_step stop_with(stop_reason reason, std::string detail) {
+  return {recovery_step_kind::stop, reason, {}, std::nullopt, std::move(detail)};
+}
+
+// What a model-step outcome says about the answer, for the history.
+std::string outcome_of(const envelope& failed) { return std::string(to_string(failed.failure.category)); }
+
+}  // namespace
+
+struct recovery_ladder::impl {
+  llm_client* client;
+  recovery_options options;
+  schema compiled;
+  boost::json::value schema_json;
+  std::string schema_text;
+  circuit_breaker breaker;
+  token_budget window;
+  std::mutex mutex;  // guards what follows
+  std::mt19937_64 random{std::random_device{}()};
+  std::map<std::string, std::pair<std::uint32_t, timestamp>, std::less<>> backing_off;  // endpoint+model: failures, not before
+
+  impl(llm_client& c, recovery_options o, schema s, boost::json::value json, std::string text)
+      : client(&c),
+        options(std::move(o)),
+        compiled(std::move(s)),
+        schema_json(std::move(json)),
+        schema_text(std::move(text)),
+        breaker(options.breaker, options.clock),
+        window(options.window_token_budget, options.budget_window, options.clock) {
+    if (!options.clock) options.clock = system_now;
+  }
+
+  void sleep(std::chrono::milliseconds d) const {
+    if (d.count() <= 0) return;
+    if (options.sleep) {
+      options.sleep(d);
+    } else {
+      std::this_thread::sleep_for(d);
+    }
+  }
+
+  request_context context_for(const envelope& e, std::string_view model) const {
+    request_context ctx;
+    ctx.idempotency_key = e.idempotency_key;
+    ctx.record_id = e.record_id;
+    ctx.correlation_id = e.correlation_id;
+    ctx.trace_id = e.trace_id;
+    ctx.source_ref = e.source_ref;
+    ctx.prompt = e.prompt;
+    ctx.model = e.model;
+    if (!model.empty()) ctx.model.name = std::string(model);
+    ctx.versions = e.versions;
+    if (!options.current_versions.schema.empty()) ctx.versions.schema = options.current_versions.schema;
+    if (!options.current_versions.prompt.empty()) ctx.versions.prompt = options.current_versions.prompt;
+    ctx.origin = e.origin;
+    ctx.attempt = e.attempts.count;
+    ctx.received_at = e.created_at;
+    return ctx;
+  }
+
+  process_options judge_options() const {
+    process_options o = options.judge;
+    o.clock = options.clock;
+    return o;
+  }
+};
+
+recovery_ladder::recovery_ladder(std::unique_ptr<impl> impl) noexcept : impl_(std::move(impl)) {}
+recovery_ladder::recovery_ladder(recovery_ladder&&) noexcept = default;
+recovery_ladder& recovery_ladder::operator=(recovery_ladder&&) noexcept = default;
+recovery_ladder::~recovery_ladder() = default;
+
+expected<recovery_ladder, schema_error> recovery_ladder::create(std::string_view schema_json, llm_client& client,
+                                                                recovery_options options) {
+  auto compiled = schema::compile(schema_json);
+  if (!compiled) return unexpected(std::move(compiled.error()));
+  boost::system::error_code ec;
+  boost::json::value json = boost::json::parse(schema_json, ec);
+  if (ec) return unexpected(schema_error{schema_errc::invalid_json, "", ec.message(), std::nullopt});
+  std::string text(schema_json);
+  return recovery_ladder(
+      std::make_unique<impl>(client, std::move(options), std::move(*compiled), std::move(json), std::move(text)));
+}
+
+const circuit_breaker& recovery_ladder::breaker() const noexcept { return impl_->breaker; }
+const recovery_options& recovery_ladder::options() const noexcept { return impl_->options; }
+
+repair_prompt recovery_ladder::prompt_for(const envelope& e) const {
+  return build_repair_prompt(e, impl_->schema_json, impl_->options.prompt);
+}
+
+recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attempts_made) const {
+  const recovery_options& o = impl_->options;
+  const auto& history = e.attempts.history;
+  for (const auto& a : history) {
+    if (a.outcome == outcome_recovered) return stop_with(stop_reason::recovered, "recovered by " + a.strategy);
+    if (a.outcome == outcome_relaxed) return stop_with(stop_reason::relaxed, "accepted under relaxations");
+  }
+  const failure_category category = e.failure.category;
+  if (category == failure_category::poison || e.triage.kind == triage_class::poison) {
+    return stop_with(stop_reason::poison, "poison is never replayed");
+  }
+  if (category == failure_category::refusal || e.triage.kind == triage_class::policy) {
+    return stop_with(stop_reason::policy, "a refusal is never asked again");
+  }
+  // An answer of an earlier attempt that was poison or a refusal ends it too.
+  for (const auto& a : history) {
+    if (a.outcome == to_string(failure_category::poison)) {
+      return stop_with(stop_reason::poison, "an answer to a repair prompt was poison");
+    }
+    if (a.outcome == to_string(failure_category::refusal)) {
+      return stop_with(stop_reason::policy, "the model refused a repair prompt");
+    }
+  }
+  const auto text = stored_text(e);
+  const bool drifted = versions_drifted(e, o.current_versions);
+  const bool revalidated = has_strategy(e, recovery_step_kind::revalidate);
+  if (drifted && text && !revalidated) {
+    return {recovery_step_kind::revalidate, {}, {}, std::nullopt,
+            "written under other schema or prompt versions: judge it again at zero tokens"};
+  }
+  if (text && e.triage.action == recommended_action::local_repair &&
+      !has_strategy(e, recovery_step_kind::local_repair)) {
+    return {recovery_step_kind::local_repair, {}, {}, std::nullopt, "repair the stored response at zero tokens"};
+  }
+  const bool can_relax = o.relaxation.any() && text && !has_strategy(e, recovery_step_kind::relax_schema) &&
+                         (category == failure_category::schema || category == failure_category::semantic);
+  const auto relax_or = [&](stop_reason reason, std::string detail) -> recovery_step {
+    if (can_relax) {
+      return {recovery_step_kind::relax_schema, {}, {}, std::nullopt,
+              detail + "; the pipeline declared relaxations"};
+    }
+    return stop_with(reason, std::move(detail));
+  };
+  const bool contract_changed = drifted || revalidated;
+  if (category == failure_category::semantic || category == failure_category::low_confidence) {
+    return relax_or(stop_reason::human_review, "ambiguous: a person judges it");
+  }
+  if (category == failure_category::schema && !contract_changed) {
+    return relax_or(stop_reason::held, "deterministic: held until the schema or prompt version changes");
+  }
+
+  const std::uint32_t made = std::max(attempts_made, model_calls(e));
+  if (made >= o.max_attempts) {
+    return relax_or(stop_reason::exhausted, fmt::format("{} of {} automated attempts made", made, o.max_attempts));
+  }
+  // The same errors twice (the stored failure, then each answer): asking again will not help.
+  std::string previous = error_fingerprint(e.failure);
+  for (const auto& a : history) {
+    if (!is_model_step(a.strategy) || a.fingerprint.empty()) continue;
+    if (a.fingerprint == previous) {
+      return relax_or(stop_reason::fingerprint_repeated, "an answer failed with the same errors as before");
+    }
+    previous = a.fingerprint;
+  }
+  const std::int64_t spent = tokens_spent(e);
+  if (o.payload_token_budget > 0 && spent >= o.payload_token_budget) {
+    return relax_or(stop_reason::payload_budget_spent,
+                    fmt::format("{} of {} tokens spent on this payload", spent, o.payload_token_budget));
+  }
+
+  recovery_step step;
+  const bool escalate = made > 0 && !o.escalation_model.empty();
+  step.kind = escalate ? recovery_step_kind::escalate_model : recovery_step_kind::repair_prompt;
+  step.model = escalate ? o.escalation_model : (o.model.empty() ? e.model.name : o.model);
+  if (step.model.empty()) return relax_or(stop_reason::no_model, "no model to ask");
+  if (category == failure_category::truncated) {
+    // Asked again only with more room: double the limit it was cut at, each time.
+    const std::int64_t cut_at = e.model.max_tokens.value_or(o.max_tokens / 2);
+    std::int64_t limit = std::max<std::int64_t>(cut_at, 1);
+    for (std::uint32_t i = 0; i <= made; ++i) limit = limit > o.max_tokens_ceiling / 2 ? o.max_tokens_ceiling : limit * 2;
+    if (limit <= cut_at) {
+      return stop_with(stop_reason::truncation_limit,
+                       fmt::format("cut off at {} tokens, and the ceiling is {}", cut_at, o.max_tokens_ceiling));
+    }
+    step.max_tokens = limit;
+    step.detail = fmt::format("cut off: ask again with max_tokens {}", limit);
+  } else {
+    step.max_tokens = e.model.max_tokens.value_or(o.max_tokens);
+    step.detail = escalate ? "a stronger model, with the same repair prompt" : "an isolated repair prompt";
+  }
+  return step;
+}
+
+std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recovery_step& step,
+                                                       recovery_result& result, replay_state* state) {
+  impl& m = *impl_;
+  const recovery_options& o = m.options;
+  result.steps.push_back(step);
+  attempt_record record;
+  record.strategy = std::string(to_string(step.kind));
+  record.at = o.clock();
+
+  const auto finish_local = [&](expected<accepted, envelope> judged) -> std::optional<recovery_step> {
+    if (judged) {
+      record.outcome = std::string(outcome_recovered);
+      e.attempts.history.push_back(std::move(record));
+      result.output = std::move(judged->json);
+      return stop_with(stop_reason::recovered, "recovered by " + std::string(to_string(step.kind)));
+    }
+    record.outcome = outcome_of(judged.error());
+    record.fingerprint = error_fingerprint(judged.error().failure);
+    e.attempts.history.push_back(std::move(record));
+    return std::nullopt;
+  };
+
+  switch (step.kind) {
+    case recovery_step_kind::stop: return step;
+
+    case recovery_step_kind::revalidate: {
+      const auto text = stored_text(e);
+      if (!text) return stop_with(stop_reason::held, "the stored response is not whole");
+      auto judged = process_llm_response(*text, m.compiled, m.context_for(e, {}), m.judge_options());
+      if (!judged) {
+        // Today's verdict replaces the old one: the failure, triage and versions are now current.
+        envelope& now = judged.error();
+        e.failure = now.failure;
+        e.triage = now.triage;
+        e.versions = now.versions;
+      }
+      return finish_local(std::move(judged));
+    }
+
+    case recovery_step_kind::local_repair: {
+      const auto text = stored_text(e);
+      if (!text) return stop_with(stop_reason::held, "the stored response is not whole");
+      process_options judge = m.judge_options();
+      judge.repair = repair_mode::local;
+      return finish_local(process_llm_response(*text, m.compiled, m.context_for(e, {}), judge));
+    }
+
+    case recovery_step_kind::relax_schema: {
+      const auto text = stored_text(e);
+      if (!text) return stop_with(stop_reason::held, "the stored response is not whole");
+      boost::system::error_code ec;
+      boost::json::value doc = boost::json::parse(*text, ec);
+      if (ec) {
+        auto repaired = repair(*text);
+        if (repaired && !repaired->truncated) doc = boost::json::parse(repaired->json, ec);
+        if (!repaired || repaired->truncated || ec) {
+          record.outcome = "syntax";
+          e.attempts.history.push_back(std::move(record));
+          return stop_with(stop_reason::exhausted, "the stored response is not JSON: nothing to relax");
+        }
+      }
+      auto relaxed = relax(doc, m.compiled, o.relaxation);
+      if (!relaxed) {
+        record.outcome = "failed";
+        e.attempts.history.push_back(std::move(record));
+        const bool deterministic = e.failure.category == failure_category::schema;
+        return stop_with(deterministic ? stop_reason::held : stop_reason::human_review,
+                         "relaxation does not cover it: " + relaxed.error().message);
+      }
+      record.outcome = std::string(outcome_relaxed);
+      e.attempts.history.push_back(std::move(record));
+      result.output = std::move(relaxed->json);
+      result.dropped_paths = std::move(relaxed->dropped_paths);
+      result.waived_paths = std::move(relaxed->waived_paths);
+      return stop_with(stop_reason::relaxed, "accepted under the declared relaxations");
+    }
+
+    case recovery_step_kind::repair_prompt:
+    case recovery_step_kind::escalate_model: break;
+  }
+
+  // A model step: the breaker, the backoff and the window budget first.
+  const std::string endpoint = m.client->endpoint();
+  const std::string key = endpoint + '\n' + step.model;
+  const timestamp now = o.clock();
+  timestamp not_before = now;
+  if (auto refusal = m.breaker.admit(endpoint, step.model)) {
+    if (refusal->reason == call_refusal::reason_kind::circuit_open) {
+      result.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(refusal->until - now);
+      return stop_with(stop_reason::circuit_open, "the circuit of " + step.model + " is open");
+    }
+    not_before = refusal->until;
+  }
+  {
+    const std::lock_guard lock(m.mutex);
+    if (const auto it = m.backing_off.find(key); it != m.backing_off.end()) not_before = std::max(not_before, it->second.second);
+  }
+  if (not_before > now) {
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(not_before - now);
+    if (wait > o.max_wait) {
+      result.retry_after = wait;
+      return stop_with(stop_reason::throttled, fmt::format("the endpoint asked to wait {} ms", wait.count()));
+    }
+    m.sleep(wait);
+  }
+  if (m.window.remaining() <= 0) {
+    result.retry_after = o.budget_window;
+    return stop_with(stop_reason::window_budget_spent, "the tokens of this time window are spent");
+  }
+  if (state != nullptr) {
+    auto reserved = state->reserve_attempt(e.idempotency_key, o.max_attempts);
+    if (!reserved) {
+      if (reserved.error().code == replay_state_errc::attempts_exhausted) {
+        return stop_with(stop_reason::exhausted, "the store counts every automated attempt as made");
+      }
+      result.retry_after = std::chrono::seconds(1);
+      return stop_with(stop_reason::call_failed, "the replay state is unavailable: " + reserved.error().message);
+    }
+  }
+
+  const repair_prompt prompt = prompt_for(e);
+  llm_request request;
+  request.model = step.model;
+  request.messages = prompt.messages();
+  request.max_tokens = step.max_tokens;
+  request.temperature = o.temperature;
+  if (o.send_schema) request.json_schema = m.schema_text;
+  record.model = step.model;
+
+  auto answer = m.client->complete(request);
+  ++result.calls;
+  if (!answer) {
+    const call_error& error = answer.error();
+    record.latency_ms = error.latency.count();
+    record.at = o.clock();
+    if (error.decision.verdict == call_verdict::dead_letter) {
+      record.outcome = "call_rejected";
+      e.attempts.history.push_back(std::move(record));
+      return stop_with(stop_reason::call_rejected, "the request cannot succeed: " + error.decision.reason);
+    }
+    // No model answered: the attempt is given back, and the next call to this endpoint waits.
+    record.outcome = std::string(outcome_call_failed);
+    e.attempts.history.push_back(std::move(record));
+    if (state != nullptr) (void)state->release_attempt(e.idempotency_key);
+    const timestamp after = o.clock();
+    std::chrono::milliseconds wait{};
+    {
+      const std::lock_guard lock(m.mutex);
+      auto& [failures, until] = m.backing_off[key];
+      wait = full_jitter_backoff(failures++, o.backoff, m.random);
+      if (error.decision.retry_after) wait = std::max(wait, *error.decision.retry_after);
+      until = after + wait;
+    }
+    result.retry_after = wait;
+    if (error.decision.reason == "rate_limited") {
+      m.breaker.record_throttle(endpoint, step.model, after + wait);
+      return stop_with(stop_reason::throttled, "rate limited: " + error.message);
+    }
+    m.breaker.record_failure(endpoint, step.model);
+    return stop_with(stop_reason::call_failed, error.decision.reason + ": " + error.message);
+  }
+
+  completion& c = *answer;
+  m.breaker.record_success(endpoint, step.model);
+  {
+    const std::lock_guard lock(m.mutex);
+    m.backing_off.erase(key);
+  }
+  m.window.spend(c.usage.total());
+  result.usage += c.usage;
+  record.tokens = c.usage.total();
+  record.latency_ms = c.latency.count();
+  if (!c.model.empty()) record.model = c.model;
+
+  if (auto breakout = find_breakout(c.text, prompt)) {
+    record.outcome = std::string(to_string(failure_category::poison));
+    e.attempts.history.push_back(std::move(record));
+    return stop_with(stop_reason::poison, *breakout);
+  }
+  request_context ctx = m.context_for(e, record.model);
+  ctx.finish_reason = c.finish_reason;
+  ctx.refusal = c.refusal;
+  ctx.model.max_tokens = step.max_tokens;
+  auto judged = process_llm_response(c.text, m.compiled, ctx, m.judge_options());
+  if (judged) {
+    record.outcome = std::string(outcome_recovered);
+    e.attempts.history.push_back(std::move(record));
+    result.output = std::move(judged->json);
+    return stop_with(stop_reason::recovered, "recovered by " + std::string(to_string(step.kind)));
+  }
+  const failure_category answer_category = judged.error().failure.category;
+  record.outcome = outcome_of(judged.error());
+  record.fingerprint = error_fingerprint(judged.error().failure);
+  e.attempts.history.push_back(std::move(record));
+  if (answer_category == failure_category::poison) return stop_with(stop_reason::poison, "the answer is poison");
+  if (answer_category == failure_category::refusal) return stop_with(stop_reason::policy, "the model refused");
+  return std::nullopt;
+}
+
+recovery_result recovery_ladder::run(envelope& e, replay_state* state) {
+  recovery_result result;
+  std::uint32_t made = 0;
+  if (state != nullptr) {
+    if (auto count = state->attempts(e.idempotency_key)) made = *count;
+  }
+  // Each model step spends an attempt and local steps run once each, so
+  // this ends; the bound is a second guard.
+  for (int steps = 0; steps < 16; ++steps) {
+    const recovery_step step = next_step(e, made);
+    if (auto stop = run_step(e, step, result, state)) {
+      result.reason = stop->reason;
+      result.detail = std::move(stop->detail);
+      if (step.kind != recovery_step_kind::stop) result.steps.push_back(*stop);
+      return result;
+    }
+    if (state != nullptr && (step.kind == recovery_step_kind::repair_prompt ||
+                             step.kind == recovery_step_kind::escalate_model)) {
+      ++made;
+    }
+  }
+  result.reason = stop_reason::exhausted;
+  result.detail = "too many steps";
+  return result;
+}
+
+LLMDLQ_END_NAMESPACE
