@@ -75,7 +75,11 @@ stop_effect effect_of(stop_reason reason) noexcept {
 }
 
 std::string error_fingerprint(const failure_details& failure) {
+  // A cut-off or empty answer says nothing about repeating errors: the next
+  // attempt has more room or another model.
+  if (failure.errors.empty() && !failure.syntax) return {};
   std::set<std::string> parts;
+  if (failure.syntax) parts.insert("syntax@" + std::to_string(failure.syntax->offset));
   for (const auto& e : failure.errors) parts.insert(e.keyword + '\x1f' + e.schema_path + '\x1f' + e.instance_path);
   std::string text(to_string(failure.category));
   for (const auto& part : parts) {
@@ -275,7 +279,7 @@ recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attemp
   std::string previous = error_fingerprint(e.failure);
   for (const auto& a : history) {
     if (!is_model_step(a.strategy) || a.fingerprint.empty()) continue;
-    if (a.fingerprint == previous) {
+    if (!previous.empty() && a.fingerprint == previous) {
       return relax_or(stop_reason::fingerprint_repeated, "an answer failed with the same errors as before");
     }
     previous = a.fingerprint;

@@ -68,6 +68,15 @@ expected<relaxed_document, relaxation_error> relax(const boost::json::value& doc
     if (!relaxation.drop_failing_optional_properties) {
       return unexpected(relaxation_error{"the declared relaxations do not cover these errors", std::move(remaining)});
     }
+    // A property the schema does not declare is not an optional one: only
+    // allow_additional_properties covers it.
+    for (const auto& error : remaining) {
+      if (error.keyword == "additionalProperties" || error.keyword == "unevaluatedProperties") {
+        return unexpected(relaxation_error{"a property the schema does not declare (allow_additional_properties "
+                                           "is not declared)",
+                                           std::move(remaining)});
+      }
+    }
     // The deepest failing property first: dropping it may cure its parents.
     const auto victim = std::max_element(remaining.begin(), remaining.end(), [](const auto& a, const auto& b) {
       return a.instance_path.size() < b.instance_path.size();

@@ -124,7 +124,9 @@ struct recovery_result {
 };
 
 /// A short, stable digest of a failure's errors (category, keywords,
-/// schema and instance paths): equal digests mean the same failure.
+/// schema and instance paths, syntax position): equal digests mean the same
+/// failure. Empty for a failure without errors (empty, truncated): a
+/// larger max_tokens or another model is progress, not a repeat.
 [[nodiscard]] std::string error_fingerprint(const failure_details& failure);
 
 /// Thread-safe: one ladder (with its circuit breaker and window budget)
