@@ -16,11 +16,13 @@
 #include <llmdlq/llmdlq.hpp>
 
 #include "documents.hpp"
+#include "latency.hpp"
 #include "receipt_schema.hpp"
 
 namespace {
 
 using llmdlq_bench::receipt_schema;
+using llmdlq_bench::report_latencies;
 
 llmdlq::process_options process_options() {
   llmdlq::process_options options;
@@ -37,16 +39,6 @@ llmdlq::request_context context() {
   c.origin = {"receipt-processor", "ocr-worker-1", "receipts", 3, 100042};
   c.finish_reason = "stop";
   return c;
-}
-
-// p50, p99 and max of per-call latencies, in microseconds.
-void report_latencies(benchmark::State& state, std::vector<double>& micros) {
-  if (micros.empty()) return;
-  std::sort(micros.begin(), micros.end());
-  auto at = [&](double q) { return micros[std::min(micros.size() - 1, static_cast<std::size_t>(q * micros.size()))]; };
-  state.counters["p50_us"] = at(0.50);
-  state.counters["p99_us"] = at(0.99);
-  state.counters["max_us"] = micros.back();
 }
 
 void dead_letter(benchmark::State& state, const std::string& response, llmdlq::failure_category expected) {

@@ -10,5 +10,6 @@ int validate_command(arguments args);
 int process_command(arguments args);
 int stats_command(arguments args);
 int repair_command(arguments args);
+int replay_command(arguments args);
 
 }  // namespace llmdlq::cli

@@ -16,6 +16,7 @@ constexpr std::string_view usage =
     "  process    judge LLM responses (JSON Lines on stdin) and dead-letter the failures\n"
     "  stats      count a DLQ's records by category, triage and status\n"
     "  repair     repair the JSON in an LLM response, reporting every change\n"
+    "  replay     run the recovery ladder over a DLQ (dry run by default)\n"
     "run 'llmdlq <command> --help' for a command's options\n";
 
 }  // namespace
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   if (command == "process") return process_command(rest);
   if (command == "stats") return stats_command(rest);
   if (command == "repair") return repair_command(rest);
+  if (command == "replay") return replay_command(rest);
   if (command == "--version") {
     std::cout << "llmdlq " << llmdlq::version_string << '\n';
     return exit_ok;

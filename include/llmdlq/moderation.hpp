@@ -190,6 +190,14 @@ class moderation_store : public sink {
   /// Up to `limit` records with this status, oldest first.
   [[nodiscard]] virtual expected<std::vector<moderation_record>, moderation_error> list(moderation_status status,
                                                                                       std::size_t limit) = 0;
+
+  /// The next page: up to `limit` records with this status that come after
+  /// the record created at `after_created_at` (RFC 3339, as
+  /// moderation_record::created_at gives it) with `after_dlq_id`, in the
+  /// order of list() (creation time, then dlq_id).
+  [[nodiscard]] virtual expected<std::vector<moderation_record>, moderation_error> list_after(
+      moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id,
+      std::size_t limit) = 0;
 };
 
 LLMDLQ_END_NAMESPACE

@@ -298,11 +298,25 @@ recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attemp
   if (category == failure_category::truncated) {
     // Asked again only with more room: double the limit it was cut at, each time.
     const std::int64_t cut_at = e.model.max_tokens.value_or(o.max_tokens / 2);
-    std::int64_t limit = std::max<std::int64_t>(cut_at, 1);
-    for (std::uint32_t i = 0; i <= made; ++i) limit = limit > o.max_tokens_ceiling / 2 ? o.max_tokens_ceiling : limit * 2;
-    if (limit <= cut_at) {
-      return stop_with(stop_reason::truncation_limit,
-                       fmt::format("cut off at {} tokens, and the ceiling is {}", cut_at, o.max_tokens_ceiling));
+    const auto limit_for = [&](std::uint32_t attempt) {  // the limit of model attempt `attempt` (0-based)
+      std::int64_t limit = std::max<std::int64_t>(cut_at, 1);
+      for (std::uint32_t i = 0; i <= attempt; ++i) {
+        limit = limit > o.max_tokens_ceiling / 2 ? std::max(o.max_tokens_ceiling, limit) : limit * 2;
+      }
+      return limit;
+    };
+    const std::int64_t limit = limit_for(made);
+    // Cut off again at the last limit: the same limit would cut it again.
+    const auto last_model = std::find_if(history.rbegin(), history.rend(), [](const attempt_record& a) {
+      return is_model_step(a.strategy) && a.outcome != outcome_call_failed;
+    });
+    const std::int64_t previous_limit =
+        made > 0 && last_model != history.rend() && last_model->outcome == to_string(failure_category::truncated)
+            ? limit_for(made - 1)
+            : cut_at;
+    if (limit <= previous_limit) {
+      return stop_with(stop_reason::truncation_limit, fmt::format("cut off at {} tokens, and the ceiling is {}",
+                                                                  previous_limit, o.max_tokens_ceiling));
     }
     step.max_tokens = limit;
     step.detail = fmt::format("cut off: ask again with max_tokens {}", limit);

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// A moderation store (sqlite_store, postgres_store) as a replay source: its
+// `pending` and `requeued` letters, oldest first; a replay's verdict moves a
+// record to `recovered` or `exhausted`, or records the attempt and leaves it
+// where it was (a relaxed payload stays pending: it goes to moderation as
+// well as downstream).
+// Part of the llmdlq::llm library.
+#pragma once
+
+#include <string>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/llm/replayer.hpp"
+#include "llmdlq/moderation.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+class moderation_replay_source final : public replay_source {
+ public:
+  /// `operator_name` goes into each record's operator log.
+  explicit moderation_replay_source(moderation_store& store, std::string operator_name = "llmdlq-replay",
+                                    bool requeued_only = false)
+      : store_(&store), operator_(std::move(operator_name)), requeued_only_(requeued_only) {}
+
+  [[nodiscard]] expected<std::vector<stored_letter>, std::string> next(std::string_view after,
+                                                                       std::size_t limit) override;
+  [[nodiscard]] expected<void, std::string> update(const stored_letter& before, const envelope& after,
+                                                   const recovery_result& result) override;
+
+ private:
+  moderation_store* store_;
+  std::string operator_;
+  bool requeued_only_;
+};
+
+LLMDLQ_END_NAMESPACE

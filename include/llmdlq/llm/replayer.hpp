@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// Bounded replay of a dead-letter store: the recovery ladder run over the
+// letters a filter selects, dry by default, at a set rate, under a lease so
+// that one replay runs per store, resumable from a cursor, writing each
+// recovered payload downstream once (the replay ledger).
+// Part of the llmdlq::llm library.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/envelope.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/llm/recovery_ladder.hpp"
+#include "llmdlq/replay_state.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+/// A dead letter as a source holds it.
+struct stored_letter {
+  envelope letter;
+  std::string position;  ///< where it is in the source, for the cursor (increasing)
+};
+
+/// Where a replay reads dead letters and writes what became of them.
+class replay_source {
+ public:
+  virtual ~replay_source() = default;
+  /// Up to `limit` letters after `after` (from the start when empty), in position order.
+  [[nodiscard]] virtual expected<std::vector<stored_letter>, std::string> next(std::string_view after,
+                                                                               std::size_t limit) = 0;
+  /// Records the ladder's run on `letter` (whose history it extended): the
+  /// record is recovered, exhausted, or keeps its status with the new
+  /// history. A source that cannot write (a Kafka topic) does nothing.
+  [[nodiscard]] virtual expected<void, std::string> update(const stored_letter& before, const envelope& after,
+                                                           const recovery_result& result) = 0;
+};
+
+/// Where recovered payloads go. Each delivery carries the idempotency key,
+/// so a target that sees a key twice (after a crash between delivery and
+/// the ledger's confirmation) can drop the second.
+class replay_target {
+ public:
+  virtual ~replay_target() = default;
+  [[nodiscard]] virtual expected<void, std::string> deliver(const ledger_entry& entry) = 0;
+};
+
+/// Which letters a replay takes; empty members select everything.
+struct replay_filter {
+  std::vector<std::string> categories;      ///< failure categories
+  std::vector<std::string> triage_classes;
+  std::vector<std::string> codes;           ///< failure codes
+  std::vector<std::string> dlq_ids;
+  std::string schema_version;               ///< the versions the letter was written under
+  std::string prompt_version;
+  std::string model_version;
+  std::optional<timestamp> since;           ///< created at or after
+  std::optional<timestamp> until;           ///< created before
+
+  [[nodiscard]] bool matches(const envelope& e) const;
+};
+
+/// One letter a dry run looked at: what the ladder would do, and for the
+/// steps that cost nothing, what it would produce.
+struct replay_sample {
+  std::string dlq_id;
+  recovery_step step;
+  std::string before;                 ///< the stored response (a prefix)
+  std::optional<std::string> after;   ///< the document a zero-token step produces
+};
+
+struct replay_progress {
+  std::size_t seen = 0;
+  std::size_t done = 0;  ///< letters the ladder ran on (or, dry, judged)
+  std::string position;
+};
+
+struct replay_options {
+  bool dry_run = true;             ///< judge and count, call no model, change nothing
+  double rate = 10.0;              ///< letters per second (a token bucket); 0: no limit
+  std::size_t limit = 0;           ///< letters to run at most; 0: all
+  std::size_t batch = 100;         ///< letters read per call to the source
+  std::string name = "replay";     ///< the lease's and the cursor's name
+  std::string owner;               ///< who holds the lease (empty: host and pid)
+  std::chrono::seconds lease_ttl{120};
+  replay_filter filter;
+  std::size_t samples = 5;         ///< dry run: letters shown with their step
+  std::function<void(const replay_progress&)> progress;
+  clock_function clock = system_now;
+  std::function<void(std::chrono::milliseconds)> sleep;  ///< empty: std::this_thread::sleep_for
+};
+
+/// What a replay did.
+struct replay_summary {
+  bool dry_run = true;
+  std::size_t seen = 0;         ///< letters read from the source
+  std::size_t selected = 0;     ///< of them, those the filter took
+  std::map<std::string, std::size_t> by_outcome;  ///< stop reason (dry: the next step) → letters
+  std::size_t recovered = 0;    ///< written downstream by this replay
+  std::size_t duplicates = 0;   ///< recovered, but the ledger held the payload already: not written again
+  std::size_t exhausted = 0;    ///< handed to people
+  std::size_t held = 0;         ///< left as they were (held, for review, never replayed)
+  std::size_t delivered = 0;    ///< ledger entries delivered to the target (resumed ones too)
+  token_usage usage;
+  std::uint32_t calls = 0;
+  bool finished = false;        ///< reached the end of the source (the cursor starts over next time)
+  std::string stopped_because;  ///< when not finished: why (a circuit open, the limit, ...)
+  std::vector<replay_sample> samples;
+};
+
+/// Replays one source. Not thread-safe; one replay per source at a time
+/// (the lease sees to that across processes).
+class replayer {
+ public:
+  replayer(recovery_ladder& ladder, replay_source& source, replay_state& state, replay_options options = {});
+
+  /// Sends recovered payloads to `target` too (after the ledger records them).
+  void deliver_to(replay_target& target) noexcept { target_ = &target; }
+
+  /// Runs until the source ends, the limit is reached, or the endpoint or
+  /// budget says later. Fails without the lease, or when the store fails.
+  [[nodiscard]] expected<replay_summary, replay_state_error> run();
+
+ private:
+  recovery_ladder* ladder_;
+  replay_source* source_;
+  replay_state* state_;
+  replay_target* target_ = nullptr;
+  replay_options options_;
+};
+
+LLMDLQ_END_NAMESPACE

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+#include "llmdlq/llm/moderation_replay_source.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <tuple>
+
+#include <fmt/format.h>
+
+LLMDLQ_BEGIN_NAMESPACE
+
+namespace {
+
+// A position is the record's creation time and dlq_id; RFC 3339 text has no space.
+std::string position_of(const moderation_record& r) { return r.created_at + ' ' + r.dlq_id; }
+
+std::pair<std::string_view, std::string_view> split_position(std::string_view position) {
+  const auto space = position.find(' ');
+  if (space == std::string_view::npos) return {{}, {}};
+  return {position.substr(0, space), position.substr(space + 1)};
+}
+
+}  // namespace
+
+expected<std::vector<stored_letter>, std::string> moderation_replay_source::next(std::string_view after,
+                                                                                 std::size_t limit) {
+  const auto [created_at, dlq_id] = split_position(after);
+  std::vector<moderation_record> records;
+  std::vector<moderation_status> statuses{moderation_status::requeued};
+  if (!requeued_only_) statuses.push_back(moderation_status::pending);
+  for (const auto status : statuses) {
+    auto page = store_->list_after(status, created_at, dlq_id, limit);
+    if (!page) return unexpected(fmt::format("listing {} letters: {}", to_string(status), page.error().message));
+    std::move(page->begin(), page->end(), std::back_inserter(records));
+  }
+  std::sort(records.begin(), records.end(), [](const moderation_record& a, const moderation_record& b) {
+    return std::tie(a.created_at, a.dlq_id) < std::tie(b.created_at, b.dlq_id);
+  });
+  if (records.size() > limit) records.resize(limit);
+  std::vector<stored_letter> letters;
+  letters.reserve(records.size());
+  for (auto& record : records) {
+    auto letter = parse_envelope(record.envelope_json);
+    if (!letter) {
+      return unexpected(fmt::format("the stored envelope of {} does not read back ({}: {})", record.dlq_id,
+                                    letter.error().path, letter.error().message));
+    }
+    letters.push_back({std::move(*letter), position_of(record)});
+  }
+  return letters;
+}
+
+expected<void, std::string> moderation_replay_source::update(const stored_letter& before, const envelope& after,
+                                                             const recovery_result& result) {
+  moderation_request request;
+  request.dlq_id = before.letter.dlq_id;
+  request.operator_name = operator_;
+  request.note = fmt::format("{}: {}", to_string(result.reason), result.detail);
+  request.envelope_json = serialize(after);
+  const bool tried = after.attempts.history.size() > before.letter.attempts.history.size();
+  switch (result.effect()) {
+    case stop_effect::recovered:
+      if (result.reason == stop_reason::relaxed) {
+        // Downstream has it; a person still looks at what was relaxed.
+        std::string dropped;
+        for (const auto& path : result.dropped_paths) dropped += (dropped.empty() ? "" : ", ") + path;
+        if (!dropped.empty()) request.note += "; dropped " + dropped;
+        request.action = moderation_action::record_attempt;
+      } else {
+        request.action = moderation_action::recover;
+        request.corrected = result.output;
+      }
+      break;
+    case stop_effect::exhausted: request.action = moderation_action::exhaust; break;
+    case stop_effect::unchanged:
+    case stop_effect::later:
+      if (!tried) return {};
+      request.action = moderation_action::record_attempt;
+      break;
+  }
+  auto acted = store_->act(request);
+  // An operator who acted on the record meanwhile wins: the replay leaves it.
+  if (!acted && acted.error().code != moderation_errc::invalid_transition) return unexpected(acted.error().message);
+  return {};
+}
+
+LLMDLQ_END_NAMESPACE

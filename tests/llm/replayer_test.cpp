@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: MIT
+// Replaying a SQLite DLQ: dry runs change nothing, real runs move records
+// along, the lease admits one replay, the cursor resumes, the rate paces,
+// and the ledger writes each payload downstream once, also across kill -9.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include <llmdlq/llm/moderation_replay_source.hpp>
+#include <llmdlq/llm/replayer.hpp>
+#include <llmdlq/llm/testing.hpp>
+#include <llmdlq/process.hpp>
+#include <llmdlq/sqlite/replay_state.hpp>
+#include <llmdlq/sqlite/store.hpp>
+
+#include "catch.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using llmdlq::moderation_status;
+using llmdlq::testing::manual_clock;
+using llmdlq::testing::scripted_llm_client;
+
+constexpr std::string_view schema_text = R"({
+  "type": "object", "required": ["name", "total"],
+  "properties": {"name": {"type": "string"}, "total": {"type": "number"}}
+})";
+
+std::string valid(int i) { return R"({"name": "r)" + std::to_string(i) + R"(", "total": 1})"; }
+
+// A DLQ with `n` cut-off responses (keys k0..k(n-1)), each recoverable by a re-ask.
+void fill(llmdlq::sqlite_store& store, int n, manual_clock& clock) {
+  auto schema = llmdlq::schema::compile(schema_text);
+  REQUIRE(schema.has_value());
+  for (int i = 0; i < n; ++i) {
+    llmdlq::request_context ctx;
+    ctx.idempotency_key = "k" + std::to_string(i);
+    ctx.model.name = "m";
+    ctx.model.max_tokens = 100;
+    ctx.finish_reason = "length";
+    llmdlq::process_options o;
+    o.clock = clock.function();
+    auto judged = llmdlq::process_llm_response(R"({"name": "r)" + std::to_string(i), *schema, ctx, o);
+    REQUIRE_FALSE(judged.has_value());
+    REQUIRE(store.publish(judged.error()).has_value());
+    clock.advance(1s);
+  }
+}
+
+// Appends each delivery to a file, one line per key; kills the process at the chosen moment.
+class file_target final : public llmdlq::replay_target {
+ public:
+  explicit file_target(std::filesystem::path path, bool die_before_write = false)
+      : path_(std::move(path)), die_(die_before_write) {}
+  llmdlq::expected<void, std::string> deliver(const llmdlq::ledger_entry& entry) override {
+    if (die_) ::raise(SIGKILL);
+    std::ofstream(path_, std::ios::app) << entry.idempotency_key << ' ' << entry.output << '\n';
+    return {};
+  }
+
+ private:
+  std::filesystem::path path_;
+  bool die_;
+};
+
+std::vector<std::string> lines_of(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+struct fixture {
+  llmdlq::test::temp_dir dir;
+  manual_clock clock;
+  scripted_llm_client model;
+  std::filesystem::path db = dir.path() / "dlq.db";
+  llmdlq::sqlite_store store = *llmdlq::sqlite_store::open(db);
+  llmdlq::sqlite_replay_state state = *llmdlq::sqlite_replay_state::open(db, {.clock = clock.function()});
+  llmdlq::recovery_options recovery;
+  llmdlq::replay_options replay;
+
+  fixture() {
+    recovery.clock = clock.function();
+    recovery.sleep = clock.sleeper();
+    replay.clock = clock.function();
+    replay.sleep = clock.sleeper();
+    replay.owner = "test";
+    replay.dry_run = false;
+  }
+  llmdlq::recovery_ladder ladder() { return *llmdlq::recovery_ladder::create(schema_text, model, recovery); }
+};
+
+}  // namespace
+
+TEST_CASE("A dry run counts next steps, calls no model and changes nothing", "[replay]") {
+  fixture f;
+  fill(f.store, 3, f.clock);
+  f.replay.dry_run = true;
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  llmdlq::replayer replay(ladder, source, f.state, f.replay);
+  auto summary = replay.run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->selected == 3);
+  CHECK(summary->by_outcome["repair_prompt"] == 3);
+  CHECK(summary->samples.size() == 3);
+  CHECK(f.model.calls() == 0);
+  CHECK(f.store.list(moderation_status::pending, 10)->size() == 3);
+  CHECK(f.state.attempts("k0") == 0u);
+}
+
+TEST_CASE("A real run recovers, records the attempt and writes each payload once", "[replay]") {
+  fixture f;
+  fill(f.store, 3, f.clock);
+  for (int i = 0; i < 3; ++i) f.model.then_reply(valid(i), {50, 10});
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  file_target target(f.dir.path() / "out.txt");
+  llmdlq::replayer replay(ladder, source, f.state, f.replay);
+  replay.deliver_to(target);
+  auto summary = replay.run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->recovered == 3);
+  CHECK(summary->finished);
+  CHECK(summary->usage.total() == 180);
+  CHECK(lines_of(f.dir.path() / "out.txt").size() == 3);
+  CHECK(f.store.list(moderation_status::recovered, 10)->size() == 3);
+  auto stored = f.store.find(f.store.list(moderation_status::recovered, 1)->at(0).dlq_id);
+  REQUIRE(stored.has_value());
+  REQUIRE(stored->has_value());
+  CHECK((*stored)->attempts.history.size() == 1);
+  CHECK((*stored)->attempts.history[0].tokens == 60);
+  // A second run finds nothing left to do: no call, no write.
+  auto again = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(again.has_value());
+  CHECK(again->selected == 0);
+  CHECK(f.model.calls() == 3);
+}
+
+TEST_CASE("A late original and a replay both succeed: one downstream write", "[replay][ledger]") {
+  fixture f;
+  fill(f.store, 1, f.clock);
+  // The original worker finished after all, and wrote through the ledger first.
+  auto original = f.state.record_output("k0", "worker", "", valid(0));
+  REQUIRE(original.has_value());
+  REQUIRE(original->first);
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  file_target target(f.dir.path() / "out.txt");
+  llmdlq::replayer replay(ladder, source, f.state, f.replay);
+  replay.deliver_to(target);
+  auto summary = replay.run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->duplicates == 1);
+  CHECK(summary->recovered == 0);
+  CHECK(f.model.calls() == 0);  // the ledger answered before any call
+  CHECK(lines_of(f.dir.path() / "out.txt").empty());
+  CHECK(f.store.list(moderation_status::recovered, 10)->size() == 1);
+
+  SECTION("and when the original writes after the replay, the original is the duplicate") {
+    auto late = f.state.record_output("k0", "worker", "", valid(0));
+    REQUIRE(late.has_value());
+    CHECK_FALSE(late->first);
+    CHECK(late->source == "worker");
+  }
+}
+
+TEST_CASE("One replay per store: the lease", "[replay][lease]") {
+  fixture f;
+  fill(f.store, 1, f.clock);
+  REQUIRE(f.state.acquire_lease("replay", "someone-else", 60s).has_value());
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE_FALSE(summary.has_value());
+  CHECK(summary.error().code == llmdlq::replay_state_errc::lease_held);
+  CHECK(summary.error().holder == "someone-else");
+  CHECK(f.model.calls() == 0);
+  f.clock.advance(61s);  // the other replay died: its lease expires
+  f.model.then_reply(valid(0));
+  CHECK(llmdlq::replayer(ladder, source, f.state, f.replay).run().has_value());
+  CHECK(f.model.calls() == 1);
+}
+
+TEST_CASE("A stopped replay resumes after the last letter it finished", "[replay][cursor]") {
+  fixture f;
+  fill(f.store, 4, f.clock);
+  f.recovery.max_wait = 0ms;
+  f.model.then_reply(valid(0)).then_fail("server_error");  // the second letter meets a failing endpoint
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  auto first = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(first.has_value());
+  CHECK_FALSE(first->finished);
+  CHECK(first->recovered == 1);
+  CHECK(first->stopped_because.starts_with("call_failed"));
+  // Resumed later: it starts at the letter that met the failure, not at the start.
+  f.clock.advance(5min);
+  for (int i = 1; i < 4; ++i) f.model.then_reply(valid(i));
+  auto second = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(second.has_value());
+  CHECK(second->finished);
+  CHECK(second->seen == 3);
+  CHECK(second->recovered == 3);
+  CHECK(f.model.calls() == 5);
+  CHECK(f.state.attempts("k1") == 1u);  // the failed call gave its attempt back
+}
+
+TEST_CASE("The rate paces letters", "[replay][rate]") {
+  fixture f;
+  fill(f.store, 5, f.clock);
+  for (int i = 0; i < 5; ++i) f.model.then_reply(valid(i));
+  f.replay.rate = 2.0;  // letters per second
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  const auto start = f.clock.now();
+  auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->recovered == 5);
+  CHECK(f.clock.now() - start >= 2000ms);  // 5 letters at 2/s: 4 waits of 500 ms
+}
+
+TEST_CASE("kill -9 between the model call and the write: nothing written twice, nothing lost", "[replay][crash]") {
+  fixture f;
+  fill(f.store, 1, f.clock);
+  const auto out = f.dir.path() / "out.txt";
+  // The child gets its answer, then dies before the ledger records it.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    struct dying_client final : llmdlq::llm_client {
+      llmdlq::expected<llmdlq::completion, llmdlq::call_error> complete(const llmdlq::llm_request&) override {
+        ::raise(SIGKILL);
+        return llmdlq::completion{};
+      }
+      std::string endpoint() const override { return "dying"; }
+    } dying;
+    auto store = *llmdlq::sqlite_store::open(f.db);
+    auto state = *llmdlq::sqlite_replay_state::open(f.db);
+    auto ladder = *llmdlq::recovery_ladder::create(schema_text, dying, f.recovery);
+    llmdlq::moderation_replay_source source(store);
+    file_target target(out);
+    llmdlq::replayer replay(ladder, source, state, f.replay);
+    replay.deliver_to(target);
+    (void)replay.run();
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(f.state.attempts("k0") == 1u);  // counted before the call
+  CHECK(lines_of(out).empty());
+  f.clock.advance(10min);  // the dead replay's lease expires
+  f.model.then_reply(valid(0));
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  file_target target(out);
+  llmdlq::replayer replay(ladder, source, f.state, f.replay);
+  replay.deliver_to(target);
+  auto summary = replay.run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->recovered == 1);
+  CHECK(lines_of(out).size() == 1);
+  CHECK(f.state.attempts("k0") == 2u);
+}
+
+TEST_CASE("kill -9 between the ledger and the delivery: the resumed replay delivers it once", "[replay][crash]") {
+  fixture f;
+  fill(f.store, 1, f.clock);
+  const auto out = f.dir.path() / "out.txt";
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    scripted_llm_client model;
+    model.then_reply(valid(0));
+    auto store = *llmdlq::sqlite_store::open(f.db);
+    auto state = *llmdlq::sqlite_replay_state::open(f.db);
+    auto ladder = *llmdlq::recovery_ladder::create(schema_text, model, f.recovery);
+    llmdlq::moderation_replay_source source(store);
+    file_target dying(out, /*die_before_write=*/true);
+    llmdlq::replayer replay(ladder, source, state, f.replay);
+    replay.deliver_to(dying);
+    (void)replay.run();
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  auto recorded = f.state.find_output("k0");
+  REQUIRE(recorded.has_value());
+  REQUIRE(recorded->has_value());
+  CHECK_FALSE((*recorded)->delivered);
+  f.clock.advance(10min);
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  file_target target(out);
+  llmdlq::replayer replay(ladder, source, f.state, f.replay);
+  replay.deliver_to(target);
+  auto summary = replay.run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->delivered == 1);
+  CHECK(lines_of(out).size() == 1);
+  CHECK(f.model.calls() == 0);  // the ledger had the payload: no second call
+}

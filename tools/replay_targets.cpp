@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+#include "replay_targets.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "cli.hpp"
+
+namespace llmdlq::cli {
+
+expected<void, std::string> check_allowlist(std::string_view target, const std::filesystem::path& allowlist_file) {
+  std::ifstream in(allowlist_file);
+  if (!in) return unexpected(fmt::format("cannot read the allowlist {}", allowlist_file.string()));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const auto last = line.find_last_not_of(" \t\r");
+    const std::string_view entry = std::string_view(line).substr(first, last - first + 1);
+    if (entry == target) return {};
+    if (entry.size() > 1 && entry.back() == '*' && target.starts_with(entry.substr(0, entry.size() - 1))) return {};
+  }
+  return unexpected(fmt::format("{} is not on the allowlist {}", target, allowlist_file.string()));
+}
+
+expected<jsonl_replay_target, std::string> jsonl_replay_target::open(const std::filesystem::path& path) {
+  std::set<std::string> keys;
+  if (auto existing = read_file(path.string()); existing) {
+    std::string_view rest = *existing;
+    while (!rest.empty()) {
+      const auto end = rest.find('\n');
+      const std::string_view line = rest.substr(0, end);
+      rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+      if (line.empty()) continue;
+      boost::system::error_code ec;
+      const auto value = boost::json::parse(line, ec);
+      const auto* object = ec ? nullptr : value.if_object();
+      const auto* key = object ? object->if_contains("idempotency_key") : nullptr;
+      // A line cut by a crash carries no key: its payload is still undelivered in the ledger.
+      if (key != nullptr && key->is_string()) keys.emplace(key->as_string());
+    }
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return unexpected(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  return jsonl_replay_target(fd, std::move(keys));
+}
+
+jsonl_replay_target::jsonl_replay_target(jsonl_replay_target&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), keys_(std::move(other.keys_)) {}
+
+jsonl_replay_target& jsonl_replay_target::operator=(jsonl_replay_target&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    keys_ = std::move(other.keys_);
+  }
+  return *this;
+}
+
+jsonl_replay_target::~jsonl_replay_target() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+expected<void, std::string> jsonl_replay_target::deliver(const ledger_entry& entry) {
+  if (keys_.contains(entry.idempotency_key)) return {};
+  boost::system::error_code ec;
+  boost::json::value output = boost::json::parse(entry.output, ec);
+  if (ec) return unexpected("the recorded output is not JSON: " + ec.message());
+  boost::json::object line{{"idempotency_key", entry.idempotency_key}, {"source", entry.source}};
+  if (!entry.dlq_id.empty()) line.emplace("dlq_id", entry.dlq_id);
+  line.emplace("output", std::move(output));
+  std::string text = boost::json::serialize(line);
+  text.push_back('\n');
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(fd_, rest.data(), rest.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return unexpected(fmt::format("writing: {}", std::strerror(errno)));
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (::fsync(fd_) != 0) return unexpected(fmt::format("syncing: {}", std::strerror(errno)));
+  keys_.insert(entry.idempotency_key);
+  return {};
+}
+
+}  // namespace llmdlq::cli

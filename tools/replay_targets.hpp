@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Where `llmdlq replay --to` may send recovered payloads: the allowlist that
+// guards it, and the JSON Lines target.
+#pragma once
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <llmdlq/llm/replayer.hpp>
+
+namespace llmdlq::cli {
+
+/// Whether `target` is on the allowlist in `allowlist_file`: one target per
+/// line, exact, or a prefix ending in `*`; `#` starts a comment. The error
+/// says why not.
+expected<void, std::string> check_allowlist(std::string_view target, const std::filesystem::path& allowlist_file);
+
+/// Appends each recovered payload as a JSON line {"idempotency_key", "dlq_id",
+/// "source", "output"} and syncs it. It reads the file's keys when it opens,
+/// so a payload delivered before a crash is not written twice.
+class jsonl_replay_target final : public replay_target {
+ public:
+  static expected<jsonl_replay_target, std::string> open(const std::filesystem::path& path);
+  jsonl_replay_target(jsonl_replay_target&&) noexcept;
+  jsonl_replay_target& operator=(jsonl_replay_target&&) noexcept;
+  ~jsonl_replay_target() override;
+
+  [[nodiscard]] expected<void, std::string> deliver(const ledger_entry& entry) override;
+
+ private:
+  jsonl_replay_target(int fd, std::set<std::string> keys) : fd_(fd), keys_(std::move(keys)) {}
+  int fd_ = -1;
+  std::set<std::string> keys_;
+};
+
+}  // namespace llmdlq::cli
