@@ -26,7 +26,7 @@ macro(llmdlq_find_core_dependencies)
   endif()
 endmacro()
 
-# llmdlq::<component>, one of the transports: its client library.
+# llmdlq::<component>, one of the transports (or llm): its client library.
 macro(llmdlq_find_component_dependencies component)
   if("${component}" STREQUAL "sqlite")
     llmdlq_find_dependency(SQLite3)
@@ -36,5 +36,7 @@ macro(llmdlq_find_component_dependencies component)
     llmdlq_find_dependency(Hiredis)
   elseif("${component}" STREQUAL "postgres")
     llmdlq_find_dependency(PostgreSQL)
+  elseif("${component}" STREQUAL "llm")
+    llmdlq_find_dependency(CURL)
   endif()
 endmacro()
