@@ -3,9 +3,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/sqlite/store.hpp"
 
-#include <fcntl.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <mutex>
@@ -13,11 +11,15 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "llmdlq/detail/moderation_check.hpp"
 #include "llmdlq/json_parser.hpp"
+#include "connection.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
+
+using namespace detail::sqlite;
 
 // Permanent errors (`rejected`) are those a retry of the same envelope cannot cure.
 sink_errc classify(int extended_code) {
@@ -54,24 +56,15 @@ sink_error sqlite_failure(sqlite3* db, std::string_view what) {
   return {classify(code), fmt::format("sqlite: {}: {}", what, db ? sqlite3_errmsg(db) : "cannot open")};
 }
 
-// Creates a missing database file readable by its owner only; SQLite gives
-// its WAL files the same mode. Anything else is left for SQLite to report.
-void create_private_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd >= 0) ::close(fd);
-}
-
-// The table, its indexes and the journal settings, for a writable DLQ.
-std::string create_schema(const std::string& t) {
+// The DLQ's table `name`; its status CHECK allows every moderation_status.
+std::string table_definition(std::string_view name) {
   return fmt::format(R"sql(
-    PRAGMA journal_mode = WAL;
-    PRAGMA synchronous = FULL;
     CREATE TABLE IF NOT EXISTS {0} (
       dlq_id          TEXT PRIMARY KEY,
       idempotency_key TEXT,
       attempt         INTEGER NOT NULL,
       status          TEXT NOT NULL DEFAULT 'pending'
-                      CHECK (status IN ('pending', 'claimed', 'resolved', 'discarded', 'requeued')),
+                      CHECK (status IN ({1})),
       category        TEXT NOT NULL,
       triage          TEXT NOT NULL,
       action          TEXT NOT NULL,
@@ -86,53 +79,26 @@ std::string create_schema(const std::string& t) {
       claimed_by      TEXT,
       resolution      TEXT
     );
+  )sql", name, detail::moderation_status_sql_list());
+}
+
+std::string index_definitions(const std::string& t) {
+  return fmt::format(R"sql(
     CREATE UNIQUE INDEX IF NOT EXISTS {0}_attempt ON {0} (idempotency_key, attempt)
       WHERE idempotency_key IS NOT NULL;
     CREATE INDEX IF NOT EXISTS {0}_status ON {0} (status, category);
   )sql", t);
 }
 
-bool valid_table_name(std::string_view name) {
-  return !name.empty() && name.size() <= 63 && !(name[0] >= '0' && name[0] <= '9') &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-         });
+// The table, its indexes and the journal settings, for a writable DLQ.
+std::string create_schema(const std::string& t) {
+  return "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;" + table_definition(t) + index_definitions(t);
 }
 
-// A prepared statement that resets itself after each use.
-class statement {
- public:
-  statement() = default;
-  statement(const statement&) = delete;
-  statement& operator=(const statement&) = delete;
-  ~statement() { sqlite3_finalize(stmt_); }
-
-  bool prepare(sqlite3* db, const std::string& sql) {
-    return sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size() + 1), SQLITE_PREPARE_PERSISTENT, &stmt_,
-                              nullptr) == SQLITE_OK;
-  }
-  sqlite3_stmt* get() const noexcept { return stmt_; }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-void bind_text(sqlite3_stmt* stmt, int index, std::string_view text) {
-  if (text.empty()) {
-    sqlite3_bind_null(stmt, index);
-  } else {
-    sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-}
-
-// Declared before the statements, so destroyed after them: sqlite3_close
-// refuses while a statement is alive.
-struct connection {
-  sqlite3* db = nullptr;
-  connection() = default;
-  connection(const connection&) = delete;
-  ~connection() { sqlite3_close(db); }
-};
+// Every column, for copying a table's rows into its rebuilt form.
+constexpr std::string_view all_columns =
+    "dlq_id, idempotency_key, attempt, status, category, triage, action, failure_code, message, raw_sha256, "
+    "envelope, created_at, updated_at, expires_at, operator_log, claimed_by, resolution";
 
 constexpr std::string_view record_columns =
     "dlq_id, status, category, triage, failure_code, envelope, created_at, updated_at, operator_log, claimed_by, "
@@ -210,18 +176,18 @@ struct sqlite_store::impl {
     const std::string json = serialize(e);
     const std::string created = format_rfc3339(e.created_at);
     const std::string expires = e.expires_at ? format_rfc3339(*e.expires_at) : std::string();
-    bind_text(s, 1, e.dlq_id);
-    bind_text(s, 2, e.idempotency_key);
+    bind_text_or_null(s, 1, e.dlq_id);
+    bind_text_or_null(s, 2, e.idempotency_key);
     sqlite3_bind_int64(s, 3, e.attempts.count);
-    bind_text(s, 4, to_string(e.failure.category));
-    bind_text(s, 5, to_string(e.triage.kind));
-    bind_text(s, 6, to_string(e.triage.action));
-    bind_text(s, 7, e.failure.code);
+    bind_text_or_null(s, 4, to_string(e.failure.category));
+    bind_text_or_null(s, 5, to_string(e.triage.kind));
+    bind_text_or_null(s, 6, to_string(e.triage.action));
+    bind_text_or_null(s, 7, e.failure.code);
     sqlite3_bind_text(s, 8, e.failure.message.data(), static_cast<int>(e.failure.message.size()), SQLITE_TRANSIENT);
-    bind_text(s, 9, e.raw_response.sha256);
-    bind_text(s, 10, json);
-    bind_text(s, 11, created);
-    bind_text(s, 12, expires);
+    bind_text_or_null(s, 9, e.raw_response.sha256);
+    bind_text_or_null(s, 10, json);
+    bind_text_or_null(s, 11, created);
+    bind_text_or_null(s, 12, expires);
     const int rc = sqlite3_step(s);
     sqlite3_reset(s);
     if (rc != SQLITE_DONE) return unexpected(sqlite_failure(db, "insert"));
@@ -236,8 +202,8 @@ struct sqlite_store::impl {
   expected<std::string, sink_error> stored_dlq_id(const envelope& e) {
     sqlite3_stmt* s = stored_id.get();
     sqlite3_clear_bindings(s);
-    bind_text(s, 1, e.dlq_id);
-    bind_text(s, 2, e.idempotency_key);
+    bind_text_or_null(s, 1, e.dlq_id);
+    bind_text_or_null(s, 2, e.idempotency_key);
     sqlite3_bind_int64(s, 3, e.attempts.count);
     const int rc = sqlite3_step(s);
     std::string id;
@@ -273,13 +239,105 @@ struct sqlite_store::impl {
     return receipts;
   }
 
+  // act()'s change to the row, inside its transaction; the request is checked.
+  expected<void, moderation_error> apply(const moderation_request& request) {
+    auto current = read(request.dlq_id);
+    if (!current) return unexpected(std::move(current.error()));
+    if (!*current) {
+      return unexpected(moderation_error{moderation_errc::not_found, "no dead letter " + request.dlq_id, {}});
+    }
+    moderation_record& r = **current;
+    const auto next = transition(r.status, request.action);
+    if (!next) {
+      return unexpected(moderation_error{moderation_errc::invalid_transition,
+                                         fmt::format("cannot {} a {} dead letter", to_string(request.action),
+                                                     to_string(r.status)),
+                                         r.status});
+    }
+    const std::string now = format_rfc3339(system_now());
+    boost::json::value log;
+    boost::system::error_code ec;
+    log = boost::json::parse(r.operator_log, ec);
+    if (ec || !log.is_array()) log = boost::json::array();
+    log.as_array().push_back(boost::json::object{{"at", now},
+                                                 {"operator", request.operator_name},
+                                                 {"action", to_string(request.action)},
+                                                 {"from", to_string(r.status)},
+                                                 {"to", to_string(*next)},
+                                                 {"note", request.note}});
+    const std::string log_text = boost::json::serialize(log);
+    const std::string claimed_by = *next == moderation_status::claimed ? request.operator_name : r.claimed_by;
+    const bool corrects = request.action == moderation_action::resolve || request.action == moderation_action::recover;
+    sqlite3_stmt* s = update_status.get();
+    sqlite3_clear_bindings(s);
+    bind_text_or_null(s, 1, r.dlq_id);
+    bind_text_or_null(s, 2, to_string(*next));
+    bind_text_or_null(s, 3, now);
+    bind_text_or_null(s, 4, log_text);
+    bind_text_or_null(s, 5, claimed_by);
+    if (corrects) {
+      bind_text(s, 6, *request.corrected);
+    } else if (r.resolution) {
+      bind_text(s, 6, *r.resolution);
+    }
+    bind_text_or_null(s, 7, to_string(r.status));
+    if (request.envelope_json) bind_text(s, 8, *request.envelope_json);
+    const int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE) return unexpected(store_failure("update"));
+    return {};
+  }
+
+  // Whether the table's status CHECK predates some statuses (a table made by
+  // an earlier version).
+  expected<bool, sink_error> status_check_outdated() {
+    statement query;
+    if (!query.prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1 AND sql LIKE ?2")) {
+      return unexpected(sqlite_failure(db, "read " + path));
+    }
+    bind_text(query.get(), 1, table);
+    bind_text(query.get(), 2, "%CHECK (status IN (%");
+    int rc = sqlite3_step(query.get());
+    if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? expected<bool, sink_error>(false)
+                                                   : unexpected(sqlite_failure(db, "read " + path));
+    sqlite3_reset(query.get());
+    bind_text(query.get(), 2, fmt::format("%CHECK (status IN ({}))%", detail::moderation_status_sql_list()));
+    rc = sqlite3_step(query.get());
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(sqlite_failure(db, "read " + path));
+    return rc == SQLITE_DONE;
+  }
+
+  // SQLite cannot alter a CHECK constraint: a table whose status CHECK lacks
+  // the newer statuses is rebuilt, rows and indexes, in one transaction.
+  expected<void, sink_error> widen_status_check() {
+    auto outdated = status_check_outdated();
+    if (!outdated || !*outdated) return outdated ? expected<void, sink_error>() : unexpected(outdated.error());
+    if (!exec("BEGIN IMMEDIATE")) return unexpected(sqlite_failure(db, "migrate " + table));
+    outdated = status_check_outdated();  // another process may have rebuilt it meanwhile
+    const std::string rebuilt = table + "_rebuilt";
+    const bool done =
+        outdated && (!*outdated ||
+                     (exec(table_definition(rebuilt)) &&
+                      exec(fmt::format("INSERT INTO {0} ({2}) SELECT {2} FROM {1}; DROP TABLE {1}; "
+                                       "ALTER TABLE {0} RENAME TO {1};",
+                                       rebuilt, table, all_columns)) &&
+                      exec(index_definitions(table)))) &&
+        exec("COMMIT");
+    if (!done) {
+      auto error = sqlite_failure(db, "migrate " + table);
+      exec("ROLLBACK");
+      return unexpected(std::move(error));
+    }
+    return {};
+  }
+
   // Whether the DLQ's table is there; an error when the file cannot be read as a database.
   expected<bool, sink_error> has_table() {
     statement query;
     if (!query.prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")) {
       return unexpected(sqlite_failure(db, "read " + path));
     }
-    bind_text(query.get(), 1, table);
+    bind_text_or_null(query.get(), 1, table);
     const int rc = sqlite3_step(query.get());
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(sqlite_failure(db, "read " + path));
     return rc == SQLITE_ROW;
@@ -321,6 +379,7 @@ expected<sqlite_store, sink_error> sqlite_store::open(const std::filesystem::pat
         return unexpected(sqlite_failure(state->db, "migrate " + t));
       }
     }
+    if (auto widened = state->widen_status_check(); !widened) return unexpected(widened.error());
   }
   const bool prepared =
       state->insert.prepare(state->db, fmt::format(
@@ -335,8 +394,8 @@ expected<sqlite_store, sink_error> sqlite_store::open(const std::filesystem::pat
       state->find.prepare(state->db, fmt::format("SELECT envelope FROM {} WHERE dlq_id = ?1", t)) &&
       state->select_record.prepare(state->db, fmt::format("SELECT {} FROM {} WHERE dlq_id = ?1", record_columns, t)) &&
       state->update_status.prepare(state->db, fmt::format(
-          "UPDATE {} SET status = ?2, updated_at = ?3, operator_log = ?4, claimed_by = ?5, resolution = ?6 "
-          "WHERE dlq_id = ?1 AND status = ?7", t));
+          "UPDATE {} SET status = ?2, updated_at = ?3, operator_log = ?4, claimed_by = ?5, resolution = ?6, "
+          "envelope = COALESCE(?8, envelope) WHERE dlq_id = ?1 AND status = ?7", t));
   if (!prepared) return unexpected(sqlite_failure(state->db, "prepare"));
   return sqlite_store(std::move(state));
 }
@@ -408,7 +467,7 @@ expected<std::vector<moderation_record>, moderation_error> sqlite_store::list(mo
                                             record_columns, impl_->table))) {
     return unexpected(impl_->store_failure("list"));
   }
-  bind_text(query.get(), 1, to_string(status));
+  bind_text_or_null(query.get(), 1, to_string(status));
   sqlite3_bind_int64(query.get(), 2, static_cast<sqlite3_int64>(std::min<std::size_t>(limit, INT64_MAX)));
   std::vector<moderation_record> records;
   int rc;
@@ -418,64 +477,16 @@ expected<std::vector<moderation_record>, moderation_error> sqlite_store::list(mo
 }
 
 expected<moderation_record, moderation_error> sqlite_store::act(const moderation_request& request) {
-  if (request.action == moderation_action::resolve) {
-    if (!request.corrected) {
-      return unexpected(moderation_error{moderation_errc::invalid_resolution, "resolve needs the corrected JSON", {}});
-    }
-    if (auto bad = check_syntax(*request.corrected)) {
-      return unexpected(moderation_error{moderation_errc::invalid_resolution,
-                                         "the corrected JSON is not JSON: " + bad->message, {}});
-    }
-  }
+  if (auto refused = detail::check_moderation_request(request)) return unexpected(std::move(*refused));
   std::lock_guard lock(impl_->mutex);
-  auto current = impl_->read(request.dlq_id);
-  if (!current) return unexpected(std::move(current.error()));
-  if (!*current) {
-    return unexpected(moderation_error{moderation_errc::not_found, "no dead letter " + request.dlq_id, {}});
-  }
-  moderation_record& r = **current;
-  const auto next = transition(r.status, request.action);
-  if (!next) {
-    return unexpected(moderation_error{moderation_errc::invalid_transition,
-                                       fmt::format("cannot {} a {} dead letter", to_string(request.action),
-                                                   to_string(r.status)),
-                                       r.status});
-  }
-  const std::string now = format_rfc3339(system_now());
-  boost::json::value log;
-  boost::system::error_code ec;
-  log = boost::json::parse(r.operator_log, ec);
-  if (ec || !log.is_array()) log = boost::json::array();
-  log.as_array().push_back(boost::json::object{{"at", now},
-                                               {"operator", request.operator_name},
-                                               {"action", to_string(request.action)},
-                                               {"from", to_string(r.status)},
-                                               {"to", to_string(*next)},
-                                               {"note", request.note}});
-  const std::string log_text = boost::json::serialize(log);
-  const std::string claimed_by = *next == moderation_status::claimed ? request.operator_name : r.claimed_by;
-  sqlite3_stmt* s = impl_->update_status.get();
-  sqlite3_clear_bindings(s);
-  bind_text(s, 1, r.dlq_id);
-  bind_text(s, 2, to_string(*next));
-  bind_text(s, 3, now);
-  bind_text(s, 4, log_text);
-  bind_text(s, 5, claimed_by);
-  if (request.action == moderation_action::resolve) {
-    bind_text(s, 6, *request.corrected);
-  } else if (r.resolution) {
-    bind_text(s, 6, *r.resolution);
-  }
-  bind_text(s, 7, to_string(r.status));
-  const int rc = sqlite3_step(s);
-  sqlite3_reset(s);
-  if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("update"));
-  if (sqlite3_changes(impl_->db) == 0) {
-    // Another process changed the row between the read and the update.
-    auto now_status = impl_->read(request.dlq_id);
-    return unexpected(moderation_error{
-        moderation_errc::invalid_transition, "the dead letter changed under this action: try again",
-        now_status && *now_status ? std::optional((*now_status)->status) : std::nullopt});
+  // One transaction from the read to the update: two actions that keep the
+  // status (record_attempt) cannot lose each other's log entry.
+  if (!impl_->step_done(impl_->begin)) return unexpected(impl_->store_failure("begin"));
+  auto r = impl_->apply(request);
+  if (r && !impl_->step_done(impl_->commit)) r = unexpected(impl_->store_failure("commit"));
+  if (!r) {
+    impl_->step_done(impl_->rollback);
+    return unexpected(std::move(r.error()));
   }
   auto updated = impl_->read(request.dlq_id);
   if (!updated) return unexpected(std::move(updated.error()));

@@ -369,7 +369,177 @@ TEST_CASE("moderation transitions are the documented ones", "[sqlite]") {
   CHECK(llmdlq::transition(s::claimed, moderation_action::resolve) == s::resolved);
   CHECK(llmdlq::transition(s::pending, moderation_action::discard) == s::discarded);
   CHECK_FALSE(llmdlq::transition(s::requeued, moderation_action::discard));
-  CHECK(llmdlq::statuses_allowing(moderation_action::requeue) == std::vector{s::pending, s::claimed});
+  CHECK(llmdlq::statuses_allowing(moderation_action::requeue) == std::vector{s::pending, s::claimed, s::exhausted});
+  CHECK(llmdlq::statuses_allowing(moderation_action::recover) == std::vector{s::pending, s::requeued});
+  CHECK(llmdlq::transition(s::requeued, moderation_action::record_attempt) == s::requeued);
+  CHECK(llmdlq::transition(s::exhausted, moderation_action::claim) == s::claimed);
+  CHECK_FALSE(llmdlq::transition(s::claimed, moderation_action::recover));
+  CHECK_FALSE(llmdlq::transition(s::recovered, moderation_action::claim));
+}
+
+namespace {
+
+// `e`'s JSON with one more attempt in its history, as the replayer writes it back.
+std::string with_attempt(llmdlq::envelope e, std::string outcome) {
+  e.attempts.history.push_back({.strategy = "repair_prompt", .outcome = std::move(outcome), .tokens = 120,
+                                .at = e.created_at, .model = "small-model", .latency_ms = 850,
+                                .fingerprint = "schema:/total:type"});
+  return llmdlq::serialize(e);
+}
+
+llmdlq::moderation_request replayer_request(const llmdlq::envelope& e, llmdlq::moderation_action action,
+                                            std::optional<std::string> envelope_json,
+                                            std::optional<std::string> corrected = std::nullopt) {
+  return {.dlq_id = e.dlq_id, .action = action, .operator_name = "replayer", .note = "",
+          .corrected = std::move(corrected), .envelope_json = std::move(envelope_json)};
+}
+
+}  // namespace
+
+TEST_CASE("sqlite_store: the replayer records attempts, recovers and exhausts records", "[sqlite]") {
+  using llmdlq::moderation_action;
+  using llmdlq::moderation_errc;
+  using llmdlq::moderation_status;
+  llmdlq::test::temp_dir dir;
+  auto sink = llmdlq::sqlite_store::open(dir.path() / "dlq.db");
+  REQUIRE(sink.has_value());
+  llmdlq::moderation_store& store = *sink;
+  const auto now = llmdlq::system_now();
+  const auto a = sample("a", 1, llmdlq::failure_category::schema, now);
+  const auto b = sample("b", 1, llmdlq::failure_category::schema, now + std::chrono::seconds(1));
+  const auto c = sample("c", 1, llmdlq::failure_category::schema, now + std::chrono::seconds(2));
+  for (const auto& e : {a, b, c}) REQUIRE(store.publish(e).has_value());
+
+  // record_attempt keeps the status and replaces the envelope.
+  auto recorded = store.act(replayer_request(a, moderation_action::record_attempt, with_attempt(a, "failed")));
+  REQUIRE(recorded.has_value());
+  CHECK(recorded->status == moderation_status::pending);
+  auto stored = llmdlq::parse_envelope(recorded->envelope_json);
+  REQUIRE(stored.has_value());
+  REQUIRE(stored->attempts.history.size() == 1);
+  CHECK(stored->attempts.history[0].model == "small-model");
+  CHECK(stored->attempts.history[0].latency_ms == 850);
+  CHECK(sink->find(a.dlq_id)->value().attempts.history.size() == 1);
+  auto log = boost::json::parse(recorded->operator_log).as_array();
+  REQUIRE(log.size() == 1);
+  CHECK(log[0].at("action") == "record_attempt");
+  CHECK(log[0].at("from") == "pending");
+  CHECK(log[0].at("to") == "pending");
+
+  // Without the envelope, with another record's, or with no envelope at all: refused, nothing changes.
+  for (const auto& bad : {replayer_request(a, moderation_action::record_attempt, std::nullopt),
+                          replayer_request(a, moderation_action::exhaust, with_attempt(b, "failed")),
+                          replayer_request(a, moderation_action::exhaust, std::string(R"({"dlq_id": "x"})")),
+                          replayer_request(a, moderation_action::recover, with_attempt(a, "recovered")),
+                          replayer_request(a, moderation_action::recover, with_attempt(a, "recovered"),
+                                           std::string("{'total': 3}"))}) {
+    auto r = store.act(bad);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == moderation_errc::invalid_resolution);
+  }
+  CHECK(store.get(a.dlq_id)->value().status == moderation_status::pending);
+  CHECK(sink->find(a.dlq_id)->value().attempts.history.size() == 1);
+
+  // recover from pending: final, with the corrected document as resolution.
+  auto recovered = store.act(replayer_request(a, moderation_action::recover,
+                                              with_attempt(*stored, "recovered"), std::string(R"({"total": 3})")));
+  REQUIRE(recovered.has_value());
+  CHECK(recovered->status == moderation_status::recovered);
+  CHECK(recovered->resolution == R"({"total": 3})");
+  CHECK(sink->find(a.dlq_id)->value().attempts.history.size() == 2);
+  for (const auto action : {moderation_action::claim, moderation_action::discard, moderation_action::requeue,
+                            moderation_action::record_attempt, moderation_action::exhaust}) {
+    auto r = store.act(replayer_request(a, action, with_attempt(a, "failed")));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == moderation_errc::invalid_transition);
+    CHECK(r.error().current == moderation_status::recovered);
+  }
+
+  // recover from requeued.
+  REQUIRE(store.act({b.dlq_id, moderation_action::requeue, "ana", "try again", std::nullopt}).has_value());
+  REQUIRE(store.act(replayer_request(b, moderation_action::record_attempt, with_attempt(b, "failed"))).has_value());
+  CHECK(store.get(b.dlq_id)->value().status == moderation_status::requeued);
+  REQUIRE(store.act(replayer_request(b, moderation_action::recover, with_attempt(b, "recovered"),
+                                     std::string(R"({"total": 4})")))
+              .has_value());
+  CHECK(store.list(moderation_status::recovered, 10)->size() == 2);
+
+  // exhaust: it waits for a person, who may claim, requeue or discard it.
+  auto exhausted = store.act(replayer_request(c, moderation_action::exhaust, with_attempt(c, "failed")));
+  REQUIRE(exhausted.has_value());
+  CHECK(exhausted->status == moderation_status::exhausted);
+  CHECK(store.list(moderation_status::exhausted, 10)->front().dlq_id == c.dlq_id);
+  CHECK(store.act(replayer_request(c, moderation_action::record_attempt, with_attempt(c, "failed"))).error().code ==
+        moderation_errc::invalid_transition);
+  REQUIRE(store.act({c.dlq_id, moderation_action::requeue, "ana", "", std::nullopt}).has_value());
+  REQUIRE(store.act(replayer_request(c, moderation_action::exhaust, with_attempt(c, "failed"))).has_value());
+  REQUIRE(store.act({c.dlq_id, moderation_action::claim, "ana", "", std::nullopt}).has_value());
+  REQUIRE(store.act({c.dlq_id, moderation_action::discard, "ana", "", std::nullopt}).has_value());
+  CHECK(store.get(c.dlq_id)->value().status == moderation_status::discarded);
+
+  const auto stats = sink->statistics();
+  REQUIRE(stats.has_value());
+  CHECK(stats->by_status.at("recovered") == 2);
+  CHECK(stats->by_status.at("discarded") == 1);
+  CHECK(stats->total == 3);
+}
+
+TEST_CASE("sqlite_store: a table made before the replay statuses is migrated, rows and indexes kept", "[sqlite]") {
+  llmdlq::test::temp_dir dir;
+  const auto path = dir.path() / "dlq.db";
+  const auto e = sample("old");
+  {
+    auto store = llmdlq::sqlite_store::open(path);
+    REQUIRE(store.has_value());
+    REQUIRE(store->publish(e).has_value());
+    REQUIRE(store->act({e.dlq_id, llmdlq::moderation_action::requeue, "ana", "", std::nullopt}).has_value());
+  }
+  // The table as earlier versions made it: five statuses in its CHECK.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  const char* downgrade = R"sql(
+    BEGIN;
+    CREATE TABLE old (
+      dlq_id          TEXT PRIMARY KEY,
+      idempotency_key TEXT,
+      attempt         INTEGER NOT NULL,
+      status          TEXT NOT NULL DEFAULT 'pending'
+                      CHECK (status IN ('pending', 'claimed', 'resolved', 'discarded', 'requeued')),
+      category TEXT NOT NULL, triage TEXT NOT NULL, action TEXT NOT NULL, failure_code TEXT NOT NULL,
+      message TEXT NOT NULL, raw_sha256 TEXT NOT NULL, envelope TEXT NOT NULL, created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL, expires_at TEXT, operator_log TEXT NOT NULL DEFAULT '[]',
+      claimed_by TEXT, resolution TEXT);
+    INSERT INTO old SELECT * FROM dead_letters;
+    DROP TABLE dead_letters;
+    ALTER TABLE old RENAME TO dead_letters;
+    CREATE UNIQUE INDEX dead_letters_attempt ON dead_letters (idempotency_key, attempt)
+      WHERE idempotency_key IS NOT NULL;
+    COMMIT;
+  )sql";
+  REQUIRE(sqlite3_exec(db, downgrade, nullptr, nullptr, nullptr) == SQLITE_OK);
+  CHECK(sqlite3_exec(db, "UPDATE dead_letters SET status = 'exhausted'", nullptr, nullptr, nullptr) ==
+        SQLITE_CONSTRAINT);
+  sqlite3_close(db);
+
+  auto store = llmdlq::sqlite_store::open(path);
+  REQUIRE(store.has_value());
+  CHECK(column(path, "SELECT sql FROM sqlite_master WHERE name = 'dead_letters'").find("'exhausted'") !=
+        std::string::npos);
+  CHECK(column(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'dead_letters' "
+                     "AND name IN ('dead_letters_attempt', 'dead_letters_status')") == "2");
+  const auto record = store->get(e.dlq_id);
+  REQUIRE(record.has_value());
+  REQUIRE(record->has_value());
+  CHECK((*record)->status == llmdlq::moderation_status::requeued);
+  CHECK(boost::json::parse((*record)->operator_log).as_array().size() == 1);
+  auto exhausted = store->act(replayer_request(e, llmdlq::moderation_action::exhaust, with_attempt(e, "failed")));
+  REQUIRE(exhausted.has_value());
+  CHECK(exhausted->status == llmdlq::moderation_status::exhausted);
+  // The same envelope is still a duplicate: the unique index is back.
+  CHECK(store->publish(e)->duplicate);
+  // Opening again changes nothing.
+  REQUIRE(llmdlq::sqlite_store::open(path).has_value());
+  CHECK(store->get(e.dlq_id)->value().status == llmdlq::moderation_status::exhausted);
 }
 
 TEST_CASE("sqlite_store: a pipeline owns a store opened in the expression that builds it", "[sqlite][pipeline]") {

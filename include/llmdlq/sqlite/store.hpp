@@ -52,8 +52,15 @@ struct dlq_statistics {
 /// check, a record too big, a file that is not a SQLite database);
 /// `timeout` when another writer holds the lock too long; `unavailable` or
 /// `io_error` for the rest, which a retry may cure. Operator actions (act()) move a
-/// row along moderation.hpp's transitions with a conditional update, append
-/// to its log and, on resolve, store the corrected JSON.
+/// row along moderation.hpp's transitions in one transaction (read, check,
+/// conditional update), append to its log and, on resolve and recover, store
+/// the corrected JSON; the replayer's actions (record_attempt, recover,
+/// exhaust) also replace the stored envelope with the request's.
+///
+/// A table made by a version without the `recovered` and `exhausted`
+/// statuses has a status CHECK that refuses them: open() rebuilds it with
+/// the wider CHECK (SQLite cannot alter a constraint), copying every row and
+/// recreating its indexes, in one transaction.
 ///
 /// Thread-safe (one connection, serialized). Other processes may share the
 /// file: SQLite's locks serialize writers, and a conditional update means two

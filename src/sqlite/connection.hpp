@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// What the SQLite stores share: the connection and statement owners, text
+// binding, the private database file and the names they accept.
+#pragma once
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail::sqlite {
+
+// Creates a missing database file readable by its owner only; SQLite gives
+// its WAL files the same mode. Anything else is left for SQLite to report.
+inline void create_private_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+}
+
+// A table name (or prefix) used unquoted in SQL: letters, digits, underscores.
+inline bool valid_table_name(std::string_view name) {
+  return !name.empty() && name.size() <= 63 && !(name[0] >= '0' && name[0] <= '9') &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+         });
+}
+
+// A prepared statement that resets itself after each use.
+class statement {
+ public:
+  statement() = default;
+  statement(const statement&) = delete;
+  statement& operator=(const statement&) = delete;
+  ~statement() { sqlite3_finalize(stmt_); }
+
+  bool prepare(sqlite3* db, const std::string& sql) {
+    return sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size() + 1), SQLITE_PREPARE_PERSISTENT, &stmt_,
+                              nullptr) == SQLITE_OK;
+  }
+  sqlite3_stmt* get() const noexcept { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Binds `text`, or NULL when it is empty.
+inline void bind_text_or_null(sqlite3_stmt* stmt, int index, std::string_view text) {
+  if (text.empty()) {
+    sqlite3_bind_null(stmt, index);
+  } else {
+    sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+}
+
+// Binds `text` as it is, an empty text included.
+inline void bind_text(sqlite3_stmt* stmt, int index, std::string_view text) {
+  sqlite3_bind_text(stmt, index, text.empty() ? "" : text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
+
+// Column `column` of the current row as text (empty when NULL).
+inline std::string column_text(sqlite3_stmt* stmt, int column) {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
+  return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt, column))) : std::string();
+}
+
+// Declared before the statements, so destroyed after them: sqlite3_close
+// refuses while a statement is alive.
+struct connection {
+  sqlite3* db = nullptr;
+  connection() = default;
+  connection(const connection&) = delete;
+  ~connection() { sqlite3_close(db); }
+};
+
+}  // namespace detail::sqlite
+LLMDLQ_END_NAMESPACE
