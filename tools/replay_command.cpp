@@ -296,7 +296,7 @@ class no_replay_state final : public replay_state {
     return std::nullopt;
   }
   expected<void, replay_state_error> mark_delivered(std::string_view) override { return refuse(); }
-  expected<std::vector<ledger_entry>, replay_state_error> undelivered(std::size_t) override {
+  expected<std::vector<ledger_entry>, replay_state_error> undelivered(std::string_view, std::size_t) override {
     return std::vector<ledger_entry>{};
   }
 

@@ -100,10 +100,11 @@ class replay_state {
       std::string_view idempotency_key) = 0;
   /// Notes that the downstream write of this key's output is confirmed.
   [[nodiscard]] virtual expected<void, replay_state_error> mark_delivered(std::string_view idempotency_key) = 0;
-  /// Up to `limit` recorded outputs whose delivery is not confirmed, oldest
-  /// first: a replay that was killed between the ledger and the downstream
-  /// write delivers them when it resumes.
-  [[nodiscard]] virtual expected<std::vector<ledger_entry>, replay_state_error> undelivered(std::size_t limit) = 0;
+  /// Up to `limit` outputs recorded by `source` whose delivery is not
+  /// confirmed, oldest first: a replay that was killed between the ledger
+  /// and the downstream write delivers its own when it resumes.
+  [[nodiscard]] virtual expected<std::vector<ledger_entry>, replay_state_error> undelivered(std::string_view source,
+                                                                                          std::size_t limit) = 0;
 };
 
 LLMDLQ_END_NAMESPACE

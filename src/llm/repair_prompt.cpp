@@ -157,7 +157,8 @@ std::size_t max_repair_prompt_bytes(const repair_prompt_options& options) noexce
 
 repair_prompt build_repair_prompt(const envelope& e, const boost::json::value& schema,
                                   const repair_prompt_options& options) {
-  const std::string_view output = e.raw_response.text && !e.raw_response.base64 ? *e.raw_response.text : "";
+  const std::string_view output =
+      e.raw_response.text && !e.raw_response.base64 ? std::string_view(*e.raw_response.text) : std::string_view();
   const std::string_view quoted = utf8_prefix(output, options.max_output_bytes);
   repair_prompt prompt;
   do {

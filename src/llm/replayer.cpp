@@ -30,6 +30,9 @@ bool is_zero_token(recovery_step_kind kind) {
 
 constexpr std::size_t sample_text_bytes = 512;
 
+// The ledger's `source` of what replays write.
+constexpr std::string_view replay_source_name = "replay";
+
 std::string text_prefix(const envelope& e) {
   if (!e.raw_response.text) return {};
   std::string_view text = *e.raw_response.text;
@@ -102,7 +105,7 @@ expected<replay_summary, replay_state_error> replayer::run() {
   // Payloads a killed replay recorded but did not deliver go first.
   if (!o.dry_run && target_ != nullptr) {
     while (true) {
-      auto pending = state_->undelivered(o.batch);
+      auto pending = state_->undelivered(replay_source_name, o.batch);
       if (!pending) return unexpected(pending.error());
       if (pending->empty()) break;
       for (const auto& entry : *pending) {
@@ -197,7 +200,7 @@ expected<replay_summary, replay_state_error> replayer::run() {
         ++summary.by_outcome[std::string(to_string(result.reason))];
         switch (result.effect()) {
           case stop_effect::recovered: {
-            auto entry = state_->record_output(key, "replay", letter.dlq_id, *result.output);
+            auto entry = state_->record_output(key, replay_source_name, letter.dlq_id, *result.output);
             if (!entry) return unexpected(entry.error());
             if (entry->first) {
               ++summary.recovered;

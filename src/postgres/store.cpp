@@ -341,7 +341,10 @@ struct postgres_store::impl {
                      "(dlq_id = $1 OR (idempotency_key = $2 AND attempt = $3::bigint)) LIMIT 1)",
                      t)},
         {get_statement, fmt::format("SELECT {} FROM {} WHERE dlq_id = $1", record_columns, t)},
-        {list_statement, fmt::format("SELECT {} FROM {} WHERE status = $1 ORDER BY created_at, dlq_id LIMIT $2::bigint",
+        // $3, $4: the page starts after this created_at and dlq_id (NULL: at the start).
+        {list_statement, fmt::format("SELECT {} FROM {} WHERE status = $1 AND ($3::timestamptz IS NULL OR "
+                                     "(created_at, dlq_id) > ($3::timestamptz, $4::text)) "
+                                     "ORDER BY created_at, dlq_id LIMIT $2::bigint",
                                      record_columns, t)},
         // $2: the statuses the action leaves, $3: where each leads (transition()).
         {act_statement,
@@ -509,7 +512,7 @@ struct postgres_store::impl {
   }
 
   expected<std::vector<moderation_record>, failure> query_records(const char* statement, const char* what,
-                                                                  const std::array<const char*, 2>& values,
+                                                                  const std::array<const char*, 4>& values,
                                                                   int count) {
     result r(PQexecPrepared(conn.get(), statement, count, values.data(), nullptr, nullptr, 0));
     if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), what));
@@ -668,7 +671,7 @@ expected<moderation_record, moderation_error> postgres_store::act(const moderati
     const auto current = parse_moderation_status(PQgetvalue(state.get(), 0, 0)).value_or(moderation_status::pending);
     if (retried && std::string_view(PQgetvalue(state.get(), 0, 1)) == "t") {
       // The first try committed before its connection broke: this action is done.
-      auto records = impl_->query_records(get_statement, "get", {dlq_id.c_str(), nullptr}, 1);
+      auto records = impl_->query_records(get_statement, "get", {dlq_id.c_str(), nullptr, nullptr, nullptr}, 1);
       if (!records) return unexpected(std::move(records.error()));
       if (records->size() == 1) return outcome(std::move(records->front()));
     }
@@ -684,7 +687,7 @@ expected<std::optional<moderation_record>, moderation_error> postgres_store::get
   if (!impl_) return unexpected(closed_store());
   const std::string id = storable_copy(dlq_id);
   std::lock_guard lock(impl_->mutex);
-  auto r = impl_->run([&](bool) { return impl_->query_records(get_statement, "get", {id.c_str(), nullptr}, 1); });
+  auto r = impl_->run([&](bool) { return impl_->query_records(get_statement, "get", {id.c_str(), nullptr, nullptr, nullptr}, 1); });
   if (!r) return unexpected(to_moderation_error(std::move(r.error())));
   if (r->empty()) return std::optional<moderation_record>{};
   return std::optional<moderation_record>(std::move(r->front()));
@@ -692,14 +695,24 @@ expected<std::optional<moderation_record>, moderation_error> postgres_store::get
 
 expected<std::vector<moderation_record>, moderation_error> postgres_store::list(moderation_status status,
                                                                                  std::size_t limit) {
+  return list_after(status, {}, {}, limit);
+}
+
+expected<std::vector<moderation_record>, moderation_error> postgres_store::list_after(
+    moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id, std::size_t limit) {
   if (!impl_) return unexpected(closed_store());
   if (limit == 0) return std::vector<moderation_record>{};
   const std::string name(to_string(status));
   const std::string count =
       std::to_string(std::min<std::size_t>(limit, static_cast<std::size_t>(INT64_MAX)));
+  const std::string created(after_created_at);
+  const std::string id(after_dlq_id);
+  const char* created_or_null = created.empty() ? nullptr : created.c_str();
   std::lock_guard lock(impl_->mutex);
-  auto r = impl_->run(
-      [&](bool) { return impl_->query_records(list_statement, "list", {name.c_str(), count.c_str()}, 2); });
+  auto r = impl_->run([&](bool) {
+    return impl_->query_records(list_statement, "list", {name.c_str(), count.c_str(), created_or_null, id.c_str()},
+                                4);
+  });
   if (!r) return unexpected(to_moderation_error(std::move(r.error())));
   return std::move(*r);
 }

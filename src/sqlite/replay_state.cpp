@@ -181,7 +181,7 @@ expected<sqlite_replay_state, replay_state_error> sqlite_replay_state::open(cons
       state->deliver.prepare(db, fmt::format(
           "UPDATE {}_ledger SET delivered = 1 WHERE idempotency_key = ?1", p)) &&
       state->pending_outputs.prepare(db, fmt::format(
-          "SELECT {} FROM {}_ledger WHERE delivered = 0 ORDER BY written_at, rowid LIMIT ?1", ledger_columns, p));
+          "SELECT {} FROM {}_ledger WHERE delivered = 0 AND source = ?2 ORDER BY written_at, rowid LIMIT ?1", ledger_columns, p));
   if (!prepared) return unexpected(state->failure("prepare"));
   return sqlite_replay_state(std::move(state));
 }
@@ -329,10 +329,13 @@ expected<void, replay_state_error> sqlite_replay_state::mark_delivered(std::stri
   });
 }
 
-expected<std::vector<ledger_entry>, replay_state_error> sqlite_replay_state::undelivered(std::size_t limit) {
+expected<std::vector<ledger_entry>, replay_state_error> sqlite_replay_state::undelivered(std::string_view source,
+                                                                                          std::size_t limit) {
   return impl_->transaction("undelivered", [&]() -> expected<std::vector<ledger_entry>, replay_state_error> {
     sqlite3_bind_int64(impl_->pending_outputs.get(), 1,
                        static_cast<sqlite3_int64>(std::min<std::size_t>(limit, INT64_MAX)));
+    sqlite3_bind_text(impl_->pending_outputs.get(), 2, source.empty() ? "" : source.data(),
+                      static_cast<int>(source.size()), SQLITE_TRANSIENT);
     std::vector<ledger_entry> entries;
     if (!impl_->run(impl_->pending_outputs, [&](sqlite3_stmt* row) { entries.push_back(read_entry(row)); })) {
       return unexpected(impl_->failure("undelivered"));

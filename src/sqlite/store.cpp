@@ -461,14 +461,30 @@ expected<std::optional<moderation_record>, moderation_error> sqlite_store::get(s
 
 expected<std::vector<moderation_record>, moderation_error> sqlite_store::list(moderation_status status,
                                                                              std::size_t limit) {
+  return list_after(status, {}, {}, limit);
+}
+
+expected<std::vector<moderation_record>, moderation_error> sqlite_store::list_after(moderation_status status,
+                                                                                   std::string_view after_created_at,
+                                                                                   std::string_view after_dlq_id,
+                                                                                   std::size_t limit) {
   std::lock_guard lock(impl_->mutex);
   statement query;
-  if (!query.prepare(impl_->db, fmt::format("SELECT {} FROM {} WHERE status = ?1 ORDER BY created_at, dlq_id LIMIT ?2",
+  // created_at is RFC 3339 UTC with three fraction digits: its text order is its time order.
+  if (!query.prepare(impl_->db, fmt::format("SELECT {} FROM {} WHERE status = ?1 AND (created_at > ?3 OR "
+                                            "(created_at = ?3 AND dlq_id > ?4)) ORDER BY created_at, dlq_id LIMIT ?2",
                                             record_columns, impl_->table))) {
     return unexpected(impl_->store_failure("list"));
   }
   bind_text_or_null(query.get(), 1, to_string(status));
   sqlite3_bind_int64(query.get(), 2, static_cast<sqlite3_int64>(std::min<std::size_t>(limit, INT64_MAX)));
+  // An empty position is "" (before every row), never NULL (which compares with nothing).
+  const auto bind_position = [&](int index, std::string_view text) {
+    sqlite3_bind_text(query.get(), index, text.empty() ? "" : text.data(), static_cast<int>(text.size()),
+                      SQLITE_TRANSIENT);
+  };
+  bind_position(3, after_created_at);
+  bind_position(4, after_dlq_id);
   std::vector<moderation_record> records;
   int rc;
   while ((rc = sqlite3_step(query.get())) == SQLITE_ROW) records.push_back(impl::read_record(query.get()));

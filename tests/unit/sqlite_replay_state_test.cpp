@@ -209,17 +209,20 @@ TEST_CASE("sqlite_replay_state: undelivered outputs are listed oldest first unti
     REQUIRE(state.record_output(key, "replay", std::string("dlq-") + key, "{}").has_value());
     clock.now += 1s;
   }
-  auto pending = state.undelivered(10).value();
+  // A worker's own write is the worker's to deliver: a replay never lists it.
+  REQUIRE(state.record_output("w", "worker", "", "{}").has_value());
+  auto pending = state.undelivered("replay", 10).value();
   REQUIRE(pending.size() == 3);
+  CHECK(state.undelivered("worker", 10).value().size() == 1);
   CHECK(pending[0].idempotency_key == "c");
   CHECK(pending[1].idempotency_key == "a");
   CHECK(pending[2].idempotency_key == "b");
   CHECK(pending[2].dlq_id == "dlq-b");
-  CHECK(state.undelivered(2).value().size() == 2);
+  CHECK(state.undelivered("replay", 2).value().size() == 2);
 
   REQUIRE(state.mark_delivered("a").has_value());
   CHECK(state.find_output("a").value()->delivered);
-  pending = state.undelivered(10).value();
+  pending = state.undelivered("replay", 10).value();
   REQUIRE(pending.size() == 2);
   CHECK(pending[0].idempotency_key == "c");
   CHECK(pending[1].idempotency_key == "b");
@@ -258,7 +261,7 @@ TEST_CASE("sqlite_replay_state: what a process did before SIGKILL is there when 
   CHECK(entry->output == R"({"total": 42})");
   CHECK(entry->dlq_id == "dlq-0042");
   CHECK_FALSE(entry->delivered);
-  CHECK(state.undelivered(10).value().size() == 1);
+  CHECK(state.undelivered("replay", 10).value().size() == 1);
   CHECK(state.load_cursor("receipts").value() == "dlq-0042");
   CHECK(state.acquire_lease("receipts", "next", 60s).error().holder == "doomed");
 }

@@ -108,6 +108,9 @@ class postgres_store final : public moderation_store {
   /// Up to `limit` records with this status, oldest (created_at) first.
   [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list(moderation_status status,
                                                                               std::size_t limit) override;
+  [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list_after(
+      moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id,
+      std::size_t limit) override;
 
   /// The table as SQL names it: `"schema"."table"`, or `"table"`.
   [[nodiscard]] const std::string& qualified_table() const noexcept;

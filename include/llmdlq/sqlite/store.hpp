@@ -87,6 +87,9 @@ class sqlite_store final : public moderation_store {
   [[nodiscard]] expected<std::optional<moderation_record>, moderation_error> get(std::string_view dlq_id) override;
   [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list(moderation_status status,
                                                                               std::size_t limit) override;
+  [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list_after(
+      moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id,
+      std::size_t limit) override;
 
  private:
   struct impl;
