@@ -17,39 +17,20 @@
 #include <simdjson.h>
 
 #include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/detail/moderation_check.hpp"
 #include "llmdlq/json_parser.hpp"
+#include "libpq.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
 
+using namespace detail::postgres;
+
 // The longest table name: its index names (`<table>_key_attempt`) must fit
 // in PostgreSQL's 63 bytes, or they would be truncated and could collide.
 constexpr std::size_t max_table_name = 48;
 constexpr std::size_t max_schema_name = 63;
-
-bool valid_identifier(std::string_view name, std::size_t max_size) {
-  return !name.empty() && name.size() <= max_size && !(name[0] >= '0' && name[0] <= '9') &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-         });
-}
-
-// Only for names valid_identifier accepted: they hold no quote to double.
-std::string quote_identifier(std::string_view name) { return fmt::format("\"{}\"", name); }
-
-struct result_deleter {
-  void operator()(PGresult* r) const noexcept { PQclear(r); }
-};
-using result = std::unique_ptr<PGresult, result_deleter>;
-
-struct connection_deleter {
-  void operator()(PGconn* c) const noexcept { PQfinish(c); }
-};
-using connection = std::unique_ptr<PGconn, connection_deleter>;
-
-// libpq's default notice processor prints to stderr; a library must not.
-void drop_notice(void*, const char*) {}
 
 // ---------------------------------------------------------------------------
 // Text that PostgreSQL can hold: valid UTF-8 without U+0000.
@@ -142,58 +123,22 @@ std::optional<envelope> storable_envelope(const envelope& e) {
   return std::move(*back);
 }
 
+// Whether an envelope's JSON goes into jsonb as it is.
+bool storable_as_is(std::string_view json) {
+  return storable_text(json) && json.find("\\u0000") == std::string_view::npos;
+}
+
+// `e`'s JSON as PostgreSQL can store it; nothing when it cannot be.
+std::optional<std::string> storable_json(const envelope& e) {
+  std::string json = serialize(e);
+  if (storable_as_is(json)) return json;
+  auto fixed = storable_envelope(e);
+  if (!fixed) return std::nullopt;
+  return serialize(*fixed);
+}
+
 // ---------------------------------------------------------------------------
-// Failures.
-
-enum class failure_kind : std::uint8_t { unavailable, timeout, rejected, io_error };
-
-struct failure {
-  failure_kind kind = failure_kind::unavailable;
-  std::string message;   // "postgres: <what>: <reason>"
-  std::string sqlstate;  // empty when the server gave none (a lost connection)
-  std::string reason;    // libpq's or the server's message, on one line
-};
-
-// libpq's messages end with a newline and may span lines: one line for ours.
-std::string one_line(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  bool space = false;
-  for (const char c : text) {
-    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out.push_back(' ');
-    space = false;
-    out.push_back(c);
-  }
-  return out;
-}
-
-failure classify(PGconn* conn, const PGresult* r, std::string_view what) {
-  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
-  const char* text = r && *PQresultErrorMessage(r) ? PQresultErrorMessage(r) : PQerrorMessage(conn);
-  failure f;
-  f.sqlstate = state ? state : "";
-  f.reason = one_line(text ? text : "unknown error");
-  f.message = fmt::format("postgres: {}: {}", what, f.reason);
-  const std::string_view s = f.sqlstate;
-  const std::string_view kind = s.substr(0, std::min<std::size_t>(2, s.size()));
-  if (PQstatus(conn) != CONNECTION_OK || s.empty() || kind == "08" || kind == "53" || kind == "40" ||
-      s.starts_with("57P") || s == "25P03") {
-    // lost connection, server shutting down or out of resources, transaction
-    // rolled back by the server: nothing was written, trying again may work
-    f.kind = failure_kind::unavailable;
-  } else if (s == "57014" || s == "55P03") {  // statement_timeout, lock_timeout
-    f.kind = failure_kind::timeout;
-  } else if (kind == "22" || kind == "23" || kind == "42" || kind == "54" || kind == "2B" || kind == "44") {
-    f.kind = failure_kind::rejected;  // the data or the statement, as they are, will not go in
-  } else {
-    f.kind = failure_kind::io_error;  // 58 (system), XX (internal), anything else
-  }
-  return f;
-}
+// Failures in the store's error domains.
 
 sink_error to_sink_error(failure f) {
   sink_errc code = sink_errc::io_error;
@@ -300,27 +245,14 @@ struct postgres_store::impl {
   }
 
   expected<void, failure> connect() {
-    // Later keywords win: the caller's string overrides the first two, not the encoding.
-    const std::string text(conninfo);
-    const std::array<const char*, 5> keywords = {"fallback_application_name", "connect_timeout", "dbname",
-                                                 "client_encoding", nullptr};
-    const std::array<const char*, 5> values = {"llmdlq", "10", text.c_str(), "UTF8", nullptr};
-    conn.reset(PQconnectdbParams(keywords.data(), values.data(), 1));
-    if (!conn) return unexpected(failure{failure_kind::unavailable, "postgres: connect: out of memory", {}, "out of memory"});
-    PQsetNoticeProcessor(conn.get(), drop_notice, nullptr);
-    if (lost()) return unexpected(classify(conn.get(), nullptr, "connect"));
+    auto opened = open_connection(conninfo);
+    if (!opened) return unexpected(std::move(opened.error()));
+    conn = std::move(*opened);
     return {};
   }
 
-  // Per-connection settings: the statement timeout, and durable commits.
   expected<void, failure> set_up_session() {
-    const std::string timeout = std::to_string(std::max(0, options.statement_timeout_ms));
-    auto r = exec_params(
-        "SELECT set_config('statement_timeout', $1, false), "
-        "CASE WHEN current_setting('synchronous_commit') = 'off' "
-        "THEN set_config('synchronous_commit', 'on', false) END",
-        std::array<const char*, 1>{timeout.c_str()});
-    if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), "session settings"));
+    if (auto s = set_up_durable_session(conn.get(), options.statement_timeout_ms); !s) return s;
     session_ready = true;
     return {};
   }
@@ -355,7 +287,7 @@ struct postgres_store::impl {
                      "'to', ($3::text[])[array_position($2::text[], status)], 'note', $7::text)), "
                      "claimed_by = CASE WHEN ($3::text[])[array_position($2::text[], status)] = 'claimed' "
                      "THEN $5::text ELSE claimed_by END, "
-                     "resolution = COALESCE($8::jsonb, resolution) "
+                     "resolution = COALESCE($8::jsonb, resolution), envelope = COALESCE($9::jsonb, envelope) "
                      "WHERE dlq_id = $1 AND status = ANY($2::text[]) RETURNING {1}",
                      t, record_columns)},
         // Why an action found no row, and whether the log ends with that action.
@@ -421,8 +353,7 @@ struct postgres_store::impl {
         dlq_id          text PRIMARY KEY,
         idempotency_key text,
         attempt         bigint NOT NULL,
-        status          text NOT NULL DEFAULT 'pending'
-                        CHECK (status IN ('pending', 'claimed', 'resolved', 'discarded', 'requeued')),
+        status          text NOT NULL DEFAULT 'pending' CONSTRAINT {4} CHECK (status IN ({5})),
         category        text NOT NULL,
         triage          text NOT NULL,
         action          text NOT NULL,
@@ -442,9 +373,25 @@ struct postgres_store::impl {
         WHERE idempotency_key IS NOT NULL;
       CREATE INDEX IF NOT EXISTS {2} ON {0} (status, category);
       CREATE INDEX IF NOT EXISTS {3} ON {0} (status, created_at);
+      -- A table made before the replay statuses: its status CHECK is replaced.
+      DO $widen$
+      DECLARE old record;
+      BEGIN
+        FOR old IN SELECT conname FROM pg_constraint
+                   WHERE conrelid = '{0}'::regclass AND contype = 'c'
+                     AND pg_get_constraintdef(oid) LIKE '%status%'
+                     AND pg_get_constraintdef(oid) NOT LIKE '%''exhausted''%'
+        LOOP
+          EXECUTE format('ALTER TABLE {0} DROP CONSTRAINT %I', old.conname);
+        END LOOP;
+        IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = '{0}'::regclass AND conname = '{6}') THEN
+          ALTER TABLE {0} ADD CONSTRAINT {4} CHECK (status IN ({5}));
+        END IF;
+      END $widen$;
     )sql",
                        t, quote_identifier(table + "_key_attempt"), quote_identifier(table + "_status"),
-                       quote_identifier(table + "_queue"));
+                       quote_identifier(table + "_queue"), quote_identifier(table + "_status_check"),
+                       detail::moderation_status_sql_list(), table + "_status_check");
     return run(
         [&](bool) -> expected<void, failure> {
           if (auto b = command("BEGIN", "migrate"); !b) return b;
@@ -473,7 +420,7 @@ struct postgres_store::impl {
   expected<receipt, failure> insert(const envelope& original, const std::string& updated_at) {
     std::string json = serialize(original);
     std::optional<envelope> fixed;
-    if (!storable_text(json) || json.find("\\u0000") != std::string::npos) {
+    if (!storable_as_is(json)) {
       fixed = storable_envelope(original);
       if (!fixed) return unexpected(failure{failure_kind::rejected, "postgres: the envelope cannot be stored", {}, "unstorable envelope"});
       json = serialize(*fixed);
@@ -613,20 +560,19 @@ expected<std::vector<receipt>, sink_error> postgres_store::publish_batch(std::sp
 
 expected<moderation_record, moderation_error> postgres_store::act(const moderation_request& request) {
   if (!impl_) return unexpected(closed_store());
+  if (auto refused = detail::check_moderation_request(request)) return unexpected(std::move(*refused));
   std::optional<std::string> corrected;
-  if (request.action == moderation_action::resolve) {
-    if (!request.corrected) {
-      return unexpected(moderation_error{moderation_errc::invalid_resolution,
-                                         "resolve needs the corrected JSON", std::nullopt});
-    }
-    if (auto bad = check_syntax(*request.corrected)) {
-      return unexpected(moderation_error{
-          moderation_errc::invalid_resolution,
-          fmt::format("the corrected JSON is not strict JSON: line {}, column {}: {}", bad->line, bad->column,
-                      bad->message),
-          std::nullopt});
-    }
+  if (request.action == moderation_action::resolve || request.action == moderation_action::recover) {
     corrected = *request.corrected;
+  }
+  std::optional<std::string> replaced_envelope;  // the replayer's, as PostgreSQL can store it
+  if (request.envelope_json) {
+    auto e = parse_envelope(*request.envelope_json);
+    if (e) replaced_envelope = storable_json(*e);
+    if (!replaced_envelope) {
+      return unexpected(moderation_error{moderation_errc::invalid_resolution,
+                                         "PostgreSQL cannot store the updated envelope", std::nullopt});
+    }
   }
   std::vector<moderation_status> from = statuses_allowing(request.action);
   std::vector<moderation_status> to;
@@ -643,9 +589,10 @@ expected<moderation_record, moderation_error> postgres_store::act(const moderati
   using outcome = expected<moderation_record, moderation_error>;
   auto r = impl_->run([&](bool retried) -> expected<outcome, failure> {
     result updated = impl_->exec_prepared(
-        act_statement, std::array<const char*, 8>{dlq_id.c_str(), from_array.c_str(), to_array.c_str(), at.c_str(),
+        act_statement, std::array<const char*, 9>{dlq_id.c_str(), from_array.c_str(), to_array.c_str(), at.c_str(),
                                                    operator_name.c_str(), action.c_str(), note.c_str(),
-                                                   corrected ? corrected->c_str() : nullptr});
+                                                   corrected ? corrected->c_str() : nullptr,
+                                                   replaced_envelope ? replaced_envelope->c_str() : nullptr});
     if (!impl::ok(updated, PGRES_TUPLES_OK)) {
       auto f = classify(impl_->conn.get(), updated.get(), "act");
       // jsonb refused the corrected JSON (\u0000, a number beyond numeric's

@@ -143,8 +143,32 @@ llmdlq::moderation_request request(const std::string& id, llmdlq::moderation_act
   r.action = action;
   r.operator_name = std::move(who);
   r.note = fmt::format("{} by test", llmdlq::to_string(action));
-  if (action == llmdlq::moderation_action::resolve && !corrected) corrected = R"({"merchant": "Jumbo", "total": 8.1})";
+  const bool corrects = action == llmdlq::moderation_action::resolve || action == llmdlq::moderation_action::recover;
+  if (corrects && !corrected) corrected = R"({"merchant": "Jumbo", "total": 8.1})";
   r.corrected = std::move(corrected);
+  return r;
+}
+
+bool replayer_action(llmdlq::moderation_action action) {
+  return action == llmdlq::moderation_action::record_attempt || action == llmdlq::moderation_action::recover ||
+         action == llmdlq::moderation_action::exhaust;
+}
+
+// request(), with the stored envelope (one more attempt in its history) for the replayer's actions.
+llmdlq::moderation_request request(llmdlq::postgres_store& store, const std::string& id,
+                                   llmdlq::moderation_action action, std::string who = "alice") {
+  auto r = request(id, action, std::move(who));
+  if (replayer_action(action)) {
+    auto record = store.get(id);
+    REQUIRE(record.has_value());
+    REQUIRE(record->has_value());
+    auto e = llmdlq::parse_envelope((*record)->envelope_json);
+    REQUIRE(e.has_value());
+    e->attempts.history.push_back({.strategy = "repair_prompt", .outcome = "failed", .tokens = 90,
+                                   .at = llmdlq::system_now(), .model = "small-model", .latency_ms = 700,
+                                   .fingerprint = "syntax:eof"});
+    r.envelope_json = llmdlq::serialize(*e);
+  }
   return r;
 }
 
@@ -158,9 +182,11 @@ void reach(llmdlq::postgres_store& store, const std::string& id, llmdlq::moderat
     case llmdlq::moderation_status::resolved: path = {a::claim, a::resolve}; break;
     case llmdlq::moderation_status::discarded: path = {a::discard}; break;
     case llmdlq::moderation_status::requeued: path = {a::requeue}; break;
+    case llmdlq::moderation_status::recovered: path = {a::recover}; break;
+    case llmdlq::moderation_status::exhausted: path = {a::exhaust}; break;
   }
   for (const auto action : path) {
-    auto r = store.act(request(id, action, "setup"));
+    auto r = store.act(request(store, id, action, "setup"));
     INFO((r ? "" : r.error().message));
     REQUIRE(r.has_value());
   }
@@ -179,11 +205,10 @@ std::string field(const boost::json::value& entry, std::string_view key) {
   return found && found->is_string() ? std::string(found->get_string()) : std::string();
 }
 
-constexpr std::array all_statuses = {llmdlq::moderation_status::pending, llmdlq::moderation_status::claimed,
-                                     llmdlq::moderation_status::resolved, llmdlq::moderation_status::discarded,
-                                     llmdlq::moderation_status::requeued};
-constexpr std::array all_actions = {llmdlq::moderation_action::claim, llmdlq::moderation_action::resolve,
-                                    llmdlq::moderation_action::discard, llmdlq::moderation_action::requeue};
+constexpr std::array all_actions = {llmdlq::moderation_action::claim,          llmdlq::moderation_action::resolve,
+                                    llmdlq::moderation_action::discard,        llmdlq::moderation_action::requeue,
+                                    llmdlq::moderation_action::record_attempt, llmdlq::moderation_action::recover,
+                                    llmdlq::moderation_action::exhaust};
 
 }  // namespace
 
@@ -414,7 +439,7 @@ TEST_CASE("postgres_store operator actions follow transition(), forbidden ones c
   scratch_table table;
   auto store = open_store(table);
   int n = 0;
-  for (const auto from : all_statuses) {
+  for (const auto from : llmdlq::all_moderation_statuses) {
     for (const auto action : all_actions) {
       const auto id = published(store, sample("receipt-" + std::to_string(++n)));
       reach(store, id, from);
@@ -423,7 +448,7 @@ TEST_CASE("postgres_store operator actions follow transition(), forbidden ones c
       REQUIRE(before->has_value());
       REQUIRE((*before)->status == from);
       INFO(llmdlq::to_string(action) << " from " << llmdlq::to_string(from));
-      auto r = store.act(request(id, action, "bob"));
+      auto r = store.act(request(store, id, action, "bob"));
       if (const auto to = llmdlq::transition(from, action)) {
         INFO((r ? "" : r.error().message));
         REQUIRE(r.has_value());
@@ -440,12 +465,14 @@ TEST_CASE("postgres_store operator actions follow transition(), forbidden ones c
         CHECK(field(entry, "at") == r->updated_at);
         CHECK(llmdlq::parse_rfc3339(r->updated_at).has_value());
         CHECK(r->claimed_by == (*to == llmdlq::moderation_status::claimed ? "bob" : (*before)->claimed_by));
-        if (action == llmdlq::moderation_action::resolve) {
+        if (action == llmdlq::moderation_action::resolve || action == llmdlq::moderation_action::recover) {
           REQUIRE(r->resolution.has_value());
           CHECK(boost::json::parse(*r->resolution) == boost::json::parse(R"({"merchant": "Jumbo", "total": 8.1})"));
         } else {
           CHECK_FALSE(r->resolution.has_value());
         }
+        const auto history = [](const std::string& json) { return llmdlq::parse_envelope(json)->attempts.history.size(); };
+        CHECK(history(r->envelope_json) == history((*before)->envelope_json) + (replayer_action(action) ? 1 : 0));
         auto after = store.get(id);
         REQUIRE(after.has_value());
         CHECK((*after)->operator_log == r->operator_log);
@@ -725,4 +752,91 @@ TEST_CASE("postgres_store: PostgreSQL restarted mid-run, nothing lost and nothin
   auto r = store.publish(last);
   REQUIRE(r.has_value());
   CHECK_FALSE(r->duplicate);
+}
+
+TEST_CASE("postgres_store: the replayer's actions need the record's own envelope, recovered is final", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  auto store = open_store(table);
+  const auto id = published(store, sample("receipt-replayed"));
+  const auto other = published(store, sample("receipt-other"));
+  using a = llmdlq::moderation_action;
+  auto missing = request(id, a::record_attempt);
+  auto mismatched = request(store, other, a::exhaust);
+  mismatched.dlq_id = id;
+  auto not_envelope = request(id, a::exhaust);
+  not_envelope.envelope_json = R"({"dlq_id": "x"})";
+  auto no_correction = request(store, id, a::recover);
+  no_correction.corrected.reset();
+  for (const auto& bad : {missing, mismatched, not_envelope, no_correction}) {
+    auto r = store.act(bad);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == llmdlq::moderation_errc::invalid_resolution);
+  }
+  CHECK(log_of(store.get(id)->value()).empty());
+
+  auto recorded = store.act(request(store, id, a::record_attempt, "replayer"));
+  REQUIRE(recorded.has_value());
+  CHECK(recorded->status == llmdlq::moderation_status::pending);
+  const auto stored = llmdlq::parse_envelope(recorded->envelope_json);
+  REQUIRE(stored.has_value());
+  REQUIRE(stored->attempts.history.size() == 1);
+  CHECK(stored->attempts.history[0].model == "small-model");
+  CHECK(stored->attempts.history[0].fingerprint == "syntax:eof");
+  auto recovered = store.act(request(store, id, a::recover, "replayer"));
+  REQUIRE(recovered.has_value());
+  CHECK(recovered->status == llmdlq::moderation_status::recovered);
+  CHECK(llmdlq::parse_envelope(recovered->envelope_json)->attempts.history.size() == 2);
+  CHECK(store.list(llmdlq::moderation_status::recovered, 10)->size() == 1);
+  for (const auto action : all_actions) {
+    auto r = store.act(request(store, id, action));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().current == llmdlq::moderation_status::recovered);
+  }
+}
+
+TEST_CASE("postgres_store: a table made before the replay statuses gets the wider status check", "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  database db;
+  // The table as earlier versions made it.
+  db.column(fmt::format(R"sql(
+    CREATE TABLE {0} (
+      dlq_id text PRIMARY KEY, idempotency_key text, attempt bigint NOT NULL,
+      status text NOT NULL DEFAULT 'pending'
+             CHECK (status IN ('pending', 'claimed', 'resolved', 'discarded', 'requeued')),
+      category text NOT NULL, triage text NOT NULL, action text NOT NULL, failure_code text NOT NULL,
+      message text NOT NULL, raw_response text, raw_sha256 text NOT NULL, envelope jsonb NOT NULL,
+      created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL, expires_at timestamptz,
+      operator_log jsonb NOT NULL DEFAULT '[]'::jsonb CHECK (jsonb_typeof(operator_log) = 'array'),
+      claimed_by text, resolution jsonb))sql", table.sql_name()));
+  {
+    auto old = llmdlq::postgres_store::open(conninfo(), [&] {
+      auto o = table.options();
+      o.migrate = false;
+      return o;
+    }());
+    REQUIRE(old.has_value());
+    const auto id = published(*old, sample("receipt-old"));
+    // Without the migration the store refuses the new statuses, as a store failure.
+    auto refused = old->act(request(*old, id, llmdlq::moderation_action::exhaust));
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == llmdlq::moderation_errc::store_unavailable);
+  }
+  auto store = open_store(table);
+  const auto checks = db.column(
+      "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c' "
+      "ORDER BY 1",
+      {table.sql_name()});
+  REQUIRE(checks.size() == 2);
+  CHECK(checks[1].find("'exhausted'") != std::string::npos);
+  CHECK(checks[1].find("'recovered'") != std::string::npos);
+  const auto id = store.list(llmdlq::moderation_status::pending, 10)->front().dlq_id;
+  auto exhausted = store.act(request(store, id, llmdlq::moderation_action::exhaust));
+  REQUIRE(exhausted.has_value());
+  CHECK(exhausted->status == llmdlq::moderation_status::exhausted);
+  // Opening again changes nothing.
+  REQUIRE(llmdlq::postgres_store::open(conninfo(), table.options()).has_value());
+  CHECK(db.column("SELECT conname FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c'",
+                  {table.sql_name()}).size() == 2);
 }

@@ -5,6 +5,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include <llmdlq/sqlite/store.hpp>
+
 #include "catch.hpp"
 #include "support/skip.hpp"
 #include "tools/run_tool.hpp"
@@ -76,4 +78,32 @@ TEST_CASE("stats: a missing file or one that is not a DLQ is an error, and stays
   run = run_llmdlq("stats sqlite:" + text);
   CHECK(run.exit_code == 2);
   CHECK(slurp(text) == "{\"dlq_id\": \"x\"}\n");
+}
+
+TEST_CASE("stats: counts the replayer's statuses", "[tools][stats]") {
+  temp_dir dir;
+  const auto db = filled_dlq(dir);
+  {
+    auto store = llmdlq::sqlite_store::open(db);
+    REQUIRE(store.has_value());
+    const auto pending = store->list(llmdlq::moderation_status::pending, 10);
+    REQUIRE(pending.has_value());
+    REQUIRE(pending->size() == 2);
+    const auto& first = (*pending)[0];
+    const auto& second = (*pending)[1];
+    REQUIRE(store->act({.dlq_id = first.dlq_id, .action = llmdlq::moderation_action::recover,
+                        .operator_name = "replayer", .note = "", .corrected = R"({"id": 1})",
+                        .envelope_json = first.envelope_json})
+                .has_value());
+    REQUIRE(store->act({.dlq_id = second.dlq_id, .action = llmdlq::moderation_action::exhaust,
+                        .operator_name = "replayer", .note = "", .corrected = std::nullopt,
+                        .envelope_json = second.envelope_json})
+                .has_value());
+  }
+  const auto run = run_llmdlq("stats --json sqlite:" + db);
+  REQUIRE(run.exit_code == 0);
+  const auto stats = boost::json::parse(run.out);
+  CHECK(stats.at("total") == 2);
+  CHECK(stats.at("status").at("recovered") == 1);
+  CHECK(stats.at("status").at("exhausted") == 1);
 }

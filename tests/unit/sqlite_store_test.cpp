@@ -537,8 +537,11 @@ TEST_CASE("sqlite_store: a table made before the replay statuses is migrated, ro
   CHECK(exhausted->status == llmdlq::moderation_status::exhausted);
   // The same envelope is still a duplicate: the unique index is back.
   CHECK(store->publish(e)->duplicate);
-  // Opening again changes nothing.
+  // Opening again rebuilds nothing: the table stays where it is in the file.
+  const auto root_page = "SELECT rootpage FROM sqlite_master WHERE name = 'dead_letters'";
+  const std::string where = column(path, root_page);
   REQUIRE(llmdlq::sqlite_store::open(path).has_value());
+  CHECK(column(path, root_page) == where);
   CHECK(store->get(e.dlq_id)->value().status == llmdlq::moderation_status::exhausted);
 }
 

@@ -40,7 +40,8 @@ struct postgres_store_options {
 /// Dead letters in a PostgreSQL table, one row per envelope:
 ///
 ///     dlq_id text PRIMARY KEY, idempotency_key text, attempt bigint,
-///     status text (pending | claimed | resolved | discarded | requeued),
+///     status text (pending | claimed | resolved | discarded | requeued
+///                  | recovered | exhausted),
 ///     category, triage, action, failure_code, message text,
 ///     raw_response text, raw_sha256 text, envelope jsonb,
 ///     created_at, updated_at, expires_at timestamptz,
@@ -57,9 +58,11 @@ struct postgres_store_options {
 /// act() is one conditional UPDATE (`WHERE dlq_id = $1 AND status = ANY(...)`)
 /// along transition(): of two operators claiming a row, exactly one wins and
 /// the other gets invalid_transition with the row's current status. Claiming
-/// sets claimed_by, which then keeps who claimed last. Resolving requires the
-/// corrected JSON, strict JSON that PostgreSQL's jsonb accepts (no \u0000),
-/// kept in `resolution`. moderation_record::operator_log is the log's JSON
+/// sets claimed_by, which then keeps who claimed last. Resolving and
+/// recovering require the corrected JSON, strict JSON that PostgreSQL's jsonb
+/// accepts (no \u0000), kept in `resolution`. The replayer's actions
+/// (record_attempt, recover, exhaust) replace `envelope` with the request's
+/// in the same UPDATE. moderation_record::operator_log is the log's JSON
 /// array text; envelope_json and resolution are as jsonb prints them (keys
 /// reordered, same values).
 ///
@@ -97,7 +100,10 @@ class postgres_store final : public moderation_store {
 
   /// Creates the schema (when set), the table and its indexes when missing;
   /// idempotent, and safe when several processes migrate at once (they take
-  /// turns on an advisory lock). Changes nothing in an existing table.
+  /// turns on an advisory lock). In an existing table it changes only a
+  /// status CHECK made before `recovered` and `exhausted` existed, replacing
+  /// it with one that allows every status. Without that migration the store
+  /// works, but the replayer's recover and exhaust fail (store_unavailable).
   [[nodiscard]] expected<void, sink_error> migrate();
 
   [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
