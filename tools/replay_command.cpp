@@ -3,6 +3,7 @@
 // a Kafka topic), dry by default.
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>

@@ -359,14 +359,16 @@ expected<void, replay_state_error> postgres_replay_state::mark_delivered(std::st
   });
 }
 
-expected<std::vector<ledger_entry>, replay_state_error> postgres_replay_state::undelivered(std::size_t limit) {
+expected<std::vector<ledger_entry>, replay_state_error> postgres_replay_state::undelivered(std::string_view source,
+                                                                                          std::size_t limit) {
   const std::string count = std::to_string(std::min<std::size_t>(limit, static_cast<std::size_t>(INT64_MAX)));
+  const std::string by(source);
   auto& s = *impl_;
   return s.run(true, [&]() -> expected<std::vector<ledger_entry>, replay_state_error> {
-    auto r = s.query(fmt::format("SELECT {} FROM {} WHERE NOT delivered ORDER BY written_at, idempotency_key "
-                                 "LIMIT $1::bigint",
+    auto r = s.query(fmt::format("SELECT {} FROM {} WHERE NOT delivered AND source = $2 "
+                                 "ORDER BY written_at, idempotency_key LIMIT $1::bigint",
                                  s.ledger_columns, s.ledger),
-                     std::array<const char*, 1>{count.c_str()}, "undelivered");
+                     std::array<const char*, 2>{count.c_str(), by.c_str()}, "undelivered");
     if (!r) return unexpected(std::move(r.error()));
     std::vector<ledger_entry> entries;
     for (int row = 0; row < PQntuples(r->get()); ++row) entries.push_back(read_entry(r->get(), row));

@@ -196,15 +196,17 @@ TEST_CASE("postgres_replay_state: the ledger keeps the first output, undelivered
     REQUIRE(replayer.record_output(key, "replay", std::string("dlq-") + key, "{}").has_value());
     clock.now += 1s;
   }
-  auto pending = worker.undelivered(10).value();
+  REQUIRE(worker.record_output("w", "original", "", "{}").has_value());  // the worker's own: never listed for a replay
+  auto pending = worker.undelivered("replay", 10).value();
   REQUIRE(pending.size() == 3);
   CHECK(pending[0].idempotency_key == "receipt-1");
   CHECK(pending[1].idempotency_key == "c");
   CHECK(pending[2].idempotency_key == "a");
-  CHECK(worker.undelivered(1).value().size() == 1);
+  CHECK(worker.undelivered("replay", 1).value().size() == 1);
+  CHECK(worker.undelivered("original", 10).value().size() == 1);
   REQUIRE(worker.mark_delivered("c").has_value());
   CHECK(replayer.find_output("c").value()->delivered);
-  pending = worker.undelivered(10).value();
+  pending = worker.undelivered("replay", 10).value();
   REQUIRE(pending.size() == 2);
   CHECK(pending[1].idempotency_key == "a");
 }

@@ -93,7 +93,8 @@ class postgres_replay_state final : public replay_state {
   [[nodiscard]] expected<std::optional<ledger_entry>, replay_state_error> find_output(
       std::string_view idempotency_key) override;
   [[nodiscard]] expected<void, replay_state_error> mark_delivered(std::string_view idempotency_key) override;
-  [[nodiscard]] expected<std::vector<ledger_entry>, replay_state_error> undelivered(std::size_t limit) override;
+  [[nodiscard]] expected<std::vector<ledger_entry>, replay_state_error> undelivered(std::string_view source,
+                                                                                  std::size_t limit) override;
 
  private:
   struct impl;
