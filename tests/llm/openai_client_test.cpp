@@ -345,6 +345,9 @@ TEST_CASE("openai_compatible_client::open refuses options it cannot use", "[llm]
   options.api_key = api_key;
   options.headers = {{"X-Note", "one\nX-Injected: yes"}};
   refused(options);
+  options.headers.clear();
+  options.timeout = std::chrono::milliseconds(-1);
+  refused(options);
 }
 
 TEST_CASE("openai_compatible_client keeps working after a move", "[llm]") {
