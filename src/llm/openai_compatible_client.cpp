@@ -248,10 +248,10 @@ expected<openai_compatible_client, call_error> openai_compatible_client::open(op
     lines.push_back(name + ": " + value);
   }
   for (const std::string& line : lines) {
-    curl_slist* longer = curl_slist_append(state->headers.get(), line.c_str());
-    if (!longer) return unexpected(configuration_error("out of memory"));
-    static_cast<void>(state->headers.release());
-    state->headers.reset(longer);
+    // The list keeps its head: appending returns it (or null, leaving it whole).
+    curl_slist* head = curl_slist_append(state->headers.get(), line.c_str());
+    if (!head) return unexpected(configuration_error("out of memory"));
+    if (!state->headers) state->headers.reset(head);
   }
   state->handle.reset(curl_easy_init());
   if (!state->handle) return unexpected(configuration_error("curl_easy_init failed"));
