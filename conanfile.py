@@ -1,5 +1,5 @@
 # Conan 2 recipe: `conan create . -o "&:kafka=True"` builds and tests the
-# package; each transport is an option and a component.
+# package; each transport (and llm, the model client) is an option and a component.
 import os
 import re
 
@@ -25,6 +25,7 @@ class LlmdlqConan(ConanFile):
         "kafka": [True, False],
         "redis": [True, False],
         "postgres": [True, False],
+        "llm": [True, False],
     }
     default_options = {
         "shared": False,
@@ -33,6 +34,7 @@ class LlmdlqConan(ConanFile):
         "kafka": False,
         "redis": False,
         "postgres": False,
+        "llm": False,
     }
     exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*", "src/*", "schemas/*"
 
@@ -43,6 +45,7 @@ class LlmdlqConan(ConanFile):
         "kafka": ("LLMDLQ_WITH_KAFKA", "librdkafka/2.3.0", "librdkafka::rdkafka"),
         "redis": ("LLMDLQ_WITH_REDIS", "hiredis/1.2.0", "hiredis::hiredis"),
         "postgres": ("LLMDLQ_WITH_POSTGRES", "libpq/15.5", "libpq::pq"),
+        "llm": ("LLMDLQ_WITH_LLM", "libcurl/8.6.0", "libcurl::curl"),
     }
     # Whatever the options: a package holds the libraries and nothing else.
     _fixed_cache_variables = {

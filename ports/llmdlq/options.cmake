@@ -7,6 +7,7 @@ set(LLMDLQ_PORT_FEATURES
   kafka    LLMDLQ_WITH_KAFKA
   redis    LLMDLQ_WITH_REDIS
   postgres LLMDLQ_WITH_POSTGRES
+  llm      LLMDLQ_WITH_LLM
 )
 # Whatever the features: a package holds the libraries and nothing else.
 set(LLMDLQ_PORT_OPTIONS

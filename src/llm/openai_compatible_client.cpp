@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 #include <mutex>
+#include <string>
 #include <string_view>
 
 #include <boost/json/array.hpp>
@@ -46,7 +48,9 @@ call_error configuration_error(std::string message) {
                     std::nullopt, "openai_compatible_client: " + std::move(message), milliseconds{0}};
 }
 
-bool has_line_break(std::string_view text) { return text.find_first_of("\r\n", 0) != std::string_view::npos || text.find('\0') != std::string_view::npos; }
+bool has_line_break(std::string_view text) {
+  return text.find_first_of("\r\n") != std::string_view::npos || text.find('\0') != std::string_view::npos;
+}
 
 // Whether `url` is http(s) without credentials, query or fragment.
 bool usable_base_url(const std::string& url) {
@@ -230,6 +234,9 @@ expected<openai_compatible_client, call_error> openai_compatible_client::open(op
   }
   state->url = state->endpoint + "/chat/completions";
   if (has_line_break(options.api_key)) return unexpected(configuration_error("api_key holds a line break"));
+  if (options.connect_timeout < milliseconds{0} || options.timeout < milliseconds{0}) {
+    return unexpected(configuration_error("a timeout is negative"));
+  }
 
   std::vector<std::string> lines = {"Content-Type: application/json", "Accept: application/json",
                                     "Expect:"};  // no 100-continue round trip before the body
@@ -241,10 +248,10 @@ expected<openai_compatible_client, call_error> openai_compatible_client::open(op
     lines.push_back(name + ": " + value);
   }
   for (const std::string& line : lines) {
-    curl_slist* longer = curl_slist_append(state->headers.get(), line.c_str());
-    if (!longer) return unexpected(configuration_error("out of memory"));
-    static_cast<void>(state->headers.release());
-    state->headers.reset(longer);
+    // The list keeps its head: appending returns it (or null, leaving it whole).
+    curl_slist* head = curl_slist_append(state->headers.get(), line.c_str());
+    if (!head) return unexpected(configuration_error("out of memory"));
+    if (!state->headers) state->headers.reset(head);
   }
   state->handle.reset(curl_easy_init());
   if (!state->handle) return unexpected(configuration_error("curl_easy_init failed"));

@@ -25,7 +25,7 @@ target_link_libraries(host PRIVATE llmdlq::header_only)
 ")
 # Only the core: the transports would be built the same way.
 llmdlq_configure("${WORK_DIR}/host" "${WORK_DIR}/build" -DLLMDLQ_WITH_SQLITE=OFF -DLLMDLQ_WITH_KAFKA=OFF
-                 -DLLMDLQ_WITH_REDIS=OFF -DLLMDLQ_WITH_POSTGRES=OFF)
+                 -DLLMDLQ_WITH_REDIS=OFF -DLLMDLQ_WITH_POSTGRES=OFF -DLLMDLQ_WITH_LLM=OFF)
 
 execute_process(COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}/build" --target help
                 OUTPUT_VARIABLE targets COMMAND_ERROR_IS_FATAL ANY)

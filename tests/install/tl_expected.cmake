@@ -25,7 +25,7 @@ llmdlq_run("${CXX_COMPILER}" ${llmdlq_cxx_flags} -std=c++20 -fsyntax-only -DLLMD
 
 llmdlq_install_project("${WORK_DIR}/llmdlq" "${prefix}" -DLLMDLQ_EXPECTED=tl -DCMAKE_CXX_STANDARD=20
   "-DCMAKE_PREFIX_PATH=${TL_EXPECTED_PREFIX}" -DLLMDLQ_WITH_SQLITE=OFF -DLLMDLQ_WITH_KAFKA=OFF
-  -DLLMDLQ_WITH_REDIS=OFF -DLLMDLQ_WITH_POSTGRES=OFF)
+  -DLLMDLQ_WITH_REDIS=OFF -DLLMDLQ_WITH_POSTGRES=OFF -DLLMDLQ_WITH_LLM=OFF)
 file(READ "${WORK_DIR}/llmdlq/CMakeFiles/llmdlq_core.dir/flags.make" flags)
 llmdlq_expect("${flags}" "-std=(c|gnu)\\+\\+20" "the library's flags")
 

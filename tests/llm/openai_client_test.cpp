@@ -192,6 +192,21 @@ TEST_CASE("openai_compatible_client makes one HTTP call per complete(), whatever
   }
 }
 
+TEST_CASE("openai_compatible_client follows no redirect", "[llm]") {
+  scripted_server elsewhere({llmdlq::test::chat_completion("{}")});
+  REQUIRE(elsewhere.listening());
+  scripted_reply redirect{307, "", {{"Location", elsewhere.base_url() + "/chat/completions"}}};
+  scripted_server server({redirect});
+  REQUIRE(server.listening());
+  auto client = open_client(options_for(server));
+
+  const auto error = failure_of(client.complete(simple_request()));
+  CHECK(error.http_status == 307);
+  CHECK(error.decision.verdict == call_verdict::retry_later);
+  CHECK(server.calls() == 1);
+  CHECK(elsewhere.calls() == 0);
+}
+
 TEST_CASE("openai_compatible_client hands on the server's Retry-After", "[llm]") {
   scripted_server server({llmdlq::test::rate_limited("7"), llmdlq::test::unavailable(llmdlq::test::http_date(120s)),
                           llmdlq::test::rate_limited("soon")});
@@ -344,6 +359,9 @@ TEST_CASE("openai_compatible_client::open refuses options it cannot use", "[llm]
   refused(options);
   options.api_key = api_key;
   options.headers = {{"X-Note", "one\nX-Injected: yes"}};
+  refused(options);
+  options.headers.clear();
+  options.timeout = std::chrono::milliseconds(-1);
   refused(options);
 }
 

@@ -26,8 +26,9 @@ struct openai_client_options {
   /// error messages, not in endpoint()). Empty: no Authorization header,
   /// for local servers that need none.
   std::string api_key;
+  /// Limit on connecting (0: libcurl's default, 300 s).
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
-  /// Limit on the whole call, connecting included.
+  /// Limit on the whole call, connecting included (0: none).
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
   /// A request with a json_schema asks for structured outputs
   /// (`response_format: {type: json_schema, json_schema: {name: "response",
@@ -59,8 +60,8 @@ struct openai_client_options {
 class openai_compatible_client final : public llm_client {
  public:
   /// Checks the options; connects only when called. An unusable base_url,
-  /// a header with a line break or a libcurl that cannot start fail with
-  /// `retry_later`, reason `configuration`.
+  /// a header with a line break, a negative timeout or a libcurl that
+  /// cannot start fail with `retry_later`, reason `configuration`.
   [[nodiscard]] static expected<openai_compatible_client, call_error> open(openai_client_options options);
 
   openai_compatible_client(openai_compatible_client&&) noexcept;
