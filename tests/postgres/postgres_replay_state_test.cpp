@@ -251,3 +251,34 @@ TEST_CASE("postgres_replay_state: a bad prefix or an unreachable server is store
   CHECK(unreachable.error().code == replay_state_errc::store_unavailable);
   CHECK(unreachable.error().message.starts_with("postgres: "));
 }
+
+TEST_CASE("postgres_replay_state: after a server restart the state is there and calls carry on",
+          "[postgres][replay_state]") {
+  REQUIRE_POSTGRES();
+  const char* restart = std::getenv("LLMDLQ_TEST_POSTGRES_RESTART");
+  if (!restart) {
+    WARN("skipped: LLMDLQ_TEST_POSTGRES_RESTART is not set");
+    return;
+  }
+  scratch_prefix prefix;
+  auto state = open_state(prefix);
+  REQUIRE(state.acquire_lease("receipts", "alice", 600s).has_value());
+  REQUIRE(state.store_cursor("receipts", "alice", "dlq-0001").has_value());
+  REQUIRE(state.reserve_attempt("receipt-1", 2).value() == 1);
+  REQUIRE(std::system(restart) == 0);
+
+  // Reads and lease calls are tried again on a new connection.
+  CHECK(state.load_cursor("receipts").value() == "dlq-0001");
+  CHECK(state.acquire_lease("receipts", "alice", 600s).has_value());
+  REQUIRE(std::system(restart) == 0);
+  // A reservation is not: its first try may have committed. It fails, or
+  // it succeeds; either way the next call works and the count is right.
+  auto reserved = state.reserve_attempt("receipt-1", 2);
+  if (!reserved) {
+    CHECK(reserved.error().code == replay_state_errc::store_unavailable);
+    CHECK(state.attempts("receipt-1").value() == 1);
+    reserved = state.reserve_attempt("receipt-1", 2);
+  }
+  CHECK(reserved.value() == 2);
+  CHECK(state.attempts("receipt-1").value() == 2);
+}
