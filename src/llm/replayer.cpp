@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "llmdlq/llm/replayer.hpp"
 
+#include "llmdlq/llm/recovery_ladder.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>

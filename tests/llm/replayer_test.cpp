@@ -10,6 +10,7 @@
 #include <string>
 
 #include <llmdlq/llm/moderation_replay_source.hpp>
+#include <llmdlq/llm/recovery_ladder.hpp>
 #include <llmdlq/llm/replayer.hpp>
 #include <llmdlq/llm/testing.hpp>
 #include <llmdlq/process.hpp>

@@ -50,7 +50,7 @@ TEST_CASE("a fully populated envelope round-trips exactly", "[envelope]") {
                                   .errors = {{"/total", "/properties/total/type", "type", "expected number"}},
                                   .syntax = llmdlq::text_location{3, 1, 4}},
                                  R"({"total":"1"})", context, options);
-  e.attempts.history.push_back({"local_repair", "failed", 0, e.created_at});
+  e.attempts.history.push_back({"repair_prompt", "schema", 120, e.created_at, "llama-3.1-8b", 840, "3f9a0c2e7d1b4a65"});
   llmdlq::test::check_envelope(e);
 }
 
@@ -151,7 +151,8 @@ llmdlq::envelope populated_envelope() {
   e.raw_response.cut = true;
   e.original_input = llmdlq::captured_text::of("in\xff put");
   e.original_input->cut = true;
-  e.attempts = {1, 2, e.created_at, e.created_at, {{"local_repair", "failed", 3, e.created_at}}};
+  e.attempts = {1, 2, e.created_at, e.created_at,
+                {{"repair_prompt", "schema", 3, e.created_at, "llama-3.1-8b", 812, "3f9a0c2e7d1b4a65"}}};
   e.origin = {"svc", "w1", "topic", 0, 99};
   e.expires_at = e.created_at + std::chrono::hours(24);
   e.extensions["tenant"] = "nl-east";
@@ -542,7 +543,11 @@ class hostile_envelopes {
     if (chance(50)) e.attempts.last_failure_at = time();
     const std::size_t history = chance(10) ? pick(200) : pick(3);
     for (std::size_t i = 0; i < history; ++i) {
-      e.attempts.history.push_back({non_empty_text(), non_empty_text(), integer(0), chance(50) ? std::optional(time()) : std::nullopt});
+      e.attempts.history.push_back({non_empty_text(), non_empty_text(), integer(0),
+                                    chance(50) ? std::optional(time()) : std::nullopt,
+                                    chance(50) ? non_empty_text() : std::string(),
+                                    chance(50) ? std::optional(integer(0)) : std::nullopt,
+                                    chance(50) ? non_empty_text() : std::string()});
     }
     e.origin = {text(), text(), text(), std::nullopt, std::nullopt};
     if (chance(50)) e.origin.partition = static_cast<std::int32_t>(pick(0x80000000u));

@@ -19,10 +19,12 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
-#include "llmdlq/llm/recovery_ladder.hpp"
+#include "llmdlq/llm/recovery_step.hpp"
 #include "llmdlq/replay_state.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
+
+class recovery_ladder;
 
 /// A dead letter as a source holds it.
 struct stored_letter {
