@@ -79,7 +79,7 @@ std::size_t prompt_bytes(const t::recorded_request& r) {
 
 }  // namespace
 
-TEST_CASE("HTTP: broken again, then valid from the stronger model; usage summed over both", "[ladder][http]") {
+TEST_CASE("HTTP: broken again, then valid from the stronger model, usage summed over both", "[ladder][http]") {
   fixture f({t::chat_completion(R"({"merchant": "", "total": 4250})", "stop", 200, 30, "small"),
              t::chat_completion(std::string(valid), "stop", 210, 25, "large")});
   auto ladder = f.ladder();
@@ -175,7 +175,7 @@ TEST_CASE("HTTP: a timeout is one call and gives the attempt back", "[ladder][ht
   CHECK(ladder.next_step(e).kind == llmdlq::recovery_step_kind::repair_prompt);  // still two attempts left
 }
 
-TEST_CASE("HTTP: cut off again is asked with more room; at the ceiling it stops", "[ladder][http]") {
+TEST_CASE("HTTP: cut off again is asked with more room, at the ceiling it stops", "[ladder][http]") {
   fixture f({t::cut_off_completion(R"({"merchant": "Keells", "total)"),
              t::cut_off_completion(R"({"merchant": "Keells")")});
   f.options.max_tokens_ceiling = 300;

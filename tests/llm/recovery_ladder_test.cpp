@@ -320,7 +320,7 @@ TEST_CASE("One retry layer: a failed call is not retried inside the call or the 
   CHECK(ladder.breaker().state("scripted://model", "small-model") == llmdlq::circuit_state::closed);
 }
 
-TEST_CASE("Server errors open the circuit; after the cool-down one probe goes", "[ladder][breaker]") {
+TEST_CASE("Server errors open the circuit, after the cool-down one probe goes", "[ladder][breaker]") {
   fixture f;
   f.options.breaker.failure_threshold = 3;
   f.options.breaker.cool_down = 60s;

@@ -101,7 +101,7 @@ TEST_CASE("process: one verdict line per input line, in order", "[tools][process
   CHECK(lines[5].at("category") == "truncated");
 }
 
-TEST_CASE("process: dead letters land in the sink; stats counts them", "[tools][process][stats]") {
+TEST_CASE("process: dead letters land in the sink, stats counts them", "[tools][process][stats]") {
   temp_dir dir;
   const auto schema = dir.write("schema.json", schema_json);
   const std::string db = (dir.path() / "dlq.db").string();
@@ -380,7 +380,7 @@ TEST_CASE("process: a line far over the limit is never held in memory whole", "[
   CHECK(static_cast<std::size_t>(usage.ru_maxrss) * 1024 < huge / 2);  // ru_maxrss is in KiB
 }
 
-TEST_CASE("process: --min-confidence is a number from 0 to 1; a confidence that is no number fails it",
+TEST_CASE("process: --min-confidence is a number from 0 to 1, a confidence that is no number fails it",
           "[tools][process]") {
   temp_dir dir;
   const auto schema = dir.write("schema.json", schema_json);

@@ -101,7 +101,7 @@ TEST_CASE("an enum's spelling is fixed only when one value matches", "[coerce]")
   CHECK(ambiguous.error().path == "/currency");
 }
 
-TEST_CASE("a null optional property is removed; a required one is not", "[coerce]") {
+TEST_CASE("a null optional property is removed, a required one is not", "[coerce]") {
   auto r = coerced(R"({"id": 1, "note": null, "status": "void"})");
   CHECK(r.json == R"({"id": 1, "status": "void"})");
   REQUIRE(r.actions.size() == 1);

@@ -119,7 +119,7 @@ TEST_CASE("without a key, one is derived from the response, the input and the sc
   CHECK(dead_letter("total: 3", next_line).dlq_id == a.dlq_id);
 }
 
-TEST_CASE("two batches without keys into one DLQ both stay; a re-run stores nothing new", "[identity]") {
+TEST_CASE("two batches without keys into one DLQ both stay, a re-run stores nothing new", "[identity]") {
   llmdlq::memory_sink dlq;
   const llmdlq::pipeline worker{receipt_schema(), dlq, options()};
   const std::vector<std::string> batch1{"total: 1", "{\"total\": \"2\"}", "```json\n{\"total\": 3"};
@@ -257,7 +257,7 @@ TEST_CASE("max_errors 0 is legal: the envelope keeps no errors and the category 
   CHECK(e.failure.errors.empty());
 }
 
-TEST_CASE("a rejected envelope goes to the fallback sink; without one the retry says rejected", "[pipeline]") {
+TEST_CASE("a rejected envelope goes to the fallback sink, without one the retry says rejected", "[pipeline]") {
   llmdlq::memory_sink dlq, spool;
   const llmdlq::sink_error too_large{llmdlq::sink_errc::rejected, "message too large"};
   llmdlq::request_context context;

@@ -231,7 +231,7 @@ TEST_CASE("the raw response and the original input share the room", "[envelope]"
     CHECK(llmdlq::serialize(e).size() <= options.max_envelope_bytes);
     llmdlq::test::check_envelope(e);
   }
-  SECTION("a short input stays whole; the response gets the rest") {
+  SECTION("a short input stays whole, the response gets the rest") {
     input.assign(10u << 10, 'i');
     context.original_input = input;
     const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::syntax}, raw, context, options);

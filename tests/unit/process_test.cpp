@@ -260,7 +260,7 @@ TEST_CASE("the envelope records the context, hashes and times", "[process]") {
   CHECK(e.extensions.at("tenant").as_string() == "nl-east");
 }
 
-TEST_CASE("one envelope never exceeds the size limit; the whole text keeps its length and hash", "[process]") {
+TEST_CASE("one envelope never exceeds the size limit, the whole text keeps its length and hash", "[process]") {
   const std::string huge = "not json " + std::string(600 * 1024, 'x');
   auto o = options();
   llmdlq::request_context context;
