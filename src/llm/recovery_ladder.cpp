@@ -10,6 +10,7 @@
 #include <utility>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
 #include "llmdlq/detail/identifiers.hpp"
@@ -144,6 +145,7 @@ struct recovery_ladder::impl {
   schema compiled;
   boost::json::value schema_json;
   std::string schema_text;
+  std::string schema_compact;  // for repair prompts
   circuit_breaker breaker;
   token_budget window;
   std::mutex mutex;  // guards what follows
@@ -156,6 +158,7 @@ struct recovery_ladder::impl {
         compiled(std::move(s)),
         schema_json(std::move(json)),
         schema_text(std::move(text)),
+        schema_compact(boost::json::serialize(schema_json)),
         breaker(options.breaker, options.clock),
         window(options.window_token_budget, options.budget_window, options.clock) {
     if (!options.clock) options.clock = system_now;
@@ -217,7 +220,7 @@ const circuit_breaker& recovery_ladder::breaker() const noexcept { return impl_-
 const recovery_options& recovery_ladder::options() const noexcept { return impl_->options; }
 
 repair_prompt recovery_ladder::prompt_for(const envelope& e) const {
-  return build_repair_prompt(e, impl_->schema_json, impl_->options.prompt);
+  return detail::build_repair_prompt(e, impl_->schema_json, impl_->schema_compact, impl_->options.prompt);
 }
 
 recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attempts_made) const {
@@ -276,7 +279,10 @@ recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attemp
     return relax_or(stop_reason::exhausted, fmt::format("{} of {} automated attempts made", made, o.max_attempts));
   }
   // The same errors twice (the stored failure, then each answer): asking again will not help.
-  std::string previous = error_fingerprint(e.failure);
+  const bool answered = std::any_of(history.begin(), history.end(), [](const attempt_record& a) {
+    return is_model_step(a.strategy) && !a.fingerprint.empty();
+  });
+  std::string previous = answered ? error_fingerprint(e.failure) : std::string();
   for (const auto& a : history) {
     if (!is_model_step(a.strategy) || a.fingerprint.empty()) continue;
     if (!previous.empty() && a.fingerprint == previous) {

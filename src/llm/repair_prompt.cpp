@@ -71,11 +71,11 @@ std::string_view parent_pointer(std::string_view pointer) {
 
 std::string compact(const boost::json::value& v) { return boost::json::serialize(v); }
 
-// The schema, or when it is too large the subschemas the errors point at.
-std::string schema_text(const boost::json::value& schema, const std::vector<validation_error>& errors,
-                        std::size_t limit) {
-  std::string whole = compact(schema);
-  if (whole.size() <= limit) return whole;
+// The schema (`whole` is its compact text), or when it is too large the
+// subschemas the errors point at.
+std::string schema_text(const boost::json::value& schema, std::string_view whole,
+                        const std::vector<validation_error>& errors, std::size_t limit) {
+  if (whole.size() <= limit) return std::string(whole);
   std::set<std::string_view> parents;
   for (const auto& error : errors) parents.insert(parent_pointer(error.schema_path));
   boost::json::array parts;
@@ -157,6 +157,11 @@ std::size_t max_repair_prompt_bytes(const repair_prompt_options& options) noexce
 
 repair_prompt build_repair_prompt(const envelope& e, const boost::json::value& schema,
                                   const repair_prompt_options& options) {
+  return detail::build_repair_prompt(e, schema, compact(schema), options);
+}
+
+repair_prompt detail::build_repair_prompt(const envelope& e, const boost::json::value& schema,
+                                          std::string_view schema_compact, const repair_prompt_options& options) {
   const std::string_view output =
       e.raw_response.text && !e.raw_response.base64 ? std::string_view(*e.raw_response.text) : std::string_view();
   const std::string_view quoted = utf8_prefix(output, options.max_output_bytes);
@@ -170,7 +175,7 @@ repair_prompt build_repair_prompt(const envelope& e, const boost::json::value& s
   std::string& user = prompt.user;
   user.reserve(quoted.size() + options.max_schema_bytes + 1024);
   user += "JSON Schema:\n";
-  user += schema_text(schema, e.failure.errors, options.max_schema_bytes);
+  user += schema_text(schema, schema_compact, e.failure.errors, options.max_schema_bytes);
   user += "\n\n";
   user += what_failed(e);
   if (!e.failure.errors.empty()) {

@@ -55,6 +55,14 @@ struct repair_prompt {
 [[nodiscard]] repair_prompt build_repair_prompt(const envelope& e, const boost::json::value& schema,
                                                const repair_prompt_options& options = {});
 
+namespace detail {
+/// build_repair_prompt with the schema's compact JSON text already made
+/// (the ladder makes it once).
+[[nodiscard]] repair_prompt build_repair_prompt(const envelope& e, const boost::json::value& schema,
+                                                std::string_view schema_compact,
+                                                const repair_prompt_options& options);
+}  // namespace detail
+
 /// Why a reply to a repair prompt must not be used (it is `poison`): it
 /// repeats the boundary (it answers from inside the quoted data or tries to
 /// close it), or takes another role (chat-template control tokens, a
