@@ -508,6 +508,8 @@ std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recove
   if (!c.model.empty()) record.model = c.model;
 
   if (auto breakout = find_breakout(c.text, prompt)) {
+    ++e.attempts.count;
+    e.attempts.last_failure_at = record.at;
     record.outcome = std::string(to_string(failure_category::poison));
     e.attempts.history.push_back(std::move(record));
     return stop_with(stop_reason::poison, *breakout);
@@ -524,6 +526,9 @@ std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recove
     return stop_with(stop_reason::recovered, "recovered by " + std::string(to_string(step.kind)));
   }
   const failure_category answer_category = judged.error().failure.category;
+  // Another failure of this payload.
+  ++e.attempts.count;
+  e.attempts.last_failure_at = record.at;
   record.outcome = outcome_of(judged.error());
   record.fingerprint = error_fingerprint(judged.error().failure);
   e.attempts.history.push_back(std::move(record));
