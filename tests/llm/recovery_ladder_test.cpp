@@ -437,3 +437,23 @@ TEST_CASE("Declared relaxations only: optional properties dropped, required ones
   }
   CHECK(f.model.calls() == 0);
 }
+
+TEST_CASE("The host sees every step before it runs, and can stop between them", "[ladder][complaint]") {
+  fixture f;
+  f.model.then_reply(R"({"merchant": "", "total": 1})").then_reply(std::string(valid_receipt));
+  auto ladder = f.ladder();
+  llmdlq::envelope e = failure_of(R"({"merchant": "AH", "tot)", "length", 100);
+  llmdlq::recovery_result result;
+  const auto first = ladder.next_step(e);
+  REQUIRE(first.kind == recovery_step_kind::repair_prompt);
+  CHECK_FALSE(ladder.run_step(e, first, result).has_value());  // failed, the ladder goes on
+  const auto second = ladder.next_step(e);
+  CHECK(second.kind == recovery_step_kind::escalate_model);
+  CHECK(second.model == "large-model");
+  // The host decides not to spend more on it: nothing else is called.
+  CHECK(f.model.calls() == 1);
+  CHECK(f.model.answers_left() == 1);
+  CHECK(e.attempts.history.size() == 1);
+  CHECK(e.attempts.count == 2);  // the stored failure, and the answer that failed
+  CHECK(result.steps.size() == 1);
+}
