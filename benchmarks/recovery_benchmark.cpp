@@ -38,7 +38,7 @@ llmdlq::envelope failure_of(const std::string& response) {
 
 void next_step_and_prompt(benchmark::State& state, const std::string& response) {
   llmdlq::testing::scripted_llm_client model;
-  llmdlq::recovery_options options;
+  llmdlq::recovery_ladder_options options;
   options.current_versions.schema = "receipt-v1";
   options.current_versions.prompt = "v3";
   auto ladder = llmdlq::recovery_ladder::create(receipt_schema_text(), model, options);

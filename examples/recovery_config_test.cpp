@@ -24,8 +24,8 @@ constexpr std::string_view invoice_schema = R"({
 })";
 
 // The worker's production settings, in one place the tests share.
-llmdlq::recovery_options worker_recovery(llmdlq::testing::manual_clock& clock) {
-  llmdlq::recovery_options o;
+llmdlq::recovery_ladder_options worker_recovery(llmdlq::testing::manual_clock& clock) {
+  llmdlq::recovery_ladder_options o;
   o.model = "llama-3.1-8b";
   o.escalation_model = "llama-3.1-70b";
   o.max_attempts = 2;

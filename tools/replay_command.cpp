@@ -81,8 +81,8 @@ struct settings {
   std::string brokers;
   bool json = false;
   bool requeued_only = false;
-  recovery_options ladder;
-  replay_options replay;
+  recovery_ladder_options ladder;
+  replayer_options replay;
 };
 
 std::optional<std::int64_t> parse_count(std::string_view text) {
@@ -421,7 +421,7 @@ int replay_command(arguments args) {
   // A dry run calls no model: any client will do, and none is opened.
   std::unique_ptr<llm_client> client;
   if (!s.model_url.empty()) {
-    openai_client_options options;
+    openai_compatible_client_options options;
     options.base_url = s.model_url;
     options.api_key = std::move(api_key);
     options.timeout = s.timeout;

@@ -202,7 +202,7 @@ void replace_all(std::string& text, std::string_view what, std::string_view with
 }  // namespace
 
 struct openai_compatible_client::impl {
-  openai_client_options options;
+  openai_compatible_client_options options;
   std::string endpoint;  // base_url without its trailing slash
   std::string url;       // endpoint + /chat/completions
   header_list headers;
@@ -223,7 +223,7 @@ openai_compatible_client::openai_compatible_client(openai_compatible_client&&) n
 openai_compatible_client& openai_compatible_client::operator=(openai_compatible_client&&) noexcept = default;
 openai_compatible_client::~openai_compatible_client() = default;
 
-expected<openai_compatible_client, call_error> openai_compatible_client::open(openai_client_options options) {
+expected<openai_compatible_client, call_error> openai_compatible_client::open(openai_compatible_client_options options) {
   auto state = std::make_unique<impl>();
   state->endpoint = options.base_url;
   while (!state->endpoint.empty() && state->endpoint.back() == '/') state->endpoint.pop_back();

@@ -141,7 +141,7 @@ std::string outcome_of(const envelope& failed) { return std::string(to_string(fa
 
 struct recovery_ladder::impl {
   llm_client* client;
-  recovery_options options;
+  recovery_ladder_options options;
   schema compiled;
   boost::json::value schema_json;
   std::string schema_text;
@@ -152,7 +152,7 @@ struct recovery_ladder::impl {
   std::mt19937_64 random{std::random_device{}()};
   std::map<std::string, std::pair<std::uint32_t, timestamp>, std::less<>> backing_off;  // endpoint+model: failures, not before
 
-  impl(llm_client& c, recovery_options o, schema s, boost::json::value json, std::string text)
+  impl(llm_client& c, recovery_ladder_options o, schema s, boost::json::value json, std::string text)
       : client(&c),
         options(std::move(o)),
         compiled(std::move(s)),
@@ -205,7 +205,7 @@ recovery_ladder& recovery_ladder::operator=(recovery_ladder&&) noexcept = defaul
 recovery_ladder::~recovery_ladder() = default;
 
 expected<recovery_ladder, schema_error> recovery_ladder::create(std::string_view schema_json, llm_client& client,
-                                                                recovery_options options) {
+                                                                recovery_ladder_options options) {
   auto compiled = schema::compile(schema_json);
   if (!compiled) return unexpected(std::move(compiled.error()));
   boost::system::error_code ec;
@@ -217,14 +217,14 @@ expected<recovery_ladder, schema_error> recovery_ladder::create(std::string_view
 }
 
 const circuit_breaker& recovery_ladder::breaker() const noexcept { return impl_->breaker; }
-const recovery_options& recovery_ladder::options() const noexcept { return impl_->options; }
+const recovery_ladder_options& recovery_ladder::options() const noexcept { return impl_->options; }
 
 repair_prompt recovery_ladder::prompt_for(const envelope& e) const {
   return detail::build_repair_prompt(e, impl_->schema_json, impl_->schema_compact, impl_->options.prompt);
 }
 
 recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attempts_made) const {
-  const recovery_options& o = impl_->options;
+  const recovery_ladder_options& o = impl_->options;
   const auto& history = e.attempts.history;
   for (const auto& a : history) {
     if (a.outcome == outcome_recovered) return stop_with(stop_reason::recovered, "recovered by " + a.strategy);
@@ -336,7 +336,7 @@ recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attemp
 std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recovery_step& step,
                                                        recovery_result& result, replay_state* state) {
   impl& m = *impl_;
-  const recovery_options& o = m.options;
+  const recovery_ladder_options& o = m.options;
   result.steps.push_back(step);
   attempt_record record;
   record.strategy = std::string(to_string(step.kind));

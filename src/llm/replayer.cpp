@@ -55,7 +55,7 @@ bool replay_filter::matches(const envelope& e) const {
          (!until || e.created_at < *until);
 }
 
-replayer::replayer(recovery_ladder& ladder, replay_source& source, replay_state& state, replay_options options)
+replayer::replayer(recovery_ladder& ladder, replay_source& source, replay_state& state, replayer_options options)
     : ladder_(&ladder), source_(&source), state_(&state), options_(std::move(options)) {
   if (options_.owner.empty()) options_.owner = default_owner();
   if (!options_.clock) options_.clock = system_now;
@@ -63,7 +63,7 @@ replayer::replayer(recovery_ladder& ladder, replay_source& source, replay_state&
 }
 
 expected<replay_summary, replay_state_error> replayer::run() {
-  replay_options& o = options_;
+  replayer_options& o = options_;
   replay_summary summary;
   summary.dry_run = o.dry_run;
   const auto sleep = [&](std::chrono::milliseconds d) {

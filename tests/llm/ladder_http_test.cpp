@@ -50,13 +50,13 @@ llmdlq::envelope cut_off_letter() {
 struct fixture {
   t::scripted_server server;
   llmdlq::testing::manual_clock clock;
-  llmdlq::recovery_options options;
+  llmdlq::recovery_ladder_options options;
   std::optional<llmdlq::openai_compatible_client> client;
 
   explicit fixture(std::vector<t::scripted_reply> script, std::chrono::milliseconds timeout = 5s)
       : server(std::move(script)) {
     if (!server.listening()) LLMDLQ_SKIP("cannot listen on 127.0.0.1");
-    llmdlq::openai_client_options o;
+    llmdlq::openai_compatible_client_options o;
     o.base_url = server.base_url();
     o.api_key = "sk-test-secret";
     o.timeout = timeout;

@@ -29,8 +29,8 @@ using llmdlq::test::scripted_server;
 
 constexpr const char* api_key = "sk-test-0123456789abcdef";
 
-llmdlq::openai_client_options options_for(const scripted_server& server) {
-  llmdlq::openai_client_options options;
+llmdlq::openai_compatible_client_options options_for(const scripted_server& server) {
+  llmdlq::openai_compatible_client_options options;
   options.base_url = server.base_url();
   options.api_key = api_key;
   options.connect_timeout = 2s;
@@ -38,7 +38,7 @@ llmdlq::openai_client_options options_for(const scripted_server& server) {
   return options;
 }
 
-llmdlq::openai_compatible_client open_client(llmdlq::openai_client_options options) {
+llmdlq::openai_compatible_client open_client(llmdlq::openai_compatible_client_options options) {
   auto client = llmdlq::openai_compatible_client::open(std::move(options));
   if (!client) FAIL("open: " << client.error().message);
   return std::move(*client);
@@ -235,7 +235,7 @@ TEST_CASE("openai_compatible_client: no server and no answer in time are retry_l
     REQUIRE(gone.listening());
     closed_port = gone.port();
   }
-  llmdlq::openai_client_options options;
+  llmdlq::openai_compatible_client_options options;
   options.base_url = "http://127.0.0.1:" + std::to_string(closed_port) + "/v1";
   options.api_key = api_key;
   auto client = open_client(options);
@@ -338,7 +338,7 @@ TEST_CASE("openai_compatible_client: a request that cannot be sent is dead_lette
 }
 
 TEST_CASE("openai_compatible_client::open refuses options it cannot use", "[llm]") {
-  auto refused = [](llmdlq::openai_client_options options) {
+  auto refused = [](llmdlq::openai_compatible_client_options options) {
     auto client = llmdlq::openai_compatible_client::open(std::move(options));
     REQUIRE_FALSE(client.has_value());
     CHECK(client.error().decision.verdict == call_verdict::retry_later);
@@ -346,11 +346,11 @@ TEST_CASE("openai_compatible_client::open refuses options it cannot use", "[llm]
     return client.error().message;
   };
   for (const char* url : {"", "127.0.0.1:8080/v1", "ftp://127.0.0.1/v1", "http://127.0.0.1/v1?x=1"}) {
-    llmdlq::openai_client_options options;
+    llmdlq::openai_compatible_client_options options;
     options.base_url = url;
     refused(options);
   }
-  llmdlq::openai_client_options options;
+  llmdlq::openai_compatible_client_options options;
   options.base_url = "http://user:hunter2@127.0.0.1/v1";
   CHECK(refused(options).find("hunter2") == std::string::npos);
 

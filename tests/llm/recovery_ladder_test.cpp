@@ -55,7 +55,7 @@ llmdlq::envelope failure_of(std::string_view raw, std::string finish_reason = "s
 struct fixture {
   manual_clock clock;
   scripted_llm_client model;
-  llmdlq::recovery_options options;
+  llmdlq::recovery_ladder_options options;
 
   fixture() {
     options.clock = clock.function();

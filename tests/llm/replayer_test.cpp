@@ -83,8 +83,8 @@ struct fixture {
   std::filesystem::path db = dir.path() / "dlq.db";
   llmdlq::sqlite_store store = *llmdlq::sqlite_store::open(db);
   llmdlq::sqlite_replay_state state = *llmdlq::sqlite_replay_state::open(db, {.clock = clock.function()});
-  llmdlq::recovery_options recovery;
-  llmdlq::replay_options replay;
+  llmdlq::recovery_ladder_options recovery;
+  llmdlq::replayer_options replay;
 
   fixture() {
     recovery.clock = clock.function();

@@ -17,7 +17,7 @@
 
 LLMDLQ_BEGIN_NAMESPACE
 
-struct openai_client_options {
+struct openai_compatible_client_options {
   /// The API's base URL, http or https, e.g. `http://127.0.0.1:8080/v1`;
   /// requests go to `{base_url}/chat/completions`. It may not hold
   /// credentials (`user:password@`): the key goes in api_key.
@@ -62,7 +62,7 @@ class openai_compatible_client final : public llm_client {
   /// Checks the options; connects only when called. An unusable base_url,
   /// a header with a line break, a negative timeout or a libcurl that
   /// cannot start fail with `retry_later`, reason `configuration`.
-  [[nodiscard]] static expected<openai_compatible_client, call_error> open(openai_client_options options);
+  [[nodiscard]] static expected<openai_compatible_client, call_error> open(openai_compatible_client_options options);
 
   openai_compatible_client(openai_compatible_client&&) noexcept;
   openai_compatible_client& operator=(openai_compatible_client&&) noexcept;

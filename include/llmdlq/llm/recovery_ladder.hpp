@@ -29,7 +29,7 @@
 
 LLMDLQ_BEGIN_NAMESPACE
 
-struct recovery_options {
+struct recovery_ladder_options {
   std::string model;             ///< the re-ask model; empty: the envelope's model.name
   std::string escalation_model;  ///< the stronger model for later attempts; empty: none
   /// Model calls per payload. With a replay_state the count lives in the
@@ -66,7 +66,7 @@ class recovery_ladder {
   /// `schema_json` is the JSON Schema answers must follow today.
   [[nodiscard]] static expected<recovery_ladder, schema_error> create(std::string_view schema_json,
                                                                       llm_client& client,
-                                                                      recovery_options options = {});
+                                                                      recovery_ladder_options options = {});
 
   recovery_ladder(recovery_ladder&&) noexcept;
   recovery_ladder& operator=(recovery_ladder&&) noexcept;
@@ -91,7 +91,7 @@ class recovery_ladder {
   [[nodiscard]] recovery_result run(envelope& e, replay_state* state = nullptr);
 
   [[nodiscard]] const circuit_breaker& breaker() const noexcept;
-  [[nodiscard]] const recovery_options& options() const noexcept;
+  [[nodiscard]] const recovery_ladder_options& options() const noexcept;
 
  private:
   struct impl;

@@ -85,7 +85,7 @@ struct replay_progress {
   std::string position;
 };
 
-struct replay_options {
+struct replayer_options {
   bool dry_run = true;             ///< judge and count, call no model, change nothing
   double rate = 10.0;              ///< letters per second (a token bucket); 0: no limit
   std::size_t limit = 0;           ///< letters to run at most; 0: all
@@ -122,7 +122,7 @@ struct replay_summary {
 /// (the lease sees to that across processes).
 class replayer {
  public:
-  replayer(recovery_ladder& ladder, replay_source& source, replay_state& state, replay_options options = {});
+  replayer(recovery_ladder& ladder, replay_source& source, replay_state& state, replayer_options options = {});
 
   /// Sends recovered payloads to `target` too (after the ledger records them).
   void deliver_to(replay_target& target) noexcept { target_ = &target; }
@@ -136,7 +136,7 @@ class replayer {
   replay_source* source_;
   replay_state* state_;
   replay_target* target_ = nullptr;
-  replay_options options_;
+  replayer_options options_;
 };
 
 LLMDLQ_END_NAMESPACE

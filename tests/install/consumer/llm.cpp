@@ -6,7 +6,7 @@
 #include <llmdlq/llm/openai_compatible_client.hpp>
 
 int main() {
-  llmdlq::openai_client_options options;
+  llmdlq::openai_compatible_client_options options;
   options.base_url = "http://127.0.0.1:1/v1";
   options.connect_timeout = std::chrono::seconds(2);
   auto client = llmdlq::openai_compatible_client::open(options);
