@@ -62,6 +62,11 @@ std::string answer(const boost::json::value& request) {
 
 int main(int argc, char** argv) {
   httplib::Server server;
+  // cpp-httplib's default adds SO_REUSEPORT: a second server would share a busy PORT instead of failing.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server.Post("/v1/chat/completions", [](const httplib::Request& req, httplib::Response& res) {
     boost::system::error_code ec;
     const auto request = boost::json::parse(req.body, ec);
@@ -73,8 +78,13 @@ int main(int argc, char** argv) {
     }
     res.set_content(answer(request), "application/json");
   });
-  const int port = argc > 1 ? server.bind_to_port("127.0.0.1", std::atoi(argv[1])) ? std::atoi(argv[1]) : -1
-                            : server.bind_to_any_port("127.0.0.1");
+  const int wanted = argc > 1 ? std::atoi(argv[1]) : 0;
+  if (argc > 2 || (argc > 1 && (wanted <= 0 || wanted > 65535))) {
+    std::fprintf(stderr, "usage: local_model_server [PORT]\n");
+    return 2;
+  }
+  const int port = wanted > 0 ? (server.bind_to_port("127.0.0.1", wanted) ? wanted : -1)
+                              : server.bind_to_any_port("127.0.0.1");
   if (port <= 0) {
     std::fprintf(stderr, "local_model_server: cannot listen on 127.0.0.1\n");
     return 1;
