@@ -7,7 +7,9 @@
 // cannot use.
 //
 //   local_model_server [PORT]     prints "listening on http://127.0.0.1:PORT/v1", serves until killed
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <httplib.h>
@@ -17,14 +19,17 @@
 
 namespace {
 
-// The document a repair prompt quotes between `<<<BOUNDARY` and `BOUNDARY>>>`.
+// The document a repair prompt quotes between a line `<<<BOUNDARY` and a
+// line `BOUNDARY>>>`. The instruction names the boundary too, inside a
+// sentence: only a line that starts with it opens the document.
 std::string quoted_document(const std::string& prompt) {
-  const auto open = prompt.find("<<<llmdlq-data-");
+  const auto open = prompt.find("\n<<<llmdlq-data-");
   if (open == std::string::npos) return {};
-  const auto line_end = prompt.find('\n', open);
-  const std::string boundary = prompt.substr(open + 3, line_end - open - 3);
+  const auto line_end = prompt.find('\n', open + 1);
+  if (line_end == std::string::npos) return {};
+  const std::string boundary = prompt.substr(open + 4, line_end - open - 4);
   const auto close = prompt.find("\n" + boundary + ">>>", line_end);
-  if (line_end == std::string::npos || close == std::string::npos) return {};
+  if (close == std::string::npos) return {};
   return prompt.substr(line_end + 1, close - line_end - 1);
 }
 
@@ -37,7 +42,9 @@ std::string answer(const boost::json::value& request) {
   llmdlq::repair_options all;
   all.allowed = {llmdlq::repair_tier::lossless, llmdlq::repair_tier::syntactic, llmdlq::repair_tier::lossy};
   const auto repaired = llmdlq::repair(quoted_document(prompt), all);
-  const bool ok = repaired && !repaired->truncated;
+  // A cut-off document comes back closed (the lossy tier drops its unfinished
+  // tail): all a model that sees only the quoted part could answer.
+  const bool ok = repaired.has_value();
   boost::json::object message{{"role", "assistant"},
                               {"content", ok ? repaired->json : std::string("I cannot repair this document.")}};
   const auto completion_tokens = static_cast<std::int64_t>(message["content"].as_string().size() / 4 + 1);
@@ -55,6 +62,11 @@ std::string answer(const boost::json::value& request) {
 
 int main(int argc, char** argv) {
   httplib::Server server;
+  // cpp-httplib's default adds SO_REUSEPORT: a second server would share a busy PORT instead of failing.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server.Post("/v1/chat/completions", [](const httplib::Request& req, httplib::Response& res) {
     boost::system::error_code ec;
     const auto request = boost::json::parse(req.body, ec);
@@ -66,8 +78,13 @@ int main(int argc, char** argv) {
     }
     res.set_content(answer(request), "application/json");
   });
-  const int port = argc > 1 ? server.bind_to_port("127.0.0.1", std::atoi(argv[1])) ? std::atoi(argv[1]) : -1
-                            : server.bind_to_any_port("127.0.0.1");
+  const int wanted = argc > 1 ? std::atoi(argv[1]) : 0;
+  if (argc > 2 || (argc > 1 && (wanted <= 0 || wanted > 65535))) {
+    std::fprintf(stderr, "usage: local_model_server [PORT]\n");
+    return 2;
+  }
+  const int port = wanted > 0 ? (server.bind_to_port("127.0.0.1", wanted) ? wanted : -1)
+                              : server.bind_to_any_port("127.0.0.1");
   if (port <= 0) {
     std::fprintf(stderr, "local_model_server: cannot listen on 127.0.0.1\n");
     return 1;
