@@ -34,7 +34,8 @@ constexpr std::string_view usage =
     "usage: llmdlq process --schema FILE [--repair local|off] [--min-confidence X] [--now RFC3339]\n"
     "                      [--sink none|jsonl:PATH|sqlite:PATH] [--code-prefix PREFIX] [--format-assertion]\n"
     "                      [--coerce] [--no-instruction-phrases] [--max-line-bytes N]\n"
-    "                      [--fallback jsonl:PATH|sqlite:PATH]\n"
+    "                      [--fallback jsonl:PATH|sqlite:PATH] [--schema-version V] [--prompt-version V]\n"
+    "                      [--model NAME]\n"
     "  Reads JSON Lines on standard input, one LLM response per line:\n"
     "    {\"id\": ..., \"response\": \"<raw LLM text>\", \"confidence\": 0.9, \"finish_reason\": \"stop\",\n"
     "     \"idempotency_key\": \"...\", \"input\": \"<what the model saw>\"}   (all but response optional)\n"
@@ -53,6 +54,8 @@ constexpr std::string_view usage =
     "  --no-instruction-phrases  do not treat \"ignore previous instructions\" and the like as injection\n"
     "  --fallback  where a dead letter the DLQ refuses for good (too large, read-only) goes instead;\n"
     "              its verdict then says \"in_fallback\": true. Without one such a line is a retry.\n"
+    "  --schema-version, --prompt-version, --model  recorded in every envelope: `llmdlq replay` asks\n"
+    "              that model again, and judges a letter written under other versions again first.\n"
     "  Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
     "  written (retry those lines), 2 for usage errors, invalid input lines or unreadable input.\n";
 
@@ -261,6 +264,8 @@ int process_command(arguments args) {
   std::size_t max_line_bytes = default_max_line_bytes;
   process_options options;
   compile_options compile;
+  version_set versions;    // recorded in every envelope: a replay compares them with today's
+  std::string model_name;  // the model that answered, for a replay to ask again
   auto invalid = [](std::string_view flag, std::string_view wanted, std::string_view got) {
     complain("process", std::string(flag) + " wants " + std::string(wanted) + ", not '" + std::string(got) + "'");
     return exit_usage;
@@ -285,7 +290,8 @@ int process_command(arguments args) {
     }
     static constexpr std::string_view valued[] = {"--schema",      "--repair",         "--min-confidence",
                                                   "--now",         "--sink",           "--code-prefix",
-                                                  "--max-line-bytes", "--fallback"};
+                                                  "--max-line-bytes", "--fallback",   "--schema-version",
+                                                  "--prompt-version", "--model"};
     if (std::find(std::begin(valued), std::end(valued), arg) == std::end(valued)) {
       complain("process", (arg.starts_with("-") ? "unknown option " : "unexpected argument ") + std::string(arg));
       std::cerr << usage;
@@ -314,6 +320,12 @@ int process_command(arguments args) {
       sink_spec = std::string(*value);
     } else if (arg == "--fallback") {
       fallback_spec = std::string(*value);
+    } else if (arg == "--schema-version") {
+      versions.schema = std::string(*value);
+    } else if (arg == "--prompt-version") {
+      versions.prompt = std::string(*value);
+    } else if (arg == "--model") {
+      model_name = std::string(*value);
     } else if (arg == "--max-line-bytes") {
       const auto limit = parse_byte_count(*value);
       if (!limit) return invalid(arg, "a positive number of bytes (suffix K, M or G)", *value);
@@ -400,6 +412,8 @@ int process_command(arguments args) {
       continue;
     }
     if (const auto* id = input->input.as_object().if_contains("id")) verdict.emplace("id", *id);
+    input->context.versions = versions;
+    if (!model_name.empty()) input->context.model.name = model_name;
     const disposition d = worker.handle(input->response, input->context);
     if (d.accepted) {
       ++totals.accepted;

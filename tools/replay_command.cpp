@@ -50,6 +50,7 @@ constexpr std::string_view usage =
     "ladder:\n"
     "  --max-attempts N       model calls per payload, across replays (default 2)\n"
     "  --payload-tokens N     tokens per payload (default 32000)   --window-tokens N  per hour (0: no limit)\n"
+    "  --format-assertion     judge `format` as the pipeline does with it (as `llmdlq process` does)\n"
     "  --schema-version V     today's schema version   --prompt-version V  today's prompt version\n"
     "  --relax KIND           declared relaxation: drop-optional, allow-additional, allow-format (repeatable)\n"
     "selection (repeatable where it makes sense):\n"
@@ -119,6 +120,8 @@ std::optional<std::string> parse(arguments& args, settings& s, bool& help) {
       s.json = true;
     } else if (arg == "--requeued-only") {
       s.requeued_only = true;
+    } else if (arg == "--format-assertion") {
+      s.ladder.schema.format_assertion = true;
     } else if (arg == "--schema" || arg == "--model-url" || arg == "--model" || arg == "--escalate-to" ||
                arg == "--api-key-env" || arg == "--to" || arg == "--allowlist" || arg == "--state" ||
                arg == "--brokers" || arg == "--name" || arg == "--schema-version" || arg == "--prompt-version" ||

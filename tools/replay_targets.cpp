@@ -72,13 +72,17 @@ jsonl_replay_target::~jsonl_replay_target() {
 expected<void, std::string> jsonl_replay_target::deliver(const ledger_entry& entry) {
   if (keys_.contains(entry.idempotency_key)) return {};
   boost::system::error_code ec;
-  boost::json::value output = boost::json::parse(entry.output, ec);
+  (void)boost::json::parse(entry.output, ec);
   if (ec) return unexpected("the recorded output is not JSON: " + ec.message());
-  boost::json::object line{{"idempotency_key", entry.idempotency_key}, {"source", entry.source}};
-  if (!entry.dlq_id.empty()) line.emplace("dlq_id", entry.dlq_id);
-  line.emplace("output", std::move(output));
-  std::string text = boost::json::serialize(line);
-  text.push_back('\n');
+  // The output goes in as its own text (numbers as written, 2920.00 stays
+  // 2920.00), on one line: a line break in JSON can only be whitespace.
+  boost::json::object head{{"idempotency_key", entry.idempotency_key}, {"source", entry.source}};
+  if (!entry.dlq_id.empty()) head.emplace("dlq_id", entry.dlq_id);
+  std::string text = boost::json::serialize(head);
+  text.pop_back();  // the closing brace
+  text += ",\"output\":";
+  for (const char c : entry.output) text.push_back(c == '\n' || c == '\r' ? ' ' : c);
+  text += "}\n";
   std::string_view rest = text;
   while (!rest.empty()) {
     const ssize_t n = ::write(fd_, rest.data(), rest.size());

@@ -125,9 +125,12 @@ std::optional<std::string_view> stored_text(const envelope& e) {
   return std::string_view(*e.raw_response.text);
 }
 
+// Written under another version: both name one, and they differ.
 bool versions_drifted(const envelope& e, const version_set& current) {
-  return (!current.schema.empty() && e.versions.schema != current.schema) ||
-         (!current.prompt.empty() && e.versions.prompt != current.prompt);
+  const auto differs = [](const std::string& then, const std::string& now) {
+    return !then.empty() && !now.empty() && then != now;
+  };
+  return differs(e.versions.schema, current.schema) || differs(e.versions.prompt, current.prompt);
 }
 
 recovery_step stop_with(stop_reason reason, std::string detail) {
@@ -206,7 +209,7 @@ recovery_ladder::~recovery_ladder() = default;
 
 expected<recovery_ladder, schema_error> recovery_ladder::create(std::string_view schema_json, llm_client& client,
                                                                 recovery_ladder_options options) {
-  auto compiled = schema::compile(schema_json);
+  auto compiled = schema::compile(schema_json, options.schema);
   if (!compiled) return unexpected(std::move(compiled.error()));
   boost::system::error_code ec;
   boost::json::value json = boost::json::parse(schema_json, ec);
@@ -394,7 +397,9 @@ std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recove
           return stop_with(stop_reason::exhausted, "the stored response is not JSON: nothing to relax");
         }
       }
-      auto relaxed = relax(doc, m.compiled, o.relaxation);
+      validate_options rules;
+      rules.now = o.clock();  // content rules, as process_llm_response judges them
+      auto relaxed = relax(doc, m.compiled, o.relaxation, rules);
       if (!relaxed) {
         record.outcome = "failed";
         e.attempts.history.push_back(std::move(record));

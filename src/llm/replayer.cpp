@@ -182,6 +182,14 @@ expected<replay_summary, replay_state_error> replayer::run() {
         continue;
       }
 
+      // Relaxed by an earlier replay: downstream has it, and a person reviews what was waived.
+      if (const auto decided = ladder_->next_step(stored.letter);
+          decided.kind == recovery_step_kind::stop && decided.reason == stop_reason::relaxed) {
+        ++summary.held;
+        ++summary.by_outcome[std::string(to_string(stop_reason::relaxed))];
+        if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
+        continue;
+      }
       pace();
       if (auto lease = keep_lease(); !lease) return unexpected(lease.error());
       envelope letter = stored.letter;

@@ -44,10 +44,10 @@ std::size_t required_errors_at(const std::vector<validation_error>& errors, std:
 }  // namespace
 
 expected<relaxed_document, relaxation_error> relax(const boost::json::value& document, const schema& schema,
-                                                   const schema_relaxation& relaxation) {
+                                                   const schema_relaxation& relaxation, const validate_options& rules) {
   boost::json::value doc = document;
   relaxed_document result;
-  validate_options options;
+  validate_options options = rules;
   options.max_errors = 256;
   auto errors = schema.validate(doc, options);
   // Each round removes one property, so the rounds are bounded by the

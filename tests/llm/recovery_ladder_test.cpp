@@ -457,3 +457,56 @@ TEST_CASE("The host sees every step before it runs, and can stop between them", 
   CHECK(e.attempts.count == 2);  // the stored failure, and the answer that failed
   CHECK(result.steps.size() == 1);
 }
+
+TEST_CASE("Relaxation judges as strictly as the pipeline: formats and content rules are not waived unless declared",
+          "[ladder][relax]") {
+  constexpr std::string_view dated = R"({
+    "type": "object", "required": ["date"],
+    "properties": {"date": {"type": "string", "format": "date"}, "extra": {"type": "integer"}}
+  })";
+  manual_clock clock;
+  scripted_llm_client model;
+  llmdlq::recovery_ladder_options o;
+  o.clock = clock.function();
+  o.schema.format_assertion = true;  // as the pipeline compiled it
+  o.relaxation.drop_failing_optional_properties = true;
+  auto ladder = llmdlq::recovery_ladder::create(dated, model, o);
+  REQUIRE(ladder.has_value());
+  llmdlq::compile_options strict;
+  strict.format_assertion = true;
+  auto schema = llmdlq::schema::compile(dated, strict);
+  llmdlq::request_context ctx;
+  ctx.idempotency_key = "d";
+  auto failed = llmdlq::process_llm_response(R"({"date": "2026-02-30", "extra": "x"})", *schema, ctx);
+  REQUIRE_FALSE(failed.has_value());
+  llmdlq::envelope e = failed.error();
+  const auto result = ladder->run(e);
+  CHECK(result.reason != stop_reason::relaxed);  // the bad date is required: nothing to drop, nothing waived
+  CHECK_FALSE(result.output.has_value());
+  CHECK(model.calls() == 0);
+
+  // Only extra properties declared: a bad date is not waived.
+  o.relaxation = {};
+  o.relaxation.allow_additional_properties = true;
+  auto lenient = llmdlq::recovery_ladder::create(dated, model, o);
+  REQUIRE(lenient.has_value());
+  auto dated_only = llmdlq::process_llm_response(R"({"date": "2026-02-30"})", *schema, ctx);
+  REQUIRE_FALSE(dated_only.has_value());
+  REQUIRE(dated_only.error().failure.category == llmdlq::failure_category::semantic);
+  llmdlq::envelope semantic = dated_only.error();
+  CHECK(lenient->run(semantic).reason == stop_reason::human_review);
+}
+
+TEST_CASE("A letter that names no version is not taken as written under another one", "[ladder][revalidate]") {
+  fixture f;
+  auto ladder = f.ladder();
+  auto schema = llmdlq::schema::compile(receipt_schema);
+  llmdlq::request_context ctx;
+  ctx.idempotency_key = "k";  // no versions recorded
+  auto failed = llmdlq::process_llm_response(R"({"merchant": "AH", "total": "3"})", *schema, ctx);
+  REQUIRE_FALSE(failed.has_value());
+  llmdlq::envelope e = failed.error();
+  const auto step = ladder.next_step(e);
+  CHECK(step.kind == recovery_step_kind::stop);
+  CHECK(step.reason == stop_reason::held);
+}

@@ -309,3 +309,31 @@ TEST_CASE("kill -9 between the ledger and the delivery: the resumed replay deliv
   CHECK(lines_of(out).size() == 1);
   CHECK(f.model.calls() == 0);  // the ledger had the payload: no second call
 }
+
+TEST_CASE("A relaxed letter goes downstream once and stays pending for review", "[replay][relax]") {
+  fixture f;
+  f.recovery.relaxation.allow_additional_properties = true;
+  auto schema = llmdlq::schema::compile(R"({"type": "object", "required": ["name", "total"],
+      "properties": {"name": {"type": "string"}, "total": {"type": "number"}}, "additionalProperties": false})");
+  llmdlq::request_context ctx;
+  ctx.idempotency_key = "relax-me";
+  auto judged = llmdlq::process_llm_response(R"({"name": "r", "total": 1, "discount_code": "X"})", *schema, ctx);
+  REQUIRE_FALSE(judged.has_value());
+  REQUIRE(f.store.publish(judged.error()).has_value());
+  auto ladder = *llmdlq::recovery_ladder::create(R"({"type": "object", "required": ["name", "total"],
+      "properties": {"name": {"type": "string"}, "total": {"type": "number"}}, "additionalProperties": false})",
+      f.model, f.recovery);
+  llmdlq::moderation_replay_source source(f.store);
+  file_target target(f.dir.path() / "out.txt");
+  for (int run = 0; run < 2; ++run) {
+    llmdlq::replayer replay(ladder, source, f.state, f.replay);
+    replay.deliver_to(target);
+    auto summary = replay.run();
+    REQUIRE(summary.has_value());
+    CHECK(summary->by_outcome["relaxed"] == 1);
+  }
+  CHECK(lines_of(f.dir.path() / "out.txt").size() == 1);
+  CHECK(f.store.list(moderation_status::pending, 10)->size() == 1);
+  CHECK(f.store.list(moderation_status::recovered, 10)->empty());
+  CHECK(f.model.calls() == 0);
+}

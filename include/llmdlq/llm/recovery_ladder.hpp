@@ -49,8 +49,14 @@ struct recovery_ladder_options {
   std::chrono::milliseconds max_wait{std::chrono::seconds(30)};
   repair_prompt_options prompt;
   schema_relaxation relaxation;  ///< opt-in: nothing is relaxed unless declared
+  /// How the schema is compiled: as the pipeline compiles it (format
+  /// assertion, remote schemas), so that answers are judged as strictly as
+  /// the original response was.
+  compile_options schema;
   /// Today's versions: an envelope written under another schema or prompt
-  /// version is revalidated first, and its deterministic failures may be re-asked.
+  /// version is revalidated first, and its deterministic failures may be
+  /// re-asked. An envelope that names no version is not taken as written
+  /// under another one.
   version_set current_versions;
   process_options judge;     ///< how answers and stored responses are judged
   bool send_schema = true;   ///< ask for structured output with the schema (json_schema, strict)

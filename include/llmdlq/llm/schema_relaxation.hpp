@@ -48,8 +48,12 @@ struct relaxation_error {
 /// `document` relaxed until `schema` accepts it, if the declared
 /// relaxations suffice. Each removal is checked: a property whose removal
 /// makes its object miss a required one is not optional, and ends the attempt.
+/// `rules` are the validation options the pipeline judges with (its `now`
+/// for content rules): a failure is waived only by a declared relaxation,
+/// never because this check is laxer than the pipeline's.
 [[nodiscard]] expected<relaxed_document, relaxation_error> relax(const boost::json::value& document,
                                                                  const schema& schema,
-                                                                 const schema_relaxation& relaxation);
+                                                                 const schema_relaxation& relaxation,
+                                                                 const validate_options& rules = {});
 
 LLMDLQ_END_NAMESPACE
