@@ -54,7 +54,7 @@ void cut_at_character(std::string& text) {
     const auto byte = static_cast<unsigned char>(text[size - back]);
     if ((byte & 0xC0) == 0x80) continue;  // a continuation byte: look further back
     const std::size_t needed = byte < 0x80 ? 1 : (byte & 0xE0) == 0xC0 ? 2 : (byte & 0xF0) == 0xE0 ? 3 : 4;
-    if (needed > back) text.resize(size - back);
+    if (needed > back) text.erase(size - back);  // erase, not resize: GCC 12 warns -Wrestrict on resize
     return;
   }
 }
