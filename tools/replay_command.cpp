@@ -208,63 +208,85 @@ struct opened_store {
   std::unique_ptr<replay_state> state;
 };
 
-expected<std::unique_ptr<replay_state>, std::string> open_state(std::string_view spec) {
+// Why a store did not open, and the exit status that says so: a wrong
+// argument is a usage error, a store that fails to open is a store failure.
+struct open_failure {
+  int exit_code;
+  std::string message;
+};
+
+unexpected<open_failure> usage_error(std::string message) { return unexpected(open_failure{exit_usage, std::move(message)}); }
+unexpected<open_failure> store_failure(std::string message) { return unexpected(open_failure{exit_sink, std::move(message)}); }
+
+// A dry run opens a state only to read what it holds: a SQLite state that is
+// not there holds nothing, and is not made.
+expected<std::unique_ptr<replay_state>, open_failure> open_state(std::string_view spec, bool dry_run) {
   if (spec.starts_with("sqlite:") && spec.size() > 7) {
-    auto state = sqlite_replay_state::open(std::filesystem::path(spec.substr(7)));
-    if (!state) return unexpected(state.error().message);
+    const std::filesystem::path path(spec.substr(7));
+    if (dry_run && !std::filesystem::exists(path)) return std::unique_ptr<replay_state>();
+    auto state = sqlite_replay_state::open(path);
+    if (!state) return store_failure(state.error().message);
     return std::unique_ptr<replay_state>(std::make_unique<sqlite_replay_state>(std::move(*state)));
   }
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
   if (spec.starts_with("postgres:") && spec.size() > 9) {
     auto state = postgres_replay_state::open(spec.substr(9));
-    if (!state) return unexpected(state.error().message);
+    if (!state) return store_failure(state.error().message);
     return std::unique_ptr<replay_state>(std::make_unique<postgres_replay_state>(std::move(*state)));
   }
 #endif
-  return unexpected(fmt::format("no replay state store '{}' (sqlite:PATH or postgres:CONNINFO)", spec));
+  (void)dry_run;
+  return usage_error(fmt::format("no replay state store '{}' (sqlite:PATH or postgres:CONNINFO)", spec));
 }
 
-expected<opened_store, std::string> open_store(const settings& s) {
+// A dry run of a SQLite or PostgreSQL DLQ reads the letters' attempts from
+// their histories, and opens no state: it makes no table and takes no lease.
+expected<opened_store, open_failure> open_store(const settings& s) {
   opened_store opened;
   const std::string_view spec = s.store;
+  const bool dry = s.replay.dry_run;
   if (spec.starts_with("sqlite:") && spec.size() > 7) {
     const std::filesystem::path path(spec.substr(7));
-    if (!std::filesystem::exists(path)) return unexpected("no DLQ at " + path.string());
-    auto store = sqlite_store::open(path, {.read_only = s.replay.dry_run});
-    if (!store) return unexpected(store.error().message);
+    if (!std::filesystem::exists(path)) return usage_error("no DLQ at " + path.string());
+    auto store = sqlite_store::open(path, {.read_only = dry});
+    if (!store) return store_failure(store.error().message);
     opened.moderation = std::make_unique<sqlite_store>(std::move(*store));
-    if (!s.replay.dry_run) {
-      auto state = open_state(spec);
+    if (!dry) {
+      auto state = open_state(spec, dry);
       if (!state) return unexpected(state.error());
       opened.state = std::move(*state);
     }
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
   } else if (spec.starts_with("postgres:") && spec.size() > 9) {
-    auto store = postgres_store::open(spec.substr(9));
-    if (!store) return unexpected(store.error().message);
+    postgres_store_options options;
+    options.migrate = !dry;  // only a real run may create or migrate the table
+    auto store = postgres_store::open(spec.substr(9), std::move(options));
+    if (!store) return store_failure(store.error().message);
     opened.moderation = std::make_unique<postgres_store>(std::move(*store));
-    auto state = open_state(spec);
-    if (!state) return unexpected(state.error());
-    opened.state = std::move(*state);
+    if (!dry) {
+      auto state = open_state(spec, dry);
+      if (!state) return unexpected(state.error());
+      opened.state = std::move(*state);
+    }
 #endif
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
   } else if (spec.starts_with("kafka:") && spec.size() > 6) {
-    if (s.brokers.empty()) return unexpected(std::string("a Kafka topic needs --brokers"));
-    if (s.state.empty() && !s.replay.dry_run) {
-      return unexpected(std::string("a Kafka topic is read only: give --state for the attempts and the ledger"));
+    if (s.brokers.empty()) return usage_error("a Kafka topic needs --brokers");
+    if (s.state.empty() && !dry) {
+      return usage_error("a Kafka topic is read only: give --state for the attempts and the ledger");
     }
     auto source = kafka_replay_source::open(std::string(spec.substr(6)), {{"bootstrap.servers", s.brokers}});
-    if (!source) return unexpected(source.error());
+    if (!source) return store_failure(source.error());
     opened.source = std::make_unique<kafka_replay_source>(std::move(*source));
 #endif
   } else {
-    return unexpected(fmt::format("no DLQ '{}': give sqlite:PATH, postgres:CONNINFO or kafka:TOPIC", spec));
+    return usage_error(fmt::format("no DLQ '{}': give sqlite:PATH, postgres:CONNINFO or kafka:TOPIC", spec));
   }
   if (opened.moderation) {
     opened.source = std::make_unique<moderation_replay_source>(*opened.moderation, "llmdlq-replay", s.requeued_only);
   }
   if (!opened.state && !s.state.empty()) {
-    auto state = open_state(s.state);
+    auto state = open_state(s.state, dry);
     if (!state) return unexpected(state.error());
     opened.state = std::move(*state);
   }
@@ -412,8 +434,8 @@ int replay_command(arguments args) {
 
   auto store = open_store(s);
   if (!store) {
-    complain("replay", store.error());
-    return exit_usage;
+    complain("replay", store.error().message);
+    return store.error().exit_code;
   }
   no_replay_state nothing;
   replay_state& state = store->state ? *store->state : static_cast<replay_state&>(nothing);

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
+#include <llmdlq/moderation.hpp>
 #include <llmdlq/process.hpp>
 
 #include "catch.hpp"
@@ -64,6 +66,21 @@ inline std::vector<envelope> replay_letters(const std::vector<stored_failure>& f
 /// `n` cut-off letters.
 inline std::vector<envelope> cut_off_letters(std::size_t n) {
   return replay_letters(std::vector<stored_failure>(n, stored_failure::cut_off));
+}
+
+/// The status of each letter in `store`, by idempotency key.
+inline std::map<std::string, moderation_status> statuses_by_key(moderation_store& store) {
+  std::map<std::string, moderation_status> found;
+  for (const auto status : all_moderation_statuses) {
+    auto records = store.list(status, 100);
+    REQUIRE(records.has_value());
+    for (const auto& record : *records) {
+      auto letter = parse_envelope(record.envelope_json);
+      REQUIRE(letter.has_value());
+      found[letter->idempotency_key] = status;
+    }
+  }
+  return found;
 }
 
 }  // namespace llmdlq::test

@@ -58,22 +58,10 @@ struct dlq {
                               launcher);
   }
 
-  // The dlq_ids' statuses, by idempotency key.
   std::map<std::string, moderation_status> statuses() const {
     auto store = llmdlq::sqlite_store::open(db);
     REQUIRE(store.has_value());
-    std::map<std::string, moderation_status> found;
-    for (const auto status : {moderation_status::pending, moderation_status::requeued, moderation_status::recovered,
-                              moderation_status::exhausted, moderation_status::resolved}) {
-      auto records = store->list(status, 100);
-      REQUIRE(records.has_value());
-      for (const auto& record : *records) {
-        auto letter = llmdlq::parse_envelope(record.envelope_json);
-        REQUIRE(letter.has_value());
-        found[letter->idempotency_key] = status;
-      }
-    }
-    return found;
+    return llmdlq::test::statuses_by_key(*store);
   }
 };
 
