@@ -60,7 +60,8 @@ constexpr std::string_view usage =
     "  --rate N               letters per second (default 10; 0: no limit)\n"
     "  --name NAME            the replay's lease and cursor (default: replay)\n"
     "  --to jsonl:PATH        also append recovered payloads here; the target must be on the allowlist\n"
-    "                         named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST\n"
+    "                         named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST, as jsonl: and its\n"
+    "                         absolute path with links resolved (an entry ending in * is a prefix)\n"
     "  --state sqlite:PATH|postgres:CONNINFO   where a Kafka replay keeps its attempts, ledger and lease\n"
     "  --brokers LIST         Kafka bootstrap servers\n"
     "  --json                 the summary as JSON   --samples N  dry-run samples shown (default 5)\n"
@@ -409,12 +410,17 @@ int replay_command(arguments args) {
       complain("replay", "--to needs an allowlist of targets (--allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST)");
       return exit_usage;
     }
-    if (auto allowed = check_allowlist(s.to, allowlist); !allowed) {
+    const auto path = resolve_jsonl_target(std::string_view(s.to).substr(6));
+    if (!path) {
+      complain("replay", path.error());
+      return exit_usage;
+    }
+    if (auto allowed = check_allowlist("jsonl:" + path->string(), allowlist); !allowed) {
       complain("replay", allowed.error());
       return exit_usage;
     }
     if (!s.replay.dry_run) {
-      auto opened = jsonl_replay_target::open(s.to.substr(6));
+      auto opened = jsonl_replay_target::open(*path);
       if (!opened) {
         complain("replay", opened.error());
         return exit_usage;

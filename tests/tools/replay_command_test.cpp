@@ -259,7 +259,9 @@ TEST_CASE("replay: --to writes only to an allowed target, each payload once", "[
   CHECK(server.calls() == 0);
   CHECK_FALSE(std::filesystem::exists(out));
 
-  const auto allowed = q.dir.write("allowed.allow", "jsonl:" + (q.dir.path() / "out").string() + "*\n");
+  // Entries name absolute paths, links resolved.
+  const auto root = std::filesystem::canonical(q.dir.path());
+  const auto allowed = q.dir.write("allowed.allow", "jsonl:" + (root / "out").string() + "*\n");
   // The first run stops at the failing call, the second finishes, the third finds nothing.
   for (int i = 0; i < 3; ++i) {
     run = q.replay(execute + " --allowlist " + allowed, no_env);
@@ -279,6 +281,36 @@ TEST_CASE("replay: --to writes only to an allowed target, each payload once", "[
   }
   CHECK(lines == 3);
   CHECK(keys == std::multiset<std::string>{"key-0", "key-1", "key-2"});
+}
+
+TEST_CASE("replay: --to is matched by the path it writes, not by how it is spelled", "[tools][replay]") {
+  dlq q(llmdlq::test::cut_off_letters(1));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0))});
+  REQUIRE(server.listening());
+  std::filesystem::create_directory(q.dir.path() / "replays");
+  std::filesystem::create_directory(q.dir.path() / "private");
+  const auto root = std::filesystem::canonical(q.dir.path());
+  const auto allowed = q.dir.write("allowed.allow", "jsonl:" + (root / "replays").string() + "/*\n");
+  const std::string execute = "--execute --rate 0 --allowlist " + allowed + " --model-url " + server.base_url();
+
+  // `..` leads out of the allowed folder, and so does a link inside it.
+  auto run = q.replay(execute + " --to jsonl:" + (q.dir.path() / "replays/../private/out.jsonl").string());
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("not on the allowlist") != std::string::npos);
+  std::filesystem::create_directory_symlink(q.dir.path() / "private", q.dir.path() / "replays" / "link");
+  run = q.replay(execute + " --to jsonl:" + (q.dir.path() / "replays/link/out.jsonl").string());
+  CHECK(run.exit_code == 2);
+  CHECK(server.calls() == 0);
+  CHECK(std::filesystem::is_empty(q.dir.path() / "private"));
+
+  // A relative path is matched as the absolute path it names.
+  run = run_llmdlq_reading("replay sqlite:" + q.db + " --schema " + q.schema + " " + execute +
+                               " --to jsonl:replays/./out.jsonl",
+                           "/dev/null", "cd '" + q.dir.path().string() + "' &&");
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(server.calls() == 1);
+  CHECK(std::filesystem::exists(q.dir.path() / "replays" / "out.jsonl"));
 }
 
 TEST_CASE("replay: --api-key-env sends the key only in the Authorization header, and never prints it",
