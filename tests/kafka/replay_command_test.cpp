@@ -136,6 +136,32 @@ TEST_CASE("replay kafka: a dry run, real runs with a state, the ledger and the a
   CHECK(stored->attempts("key-3") == 0u);
 }
 
+TEST_CASE("replay kafka: a run stopped by a failing endpoint resumes at the letter it stopped on",
+          "[kafka][tools][replay]") {
+  kafka_dlq q(llmdlq::test::cut_off_letters(5));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
+                          chat_completion(llmdlq::test::recovered_answer(1)), llmdlq::test::server_error()});
+  REQUIRE(server.listening());
+  const std::string execute = "--execute --state sqlite:" + q.state.string() + " --rate 0 --model-url " + server.base_url();
+
+  auto summary = q.replay_json(execute);
+  CHECK(summary.at("finished") == false);
+  CHECK(summary.at("recovered") == 2);
+  CHECK(server.calls() == 3);
+
+  for (int n = 2; n < 5; ++n) server.add(chat_completion(llmdlq::test::recovered_answer(n)));
+  summary = q.replay_json(execute);
+  CHECK(summary.at("finished") == true);
+  CHECK(summary.at("seen") == 3);  // the letters from the one that failed on
+  CHECK(summary.at("recovered") == 3);
+  CHECK(summary.at("duplicates") == 0);
+  CHECK(server.calls() == 6);
+
+  auto stored = llmdlq::sqlite_replay_state::open(q.state);
+  REQUIRE(stored.has_value());
+  for (int n = 0; n < 5; ++n) CHECK(stored->find_output("key-" + std::to_string(n))->has_value());
+}
+
 TEST_CASE("replay kafka: usage and store errors", "[kafka][tools][replay]") {
   kafka_dlq q(llmdlq::test::cut_off_letters(1));
   scripted_server server;
