@@ -34,7 +34,8 @@ enum class stored_failure {
   schema_failure,  ///< deterministic under today's schema: held, no call
 };
 
-/// Letters 0..failures.size()-1 (keys key-N), one second apart from
+/// Letters 0..failures.size()-1 (keys key-N) of model m (version
+/// m-2026-11) under schema version receipt-1, one second apart from
 /// 2026-12-01T10:00:00Z, so that every store lists them in that order.
 inline std::vector<envelope> replay_letters(const std::vector<stored_failure>& failures) {
   auto compiled = schema::compile(replay_schema);
@@ -46,6 +47,8 @@ inline std::vector<envelope> replay_letters(const std::vector<stored_failure>& f
     ctx.idempotency_key = "key-" + std::to_string(n);
     ctx.model.name = "m";
     ctx.model.max_tokens = 100;
+    ctx.versions.schema = "receipt-1";
+    ctx.versions.model = "m-2026-11";
     std::string text;
     if (failures[n] == stored_failure::cut_off) {
       ctx.finish_reason = "length";

@@ -164,6 +164,70 @@ TEST_CASE("replay: the text summary counts the tokens the server reported", "[to
   CHECK(run.out.find("tokens 25 (prompt 18, completion 7) in 2 calls\n") != std::string::npos);
 }
 
+TEST_CASE("replay: --model and --escalate-to name the models asked", "[tools][replay]") {
+  dlq q(llmdlq::test::cut_off_letters(1));
+  scripted_server server({chat_completion(llmdlq::test::failing_answer(0)),
+                          chat_completion(llmdlq::test::recovered_answer(0))});
+  REQUIRE(server.listening());
+  const auto run = q.replay("--execute --rate 0 --model small --escalate-to large --model-url " + server.base_url());
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  const auto requests = server.requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(requests[0].json().at("model") == "small");
+  CHECK(requests[1].json().at("model") == "large");
+  CHECK(q.statuses().at("key-0") == moderation_status::recovered);
+}
+
+TEST_CASE("replay: --limit stops after that many letters, and the next run goes on from there", "[tools][replay]") {
+  dlq q(llmdlq::test::cut_off_letters(3));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
+                          chat_completion(llmdlq::test::recovered_answer(1)),
+                          chat_completion(llmdlq::test::recovered_answer(2))});
+  REQUIRE(server.listening());
+  auto run = q.replay("--execute --json --rate 0 --limit 2 --model-url " + server.base_url());
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  auto summary = boost::json::parse(run.out).as_object();
+  CHECK(summary.at("finished") == false);
+  CHECK(summary.at("stopped_because") == "the limit of 2 letters");
+  CHECK(server.calls() == 2);
+  CHECK(q.statuses().at("key-2") == moderation_status::pending);
+
+  run = q.replay("--execute --json --rate 0 --limit 2 --model-url " + server.base_url());
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  summary = boost::json::parse(run.out).as_object();
+  CHECK(summary.at("finished") == true);
+  CHECK(summary.at("seen") == 1);
+  CHECK(server.calls() == 3);
+  CHECK(asked_about(server, 2, "letter-2"));
+}
+
+TEST_CASE("replay: the selection takes only the letters it names", "[tools][replay]") {
+  const auto letters = llmdlq::test::replay_letters(
+      {stored_failure::cut_off, stored_failure::schema_failure, stored_failure::cut_off});
+  dlq q(letters);
+  const auto selected = [&](const std::string& arguments) {
+    const auto run = q.replay("--json " + arguments);
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    return boost::json::parse(run.out).at("selected");
+  };
+  CHECK(selected("") == 3);
+  CHECK(selected("--id " + letters[2].dlq_id) == 1);
+  CHECK(selected("--id " + letters[0].dlq_id + " --id " + letters[1].dlq_id) == 2);
+  CHECK(selected("--category truncated") == 2);
+  CHECK(selected("--category schema") == 1);
+  CHECK(selected("--written-model m-2026-11") == 3);
+  CHECK(selected("--written-model m") == 0);
+  CHECK(selected("--written-schema receipt-1 --category truncated") == 2);
+  CHECK(selected("--written-schema receipt-0") == 0);
+  CHECK(selected("--since 2026-12-01T10:00:01Z") == 2);
+  CHECK(selected("--until 2026-12-01T10:00:01Z") == 1);
+  CHECK(q.replay("--category sideways").exit_code == 2);
+}
+
 TEST_CASE("replay: while another replay holds the lease, exit 4 and no call", "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(2));
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
