@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq replay`: runs the recovery ladder over a DLQ (SQLite, PostgreSQL or
 // a Kafka topic), dry by default.
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -8,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -66,7 +69,7 @@ constexpr std::string_view usage =
     "  --brokers LIST         Kafka bootstrap servers\n"
     "  --json                 the summary as JSON   --samples N  dry-run samples shown (default 5)\n"
     "Exit 0 when the replay ran (see the summary), 2 for usage errors, 3 when a store failed,\n"
-    "4 when another replay holds the lease.\n";
+    "4 when another replay holds the lease, 128+N when signal N (INT, TERM) stopped it: its lease is given back.\n";
 
 constexpr int exit_busy = 4;
 
@@ -294,6 +297,31 @@ expected<opened_store, open_failure> open_store(const settings& s) {
   return opened;
 }
 
+// Who holds a real run's lease: this process.
+std::string lease_owner() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return fmt::format("llmdlq-replay:{}:{}", host, ::getpid());
+}
+
+// A TERM or an INT (Ctrl-C) during a real run gives the lease back before the
+// process ends, so that the next replay need not wait for it to expire; what
+// the run did is in the store, its state and the ledger, as after a kill.
+// Called before any other thread starts, so that every thread blocks them.
+void give_lease_back_on_signal(std::string state_spec, std::string name, std::string owner) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  if (::pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) return;
+  std::thread([signals, spec = std::move(state_spec), name = std::move(name), owner = std::move(owner)] {
+    int signal = 0;
+    if (::sigwait(&signals, &signal) != 0) std::_Exit(exit_sink);
+    if (auto state = open_state(spec, false); state && *state) (void)(*state)->release_lease(name, owner);
+    std::_Exit(128 + signal);
+  }).detach();
+}
+
 // A replay state for a dry run without one: answers reads with "nothing yet".
 class no_replay_state final : public replay_state {
  public:
@@ -438,6 +466,10 @@ int replay_command(arguments args) {
     api_key = key;
   }
 
+  if (!s.replay.dry_run) {
+    s.replay.owner = lease_owner();
+    give_lease_back_on_signal(s.store.starts_with("kafka:") ? s.state : s.store, s.replay.name, s.replay.owner);
+  }
   auto store = open_store(s);
   if (!store) {
     complain("replay", store.error().message);

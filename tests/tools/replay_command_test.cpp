@@ -15,6 +15,11 @@ TEST_CASE("replay: against a model server", "[tools][replay]") {
 
 #else
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <set>
@@ -26,6 +31,7 @@ TEST_CASE("replay: against a model server", "[tools][replay]") {
 #include <llmdlq/sqlite/store.hpp>
 
 #include "llm/scripted_server.hpp"
+#include "support/eventually.hpp"
 #include "support/replay_letters.hpp"
 #include "tools/run_tool.hpp"
 
@@ -249,6 +255,39 @@ TEST_CASE("replay: while another replay holds the lease, exit 4 and no call", "[
   INFO(run.err);
   CHECK(run.exit_code == 0);
   CHECK(server.calls() == 2);
+}
+
+TEST_CASE("replay: a TERM gives the lease back, so the next run need not wait for it", "[tools][replay]") {
+  dlq q(llmdlq::test::cut_off_letters(2));
+  scripted_server server({llmdlq::test::delayed(chat_completion(llmdlq::test::recovered_answer(0)), 20s),
+                          chat_completion(llmdlq::test::recovered_answer(0)),
+                          chat_completion(llmdlq::test::recovered_answer(1))});
+  REQUIRE(server.listening());
+  const std::string store = "sqlite:" + q.db;
+  const std::string url = server.base_url();
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    ::execl(LLMDLQ_TOOL, "llmdlq", "replay", store.c_str(), "--schema", q.schema.c_str(), "--execute", "--rate",
+            "0", "--model-url", url.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Stopped while it waits for the model's answer, holding the lease.
+  CHECK(llmdlq::test::eventually([&] { return server.calls() == 1; }));
+  REQUIRE(::kill(pid, SIGTERM) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+
+  const auto run = q.replay("--execute --json --rate 0 --model-url " + url);
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(server.calls() == 3);
+  for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::recovered);
 }
 
 TEST_CASE("replay: --rate paces the letters", "[tools][replay]") {
