@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -121,14 +122,15 @@ expected<std::vector<stored_letter>, std::string> kafka_replay_source::next(std:
   if (assigned != RD_KAFKA_RESP_ERR_NO_ERROR) return unexpected(rd_kafka_err2str(assigned));
 
   std::vector<stored_letter> letters;
-  std::size_t at_end = 0;
+  // Each partition counts once: one that hears of new messages after its end ends again.
+  std::set<std::int32_t> at_end;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (letters.size() < limit && at_end < s.partitions.size()) {
+  while (letters.size() < limit && at_end.size() < s.partitions.size()) {
     if (std::chrono::steady_clock::now() > deadline) return unexpected("no answer from the cluster in time");
     rd_kafka_message_t* message = rd_kafka_consumer_poll(s.consumer, 200);
     if (message == nullptr) continue;
     if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      ++at_end;
+      at_end.insert(message->partition);
     } else if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       const std::string why = rd_kafka_message_errstr(message);
       rd_kafka_message_destroy(message);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq replay`: runs the recovery ladder over a DLQ (SQLite, PostgreSQL or
 // a Kafka topic), dry by default.
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -8,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -61,12 +64,13 @@ constexpr std::string_view usage =
     "  --rate N               letters per second (default 10; 0: no limit)\n"
     "  --name NAME            the replay's lease and cursor (default: replay)\n"
     "  --to jsonl:PATH        also append recovered payloads here; the target must be on the allowlist\n"
-    "                         named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST\n"
+    "                         named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST, as jsonl: and its\n"
+    "                         absolute path with links resolved (an entry ending in * is a prefix)\n"
     "  --state sqlite:PATH|postgres:CONNINFO   where a Kafka replay keeps its attempts, ledger and lease\n"
     "  --brokers LIST         Kafka bootstrap servers\n"
     "  --json                 the summary as JSON   --samples N  dry-run samples shown (default 5)\n"
     "Exit 0 when the replay ran (see the summary), 2 for usage errors, 3 when a store failed,\n"
-    "4 when another replay holds the lease.\n";
+    "4 when another replay holds the lease, 128+N when signal N (INT, TERM) stopped it: its lease is given back.\n";
 
 constexpr int exit_busy = 4;
 
@@ -211,67 +215,114 @@ struct opened_store {
   std::unique_ptr<replay_state> state;
 };
 
-expected<std::unique_ptr<replay_state>, std::string> open_state(std::string_view spec) {
+// Why a store did not open, and the exit status that says so: a wrong
+// argument is a usage error, a store that fails to open is a store failure.
+struct open_failure {
+  int exit_code;
+  std::string message;
+};
+
+unexpected<open_failure> usage_error(std::string message) { return unexpected(open_failure{exit_usage, std::move(message)}); }
+unexpected<open_failure> store_failure(std::string message) { return unexpected(open_failure{exit_sink, std::move(message)}); }
+
+// A dry run opens a state only to read what it holds: a SQLite state that is
+// not there holds nothing, and is not made.
+expected<std::unique_ptr<replay_state>, open_failure> open_state(std::string_view spec, bool dry_run) {
   if (spec.starts_with("sqlite:") && spec.size() > 7) {
-    auto state = sqlite_replay_state::open(std::filesystem::path(spec.substr(7)));
-    if (!state) return unexpected(state.error().message);
+    const std::filesystem::path path(spec.substr(7));
+    if (dry_run && !std::filesystem::exists(path)) return std::unique_ptr<replay_state>();
+    auto state = sqlite_replay_state::open(path);
+    if (!state) return store_failure(state.error().message);
     return std::unique_ptr<replay_state>(std::make_unique<sqlite_replay_state>(std::move(*state)));
   }
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
   if (spec.starts_with("postgres:") && spec.size() > 9) {
     auto state = postgres_replay_state::open(spec.substr(9));
-    if (!state) return unexpected(state.error().message);
+    if (!state) return store_failure(state.error().message);
     return std::unique_ptr<replay_state>(std::make_unique<postgres_replay_state>(std::move(*state)));
   }
 #endif
-  return unexpected(fmt::format("no replay state store '{}' (sqlite:PATH or postgres:CONNINFO)", spec));
+  (void)dry_run;
+  return usage_error(fmt::format("no replay state store '{}' (sqlite:PATH or postgres:CONNINFO)", spec));
 }
 
-expected<opened_store, std::string> open_store(const settings& s) {
+// A dry run of a SQLite or PostgreSQL DLQ reads the letters' attempts from
+// their histories, and opens no state: it makes no table and takes no lease.
+expected<opened_store, open_failure> open_store(const settings& s) {
   opened_store opened;
   const std::string_view spec = s.store;
+  const bool dry = s.replay.dry_run;
   if (spec.starts_with("sqlite:") && spec.size() > 7) {
     const std::filesystem::path path(spec.substr(7));
-    if (!std::filesystem::exists(path)) return unexpected("no DLQ at " + path.string());
-    auto store = sqlite_store::open(path, {.read_only = s.replay.dry_run});
-    if (!store) return unexpected(store.error().message);
+    if (!std::filesystem::exists(path)) return usage_error("no DLQ at " + path.string());
+    auto store = sqlite_store::open(path, {.read_only = dry});
+    if (!store) return store_failure(store.error().message);
     opened.moderation = std::make_unique<sqlite_store>(std::move(*store));
-    if (!s.replay.dry_run) {
-      auto state = open_state(spec);
+    if (!dry) {
+      auto state = open_state(spec, dry);
       if (!state) return unexpected(state.error());
       opened.state = std::move(*state);
     }
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
   } else if (spec.starts_with("postgres:") && spec.size() > 9) {
-    auto store = postgres_store::open(spec.substr(9));
-    if (!store) return unexpected(store.error().message);
+    postgres_store_options options;
+    options.migrate = !dry;  // only a real run may create or migrate the table
+    auto store = postgres_store::open(spec.substr(9), std::move(options));
+    if (!store) return store_failure(store.error().message);
     opened.moderation = std::make_unique<postgres_store>(std::move(*store));
-    auto state = open_state(spec);
-    if (!state) return unexpected(state.error());
-    opened.state = std::move(*state);
+    if (!dry) {
+      auto state = open_state(spec, dry);
+      if (!state) return unexpected(state.error());
+      opened.state = std::move(*state);
+    }
 #endif
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
   } else if (spec.starts_with("kafka:") && spec.size() > 6) {
-    if (s.brokers.empty()) return unexpected(std::string("a Kafka topic needs --brokers"));
-    if (s.state.empty() && !s.replay.dry_run) {
-      return unexpected(std::string("a Kafka topic is read only: give --state for the attempts and the ledger"));
+    if (s.brokers.empty()) return usage_error("a Kafka topic needs --brokers");
+    if (s.state.empty() && !dry) {
+      return usage_error("a Kafka topic is read only: give --state for the attempts and the ledger");
     }
     auto source = kafka_replay_source::open(std::string(spec.substr(6)), {{"bootstrap.servers", s.brokers}});
-    if (!source) return unexpected(source.error());
+    if (!source) return store_failure(source.error());
     opened.source = std::make_unique<kafka_replay_source>(std::move(*source));
 #endif
   } else {
-    return unexpected(fmt::format("no DLQ '{}': give sqlite:PATH, postgres:CONNINFO or kafka:TOPIC", spec));
+    return usage_error(fmt::format("no DLQ '{}': give sqlite:PATH, postgres:CONNINFO or kafka:TOPIC", spec));
   }
   if (opened.moderation) {
     opened.source = std::make_unique<moderation_replay_source>(*opened.moderation, "llmdlq-replay", s.requeued_only);
   }
   if (!opened.state && !s.state.empty()) {
-    auto state = open_state(s.state);
+    auto state = open_state(s.state, dry);
     if (!state) return unexpected(state.error());
     opened.state = std::move(*state);
   }
   return opened;
+}
+
+// Who holds a real run's lease: this process.
+std::string lease_owner() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return fmt::format("llmdlq-replay:{}:{}", host, ::getpid());
+}
+
+// A TERM or an INT (Ctrl-C) during a real run gives the lease back before the
+// process ends, so that the next replay need not wait for it to expire; what
+// the run did is in the store, its state and the ledger, as after a kill.
+// Called before any other thread starts, so that every thread blocks them.
+void give_lease_back_on_signal(std::string state_spec, std::string name, std::string owner) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  if (::pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) return;
+  std::thread([signals, spec = std::move(state_spec), name = std::move(name), owner = std::move(owner)] {
+    int signal = 0;
+    if (::sigwait(&signals, &signal) != 0) std::_Exit(exit_sink);
+    if (auto state = open_state(spec, false); state && *state) (void)(*state)->release_lease(name, owner);
+    std::_Exit(128 + signal);
+  }).detach();
 }
 
 // A replay state for a dry run without one: answers reads with "nothing yet".
@@ -390,12 +441,17 @@ int replay_command(arguments args) {
       complain("replay", "--to needs an allowlist of targets (--allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST)");
       return exit_usage;
     }
-    if (auto allowed = check_allowlist(s.to, allowlist); !allowed) {
+    const auto path = resolve_jsonl_target(std::string_view(s.to).substr(6));
+    if (!path) {
+      complain("replay", path.error());
+      return exit_usage;
+    }
+    if (auto allowed = check_allowlist("jsonl:" + path->string(), allowlist); !allowed) {
       complain("replay", allowed.error());
       return exit_usage;
     }
     if (!s.replay.dry_run) {
-      auto opened = jsonl_replay_target::open(s.to.substr(6));
+      auto opened = jsonl_replay_target::open(*path);
       if (!opened) {
         complain("replay", opened.error());
         return exit_usage;
@@ -413,10 +469,14 @@ int replay_command(arguments args) {
     api_key = key;
   }
 
+  if (!s.replay.dry_run) {
+    s.replay.owner = lease_owner();
+    give_lease_back_on_signal(s.store.starts_with("kafka:") ? s.state : s.store, s.replay.name, s.replay.owner);
+  }
   auto store = open_store(s);
   if (!store) {
-    complain("replay", store.error());
-    return exit_usage;
+    complain("replay", store.error().message);
+    return store.error().exit_code;
   }
   no_replay_state nothing;
   replay_state& state = store->state ? *store->state : static_cast<replay_state&>(nothing);

@@ -15,6 +15,15 @@
 
 namespace llmdlq::cli {
 
+expected<std::filesystem::path, std::string> resolve_jsonl_target(std::string_view path) {
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(std::filesystem::path(path), ec);
+  if (ec) return unexpected(fmt::format("cannot resolve {}: {}", path, ec.message()));
+  auto resolved = std::filesystem::weakly_canonical(absolute, ec);
+  if (ec) return unexpected(fmt::format("cannot resolve {}: {}", path, ec.message()));
+  return resolved;
+}
+
 expected<void, std::string> check_allowlist(std::string_view target, const std::filesystem::path& allowlist_file) {
   std::ifstream in(allowlist_file);
   if (!in) return unexpected(fmt::format("cannot read the allowlist {}", allowlist_file.string()));

@@ -12,6 +12,11 @@
 
 namespace llmdlq::cli {
 
+/// The file `--to jsonl:PATH` names, as the allowlist sees it: absolute,
+/// with `.`, `..` and symbolic links resolved, so that no spelling of a
+/// path leads out of an allowed prefix.
+expected<std::filesystem::path, std::string> resolve_jsonl_target(std::string_view path);
+
 /// Whether `target` is on the allowlist in `allowlist_file`: one target per
 /// line, exact, or a prefix ending in `*`; `#` starts a comment. The error
 /// says why not.

@@ -162,20 +162,28 @@ expected<replay_summary, replay_state_error> replayer::run() {
       ++ran;
       const std::string& key = stored.letter.idempotency_key;
 
+      // The payload went downstream already (the original, or another replay): never twice.
+      auto written = state_->find_output(key);
+      if (!written) return unexpected(written.error());
+
       if (o.dry_run) {
-        const auto made = state_->attempts(key);
-        const recovery_step step = ladder_->next_step(stored.letter, made ? *made : 0);
-        ++summary.by_outcome[std::string(step.kind == recovery_step_kind::stop ? to_string(step.reason)
-                                                                             : to_string(step.kind))];
-        if (summary.samples.size() < o.samples) {
-          replay_sample sample{stored.letter.dlq_id, step, text_prefix(stored.letter), std::nullopt};
-          if (is_zero_token(step.kind)) {
-            envelope copy = stored.letter;
-            recovery_result trial;
-            (void)ladder_->run_step(copy, step, trial, nullptr);
-            sample.after = std::move(trial.output);
+        if (*written) {
+          ++summary.by_outcome["duplicate"];
+        } else {
+          const auto made = state_->attempts(key);
+          const recovery_step step = ladder_->next_step(stored.letter, made ? *made : 0);
+          ++summary.by_outcome[std::string(step.kind == recovery_step_kind::stop ? to_string(step.reason)
+                                                                               : to_string(step.kind))];
+          if (summary.samples.size() < o.samples) {
+            replay_sample sample{stored.letter.dlq_id, step, text_prefix(stored.letter), std::nullopt};
+            if (is_zero_token(step.kind)) {
+              envelope copy = stored.letter;
+              recovery_result trial;
+              (void)ladder_->run_step(copy, step, trial, nullptr);
+              sample.after = std::move(trial.output);
+            }
+            summary.samples.push_back(std::move(sample));
           }
-          summary.samples.push_back(std::move(sample));
         }
         cursor = stored.position;
         if (o.progress) o.progress({summary.seen, ran, cursor});
@@ -194,9 +202,6 @@ expected<replay_summary, replay_state_error> replayer::run() {
       if (auto lease = keep_lease(); !lease) return unexpected(lease.error());
       envelope letter = stored.letter;
       recovery_result result;
-      // The payload went downstream already (the original, or another replay): never twice.
-      auto written = state_->find_output(key);
-      if (!written) return unexpected(written.error());
       if (*written) {
         result.reason = stop_reason::recovered;
         result.detail = "already written by " + (*written)->source;

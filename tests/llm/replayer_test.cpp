@@ -116,6 +116,21 @@ TEST_CASE("A dry run counts next steps, calls no model and changes nothing", "[r
   CHECK(f.state.attempts("k0") == 0u);
 }
 
+TEST_CASE("A dry run counts a payload the ledger holds as a duplicate, as a real run would", "[replay]") {
+  fixture f;
+  fill(f.store, 2, f.clock);
+  REQUIRE(f.state.record_output("k0", "original", "", valid(0)).has_value());
+  f.replay.dry_run = true;
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  llmdlq::replayer replay(ladder, source, f.state, f.replay);
+  auto summary = replay.run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->by_outcome == std::map<std::string, std::size_t>{{"duplicate", 1}, {"repair_prompt", 1}});
+  CHECK(summary->samples.size() == 1);
+  CHECK(f.model.calls() == 0);
+}
+
 TEST_CASE("A real run recovers, records the attempt and writes each payload once", "[replay]") {
   fixture f;
   fill(f.store, 3, f.clock);

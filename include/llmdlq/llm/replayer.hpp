@@ -105,7 +105,7 @@ struct replay_summary {
   bool dry_run = true;
   std::size_t seen = 0;         ///< letters read from the source
   std::size_t selected = 0;     ///< of them, those the filter took
-  std::map<std::string, std::size_t> by_outcome;  ///< stop reason (dry: the next step) → letters
+  std::map<std::string, std::size_t> by_outcome;  ///< stop reason (dry: the next step), or "duplicate" → letters
   std::size_t recovered = 0;    ///< written downstream by this replay
   std::size_t duplicates = 0;   ///< recovered, but the ledger held the payload already: not written again
   std::size_t exhausted = 0;    ///< handed to people

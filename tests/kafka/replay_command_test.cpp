@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq replay kafka:TOPIC` against librdkafka's mock cluster and a model
+// server on loopback: the topic is read only, so what a replay did lives in
+// its --state store, whose ledger keeps a second run from asking again what
+// was recovered and whose attempt counts hold the cap across runs.
+#include "catch.hpp"
+#include "support/skip.hpp"
+
+#ifndef LLMDLQ_TEST_HTTPLIB
+
+TEST_CASE("replay kafka: against a model server", "[kafka][tools][replay]") {
+  LLMDLQ_SKIP("cpp-httplib (libcpp-httplib-dev) is not installed: no test server");
+}
+
+#else
+
+#include <filesystem>
+
+#include <boost/json/parse.hpp>
+
+#include <llmdlq/kafka/sink.hpp>
+#include <llmdlq/sqlite/replay_state.hpp>
+
+#include "kafka_test_support.hpp"
+#include "llm/scripted_server.hpp"
+#include "support/replay_letters.hpp"
+#include "tools/run_tool.hpp"
+
+using llmdlq::test::chat_completion;
+using llmdlq::test::scripted_server;
+using llmdlq::test::stored_failure;
+
+namespace {
+
+constexpr const char* topic = "receipts-dlq";
+
+// A topic of two partitions holding `letters`, today's schema, and where the state goes.
+struct kafka_dlq {
+  llmdlq::test::mock_cluster cluster;
+  llmdlq::test::temp_dir dir;
+  std::string schema = dir.write("schema.json", llmdlq::test::replay_schema);
+  std::filesystem::path state = dir.path() / "state.db";
+
+  explicit kafka_dlq(const std::vector<llmdlq::envelope>& letters) {
+    cluster.create_topic(topic, 2);
+    auto sink = llmdlq::kafka_sink::open({cluster.properties(), topic, std::chrono::seconds(10), {}});
+    REQUIRE(sink.has_value());
+    for (const auto& letter : letters) REQUIRE(sink->publish(letter).has_value());
+    REQUIRE(sink->flush().has_value());
+  }
+
+  llmdlq::test::tool_run replay(const std::string& arguments) const {
+    return llmdlq::test::run_llmdlq_reading(std::string("replay kafka:") + topic + " --brokers " +
+                                                cluster.bootstrap() + " --schema " + schema + " " + arguments,
+                                            "/dev/null");
+  }
+  boost::json::object replay_json(const std::string& arguments) const {
+    const auto run = replay("--json " + arguments);
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    return boost::json::parse(run.out).as_object();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("replay kafka: a dry run, real runs with a state, the ledger and the attempts cap across runs",
+          "[kafka][tools][replay]") {
+  kafka_dlq q(llmdlq::test::replay_letters(
+      {stored_failure::cut_off, stored_failure::cut_off, stored_failure::cut_off, stored_failure::schema_failure}));
+  // Which letter gets which answer depends on the partitions' order: any
+  // accepted answer recovers any letter, and one letter gets the failing one.
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0), "stop", 100, 20),
+                          chat_completion(llmdlq::test::recovered_answer(1), "stop", 100, 20),
+                          chat_completion(llmdlq::test::failing_answer(2), "stop", 100, 20),
+                          chat_completion(llmdlq::test::failing_answer(2), "stop", 100, 20)});
+  REQUIRE(server.listening());
+  const std::string state = " --state sqlite:" + q.state.string();
+  const std::string model = " --rate 0 --model-url " + server.base_url();
+
+  auto summary = q.replay_json("--max-attempts 1" + state + model);
+  CHECK(summary.at("dry_run") == true);
+  CHECK(summary.at("seen") == 4);
+  CHECK(summary.at("by_outcome") == boost::json::parse(R"({"repair_prompt": 3, "held": 1})"));
+  CHECK(server.calls() == 0);
+  CHECK_FALSE(std::filesystem::exists(q.state));  // a dry run makes no state
+
+  summary = q.replay_json("--execute --max-attempts 1" + state + model);
+  CHECK(summary.at("finished") == true);
+  CHECK(summary.at("recovered") == 2);
+  CHECK(summary.at("exhausted") == 1);
+  CHECK(summary.at("held") == 1);
+  CHECK(summary.at("calls") == 3);
+  CHECK(summary.at("tokens").at("total") == 360);
+  CHECK(server.calls() == 3);
+
+  // The topic still holds every letter: the ledger knows two were written,
+  // the state counts the other's attempt.
+  summary = q.replay_json("--execute --max-attempts 1" + state + model);
+  CHECK(summary.at("seen") == 4);
+  CHECK(summary.at("recovered") == 0);
+  CHECK(summary.at("duplicates") == 2);
+  CHECK(summary.at("exhausted") == 1);
+  CHECK(summary.at("calls") == 0);
+  CHECK(server.calls() == 3);
+
+  // A dry run with the state sees the same.
+  summary = q.replay_json("--max-attempts 1" + state + model);
+  CHECK(summary.at("by_outcome") == boost::json::parse(R"({"duplicate": 2, "exhausted": 1, "held": 1})"));
+  CHECK(server.calls() == 3);
+
+  // A larger cap allows one more call for the failing letter, and no more after it.
+  summary = q.replay_json("--execute --max-attempts 2" + state + model);
+  CHECK(summary.at("calls") == 1);
+  CHECK(summary.at("exhausted") == 1);
+  CHECK(summary.at("duplicates") == 2);
+  summary = q.replay_json("--execute --max-attempts 2" + state + model);
+  CHECK(summary.at("calls") == 0);
+  CHECK(server.calls() == 4);
+
+  auto stored = llmdlq::sqlite_replay_state::open(q.state);
+  REQUIRE(stored.has_value());
+  std::size_t written = 0;
+  for (int n = 0; n < 3; ++n) {
+    const std::string key = "key-" + std::to_string(n);
+    auto output = stored->find_output(key);
+    REQUIRE(output.has_value());
+    if (output->has_value()) {
+      ++written;
+      CHECK(stored->attempts(key) == 1u);
+    } else {
+      CHECK(stored->attempts(key) == 2u);
+    }
+  }
+  CHECK(written == 2);
+  CHECK(stored->attempts("key-3") == 0u);
+}
+
+TEST_CASE("replay kafka: a run stopped by a failing endpoint resumes at the letter it stopped on",
+          "[kafka][tools][replay]") {
+  kafka_dlq q(llmdlq::test::cut_off_letters(5));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
+                          chat_completion(llmdlq::test::recovered_answer(1)), llmdlq::test::server_error()});
+  REQUIRE(server.listening());
+  const std::string execute = "--execute --state sqlite:" + q.state.string() + " --rate 0 --model-url " + server.base_url();
+
+  auto summary = q.replay_json(execute);
+  CHECK(summary.at("finished") == false);
+  CHECK(summary.at("recovered") == 2);
+  CHECK(server.calls() == 3);
+
+  for (int n = 2; n < 5; ++n) server.add(chat_completion(llmdlq::test::recovered_answer(n)));
+  summary = q.replay_json(execute);
+  CHECK(summary.at("finished") == true);
+  CHECK(summary.at("seen") == 3);  // the letters from the one that failed on
+  CHECK(summary.at("recovered") == 3);
+  CHECK(summary.at("duplicates") == 0);
+  CHECK(server.calls() == 6);
+
+  auto stored = llmdlq::sqlite_replay_state::open(q.state);
+  REQUIRE(stored.has_value());
+  for (int n = 0; n < 5; ++n) CHECK(stored->find_output("key-" + std::to_string(n))->has_value());
+}
+
+TEST_CASE("replay kafka: usage and store errors", "[kafka][tools][replay]") {
+  kafka_dlq q(llmdlq::test::cut_off_letters(1));
+  scripted_server server;
+  REQUIRE(server.listening());
+  // A real run needs a state: the topic cannot record anything.
+  auto run = q.replay("--execute --model-url " + server.base_url());
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--state") != std::string::npos);
+  run = llmdlq::test::run_llmdlq_reading(std::string("replay kafka:") + topic + " --schema " + q.schema, "/dev/null");
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--brokers") != std::string::npos);
+  run = q.replay("--execute --state redis:x --model-url " + server.base_url());
+  CHECK(run.exit_code == 2);
+  CHECK(server.calls() == 0);
+}
+
+#endif  // LLMDLQ_TEST_HTTPLIB
