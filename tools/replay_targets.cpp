@@ -42,7 +42,10 @@ expected<void, std::string> check_allowlist(std::string_view target, const std::
 
 expected<jsonl_replay_target, std::string> jsonl_replay_target::open(const std::filesystem::path& path) {
   std::set<std::string> keys;
-  if (auto existing = read_file(path.string()); existing) {
+  // Only a file holds earlier lines: a device or a pipe would be read without end.
+  std::error_code ec;
+  const bool earlier_lines = std::filesystem::is_regular_file(path, ec);
+  if (auto existing = earlier_lines ? read_file(path.string()) : expected<std::string, std::string>(); existing) {
     std::string_view rest = *existing;
     while (!rest.empty()) {
       const auto end = rest.find('\n');

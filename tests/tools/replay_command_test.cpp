@@ -386,6 +386,38 @@ TEST_CASE("replay: --to writes only to an allowed target, each payload once", "[
   CHECK(keys == std::multiset<std::string>{"key-0", "key-1", "key-2"});
 }
 
+TEST_CASE("replay: a target that fails stops the run (exit 3); the next run delivers without asking again",
+          "[tools][replay]") {
+  if (!std::filesystem::exists("/dev/full")) LLMDLQ_SKIP("/dev/full is missing: no target that fails");
+  dlq q(llmdlq::test::cut_off_letters(2));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
+                          chat_completion(llmdlq::test::recovered_answer(1))});
+  REQUIRE(server.listening());
+  const auto root = std::filesystem::canonical(q.dir.path());
+  const auto allowed = q.dir.write("allowed.allow", "jsonl:/dev/full\njsonl:" + (root / "out.jsonl").string() + "\n");
+  const std::string execute = "--execute --rate 0 --allowlist " + allowed + " --model-url " + server.base_url();
+
+  auto run = q.replay(execute + " --to jsonl:/dev/full");
+  CHECK(run.exit_code == 3);
+  CHECK(server.calls() == 1);
+
+  run = q.replay(execute + " --json --to jsonl:" + (root / "out.jsonl").string());
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto summary = boost::json::parse(run.out).as_object();
+  CHECK(summary.at("delivered") == 2);
+  CHECK(summary.at("recovered") == 1);
+  CHECK(summary.at("duplicates") == 1);  // recovered by the first run, written now
+  CHECK(server.calls() == 2);
+  std::istringstream lines(slurp(root / "out.jsonl"));
+  std::multiset<std::string> keys;
+  for (std::string line; std::getline(lines, line);) {
+    keys.insert(std::string(boost::json::parse(line).at("idempotency_key").as_string()));
+  }
+  CHECK(keys == std::multiset<std::string>{"key-0", "key-1"});
+  for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::recovered);
+}
+
 TEST_CASE("replay: --to is matched by the path it writes, not by how it is spelled", "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(1));
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0))});
