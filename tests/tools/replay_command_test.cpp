@@ -386,7 +386,7 @@ TEST_CASE("replay: --to writes only to an allowed target, each payload once", "[
   CHECK(keys == std::multiset<std::string>{"key-0", "key-1", "key-2"});
 }
 
-TEST_CASE("replay: a target that fails stops the run (exit 3); the next run delivers without asking again",
+TEST_CASE("replay: a target that fails stops the run (exit 3), the next run delivers without asking again",
           "[tools][replay]") {
   if (!std::filesystem::exists("/dev/full")) LLMDLQ_SKIP("/dev/full is missing: no target that fails");
   dlq q(llmdlq::test::cut_off_letters(2));
