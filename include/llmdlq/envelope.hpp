@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -76,6 +77,18 @@ struct confidence_score {
   friend bool operator==(const confidence_score&, const confidence_score&) = default;
 };
 
+/// The original of a stored text, encrypted and authenticated for those who
+/// hold the key (see field_cipher.hpp). `text` beside it is the redacted view.
+struct sealed_text {
+  std::string key_id;     ///< which key sealed it
+  std::string algorithm;  ///< `xchacha20poly1305-ietf`
+  std::string nonce;      ///< base64
+  std::string ciphertext;  ///< base64: the ciphertext and its authentication tag
+  std::uint64_t length = 0;  ///< bytes sealed: the whole original, or its start when `cut`
+  bool cut = false;
+  friend bool operator==(const sealed_text&, const sealed_text&) = default;
+};
+
 /// A stored text (the raw response, the original input). Its length and hash
 /// always describe the whole text, also when `text` was cut to fit the
 /// envelope's size limit or removed by redaction.
@@ -87,10 +100,26 @@ struct captured_text {
   /// `text` is the bytes in base64: they were not valid UTF-8, and JSON
   /// cannot carry them otherwise.
   bool base64 = false;
+  std::optional<sealed_text> sealed;  ///< the original, encrypted, when a field cipher is configured
   friend bool operator==(const captured_text&, const captured_text&) = default;
 
   /// Captures all of `whole`.
   [[nodiscard]] static LLMDLQ_INLINE captured_text of(std::string_view whole);
+};
+
+/// What the redactor replaced in one field, by kind: never the values.
+struct redaction_summary {
+  std::string field;   ///< raw_response, original_input, failure or extensions
+  std::string kind;    ///< email, iban, card, ...; a national id's name; a schema path's label
+  std::string action;  ///< remove, mask or token (the JSON's `operator`)
+  std::uint64_t count = 0;
+  std::string path;    ///< the JSON Pointer (`*` for any member or item) when a schema path chose it
+  std::string key_id;  ///< the HMAC key of a token
+  /// [offset, length] in the original text of the first replacements (at
+  /// most max_spans); offsets in a base64 text are of its decoded bytes.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+  static constexpr std::size_t max_spans = 8;
+  friend bool operator==(const redaction_summary&, const redaction_summary&) = default;
 };
 
 /// One recovery attempt on this payload.
@@ -154,6 +183,8 @@ struct envelope {
   std::optional<captured_text> original_input;
   attempt_summary attempts;
   origin_reference origin;
+  /// What was redacted before the envelope left process_llm_response.
+  std::vector<redaction_summary> redactions;
   std::optional<timestamp> expires_at;  ///< retention: delete after this
   boost::json::object extensions;       ///< host metadata
 
@@ -177,6 +208,8 @@ struct envelope_limits {
   static constexpr std::size_t keyword = 64;       ///< an error's keyword; an attempt's strategy and outcome
   static constexpr std::size_t extensions = 16384;  ///< the extensions object as a whole (else replaced by a note)
   static constexpr std::size_t reduced_message = 256;  ///< failure.message of a reduced envelope
+  static constexpr std::size_t redactions = 32;        ///< redaction summaries kept
+  static constexpr std::size_t reduced_redactions = 4;  ///< and in a reduced envelope, without paths or spans
 };
 
 /// Why a JSON text is not a version 1 envelope.
@@ -212,10 +245,12 @@ struct envelope_error {
 ///     `length` and `sha256` keep describing the whole text;
 ///  3. when the other fields leave the texts less than a quarter of the room
 ///     they need, trailing errors, then attempt records, are removed, then the
-///     extensions are replaced by `{"llmdlq_dropped": ...}`;
+///     extensions are replaced by `{"llmdlq_dropped": ...}`, then the sealed
+///     originals are removed (the redacted texts stay);
 ///  4. when it still cannot fit, it is reduced to its identity, hashes,
 ///     failure summary, triage, confidence, attempt counts and origin,
-///     with `{"llmdlq_reduced": ...}` as its extensions. It is never dropped.
+///     the first redaction summaries (without paths or spans), with
+///     `{"llmdlq_reduced": ...}` as its extensions. It is never dropped.
 /// Linear in the envelope's size; an envelope that obviously fits is not
 /// serialized. Returns an upper bound on the size of its JSON, exact when
 /// anything had to be cut. Applying it twice changes nothing more.

@@ -151,6 +151,10 @@ llmdlq::envelope populated_envelope() {
   e.raw_response.cut = true;
   e.original_input = llmdlq::captured_text::of("in\xff put");
   e.original_input->cut = true;
+  e.raw_response.sealed = llmdlq::sealed_text{"k2026", "xchacha20poly1305-ietf", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                                              "c2VhbGVk", 4, true};
+  e.original_input->sealed = e.raw_response.sealed;
+  e.redactions = {{"raw_response", "iban", "token", 2, "/customer/iban", "k2026", {{12, 18}, {40, 22}}}};
   e.attempts = {1, 2, e.created_at, e.created_at,
                 {{"repair_prompt", "schema", 3, e.created_at, "llama-3.1-8b", 812, "3f9a0c2e7d1b4a65"}}};
   e.origin = {"svc", "w1", "topic", 0, 99};

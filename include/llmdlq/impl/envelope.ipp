@@ -55,6 +55,27 @@ inline boost::json::object captured_to_json(const captured_text& c) {
   o.emplace("sha256", c.sha256);
   if (c.cut) o.emplace("cut", true);
   if (c.base64) o.emplace("encoding", "base64");
+  if (c.sealed) {
+    boost::json::object sealed{{"key_id", c.sealed->key_id},
+                               {"algorithm", c.sealed->algorithm},
+                               {"nonce", c.sealed->nonce},
+                               {"ciphertext", c.sealed->ciphertext},
+                               {"length", c.sealed->length}};
+    if (c.sealed->cut) sealed.emplace("cut", true);
+    o.emplace("sealed", std::move(sealed));
+  }
+  return o;
+}
+
+inline boost::json::object redaction_to_json(const redaction_summary& r) {
+  boost::json::object o{{"field", r.field}, {"kind", r.kind}, {"operator", r.action}, {"count", r.count}};
+  put_text(o, "path", r.path);
+  put_text(o, "key_id", r.key_id);
+  if (!r.spans.empty()) {
+    boost::json::array spans;
+    for (const auto& [offset, length] : r.spans) spans.push_back(boost::json::array{offset, length});
+    o.emplace("spans", std::move(spans));
+  }
   return o;
 }
 
@@ -237,7 +258,7 @@ class envelope_reader {
   }
 
   void captured(const boost::json::object& o, const std::string& path, captured_text& out) {
-    known_members(o, path, {"text", "length", "sha256", "cut", "encoding"});
+    known_members(o, path, {"text", "length", "sha256", "cut", "encoding", "sealed"});
     optional_text(o, "text", path, out.text);
     integer(o, "length", path, out.length, required);
     checked_text(o, "sha256", path, out.sha256, required, is_sha256_hex, "a lowercase hex SHA-256");
@@ -249,6 +270,41 @@ class envelope_reader {
       out.base64 = true;
     } else if (encoded && !error_) {
       fail(path + "/encoding", "must be base64 when present");
+    }
+    if (const auto* sealed = object(o.if_contains("sealed"), path + "/sealed")) {
+      const std::string at = path + "/sealed";
+      auto& s = out.sealed.emplace();
+      known_members(*sealed, at, {"key_id", "algorithm", "nonce", "ciphertext", "length", "cut"});
+      text(*sealed, "key_id", at, s.key_id, required | non_empty);
+      text(*sealed, "algorithm", at, s.algorithm, required | non_empty);
+      text(*sealed, "nonce", at, s.nonce, required | non_empty);
+      text(*sealed, "ciphertext", at, s.ciphertext, required | non_empty);
+      integer(*sealed, "length", at, s.length, required);
+      boolean(*sealed, "cut", at, s.cut);
+    }
+  }
+
+  void redaction(const boost::json::object& o, const std::string& path, redaction_summary& out) {
+    known_members(o, path, {"field", "kind", "operator", "count", "path", "key_id", "spans"});
+    text(o, "field", path, out.field, required | non_empty);
+    text(o, "kind", path, out.kind, required | non_empty);
+    text(o, "operator", path, out.action, required | non_empty);
+    integer(o, "count", path, out.count, required, 1);
+    text(o, "path", path, out.path, non_empty);
+    text(o, "key_id", path, out.key_id, non_empty);
+    if (const auto* spans = array(o, "spans", path)) {
+      for (std::size_t i = 0; i < spans->size() && !error_; ++i) {
+        const auto* pair = (*spans)[i].if_array();
+        boost::json::error_code offset_error, length_error;
+        const auto first = pair && pair->size() == 2 ? (*pair)[0].to_number<std::uint64_t>(offset_error) : 0;
+        const auto second = pair && pair->size() == 2 ? (*pair)[1].to_number<std::uint64_t>(length_error) : 0;
+        if (!pair || pair->size() != 2 || offset_error || length_error || (*pair)[0].is_double() ||
+            (*pair)[1].is_double()) {
+          fail(path + "/spans/" + std::to_string(i), "must be [offset, length], two integers of at least 0");
+          return;
+        }
+        out.spans.emplace_back(first, second);
+      }
     }
   }
 
@@ -335,6 +391,11 @@ LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
 
   o.emplace("raw_response", detail::captured_to_json(e.raw_response));
   if (e.original_input) o.emplace("original_input", detail::captured_to_json(*e.original_input));
+  if (!e.redactions.empty()) {
+    boost::json::array redactions;
+    for (const auto& r : e.redactions) redactions.push_back(detail::redaction_to_json(r));
+    o.emplace("redactions", std::move(redactions));
+  }
 
   boost::json::object attempts{{"count", e.attempts.count}, {"max", e.attempts.max}};
   detail::put_time(attempts, "first_failure_at", e.attempts.first_failure_at);
@@ -377,7 +438,7 @@ LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost:
   r.known_members(*o, "",
                   {"envelope_version", "dlq_id", "created_at", "idempotency_key", "idempotency_key_derived",
                    "record_id", "correlation_id", "trace_id", "source_ref", "prompt", "model", "versions", "failure",
-                   "triage", "confidence", "raw_response", "original_input", "attempts", "origin", "expires_at",
+                   "triage", "confidence", "raw_response", "original_input", "redactions", "attempts", "origin", "expires_at",
                    "extensions"});
   r.checked_text(*o, "dlq_id", "", e.dlq_id, required, detail::is_envelope_id, "a lowercase UUID of version 7 or 8");
   std::optional<timestamp> created;
@@ -462,6 +523,12 @@ LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost:
   if (const auto* raw = r.required_object(*o, "raw_response", "")) r.captured(*raw, "/raw_response", e.raw_response);
   if (const auto* input = r.object(o->if_contains("original_input"), "/original_input")) {
     r.captured(*input, "/original_input", e.original_input.emplace());
+  }
+  if (const auto* redactions = r.array(*o, "redactions", "")) {
+    for (std::size_t i = 0; i < redactions->size(); ++i) {
+      const std::string path = "/redactions/" + std::to_string(i);
+      if (const auto* record = r.object(&(*redactions)[i], path)) r.redaction(*record, path, e.redactions.emplace_back());
+    }
   }
   if (const auto* a = r.required_object(*o, "attempts", "")) {
     r.known_members(*a, "/attempts", {"count", "max", "first_failure_at", "last_failure_at", "history"});
@@ -606,6 +673,19 @@ inline std::size_t bound_fields(envelope& e) {
     bound_text(attempt.model, limits::label, cut_mark::hash);
     bound_text(attempt.fingerprint, limits::label, cut_mark::hash);
   }
+  if (e.redactions.size() > limits::redactions) e.redactions.resize(limits::redactions);
+  for (auto& r : e.redactions) {
+    for (std::string* word : {&r.field, &r.kind, &r.action}) bound_text(*word, limits::keyword, cut_mark::ellipsis);
+    bound_text(r.path, limits::error_text, cut_mark::hash, true);
+    bound_text(r.key_id, limits::label, cut_mark::hash);
+    if (r.spans.size() > redaction_summary::max_spans) r.spans.resize(redaction_summary::max_spans);
+  }
+  for (captured_text* c : {&e.raw_response, e.original_input ? &*e.original_input : nullptr}) {
+    if (c && c->sealed) {
+      bound_text(c->sealed->key_id, limits::label, cut_mark::hash);
+      bound_text(c->sealed->algorithm, limits::keyword, cut_mark::ellipsis);
+    }
+  }
   for (std::optional<double>* number : {&e.model.temperature, &e.confidence.score, &e.confidence.threshold}) {
     if (*number && !std::isfinite(**number)) number->reset();
   }
@@ -636,6 +716,15 @@ inline std::size_t envelope_size_bound(const envelope& e, std::size_t extensions
   }
   for (const auto& a : e.attempts.history) {
     text += a.strategy.size() + a.outcome.size() + a.model.size() + a.fingerprint.size() + 160;
+  }
+  for (const auto& r : e.redactions) {
+    text += r.field.size() + r.kind.size() + r.action.size() + r.path.size() + r.key_id.size() + 96 + 48 * r.spans.size();
+  }
+  for (const captured_text* c : {&e.raw_response, e.original_input ? &*e.original_input : nullptr}) {
+    if (c && c->sealed) {
+      text += c->sealed->key_id.size() + c->sealed->algorithm.size() + c->sealed->nonce.size() +
+              c->sealed->ciphertext.size() + 128;
+    }
   }
   return 6 * text + 2048 + extensions_size;
 }
@@ -738,6 +827,13 @@ inline void reduce_envelope(envelope& e) {
   bound_text(e.failure.message, envelope_limits::reduced_message, cut_mark::ellipsis);
   e.failure.errors.clear();
   e.attempts.history.clear();
+  e.raw_response.sealed.reset();
+  if (e.original_input) e.original_input->sealed.reset();
+  if (e.redactions.size() > envelope_limits::reduced_redactions) e.redactions.resize(envelope_limits::reduced_redactions);
+  for (auto& r : e.redactions) {
+    r.path.clear();
+    r.spans.clear();
+  }
   replace_extensions(e, reduced_envelope_key,
                      "the envelope exceeded its size limit: only its identity, hashes and failure summary were kept");
 }
@@ -767,6 +863,11 @@ inline std::size_t fit_large_envelope(envelope& e, std::size_t max_bytes) {
     } else {
       e.extensions = std::move(kept);
     }
+  }
+  if (size > target && (e.raw_response.sealed || (e.original_input && e.original_input->sealed))) {
+    e.raw_response.sealed.reset();
+    if (e.original_input) e.original_input->sealed.reset();
+    size = serialize(e).size();
   }
   if (size > max_bytes) {
     reduce_envelope(e);
