@@ -112,7 +112,7 @@ struct redis_stream_sink::impl {
   std::string sha;  // the script's SHA1, from SCRIPT LOAD
   std::string ttl, max_length, location_prefix;
   redis_persistence persistence;  // as of the last connect
-  mutable std::mutex mutex;
+  std::mutex mutex;
 
   explicit impl(redis_stream_sink_options o)
       : options(std::move(o)),

@@ -44,8 +44,10 @@ struct redis_stream_sink_options {
   /// appendfsync`) and fails with `rejected`, saying what is missing, unless
   /// it keeps an append-only file (`appendonly yes`) that it syncs
   /// (`appendfsync` always or everysec; unknown when CONFIG is renamed or
-  /// forbidden, which is accepted). false accepts any server: receipts then
-  /// only say that the server holds the entry in memory (see persistence()).
+  /// forbidden, which is accepted). A server that does not answer INFO (an
+  /// ACL user without `+info`) cannot show it persists and is refused too.
+  /// false accepts any server: receipts then only say that the server holds
+  /// the entry in memory (see persistence()).
   bool require_persistence = true;
 };
 
