@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include <llmdlq/jsonl_file_sink.hpp>
@@ -136,12 +137,20 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
   std::string before, after;
   for (int i = 0; i < 4000; ++i) {
     llmdlq::envelope e = i % 2 ? letters.expired[1] : letters.kept[1];
-    e.dlq_id = fmt::format("{:08x}-0000-8000-8000-000000000000", i);
+    char id[40];
+    std::snprintf(id, sizeof id, "%08x-0000-8000-8000-000000000000", static_cast<unsigned>(i));
+    e.dlq_id = id;
     e.raw_response = llmdlq::captured_text::of(std::string(400, 'x'));
     const auto line = llmdlq::serialize(e) + "\n";
     before += line;
     if (i % 2 == 0) after += line;
   }
+  // The kills spread over twice the time an uninterrupted purge takes (a forked child is slower).
+  dir.write("dlq.jsonl", before);
+  const auto started = std::chrono::steady_clock::now();
+  REQUIRE(llmdlq::purge_jsonl_file(path, letters.request()).has_value());
+  const auto took = std::chrono::steady_clock::now() - started;
+  REQUIRE(llmdlq::test::slurp(path) == after);
   int old_file = 0, new_file = 0;
   for (int round = 0; round < 24; ++round) {
     dir.write("dlq.jsonl", before);
@@ -151,7 +160,7 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
       auto report = llmdlq::purge_jsonl_file(path, letters.request());
       ::_exit(report ? 0 : 1);
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(round * 1500));
+    std::this_thread::sleep_for(took * round / 10);
     ::kill(child, SIGKILL);
     int status = 0;
     REQUIRE(::waitpid(child, &status, 0) == child);
@@ -163,6 +172,6 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
       if (entry.path() != path) std::filesystem::remove(entry.path());  // temporary file, audit
     }
   }
-  INFO("old file " << old_file << " times, new file " << new_file << " times");
+  INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms, old file " << old_file << " times, new file " << new_file << " times");
   CHECK(old_file + new_file == 24);
 }
