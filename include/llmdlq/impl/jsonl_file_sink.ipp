@@ -77,6 +77,10 @@ inline bool names_file(const std::filesystem::path& path, const struct stat& inf
   return ::stat(path.c_str(), &named) == 0 && named.st_dev == info.st_dev && named.st_ino == info.st_ino;
 }
 
+inline sink_error replaced_while_opening(const std::filesystem::path& path) {
+  return sink_error{sink_errc::unavailable, path.string() + " was replaced each time it was opened: try again"};
+}
+
 // Writes all of `text` to `fd`. Returns 0 or the errno of the failure.
 inline int write_all(int fd, std::string_view text) {
   while (!text.empty()) {
@@ -177,8 +181,9 @@ LLMDLQ_INLINE expected<jsonl_file_sink, sink_error> jsonl_file_sink::open(const 
       return unexpected(detail::io_failure("cannot lock", path, errno));
     }
     // A purge may have renamed a compacted file over the one opened: lock the file the path names.
-    if (detail::names_file(path, info) || attempt == 3) break;
+    if (detail::names_file(path, info)) break;
     ::close(file.release());
+    if (attempt == 3) return unexpected(detail::replaced_while_opening(path));
   }
 
   // Index every whole line; stop at the first one that is not an envelope.
@@ -428,8 +433,9 @@ LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::fil
       }
       return unexpected(detail::io_failure("cannot lock", path, errno));
     }
-    if (detail::names_file(path, info) || attempt == 3) break;  // else another purge replaced it meanwhile
+    if (detail::names_file(path, info)) break;  // else another purge replaced it meanwhile
     ::close(file.release());
+    if (attempt == 3) return unexpected(detail::replaced_while_opening(path));
   }
 
   // The kept lines go to a new file beside the old one (not in a dry run).

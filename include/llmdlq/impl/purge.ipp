@@ -2,6 +2,8 @@
 // Definitions for purge.hpp.
 #pragma once
 
+#include <boost/json/value.hpp>
+
 #include "llmdlq/config.hpp"
 #include "llmdlq/purge.hpp"
 
