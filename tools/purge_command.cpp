@@ -34,7 +34,9 @@ constexpr std::string_view usage =
     "  --operator NAME  who purges, for the audit (default: the login name)\n"
     "  --json           print the report as JSON\n"
     "  A JSON Lines file that a sink holds open is not purged (exit 3): stop the writer first.\n"
-    "  Exit 2 for usage errors and a store that is not there, 3 when the store fails.\n";
+    "  A real purge of a PostgreSQL DLQ migrates it first (it makes the audit table there).\n"
+    "  Exit 2 for usage errors and a SQLite or JSON Lines file that is not there (it is never\n"
+    "  created), 3 when the store fails.\n";
 
 std::string login_name() {
   if (const passwd* user = ::getpwuid(::getuid()); user && user->pw_name && *user->pw_name) return user->pw_name;
