@@ -15,6 +15,7 @@
 #include <llmdlq/jsonl_file_sink.hpp>
 
 #include "catch.hpp"
+#include "support/children.hpp"
 #include "support/expiring_letters.hpp"
 #include "support/temp_dir.hpp"
 
@@ -174,4 +175,51 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
   }
   INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms, old file " << old_file << " times, new file " << new_file << " times");
   CHECK(old_file + new_file == 24);
+}
+
+TEST_CASE("JSONL purges racing a sink that opens, publishes and closes lose no publish", "[jsonl][purge]") {
+  const llmdlq::test::temp_dir dir;
+  const auto path = dir.path() / "dlq.jsonl";
+  const llmdlq::test::expiring_letters letters;
+  constexpr int rounds = 150;
+  // Each round publishes one letter that expires (so that purges keep
+  // replacing the file) and one that does not, which must survive.
+  const auto letter = [&](int round, bool expiring) {
+    llmdlq::envelope e = expiring ? letters.expired[0] : letters.kept[1];
+    char id[40];
+    std::snprintf(id, sizeof id, "%08x-0000-8000-8000-%012x", static_cast<unsigned>(round), expiring ? 1u : 0u);
+    e.dlq_id = id;
+    return e;
+  };
+  const auto codes = llmdlq::test::in_children(2, [&](int child) {
+    if (child == 0) {
+      for (int round = 0; round < rounds; ++round) {
+        for (int tries = 0;; ++tries) {  // a purge holds the lock for a moment: open again
+          auto sink = llmdlq::jsonl_file_sink::open(path);
+          if (sink) {
+            if (!sink->publish(letter(round, true)) || !sink->publish(letter(round, false))) return 1;
+            break;
+          }
+          if (sink.error().code != llmdlq::sink_errc::unavailable || tries > 100000) return 2;
+        }
+      }
+      return 0;
+    }
+    for (int round = 0; round < rounds * 4; ++round) {
+      if (!std::filesystem::exists(path)) continue;
+      auto report = llmdlq::purge_jsonl_file(path, letters.request());
+      if (!report && report.error().code != llmdlq::sink_errc::unavailable) return 3;
+    }
+    return 0;
+  });
+  CHECK(codes == std::vector<int>{0, 0});
+  REQUIRE(llmdlq::purge_jsonl_file(path, letters.request()).has_value());
+  auto contents = llmdlq::read_jsonl_envelopes(path);
+  REQUIRE(contents.has_value());
+  CHECK(contents->skipped_lines == 0);
+  std::vector<std::string> ids;
+  for (const auto& e : contents->envelopes) ids.push_back(e.dlq_id);
+  std::vector<std::string> expected_ids;
+  for (int round = 0; round < rounds; ++round) expected_ids.push_back(letter(round, false).dlq_id);
+  CHECK(ids == expected_ids);
 }
