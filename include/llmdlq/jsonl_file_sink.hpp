@@ -144,7 +144,7 @@ struct jsonl_contents {
 ///   owner), which is fsynced and renamed over the old one, and the
 ///   directory synced: a crash leaves the old file or the new one, never a
 ///   mix. A crash before the rename can leave the new file behind under its
-///   temporary name (mode 0600 until it is complete).
+///   temporary name (mode 0600 until it is complete); the next purge removes it.
 /// - Lines that are not envelopes make it refuse (`rejected`, nothing
 ///   changed), as jsonl_file_sink::open() does; so does a last line without
 ///   a newline that is neither an envelope nor the start of one. The start

@@ -79,6 +79,15 @@ TEST_CASE("a JSONL purge keeps exactly the unexpired lines and audits each purge
     CHECK(llmdlq::test::slurp(path) == lines_of(letters.kept) + lines_of({letters.expired.front()}));
   }
 
+  SECTION("a new file a killed purge left beside the old one is removed by the next purge") {
+    const auto abandoned = dir.write("dlq.jsonl.purge-a1B2c3", "{\"envelope_version\":\"1\"");
+    const auto other = dir.write("dlq.jsonl.purge-notes", "not a purge's");
+    REQUIRE(llmdlq::purge_jsonl_file(path, letters.request()).has_value());
+    CHECK_FALSE(std::filesystem::exists(abandoned));
+    CHECK(std::filesystem::exists(other));
+    CHECK(llmdlq::test::slurp(path) == lines_of(letters.kept));
+  }
+
   SECTION("a line that is not an envelope makes it refuse, changing nothing") {
     const auto text = lines_of(all) + "not an envelope\n";
     dir.write("dlq.jsonl", text);
@@ -152,7 +161,7 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
   REQUIRE(llmdlq::purge_jsonl_file(path, letters.request()).has_value());
   const auto took = std::chrono::steady_clock::now() - started;
   REQUIRE(llmdlq::test::slurp(path) == after);
-  int old_file = 0, new_file = 0;
+  int old_file = 0, new_file = 0, abandoned = 0;
   for (int round = 0; round < 24; ++round) {
     dir.write("dlq.jsonl", before);
     const pid_t child = ::fork();
@@ -170,9 +179,15 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
     CHECK(whole);
     (content == before ? old_file : new_file) += 1;
     for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
-      if (entry.path() != path) std::filesystem::remove(entry.path());  // temporary file, audit
+      abandoned += entry.path().filename().string().find(".purge-") != std::string::npos;
     }
   }
+  // What a killed purge left beside the file, the next purge removes.
+  REQUIRE(llmdlq::purge_jsonl_file(path, letters.request()).has_value());
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    CHECK(entry.path().filename().string().find(".purge-") == std::string::npos);
+  }
+  INFO("purges killed before their rename left " << abandoned << " new files behind");
   INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms, old file " << old_file << " times, new file " << new_file << " times");
   CHECK(old_file + new_file == 24);
 }

@@ -397,6 +397,20 @@ struct temporary_file {
   }
 };
 
+// Removes the `<name>.purge-XXXXXX` files a purge killed before its rename
+// left beside `path`. Called under the file's lock, which every purge holds
+// while its own such file exists.
+inline void remove_abandoned_compactions(const std::filesystem::path& path) {
+  const std::string prefix = path.filename().string() + ".purge-";
+  auto directory = path.parent_path();
+  if (directory.empty()) directory = ".";
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == prefix.size() + 6 && name.starts_with(prefix)) std::filesystem::remove(entry.path(), ignored);
+  }
+}
+
 // Appends `line` and a newline to the audit file beside `path`, synced.
 inline expected<void, sink_error> append_audit_line(const std::filesystem::path& path, const std::string& line) {
   const auto audit = jsonl_purge_audit_path(path);
@@ -441,6 +455,7 @@ LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::fil
   // The kept lines go to a new file beside the old one (not in a dry run).
   detail::temporary_file compacted;
   if (!request.dry_run) {
+    detail::remove_abandoned_compactions(path);
     std::string name = path.string() + ".purge-XXXXXX";
     compacted.file.fd = ::mkostemp(name.data(), O_CLOEXEC);  // mode 0600 until it is complete
     if (compacted.file.fd < 0) return unexpected(detail::io_failure("cannot create a file beside", path, errno));
