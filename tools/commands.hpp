@@ -11,5 +11,6 @@ int process_command(arguments args);
 int stats_command(arguments args);
 int repair_command(arguments args);
 int replay_command(arguments args);
+int purge_command(arguments args);
 
 }  // namespace llmdlq::cli

@@ -17,6 +17,7 @@ constexpr std::string_view usage =
     "  stats      count a DLQ's records by category, triage and status\n"
     "  repair     repair the JSON in an LLM response, reporting every change\n"
     "  replay     run the recovery ladder over a DLQ (dry run by default)\n"
+    "  purge      remove a DLQ's expired dead letters, with an audit record\n"
     "run 'llmdlq <command> --help' for a command's options\n";
 
 }  // namespace
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   if (command == "stats") return stats_command(rest);
   if (command == "repair") return repair_command(rest);
   if (command == "replay") return replay_command(rest);
+  if (command == "purge") return purge_command(rest);
   if (command == "--version") {
     std::cout << "llmdlq " << llmdlq::version_string << '\n';
     return exit_ok;

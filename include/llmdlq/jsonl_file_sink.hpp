@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/purge.hpp"
 #include "llmdlq/sink.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -34,7 +35,8 @@ struct jsonl_file_options {
 ///   process or another, gets `unavailable` ("locked by another writer")
 ///   instead of interleaving its lines. Processes that write the file
 ///   without the lock are not kept out, and a child forked after open()
-///   shares the lock: only one of the two may publish.
+///   shares the lock: only one of the two may publish. A sink that opened
+///   the path while purge_jsonl_file() replaced the file opens the new file.
 /// - Dedupe by dlq_id: open() reads the whole file (linear in its size) and
 ///   indexes every dlq_id with its line. Publishing a dlq_id the file already
 ///   holds, or one earlier in the same batch, writes nothing and returns a
@@ -132,6 +134,37 @@ struct jsonl_contents {
 /// recover what a damaged file holds. Fails only when the file cannot be read.
 [[nodiscard]] LLMDLQ_INLINE expected<jsonl_contents, sink_error> read_jsonl_envelopes(
     const std::filesystem::path& path, std::size_t max_line_bytes = jsonl_file_options{}.max_line_bytes);
+
+/// Removes the envelopes whose expires_at is at or before `request.now` from
+/// a file jsonl_file_sink writes (envelopes without one stay), by compaction:
+///
+/// - It takes the file's flock, as a sink does, and refuses (`unavailable`,
+///   changing nothing) while a sink or another purge holds it: a sink holds
+///   it for as long as it is open, so waiting could be forever. Stop the
+///   writer, purge, open it again.
+/// - The kept lines, byte for byte, go to a new file in the same directory
+///   (`<name>.purge-XXXXXX`, with the old file's mode and, where allowed,
+///   owner), which is fsynced and renamed over the old one, and the
+///   directory synced: a crash leaves the old file or the new one, never a
+///   mix. A crash before the rename can leave the new file behind under its
+///   temporary name (mode 0600 until it is complete); the next purge removes it.
+/// - Lines that are not envelopes make it refuse (`rejected`, nothing
+///   changed), as jsonl_file_sink::open() does; so does a last line without
+///   a newline that is neither an envelope nor the start of one. The start
+///   of one (a publish a crash cut short) is dropped, not counted.
+/// - Audit: each purge that is not a dry run appends to_json(report) as one
+///   line to `<path>.audit.jsonl` (created 0600), synced, after the rename:
+///   a crash between the two loses the audit line, not the purge.
+/// - A dry run reads the file without the lock (it may run beside a sink)
+///   and writes nothing. Nothing to purge: the file is not rewritten, the
+///   purge is still audited.
+[[nodiscard]] LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(
+    const std::filesystem::path& path, const purge_request& request, jsonl_file_options options = {});
+
+/// Where purge_jsonl_file() writes a file's audit lines: `<path>.audit.jsonl`.
+[[nodiscard]] inline std::filesystem::path jsonl_purge_audit_path(const std::filesystem::path& path) {
+  return std::filesystem::path(path.string() + ".audit.jsonl");
+}
 
 LLMDLQ_END_NAMESPACE
 

@@ -23,6 +23,7 @@
 #include "llmdlq/redaction.hpp"
 #include "llmdlq/repair.hpp"
 #include "llmdlq/request_context.hpp"
+#include "llmdlq/retention.hpp"
 #include "llmdlq/schema.hpp"
 #include "llmdlq/taxonomy.hpp"
 #include "llmdlq/timestamp.hpp"
@@ -63,7 +64,9 @@ struct process_options {
   /// default with every detector and `remove`; redactor::none() turns it off.
   redactor redaction = redactor::standard();
   clock_function clock = system_now;  ///< created_at, expires_at, content rules
-  std::chrono::milliseconds retention = std::chrono::hours(24 * 30);  ///< expires_at = created_at + retention
+  /// expires_at = first failure + the policy's retention for the envelope (30
+  /// days, poison 14); a plain duration applies to every envelope.
+  retention_policy retention;
   std::size_t max_envelope_bytes = 256u << 10;  ///< raw text is cut to fit; its length and hash are kept
   std::uint32_t max_attempts = 2;               ///< automated attempts a replayer may make
 };

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <cstdint>
 #include <mutex>
 #include <utility>
@@ -191,6 +192,11 @@ constexpr const char* act_statement = "llmdlq_act";
 constexpr const char* state_statement = "llmdlq_state";
 
 // A PostgreSQL array literal of status names (which need no quoting).
+// The DLQ table as the purge audit names it: `schema.table` or `table`.
+std::string options_table_name(const postgres_store_options& o) {
+  return o.schema.empty() ? o.table : o.schema + "." + o.table;
+}
+
 std::string status_array(const std::vector<moderation_status>& statuses) {
   std::string out = "{";
   for (const auto s : statuses) {
@@ -214,6 +220,13 @@ struct postgres_store::impl {
   std::mutex mutex;
 
   timestamp now() const { return options.clock ? options.clock() : system_now(); }
+
+  // The purge audit table, in the DLQ table's schema.
+  std::string audit_table() const {
+    return options.schema.empty() ? quote_identifier("llmdlq_purge_audit")
+                                  : fmt::format("{}.{}", quote_identifier(options.schema),
+                                                quote_identifier("llmdlq_purge_audit"));
+  }
 
   bool lost() const { return PQstatus(conn.get()) != CONNECTION_OK; }
 
@@ -373,6 +386,16 @@ struct postgres_store::impl {
         WHERE idempotency_key IS NOT NULL;
       CREATE INDEX IF NOT EXISTS {2} ON {0} (status, category);
       CREATE INDEX IF NOT EXISTS {3} ON {0} (status, created_at);
+      CREATE INDEX IF NOT EXISTS {7} ON {0} (expires_at) WHERE expires_at IS NOT NULL;
+      CREATE TABLE IF NOT EXISTS {8} (
+        id                bigserial PRIMARY KEY,
+        purged_table      text NOT NULL,
+        operator          text NOT NULL,
+        at                timestamptz NOT NULL,
+        count             bigint NOT NULL DEFAULT 0,
+        oldest_expires_at timestamptz,
+        newest_expires_at timestamptz
+      );
       -- A table made before the replay statuses: its status CHECK is replaced.
       DO $widen$
       DECLARE old record;
@@ -391,7 +414,8 @@ struct postgres_store::impl {
     )sql",
                        t, quote_identifier(table + "_key_attempt"), quote_identifier(table + "_status"),
                        quote_identifier(table + "_queue"), quote_identifier(table + "_status_check"),
-                       detail::moderation_status_sql_list(), table + "_status_check");
+                       detail::moderation_status_sql_list(), table + "_status_check",
+                       quote_identifier(table + "_expires"), audit_table());
     return run(
         [&](bool) -> expected<void, failure> {
           if (auto b = command("BEGIN", "migrate"); !b) return b;
@@ -554,6 +578,94 @@ expected<std::vector<receipt>, sink_error> postgres_store::publish_batch(std::sp
     }
     return receipts;
   });
+  if (!r) return unexpected(to_sink_error(std::move(r.error())));
+  return std::move(*r);
+}
+
+namespace {
+// An RFC 3339 column, NULL-safe, as format_rfc3339 writes it.
+std::string utc_text(std::string_view column) {
+  return fmt::format("to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')", column);
+}
+
+// The report of a purge from a row of (count, oldest, newest).
+purge_report report_of(const purge_request& request, const PGresult* r) {
+  auto report = purge_report::for_request(request);
+  report.count = std::strtoull(PQgetvalue(r, 0, 0), nullptr, 10);
+  if (!PQgetisnull(r, 0, 1)) report.oldest_expires_at = parse_rfc3339(PQgetvalue(r, 0, 1));
+  if (!PQgetisnull(r, 0, 2)) report.newest_expires_at = parse_rfc3339(PQgetvalue(r, 0, 2));
+  return report;
+}
+}  // namespace
+
+expected<purge_report, sink_error> postgres_store::purge(const purge_request& request) {
+  if (!impl_) return unexpected(closed_sink());
+  if (request.operator_name.empty()) {
+    return unexpected(sink_error{sink_errc::rejected, "postgres: a purge needs an operator name for its audit"});
+  }
+  const std::string now = format_rfc3339(request.now);
+  const std::string& t = impl_->qualified;
+  const std::string audit = impl_->audit_table();
+  std::lock_guard lock(impl_->mutex);
+  using outcome = expected<purge_report, failure>;
+  const auto query = [&](const std::string& sql, const auto& values, const char* what) -> expected<result, failure> {
+    auto r = impl_->exec_params(sql.c_str(), values);
+    if (!impl::ok(r, PGRES_TUPLES_OK) || PQntuples(r.get()) != 1) {
+      return unexpected(classify(impl_->conn.get(), r.get(), what));
+    }
+    return r;
+  };
+  if (request.dry_run) {
+    const std::string sql = fmt::format("SELECT count(*), {}, {} FROM {} WHERE expires_at <= $1::timestamptz",
+                                        utc_text("min(expires_at)"), utc_text("max(expires_at)"), t);
+    auto r = impl_->run([&](bool) -> outcome {
+      auto counted = query(sql, std::array<const char*, 1>{now.c_str()}, "purge: count");
+      if (!counted) return unexpected(std::move(counted.error()));
+      return report_of(request, counted->get());
+    }, /*statements=*/false);
+    if (!r) return unexpected(to_sink_error(std::move(r.error())));
+    return std::move(*r);
+  }
+  const std::string operator_name = storable_copy(request.operator_name);
+  const std::string table_name = options_table_name(impl_->options);
+  auto id = impl_->run([&](bool) -> expected<std::string, failure> {
+    auto r = query(fmt::format("INSERT INTO {} (purged_table, operator, at) VALUES ($1, $2, $3::timestamptz) "
+                               "RETURNING id",
+                               audit),
+                   std::array<const char*, 3>{table_name.c_str(), operator_name.c_str(), now.c_str()},
+                   "purge: audit");
+    if (!r) return unexpected(std::move(r.error()));
+    return std::string(PQgetvalue(r->get(), 0, 0));
+  }, /*statements=*/false);
+  if (!id) return unexpected(to_sink_error(std::move(id.error())));
+  const std::string batch = std::to_string(std::max<std::size_t>(impl_->options.purge_batch, 1));
+  const std::string delete_batch = fmt::format(
+      "WITH doomed AS (SELECT ctid FROM {0} WHERE expires_at <= $1::timestamptz LIMIT $2::bigint "
+      "FOR UPDATE SKIP LOCKED), "
+      "gone AS (DELETE FROM {0} WHERE ctid = ANY(ARRAY(SELECT ctid FROM doomed)) RETURNING expires_at), "
+      "summary AS (SELECT count(*) AS n, min(expires_at) AS oldest, max(expires_at) AS newest FROM gone) "
+      "UPDATE {1} SET count = {1}.count + summary.n, "
+      "oldest_expires_at = LEAST({1}.oldest_expires_at, summary.oldest), "
+      "newest_expires_at = GREATEST({1}.newest_expires_at, summary.newest) "
+      "FROM summary WHERE {1}.id = $3::bigint RETURNING summary.n",
+      t, audit);
+  for (;;) {  // each statement is its own short transaction
+    auto deleted = impl_->run([&](bool) -> expected<std::uint64_t, failure> {
+      auto r = query(delete_batch, std::array<const char*, 3>{now.c_str(), batch.c_str(), id->c_str()},
+                     "purge: delete");
+      if (!r) return unexpected(std::move(r.error()));
+      return std::strtoull(PQgetvalue(r->get(), 0, 0), nullptr, 10);
+    }, /*statements=*/false);
+    if (!deleted) return unexpected(to_sink_error(std::move(deleted.error())));
+    if (*deleted == 0) break;
+  }
+  const std::string read_audit = fmt::format("SELECT count, {}, {} FROM {} WHERE id = $1::bigint",
+                                             utc_text("oldest_expires_at"), utc_text("newest_expires_at"), audit);
+  auto r = impl_->run([&](bool) -> outcome {
+    auto row = query(read_audit, std::array<const char*, 1>{id->c_str()}, "purge: read the audit");
+    if (!row) return unexpected(std::move(row.error()));
+    return report_of(request, row->get());
+  }, /*statements=*/false);
   if (!r) return unexpected(to_sink_error(std::move(r.error())));
   return std::move(*r);
 }

@@ -4,12 +4,14 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/redis/stream_sink.hpp"
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
 #include "connection.hpp"
@@ -314,6 +316,73 @@ expected<std::vector<receipt>, sink_error> redis_stream_sink::publish_batch(std:
   auto stored = impl_->conn.run<std::vector<receipt>>([&] { return impl_->publish_many(batch, calls); });
   if (!stored) return unexpected(to_sink_error(std::move(stored.error())));
   return std::move(*stored);
+}
+
+expected<purge_report, sink_error> redis_stream_sink::purge(const purge_request& request, std::size_t page_size) {
+  if (!impl_) return unexpected(sink_error{sink_errc::closed, "redis: the sink was moved from"});
+  if (request.operator_name.empty()) {
+    return unexpected(sink_error{sink_errc::rejected, "redis: a purge needs an operator name for its audit"});
+  }
+  const std::string& stream = impl_->options.stream;
+  const std::string count = std::to_string(std::max<std::size_t>(page_size, 1));
+  std::lock_guard lock(impl_->mutex);
+  const redis_detail::sigpipe_guard no_sigpipe;
+  // Safe to repeat: a page read again finds its expired entries gone.
+  auto purged = impl_->conn.run<purge_report>([&]() -> expected<purge_report, redis_error> {
+    auto report = purge_report::for_request(request);
+    std::string start = "-";
+    for (;;) {
+      const std::array<std::string_view, 6> range{"XRANGE", stream, start, "+", "COUNT", count};
+      auto page = impl_->conn.command(range);
+      if (!page) return unexpected(std::move(page.error()));
+      const redisReply& entries = **page;
+      if (entries.type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(entries, "XRANGE"));
+      if (entries.type != REDIS_REPLY_ARRAY) {
+        return unexpected(redis_error{redis_errc::protocol_error, "redis: XRANGE: unexpected reply"});
+      }
+      std::vector<std::string> doomed;
+      for (std::size_t i = 0; i < entries.elements; ++i) {
+        const redisReply& entry = *entries.element[i];
+        if (entry.type != REDIS_REPLY_ARRAY || entry.elements != 2) continue;
+        const std::string id(redis_detail::text(*entry.element[0]));
+        start = "(" + id;
+        const redisReply& fields = *entry.element[1];
+        for (std::size_t f = 0; f + 1 < fields.elements; f += 2) {
+          if (redis_detail::text(*fields.element[f]) != "envelope") continue;
+          auto e = parse_envelope(redis_detail::text(*fields.element[f + 1]));
+          if (e && expired(*e, request.now)) {
+            report.add(*e->expires_at);
+            doomed.push_back(id);
+          }
+          break;
+        }
+      }
+      if (!request.dry_run && !doomed.empty()) {
+        std::vector<std::string_view> del{"XDEL", stream};
+        del.insert(del.end(), doomed.begin(), doomed.end());
+        auto done = impl_->conn.command(del);
+        if (!done) return unexpected(std::move(done.error()));
+        if ((*done)->type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(**done, "XDEL"));
+      }
+      if (entries.elements < std::max<std::size_t>(page_size, 1)) break;
+    }
+    if (request.dry_run) return report;
+    const auto json = to_json(report);
+    std::vector<std::string> values;
+    for (const auto& [key, value] : json) {
+      values.emplace_back(key);
+      values.push_back(value.is_string() ? std::string(value.get_string()) : boost::json::serialize(value));
+    }
+    const std::string audit_stream = stream + ":audit";
+    std::vector<std::string_view> add{"XADD", audit_stream, "*"};
+    add.insert(add.end(), values.begin(), values.end());
+    auto added = impl_->conn.command(add);
+    if (!added) return unexpected(std::move(added.error()));
+    if ((*added)->type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(**added, "XADD audit"));
+    return report;
+  });
+  if (!purged) return unexpected(to_sink_error(std::move(purged.error())));
+  return std::move(*purged);
 }
 
 const redis_stream_sink_options& redis_stream_sink::options() const noexcept { return impl_->options; }

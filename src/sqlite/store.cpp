@@ -87,6 +87,7 @@ std::string index_definitions(const std::string& t) {
     CREATE UNIQUE INDEX IF NOT EXISTS {0}_attempt ON {0} (idempotency_key, attempt)
       WHERE idempotency_key IS NOT NULL;
     CREATE INDEX IF NOT EXISTS {0}_status ON {0} (status, category);
+    CREATE INDEX IF NOT EXISTS {0}_expires ON {0} (expires_at) WHERE expires_at IS NOT NULL;
   )sql", t);
 }
 
@@ -99,6 +100,19 @@ std::string create_schema(const std::string& t) {
 constexpr std::string_view all_columns =
     "dlq_id, idempotency_key, attempt, status, category, triage, action, failure_code, message, raw_sha256, "
     "envelope, created_at, updated_at, expires_at, operator_log, claimed_by, resolution";
+
+// Every purge of every DLQ table in the file, one row each.
+constexpr std::string_view purge_audit_definition = R"sql(
+    CREATE TABLE IF NOT EXISTS llmdlq_purge_audit (
+      id                INTEGER PRIMARY KEY,
+      purged_table      TEXT NOT NULL,
+      operator          TEXT NOT NULL,
+      at                TEXT NOT NULL,
+      count             INTEGER NOT NULL,
+      oldest_expires_at TEXT,
+      newest_expires_at TEXT
+    );
+  )sql";
 
 constexpr std::string_view record_columns =
     "dlq_id, status, category, triage, failure_code, envelope, created_at, updated_at, operator_log, claimed_by, "
@@ -416,6 +430,61 @@ expected<receipt, sink_error> sqlite_store::publish(const envelope& e) {
 expected<std::vector<receipt>, sink_error> sqlite_store::publish_batch(std::span<const envelope> batch) {
   std::lock_guard lock(impl_->mutex);
   return impl_->insert_all(batch);
+}
+
+expected<purge_report, sink_error> sqlite_store::purge(const purge_request& request) {
+  if (request.operator_name.empty()) {
+    return unexpected(sink_error{sink_errc::rejected, "sqlite: a purge needs an operator name for its audit"});
+  }
+  std::lock_guard lock(impl_->mutex);
+  sqlite3* db = impl_->db;
+  const std::string& t = impl_->table;
+  // expires_at is RFC 3339 UTC with three fraction digits: its text order is its time order.
+  const std::string now = format_rfc3339(request.now);
+  auto report = purge_report::for_request(request);
+  const auto fail = [&](std::string_view what) {
+    auto error = sqlite_failure(db, what);
+    impl_->exec("ROLLBACK");
+    return unexpected(std::move(error));
+  };
+  if (!impl_->exec(request.dry_run ? "BEGIN" : "BEGIN IMMEDIATE")) return unexpected(sqlite_failure(db, "purge: begin"));
+  statement range;
+  if (!range.prepare(db, fmt::format("SELECT count(*), min(expires_at), max(expires_at) FROM {} "
+                                     "WHERE expires_at IS NOT NULL AND expires_at <= ?1", t))) {
+    return fail("purge: count");
+  }
+  bind_text(range.get(), 1, now);
+  if (sqlite3_step(range.get()) != SQLITE_ROW) return fail("purge: count");
+  report.count = static_cast<std::uint64_t>(sqlite3_column_int64(range.get(), 0));
+  if (report.count > 0) {
+    report.oldest_expires_at = parse_rfc3339(column_text(range.get(), 1));
+    report.newest_expires_at = parse_rfc3339(column_text(range.get(), 2));
+  }
+  sqlite3_reset(range.get());
+  if (request.dry_run) {
+    impl_->exec("COMMIT");  // a read transaction: nothing to make durable
+    return report;
+  }
+  statement remove, audit;
+  if (!remove.prepare(db, fmt::format("DELETE FROM {} WHERE expires_at IS NOT NULL AND expires_at <= ?1", t))) {
+    return fail("purge: delete");
+  }
+  bind_text(remove.get(), 1, now);
+  if (sqlite3_step(remove.get()) != SQLITE_DONE) return fail("purge: delete");
+  if (!impl_->exec(std::string(purge_audit_definition)) ||
+      !audit.prepare(db, "INSERT INTO llmdlq_purge_audit (purged_table, operator, at, count, oldest_expires_at, "
+                         "newest_expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")) {
+    return fail("purge: audit");
+  }
+  bind_text(audit.get(), 1, t);
+  bind_text(audit.get(), 2, request.operator_name);
+  bind_text(audit.get(), 3, now);
+  sqlite3_bind_int64(audit.get(), 4, static_cast<sqlite3_int64>(report.count));
+  bind_text_or_null(audit.get(), 5, report.oldest_expires_at ? format_rfc3339(*report.oldest_expires_at) : "");
+  bind_text_or_null(audit.get(), 6, report.newest_expires_at ? format_rfc3339(*report.newest_expires_at) : "");
+  if (sqlite3_step(audit.get()) != SQLITE_DONE) return fail("purge: audit");
+  if (!impl_->exec("COMMIT")) return fail("purge: commit");
+  return report;
 }
 
 expected<dlq_statistics, moderation_error> sqlite_store::statistics() {

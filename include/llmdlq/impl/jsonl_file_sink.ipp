@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include <boost/json/serialize.hpp>
 #include <boost/json/stream_parser.hpp>
 #include <fmt/format.h>
 
@@ -52,6 +53,27 @@ inline int sync_directory_of(const std::filesystem::path& file) {
   const owned_fd dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (dir.fd < 0) return errno;
   return ::fsync(dir.fd) == 0 ? 0 : errno;
+}
+
+// Whether `path` still names the file `info` describes.
+inline bool names_file(const std::filesystem::path& path, const struct stat& info) {
+  struct stat named;
+  return ::stat(path.c_str(), &named) == 0 && named.st_dev == info.st_dev && named.st_ino == info.st_ino;
+}
+
+inline sink_error replaced_while_opening(const std::filesystem::path& path) {
+  return sink_error{sink_errc::unavailable, path.string() + " was replaced each time it was opened: try again"};
+}
+
+// Writes all of `text` to `fd`. Returns 0 or the errno of the failure.
+inline int write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return 0;
 }
 
 // Calls on_line(number, text, terminated, too_long) for each line of the
@@ -127,21 +149,27 @@ inline std::string refusal(const std::filesystem::path& path, std::uint64_t line
 LLMDLQ_INLINE expected<jsonl_file_sink, sink_error> jsonl_file_sink::open(const std::filesystem::path& path,
                                                                           jsonl_file_options options) {
   bool created = false;
+  detail::owned_fd file{-1};
   std::string refusal;
-  detail::owned_fd file{detail::open_private_file(path, O_RDWR | O_APPEND | O_CLOEXEC, created, refusal)};
-  if (!refusal.empty()) return unexpected(sink_error{sink_errc::unsafe_file, std::move(refusal)});
-  if (file.fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
   struct stat info;
-  if (::fstat(file.fd, &info) != 0) return unexpected(detail::io_failure("cannot stat", path, errno));
-  if (!S_ISREG(info.st_mode)) return jsonl_file_sink(path, file.release(), false, 0, 0, {}, 0, options);
-
-  if (::flock(file.fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) {
-      return unexpected(sink_error{sink_errc::unavailable,
-                                   path.string() + " is locked by another writer (a jsonl_file_sink, in this "
-                                                   "process or another, has it open)"});
+  for (int attempt = 0;; ++attempt) {
+    file.fd = detail::open_private_file(path, O_RDWR | O_APPEND | O_CLOEXEC, created, refusal);
+    if (!refusal.empty()) return unexpected(sink_error{sink_errc::unsafe_file, std::move(refusal)});
+    if (file.fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
+    if (::fstat(file.fd, &info) != 0) return unexpected(detail::io_failure("cannot stat", path, errno));
+    if (!S_ISREG(info.st_mode)) return jsonl_file_sink(path, file.release(), false, 0, 0, {}, 0, options);
+    if (::flock(file.fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) {
+        return unexpected(sink_error{sink_errc::unavailable,
+                                     path.string() + " is locked by another writer (a jsonl_file_sink or a purge, "
+                                                     "in this process or another, has it open)"});
+      }
+      return unexpected(detail::io_failure("cannot lock", path, errno));
     }
-    return unexpected(detail::io_failure("cannot lock", path, errno));
+    // A purge may have renamed a compacted file over the one opened: lock the file the path names.
+    if (detail::names_file(path, info)) break;
+    ::close(file.release());
+    if (attempt == 3) return unexpected(detail::replaced_while_opening(path));
   }
 
   // Index every whole line; stop at the first one that is not an envelope.
@@ -341,6 +369,141 @@ LLMDLQ_INLINE expected<std::vector<receipt>, sink_error> jsonl_file_sink::publis
   lines_ = last;
   for (const auto& [id, line] : added) index_.emplace(std::string(id), line);
   return receipts;
+}
+
+namespace detail {
+
+// A file that is removed unless it was kept.
+struct temporary_file {
+  std::string path;
+  owned_fd file{-1};
+  bool kept = false;
+  ~temporary_file() {
+    if (!kept && !path.empty()) ::unlink(path.c_str());
+  }
+};
+
+// Removes the `<name>.purge-XXXXXX` files a purge killed before its rename
+// left beside `path`. Called under the file's lock, which every purge holds
+// while its own such file exists.
+inline void remove_abandoned_compactions(const std::filesystem::path& path) {
+  const std::string prefix = path.filename().string() + ".purge-";
+  auto directory = path.parent_path();
+  if (directory.empty()) directory = ".";
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == prefix.size() + 6 && name.starts_with(prefix)) std::filesystem::remove(entry.path(), ignored);
+  }
+}
+
+// Appends `line` and a newline to the audit file beside `path`, synced.
+inline expected<void, sink_error> append_audit_line(const std::filesystem::path& path, const std::string& line) {
+  const auto audit = jsonl_purge_audit_path(path);
+  const owned_fd file{::open(audit.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)};
+  if (file.fd < 0) return unexpected(io_failure("cannot open", audit, errno));
+  if (const int error = write_all(file.fd, line + "\n")) return unexpected(io_failure("cannot write", audit, error));
+  if (::fdatasync(file.fd) != 0) return unexpected(io_failure("cannot sync", audit, errno));
+  return {};
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::filesystem::path& path,
+                                                                  const purge_request& request,
+                                                                  jsonl_file_options options) {
+  if (request.operator_name.empty()) {
+    return unexpected(sink_error{sink_errc::rejected, "a purge needs an operator name for its audit"});
+  }
+  detail::owned_fd file{-1};
+  struct stat info;
+  for (int attempt = 0;; ++attempt) {
+    file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (file.fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
+    if (::fstat(file.fd, &info) != 0) return unexpected(detail::io_failure("cannot stat", path, errno));
+    if (!S_ISREG(info.st_mode)) {
+      return unexpected(sink_error{sink_errc::rejected, path.string() + " is not a regular file: nothing to purge"});
+    }
+    if (request.dry_run) break;
+    if (::flock(file.fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) {
+        return unexpected(sink_error{sink_errc::unavailable,
+                                     path.string() + " is locked by a writer (a jsonl_file_sink or another purge "
+                                                     "has it open): stop it, then purge"});
+      }
+      return unexpected(detail::io_failure("cannot lock", path, errno));
+    }
+    if (detail::names_file(path, info)) break;  // else another purge replaced it meanwhile
+    ::close(file.release());
+    if (attempt == 3) return unexpected(detail::replaced_while_opening(path));
+  }
+
+  // The kept lines go to a new file beside the old one (not in a dry run).
+  detail::temporary_file compacted;
+  if (!request.dry_run) {
+    detail::remove_abandoned_compactions(path);
+    std::string name = path.string() + ".purge-XXXXXX";
+    compacted.file.fd = ::mkostemp(name.data(), O_CLOEXEC);  // mode 0600 until it is complete
+    if (compacted.file.fd < 0) return unexpected(detail::io_failure("cannot create a file beside", path, errno));
+    compacted.path = std::move(name);
+  }
+  auto report = purge_report::for_request(request);
+  std::string pending;  // kept lines not yet written
+  std::optional<sink_error> refused;
+  int write_error = 0;
+  const auto keep = [&](std::string_view text) {
+    if (request.dry_run) return true;
+    pending.append(text).push_back('\n');
+    if (pending.size() >= (std::size_t(1) << 20)) {
+      write_error = detail::write_all(compacted.file.fd, pending);
+      pending.clear();
+    }
+    return write_error == 0;
+  };
+  const int read_error = detail::for_each_line(
+      file.fd, options.max_line_bytes, [&](std::uint64_t number, std::string_view text, bool terminated, bool too_long) {
+        if (too_long) {
+          refused = sink_error{sink_errc::rejected,
+                               detail::refusal(path, number, fmt::format("is longer than {} bytes", options.max_line_bytes))};
+          return false;
+        }
+        auto e = detail::read_envelope_line(text);
+        if (!e) {
+          if (!terminated && detail::is_torn_envelope_line(text)) return true;  // a publish that never returned
+          refused = sink_error{sink_errc::rejected,
+                               detail::refusal(path, number, terminated ? e.error() : "has no newline and is neither "
+                                                                                      "an envelope nor the start of one")};
+          return false;
+        }
+        if (expired(*e, request.now)) {
+          report.add(*e->expires_at);
+          return true;
+        }
+        return keep(text);
+      });
+  if (read_error != 0) return unexpected(detail::io_failure("cannot read", path, read_error));
+  if (refused) return unexpected(std::move(*refused));
+  if (request.dry_run) return report;
+  if (write_error == 0 && !pending.empty()) write_error = detail::write_all(compacted.file.fd, pending);
+  if (write_error != 0) return unexpected(detail::io_failure("cannot write", compacted.path, write_error));
+
+  if (report.count > 0) {
+    const int fd = compacted.file.fd;
+    (void)::fchown(fd, info.st_uid, info.st_gid);  // kept where allowed; a non-root purge keeps its own
+    if (::fchmod(fd, info.st_mode & 07777) != 0) return unexpected(detail::io_failure("cannot chmod", compacted.path, errno));
+    if (::fsync(fd) != 0) return unexpected(detail::io_failure("cannot sync", compacted.path, errno));
+    if (::rename(compacted.path.c_str(), path.c_str()) != 0) {
+      return unexpected(detail::io_failure("cannot rename the compacted file over", path, errno));
+    }
+    compacted.kept = true;
+  }
+  if (auto audited = detail::append_audit_line(path, boost::json::serialize(to_json(report))); !audited) {
+    return unexpected(std::move(audited.error()));
+  }
+  if (const int error = detail::sync_directory_of(path)) {
+    return unexpected(detail::io_failure("cannot sync the directory of", path, error));
+  }
+  return report;
 }
 
 LLMDLQ_INLINE expected<jsonl_contents, sink_error> read_jsonl_envelopes(const std::filesystem::path& path,

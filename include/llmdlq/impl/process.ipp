@@ -145,7 +145,7 @@ inline envelope build_envelope(timestamp now, failure_category category, std::st
   e.origin.partition = non_negative(e.origin.partition);  // librdkafka's "unknown" is -1, its invalid offset -1001
   e.origin.offset = non_negative(e.origin.offset);
   for (std::string* field : {&e.origin.service, &e.origin.worker, &e.origin.topic}) make_valid_utf8(*field);
-  e.expires_at = now + options.retention;
+  e.expires_at = options.retention.expires_at(e);  // after the triage and attempts it depends on
   e.extensions = context.extensions;
   if (!e.extensions.empty()) {
     boost::json::value extensions(std::move(e.extensions));

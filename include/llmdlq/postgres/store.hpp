@@ -13,6 +13,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/moderation.hpp"
+#include "llmdlq/purge.hpp"
 #include "llmdlq/sink.hpp"
 #include "llmdlq/timestamp.hpp"
 
@@ -32,6 +33,9 @@ struct postgres_store_options {
   /// Limit on each statement, in milliseconds (a publish that waits longer
   /// on a lock fails with sink_errc::timeout); 0 keeps the server's setting.
   int statement_timeout_ms = 30000;
+  /// Rows a purge deletes per transaction: each batch locks only its own
+  /// rows, for one short statement.
+  std::size_t purge_batch = 1000;
   /// Where the store reads the time it writes into updated_at and the
   /// operator log; the system clock when empty.
   clock_function clock;
@@ -108,6 +112,20 @@ class postgres_store final : public moderation_store {
 
   [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
   [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
+
+  /// Deletes the rows whose expires_at is at or before `request.now` (rows
+  /// without one stay), whatever their status, in batches of `purge_batch`:
+  /// each batch is one statement, its own transaction, that locks its rows
+  /// with `FOR UPDATE SKIP LOCKED`, so the queue is never locked for long and
+  /// a row an operator holds locked is left for the next purge. The audit is
+  /// a row of `llmdlq_purge_audit` (in the table's schema; migrate() makes
+  /// it): id, purged_table, operator, at, count, oldest_expires_at,
+  /// newest_expires_at. It is inserted first and each batch adds its count
+  /// and range to it in the batch's transaction, so the audit matches what
+  /// was deleted even when a purge is interrupted; the report is that row.
+  /// A dry run counts in one statement and writes nothing. Errors:
+  /// `rejected` for an empty operator name, the rest as publish().
+  [[nodiscard]] expected<purge_report, sink_error> purge(const purge_request& request);
 
   [[nodiscard]] expected<moderation_record, moderation_error> act(const moderation_request& request) override;
   [[nodiscard]] expected<std::optional<moderation_record>, moderation_error> get(std::string_view dlq_id) override;

@@ -15,6 +15,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
+#include "llmdlq/purge.hpp"
 #include "llmdlq/redis/connection_options.hpp"
 #include "llmdlq/sink.hpp"
 
@@ -106,6 +107,19 @@ class redis_stream_sink final : public sink {
 
   [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
   [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
+
+  /// Deletes the stream's entries whose envelope expires at or before
+  /// `request.now` (entries without expires_at, or whose envelope field does
+  /// not read back, stay): XRANGE in pages of `page_size`, XDEL of the
+  /// expired ones in each page. The audit is one entry of `<stream>:audit`
+  /// with the fields of to_json(report), added after the deletes (a crash
+  /// between them loses the audit entry, not the purge). The purged entries'
+  /// dedupe keys are left to expire (`dedupe_ttl`): until they do, publishing
+  /// a purged envelope again is still reported `duplicate`. MAXLEN trimming
+  /// and the dedupe TTL bound the stream and its keys between purges. A dry
+  /// run reads and writes nothing. Errors: `rejected` for an empty operator
+  /// name, the rest as publish().
+  [[nodiscard]] expected<purge_report, sink_error> purge(const purge_request& request, std::size_t page_size = 500);
 
   [[nodiscard]] const redis_stream_sink_options& options() const noexcept;
   /// What the server said about its persistence when the sink last connected

@@ -14,6 +14,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/moderation.hpp"
+#include "llmdlq/purge.hpp"
 #include "llmdlq/sink.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -85,6 +86,18 @@ class sqlite_store final : public moderation_store {
   [[nodiscard]] expected<dlq_statistics, moderation_error> statistics();
   /// The stored envelope with this dlq_id, if any.
   [[nodiscard]] expected<std::optional<envelope>, moderation_error> find(std::string_view dlq_id);
+
+  /// Deletes the rows whose expires_at is at or before `request.now` (rows
+  /// without one stay), whatever their status, and appends one row to
+  /// `llmdlq_purge_audit` (purged_table, operator, at, count,
+  /// oldest_expires_at, newest_expires_at), all in one transaction. A dry run
+  /// counts in a read transaction and writes nothing; it also works on a
+  /// read-only store. Replay state (sqlite_replay_state) is left alone: its
+  /// attempt counts and ledger are what keep a replay exactly-once and capped
+  /// when a failure with the same idempotency key comes back after its dead
+  /// letter was purged. Errors: `rejected` for an empty operator name or a
+  /// read-only store, the rest as publish().
+  [[nodiscard]] expected<purge_report, sink_error> purge(const purge_request& request);
 
   [[nodiscard]] expected<moderation_record, moderation_error> act(const moderation_request& request) override;
   [[nodiscard]] expected<std::optional<moderation_record>, moderation_error> get(std::string_view dlq_id) override;

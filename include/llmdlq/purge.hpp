@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// Purging expired dead letters: what a store is asked (the time, who asks,
+// whether only to count) and what it reports and writes to its audit.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <boost/json/object.hpp>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/envelope.hpp"
+#include "llmdlq/timestamp.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+/// A purge of every record whose `expires_at` is at or before `now`. Records
+/// without `expires_at` are kept. Each store's `purge()` takes one.
+struct purge_request {
+  timestamp now{};            ///< the purge's time (inject it: the stores read no clock)
+  std::string operator_name;  ///< who purges; written to the audit, must not be empty
+  bool dry_run = false;       ///< count what would go, change nothing, audit nothing
+};
+
+/// What a purge removed (or, in a dry run, would remove). A purge that is
+/// not a dry run writes these fields as its store's audit record.
+struct purge_report {
+  std::uint64_t count = 0;
+  std::optional<timestamp> oldest_expires_at;  ///< the earliest expiry among the records purged
+  std::optional<timestamp> newest_expires_at;  ///< the latest
+  std::string operator_name;                   ///< who
+  timestamp at{};                              ///< when: the request's `now`
+  bool dry_run = false;
+
+  /// A report for `request` that has purged nothing yet.
+  [[nodiscard]] static purge_report for_request(const purge_request& request) {
+    return {0, std::nullopt, std::nullopt, request.operator_name, request.now, request.dry_run};
+  }
+  /// Counts one purged record that expired at `expires_at`.
+  void add(timestamp expires_at) noexcept {
+    ++count;
+    if (!oldest_expires_at || expires_at < *oldest_expires_at) oldest_expires_at = expires_at;
+    if (!newest_expires_at || expires_at > *newest_expires_at) newest_expires_at = expires_at;
+  }
+  friend bool operator==(const purge_report&, const purge_report&) = default;
+};
+
+/// Whether a purge at `now` removes `e`.
+[[nodiscard]] inline bool expired(const envelope& e, timestamp now) noexcept {
+  return e.expires_at && *e.expires_at <= now;
+}
+
+/// The report as JSON: `{"count", "oldest_expires_at", "newest_expires_at",
+/// "operator", "at", "dry_run"}`, times in RFC 3339 (absent when nothing was
+/// purged). The audit records of the JSONL file and Redis stream are this.
+[[nodiscard]] LLMDLQ_INLINE boost::json::object to_json(const purge_report& report);
+
+LLMDLQ_END_NAMESPACE
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/purge.ipp"
+#endif
