@@ -23,9 +23,9 @@ LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE captured_text captured_text::of(std::string_view whole) {
   if (simdjson::validate_utf8(whole.data(), whole.size())) {
-    return captured_text{std::string(whole), whole.size(), detail::sha256_hex(whole), false, false};
+    return captured_text{std::string(whole), whole.size(), detail::sha256_hex(whole), false, false, std::nullopt};
   }
-  return captured_text{detail::base64(whole), whole.size(), detail::sha256_hex(whole), false, true};
+  return captured_text{detail::base64(whole), whole.size(), detail::sha256_hex(whole), false, true, std::nullopt};
 }
 
 namespace detail {
