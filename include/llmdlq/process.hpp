@@ -22,6 +22,7 @@
 #include "llmdlq/field_cipher.hpp"
 #include "llmdlq/guard.hpp"
 #include "llmdlq/json_parser.hpp"
+#include "llmdlq/redaction.hpp"
 #include "llmdlq/repair.hpp"
 #include "llmdlq/request_context.hpp"
 #include "llmdlq/schema.hpp"
@@ -58,6 +59,11 @@ struct process_options {
   std::string failure_code_prefix;
   std::function<std::string(failure_category)> failure_code;
   std::vector<content_check> checks;
+  /// Runs on every envelope before it leaves: the raw response, the original
+  /// input, messages and extensions lose what it detects, and the schema's
+  /// `x-llmdlq-pii` properties their values (see redaction.hpp). On by
+  /// default with every detector and `remove`; redactor::none() turns it off.
+  redactor redaction = redactor::standard();
   clock_function clock = system_now;  ///< created_at, expires_at, content rules
   std::chrono::milliseconds retention = std::chrono::hours(24 * 30);  ///< expires_at = created_at + retention
   std::size_t max_envelope_bytes = 256u << 10;  ///< raw text is cut to fit; its length and hash are kept

@@ -19,6 +19,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/json_parser.hpp"
+#include "llmdlq/pii_path.hpp"
 #include "llmdlq/timestamp.hpp"
 #include "llmdlq/validation_error.hpp"
 
@@ -140,6 +141,12 @@ class schema {
   /// The SHA-256 (hex) of the schema's JSON as Boost.JSON serializes it:
   /// the same schema text gives the same fingerprint on every machine.
   [[nodiscard]] LLMDLQ_INLINE std::string_view fingerprint() const noexcept;
+
+  /// The places in a document that the schema marks `"x-llmdlq-pii": true`
+  /// (or a label) on a property, through `properties`, `items`,
+  /// `additionalProperties`, combinators and local `$ref`s: the redactor
+  /// replaces their values whatever they hold.
+  [[nodiscard]] LLMDLQ_INLINE const std::vector<pii_path>& pii_paths() const noexcept;
 
  private:
   friend struct detail::schema_access;

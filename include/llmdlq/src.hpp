@@ -23,6 +23,7 @@
 #include "llmdlq/impl/jsonl_file_sink.ipp"
 #include "llmdlq/impl/pipeline.ipp"
 #include "llmdlq/impl/process.ipp"
+#include "llmdlq/impl/redaction.ipp"
 #include "llmdlq/impl/regex.ipp"
 #include "llmdlq/impl/repair.ipp"
 #include "llmdlq/impl/schema.ipp"

@@ -5,6 +5,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -45,6 +46,24 @@ inline std::string base64(std::string_view data) {
                                 reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
   text.resize(static_cast<std::size_t>(n));
   return text;
+}
+
+/// The bytes of standard base64 text (padded, as base64() writes it); text
+/// that is not base64 gives what OpenSSL could decode of it.
+inline std::string base64_decode(std::string_view text) {
+  std::string bytes(3 * ((text.size() + 3) / 4) + 1, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
+                                reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  if (n < 0) return {};
+  std::size_t size = static_cast<std::size_t>(n);
+  // EVP_DecodeBlock counts the padding's bytes as zeros.
+  if (text.ends_with("==")) {
+    size -= std::min<std::size_t>(size, 2);
+  } else if (text.ends_with("=")) {
+    size -= std::min<std::size_t>(size, 1);
+  }
+  bytes.resize(size);
+  return bytes;
 }
 
 /// A UUID in its text form, with `version` and the RFC 9562 variant set

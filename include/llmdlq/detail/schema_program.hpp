@@ -310,6 +310,7 @@ struct program {
   node_id root = no_node;
   compile_options options;
   std::string fingerprint;  ///< SHA-256 of the schema's JSON, as Boost.JSON serializes it
+  std::vector<pii_path> pii_paths;  ///< the properties marked x-llmdlq-pii
 };
 
 }  // namespace detail

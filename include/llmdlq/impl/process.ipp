@@ -88,8 +88,9 @@ inline std::optional<double> finite(std::optional<double> v) noexcept {
 
 inline envelope build_envelope(timestamp now, failure_category category, std::string message, std::string_view raw,
                                const request_context& context, const process_options& options,
-                               std::string_view schema_fingerprint, std::vector<validation_error> errors,
-                               std::optional<text_location> syntax, bool repaired_locally) {
+                               std::string_view schema_fingerprint, std::span<const pii_path> pii_paths,
+                               std::vector<validation_error> errors, std::optional<text_location> syntax,
+                               bool repaired_locally) {
   envelope e;
   e.created_at = now;
   e.raw_response = captured_text::of(raw);
@@ -151,6 +152,7 @@ inline envelope build_envelope(timestamp now, failure_category category, std::st
     clean_json(extensions);
     e.extensions = std::move(extensions.as_object());
   }
+  options.redaction.redact(e, pii_paths);
   if (options.cipher) {
     detail::seal_originals(e, raw, context.original_input, *options.cipher, options.max_envelope_bytes);
   } else {
@@ -294,7 +296,7 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
   auto reject = [&](failure_category category, std::string message, std::vector<validation_error> errors = {},
                     std::optional<text_location> syntax = std::nullopt, bool repaired = false) {
     return unexpected(build_envelope(now, category, std::move(message), raw, context, options, schema.fingerprint(),
-                                     std::move(errors), syntax, repaired));
+                                     schema.pii_paths(), std::move(errors), syntax, repaired));
   };
   auto syntax_at = [](const syntax_error& e) { return text_location{e.offset, e.line, e.column}; };
 
@@ -485,7 +487,7 @@ LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view ra
                                      const process_options& options) {
   // No schema here: the versions the host declared stand for it in a derived key.
   return detail::build_envelope(options.clock ? options.clock() : system_now(), failure.category,
-                                std::move(failure.message), raw, context, options, context.versions.schema,
+                                std::move(failure.message), raw, context, options, context.versions.schema, {},
                                 std::move(failure.errors), failure.syntax, failure.repaired_locally);
 }
 

@@ -112,4 +112,6 @@ LLMDLQ_INLINE const compile_options& schema::options() const noexcept { return p
 
 LLMDLQ_INLINE std::string_view schema::fingerprint() const noexcept { return program_->fingerprint; }
 
+LLMDLQ_INLINE const std::vector<pii_path>& schema::pii_paths() const noexcept { return program_->pii_paths; }
+
 LLMDLQ_END_NAMESPACE

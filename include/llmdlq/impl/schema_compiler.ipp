@@ -19,6 +19,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/metaschemas.hpp"
+#include "llmdlq/detail/pii_annotations.hpp"
 #include "llmdlq/detail/schema_program.hpp"
 #include "llmdlq/detail/uri.hpp"
 #include "llmdlq/schema.hpp"
@@ -48,6 +49,7 @@ class schema_compiler {
   expected<std::shared_ptr<const program>, schema_error> run(boost::json::value root) {
     const std::string root_uri{without_fragment(options_.base_uri)};
     prog_->fingerprint = sha256_hex(boost::json::serialize(root));
+    prog_->pii_paths = pii_annotated_paths(root);
     const std::uint32_t doc = add_document(root_uri, std::move(root));
     if (!error_) prog_->root = compile_at(doc, "", 0);
     finish_dynamic_anchors();

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+// Finds the values at pointer patterns (`/lines/*/card`) in a JSON text that
+// may be broken: truncated, fenced, wrapped in prose, with stray commas. A
+// lexical walk follows object keys and array positions, so it needs no
+// parse and never fails; one pass, linear in the text.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/detail/json_locate.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
+
+/// A compiled pointer pattern: its tokens, `*` matching any key or index.
+struct pointer_pattern {
+  std::vector<std::string> tokens;
+  std::uint32_t label = 0;  ///< the caller's index for what it is
+  std::string pointer;      ///< as written, for reports
+};
+
+/// A value the walk found at a pattern: [begin, end) in the text.
+struct pattern_match {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::uint32_t pattern = 0;  ///< index into the patterns
+  bool is_string = false;     ///< the span is a quoted string
+};
+
+class json_path_scan {
+ public:
+  json_path_scan(std::string_view text, const std::vector<pointer_pattern>& patterns) noexcept
+      : s_(text), patterns_(patterns) {}
+
+  /// The outermost matches, in order.
+  std::vector<pattern_match> run() {
+    std::vector<pattern_match> out;
+    if (patterns_.empty()) return out;
+    out_ = &out;
+    std::size_t i = 0;
+    const std::size_t n = s_.size();
+    while (i < n) {
+      const char c = s_[i];
+      if (stack_.empty() && c != '{' && c != '[') {  // prose around the document
+        ++i;
+        continue;
+      }
+      switch (c) {
+        case '{':
+        case '[':
+          open(c, i++);
+          break;
+        case '}':
+        case ']':
+          close(i++);
+          break;
+        case '"':
+        case '\'':  // single quotes, as models write them in broken JSON
+          i = string(i);
+          break;
+        case ':':
+          ++i;
+          break;
+        case ',':
+          if (stack_.back().object) {
+            stack_.back().expect_key = true;
+          } else {
+            ++stack_.back().index;
+          }
+          ++i;
+          break;
+        case ' ':
+        case '\t':
+        case '\r':
+        case '\n':
+          ++i;
+          break;
+        default:
+          i = scalar(i);
+      }
+    }
+    // A truncated document: a matched container runs to the end.
+    for (const auto& f : stack_) {
+      if (f.match >= 0) {
+        out.push_back({f.start, n, static_cast<std::uint32_t>(f.match), false});
+        break;
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct frame {
+    bool object = false;
+    bool expect_key = true;
+    std::size_t index = 0;
+    std::string_view key;
+    std::size_t start = 0;
+    int match = -1;
+  };
+
+  // The pattern the value about to start matches, or -1; nothing inside a match.
+  [[nodiscard]] int match_here() const noexcept {
+    if (inside_match_ > 0 || stack_.empty()) return -1;
+    for (std::size_t p = 0; p < patterns_.size(); ++p) {
+      const auto& tokens = patterns_[p].tokens;
+      if (tokens.size() != stack_.size()) continue;
+      bool equal = true;
+      for (std::size_t d = 0; d < tokens.size() && equal; ++d) equal = token_matches(tokens[d], stack_[d]);
+      if (equal) return static_cast<int>(p);
+    }
+    return -1;
+  }
+
+  static bool token_matches(const std::string& token, const frame& f) noexcept {
+    if (token == "*") return true;
+    if (f.object) return token == f.key;
+    std::size_t index = 0;
+    if (token.empty() || token.size() > 9) return false;
+    for (const char c : token) {
+      if (c < '0' || c > '9') return false;
+      index = index * 10 + std::size_t(c - '0');
+    }
+    return index == f.index;
+  }
+
+  void open(char c, std::size_t at) {
+    const int m = match_here();
+    if (m >= 0) ++inside_match_;
+    stack_.push_back({c == '{', true, 0, {}, at, m});
+  }
+
+  void close(std::size_t at) {
+    if (stack_.empty()) return;
+    const frame f = stack_.back();
+    stack_.pop_back();
+    if (f.match >= 0) {
+      --inside_match_;
+      out_->push_back({f.start, at + 1, static_cast<std::uint32_t>(f.match), false});
+    }
+  }
+
+  std::size_t string(std::size_t at) {
+    const char quote = s_[at];
+    std::size_t j = at + 1;
+    while (j < s_.size() && s_[j] != quote) j += s_[j] == '\\' ? 2 : 1;
+    const std::size_t end = std::min(j + 1, s_.size());
+    frame& top = stack_.back();
+    if (top.object && top.expect_key) {
+      top.key = s_.substr(at + 1, std::min(j, s_.size()) - at - 1);
+      top.expect_key = false;
+    } else if (const int m = match_here(); m >= 0) {
+      out_->push_back({at, end, static_cast<std::uint32_t>(m), true});
+    }
+    return end;
+  }
+
+  std::size_t scalar(std::size_t at) {
+    std::size_t j = at;
+    while (j < s_.size()) {
+      const char c = s_[j];
+      if (c == ',' || c == '}' || c == ']' || c == ':' || c == '"' || c == '\'' || c == '{' || c == '[' || c == ' ' ||
+          c == '\t' || c == '\r' || c == '\n') {
+        break;
+      }
+      ++j;
+    }
+    if (j == at) return at + 1;
+    if (frame& top = stack_.back(); top.object && top.expect_key) {  // an unquoted key
+      top.key = s_.substr(at, j - at);
+      top.expect_key = false;
+      return j;
+    }
+    if (const int m = match_here(); m >= 0) out_->push_back({at, j, static_cast<std::uint32_t>(m), false});
+    return j;
+  }
+
+  std::string_view s_;
+  const std::vector<pointer_pattern>& patterns_;
+  std::vector<frame> stack_;
+  std::vector<pattern_match>* out_ = nullptr;
+  int inside_match_ = 0;
+};
+
+/// Compiles `pointer` (with `*` for any key or index) for json_path_scan.
+inline pointer_pattern compile_pointer_pattern(std::string_view pointer, std::uint32_t label) {
+  return {pointer_tokens(pointer), label, std::string(pointer)};
+}
+
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

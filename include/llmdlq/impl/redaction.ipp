@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: MIT
+// Definitions for redaction.hpp: the options compiled once, the keyed
+// tokens (HMAC-SHA-256 through OpenSSL's EVP_MAC), and the rewriting of
+// texts and envelopes.
+#pragma once
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/detail/json_path_scan.hpp"
+#include "llmdlq/detail/pii_detectors.hpp"
+#include "llmdlq/envelope.hpp"
+#include "llmdlq/redaction.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+LLMDLQ_INLINE std::string_view to_string(pii_kind k) noexcept {
+  switch (k) {
+    case pii_kind::email: return "email";
+    case pii_kind::phone: return "phone";
+    case pii_kind::iban: return "iban";
+    case pii_kind::card: return "card";
+    case pii_kind::ipv4: return "ipv4";
+    case pii_kind::ipv6: return "ipv6";
+    case pii_kind::api_key: return "api_key";
+    case pii_kind::bearer_token: return "bearer_token";
+    case pii_kind::national_id: return "national_id";
+  }
+  return "pii";
+}
+
+LLMDLQ_INLINE std::string_view to_string(redaction_action a) noexcept {
+  switch (a) {
+    case redaction_action::remove: return "remove";
+    case redaction_action::mask: return "mask";
+    case redaction_action::token: return "token";
+  }
+  return "remove";
+}
+
+namespace detail {
+
+inline int digit_at(std::string_view s, std::size_t i) noexcept { return s[i] - '0'; }
+
+// The digits of `s`, when it holds exactly `count` of them.
+inline std::string only_digits(std::string_view s, std::size_t count) {
+  std::string d;
+  for (const char c : s) {
+    if (c >= '0' && c <= '9') d += c;
+  }
+  return d.size() == count ? d : std::string();
+}
+
+inline bool bsn_valid(std::string_view id) {
+  const std::string d = only_digits(id, 9);
+  if (d.empty() || d == "000000000") return false;
+  int sum = 0;
+  for (std::size_t i = 0; i < 8; ++i) sum += int(9 - i) * digit_at(d, i);
+  sum -= digit_at(d, 8);
+  return sum % 11 == 0;
+}
+
+inline int weighted_check(std::string_view d, std::initializer_list<int> weights) {
+  int sum = 0;
+  std::size_t i = 0;
+  for (const int w : weights) sum += w * digit_at(d, i++);
+  return sum % 11 % 10;
+}
+
+inline bool inn_valid(std::string_view id) {
+  if (id.size() == 10) {
+    return weighted_check(id, {2, 4, 10, 3, 5, 9, 4, 6, 8}) == digit_at(id, 9);
+  }
+  if (id.size() == 12) {
+    return weighted_check(id, {7, 2, 4, 10, 3, 5, 9, 4, 6, 8}) == digit_at(id, 10) &&
+           weighted_check(id, {3, 7, 2, 4, 10, 3, 5, 9, 4, 6, 8}) == digit_at(id, 11);
+  }
+  return false;
+}
+
+inline bool snils_valid(std::string_view id) {
+  const std::string d = only_digits(id, 11);
+  if (d.empty()) return false;
+  int sum = 0;
+  for (std::size_t i = 0; i < 9; ++i) sum += int(9 - i) * digit_at(d, i);
+  int check = sum % 101;
+  if (check == 100) check = 0;
+  return check == digit_at(d, 9) * 10 + digit_at(d, 10);
+}
+
+inline bool nic_valid(std::string_view id) {
+  // The day of the year follows the year: 1-366 for men, 501-866 for women.
+  const std::size_t day_at = id.size() == 10 ? 2 : 4;
+  if (id.size() == 12 && !(id.starts_with("19") || id.starts_with("20"))) return false;
+  const int day = digit_at(id, day_at) * 100 + digit_at(id, day_at + 1) * 10 + digit_at(id, day_at + 2);
+  return (day >= 1 && day <= 366) || (day >= 501 && day <= 866);
+}
+
+}  // namespace detail
+
+namespace national_ids {
+LLMDLQ_INLINE national_id_rule nl_bsn() { return {"nl_bsn", {"#########"}, detail::bsn_valid}; }
+LLMDLQ_INLINE national_id_rule ru_inn() { return {"ru_inn", {"############", "##########"}, detail::inn_valid}; }
+LLMDLQ_INLINE national_id_rule ru_snils() { return {"ru_snils", {"###-###-### ##", "###########"}, detail::snils_valid}; }
+LLMDLQ_INLINE national_id_rule lk_nic() { return {"lk_nic", {"#########[VXvx]", "############"}, detail::nic_valid}; }
+}  // namespace national_ids
+
+namespace detail {
+
+// HMAC-SHA-256 keyed once; each token starts from a copy of the keyed context.
+class keyed_hmac {
+ public:
+  explicit keyed_hmac(std::string_view secret) {
+    mac_ = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    if (mac_) ctx_ = EVP_MAC_CTX_new(mac_);
+    char digest[] = "SHA256";
+    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                                 OSSL_PARAM_construct_end()};
+    if (!ctx_ || EVP_MAC_init(ctx_, reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), params) != 1) {
+      release();
+      throw std::runtime_error("OpenSSL cannot compute HMAC-SHA-256");
+    }
+  }
+  keyed_hmac(const keyed_hmac&) = delete;
+  keyed_hmac& operator=(const keyed_hmac&) = delete;
+  ~keyed_hmac() { release(); }
+
+  [[nodiscard]] std::array<unsigned char, 32> operator()(std::string_view a, std::string_view b) const {
+    std::array<unsigned char, 32> out{};
+    EVP_MAC_CTX* c = EVP_MAC_CTX_dup(ctx_);
+    if (!c) throw std::bad_alloc();
+    std::size_t length = 0;
+    const unsigned char separator = 0;
+    EVP_MAC_update(c, reinterpret_cast<const unsigned char*>(a.data()), a.size());
+    EVP_MAC_update(c, &separator, 1);
+    EVP_MAC_update(c, reinterpret_cast<const unsigned char*>(b.data()), b.size());
+    EVP_MAC_final(c, out.data(), &length, out.size());
+    EVP_MAC_CTX_free(c);
+    return out;
+  }
+
+ private:
+  void release() noexcept {
+    EVP_MAC_CTX_free(ctx_);
+    EVP_MAC_free(mac_);
+    ctx_ = nullptr;
+    mac_ = nullptr;
+  }
+  EVP_MAC* mac_ = nullptr;
+  EVP_MAC_CTX* ctx_ = nullptr;
+};
+
+// The first 80 bits in RFC 4648's base32, lowercase: 16 characters, hardly
+// ever a run of digits another detector could take for a value.
+inline std::string base32_token(const std::array<unsigned char, 32>& digest) {
+  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+  std::string out;
+  out.reserve(16);
+  std::uint64_t buffer = 0;
+  int bits = 0;
+  for (std::size_t i = 0; i < 10; ++i) {
+    buffer = (buffer << 8) | digest[i];
+    bits += 8;
+    while (bits >= 5) {
+      out += alphabet[(buffer >> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return out;
+}
+
+// The value as tokens compare it: equal values differently written get one token.
+inline std::string normalized(std::string_view kind, std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  if (kind == "card" || kind == "phone" || kind == "iban") {
+    for (const char c : value) {
+      if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || c == '+') out += c;
+      if (c >= 'a' && c <= 'z') out += char(c - 'a' + 'A');
+    }
+    return out;
+  }
+  if (kind == "email" || kind == "ipv6") {
+    for (const char c : value) out += (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+    return out;
+  }
+  return std::string(value);
+}
+
+// A placeholder this redactor writes for `kind`: `<kind>` or `<kind:` and 16 base32 characters `>`.
+inline bool is_placeholder(std::string_view kind, std::string_view value) noexcept {
+  if (value.size() < kind.size() + 2 || value.front() != '<' || value.back() != '>' || value.substr(1, kind.size()) != kind) {
+    return false;
+  }
+  const std::string_view rest = value.substr(kind.size() + 1, value.size() - kind.size() - 2);
+  if (rest.empty()) return true;
+  if (rest.size() != 17 || rest.front() != ':') return false;
+  return std::all_of(rest.begin() + 1, rest.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '2' && c <= '7'); });
+}
+
+// One replacement to make: [begin, end) of the text, and what it is.
+struct replacement {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::string_view kind;
+  std::string_view path;       // the pattern, for schema- and pointer-chosen values
+  bool json_value = false;     // a whole JSON value: the replacement must stay JSON
+  bool json_string = false;    // ... that is a quoted string
+};
+
+}  // namespace detail
+
+struct redactor::state {
+  redaction_options options;
+  std::vector<detail::pointer_pattern> pointers;
+  std::unique_ptr<detail::keyed_hmac> hmac;
+
+  [[nodiscard]] redaction_action action_for(std::string_view kind) const {
+    if (const auto it = options.actions.find(kind); it != options.actions.end()) return it->second;
+    if (options.action) return *options.action;
+    return hmac ? redaction_action::token : redaction_action::remove;
+  }
+
+  [[nodiscard]] std::string_view kind_name(const detail::pii_match& m) const {
+    if (m.kind == pii_kind::national_id) return options.national_ids[m.national_id].name;
+    return to_string(m.kind);
+  }
+
+  [[nodiscard]] std::string placeholder(std::string_view kind, redaction_action action, std::string_view value) const {
+    switch (action) {
+      case redaction_action::remove: return fmt::format("<{}>", kind);
+      case redaction_action::mask: {
+        const std::string v = detail::normalized(kind, value);
+        const std::size_t keep = std::min(options.mask_keep, v.size() / 2);
+        return std::string(v.size() - keep, '*') + v.substr(v.size() - keep);
+      }
+      case redaction_action::token:
+        return fmt::format("<{}:{}>", kind, detail::base32_token((*hmac)(kind, detail::normalized(kind, value))));
+    }
+    return fmt::format("<{}>", kind);
+  }
+
+  // Rewrites `text` with `found` (ordered, not overlapping) and reports each.
+  std::string apply(std::string_view text, const std::vector<detail::replacement>& found, std::string_view field,
+                    std::vector<redaction_summary>* report) const {
+    if (found.empty()) return std::string(text);
+    std::string out;
+    out.reserve(text.size() + found.size() * 24);
+    std::size_t last = 0;
+    for (const auto& r : found) {
+      out.append(text, last, r.begin - last);
+      const redaction_action action = action_for(r.kind);
+      std::string_view value = text.substr(r.begin, r.end - r.begin);
+      if (r.json_string && value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+        value = value.substr(1, value.size() - 2);
+      }
+      if (r.json_value && detail::is_placeholder(r.kind, value)) {  // chosen again on a second pass
+        out.append(text, r.begin, r.end - r.begin);
+        last = r.end;
+        continue;
+      }
+      std::string replaced = placeholder(r.kind, action, value);
+      if (r.json_value) {
+        // A mask's kept characters never hold a broken escape: it masks everything instead.
+        if (replaced.find('\\') != std::string::npos || replaced.find('"') != std::string::npos) {
+          replaced.assign(replaced.size(), '*');
+        }
+        replaced = '"' + replaced + '"';
+      }
+      const bool already = replaced == text.substr(r.begin, r.end - r.begin);  // a second pass
+      out += replaced;
+      last = r.end;
+      if (report && !already) note(*report, field, r, action);
+    }
+    out.append(text, last, std::string_view::npos);
+    return out;
+  }
+
+  void note(std::vector<redaction_summary>& report, std::string_view field, const detail::replacement& r,
+            redaction_action action) const {
+    const std::string_view act = to_string(action);
+    auto it = std::find_if(report.begin(), report.end(), [&](const redaction_summary& s) {
+      return s.field == field && s.kind == r.kind && s.action == act && s.path == r.path;
+    });
+    if (it == report.end()) {
+      redaction_summary s;
+      s.field = std::string(field);
+      s.kind = std::string(r.kind);
+      s.action = std::string(act);
+      s.path = std::string(r.path);
+      if (action == redaction_action::token) s.key_id = options.key->id;
+      report.push_back(std::move(s));
+      it = report.end() - 1;
+    }
+    ++it->count;
+    if (it->spans.size() < redaction_summary::max_spans) it->spans.emplace_back(r.begin, r.end - r.begin);
+  }
+
+  void detect(std::string_view text, std::vector<detail::replacement>& out) const {
+    if (options.detect.empty()) return;
+    std::vector<detail::pii_match> matches;
+    detail::pii_scanner(options.detect, options.national_ids, text, matches).run();
+    out.reserve(out.size() + matches.size());
+    for (const auto& m : matches) out.push_back({m.begin, m.end, kind_name(m), {}, false, false});
+  }
+};
+
+LLMDLQ_INLINE expected<redactor, redaction_error> redactor::create(redaction_options options) {
+  auto s = std::make_shared<state>();
+  if (options.key) {
+    if (options.key->id.empty()) return unexpected(redaction_error{"key", "the key needs an id, reported with its tokens"});
+    if (options.key->secret.size() < 32) {
+      return unexpected(redaction_error{
+          "key", fmt::format("the key's secret has {} bytes; at least 32 are needed", options.key->secret.size())});
+    }
+    s->hmac = std::make_unique<detail::keyed_hmac>(options.key->secret);
+  }
+  if (options.mask_keep > 6) {
+    return unexpected(redaction_error{"mask_keep", "a mask keeps at most 6 characters: more could be detected again"});
+  }
+  const bool tokens_wanted = options.action == redaction_action::token ||
+                             std::any_of(options.actions.begin(), options.actions.end(),
+                                         [](const auto& a) { return a.second == redaction_action::token; });
+  if (tokens_wanted && !options.key) {
+    return unexpected(redaction_error{"key", "the token action needs a key: without one a token could be reversed by a dictionary"});
+  }
+  for (const auto& rule : options.national_ids) {
+    if (rule.name.empty() || rule.shapes.empty() ||
+        std::any_of(rule.shapes.begin(), rule.shapes.end(), [](const std::string& shape) { return shape.empty(); })) {
+      return unexpected(redaction_error{"national_ids", "a national id rule needs a name and non-empty shapes"});
+    }
+  }
+  if (options.national_ids.empty()) options.detect.remove(pii_kind::national_id);
+  for (std::uint32_t i = 0; i < options.pointers.size(); ++i) {
+    const std::string& p = options.pointers[i];
+    if (p.empty() || p.front() != '/') {
+      return unexpected(redaction_error{"pointers", fmt::format("'{}' is not a JSON Pointer to a value inside the document", p)});
+    }
+    s->pointers.push_back(detail::compile_pointer_pattern(p, i));
+  }
+  s->options = std::move(options);
+  return redactor(std::move(s));
+}
+
+LLMDLQ_INLINE const redactor& redactor::standard() {
+  static const redactor r = *create({});
+  return r;
+}
+
+LLMDLQ_INLINE const redactor& redactor::none() {
+  static const redactor r = [] {
+    redaction_options o;
+    o.detect = {};
+    o.schema_annotations = false;
+    return *create(std::move(o));
+  }();
+  return r;
+}
+
+LLMDLQ_INLINE bool redactor::active() const noexcept {
+  return !state_->options.detect.empty() || !state_->pointers.empty() || state_->options.schema_annotations;
+}
+
+LLMDLQ_INLINE std::string redactor::redact_text(std::string_view text, std::string_view field,
+                                                std::vector<redaction_summary>* report) const {
+  std::vector<detail::replacement> found;
+  state_->detect(text, found);
+  return state_->apply(text, found, field, report);
+}
+
+LLMDLQ_INLINE std::string redactor::redact_document(std::string_view text, std::span<const pii_path> schema_paths,
+                                                    std::string_view field,
+                                                    std::vector<redaction_summary>* report) const {
+  const state& st = *state_;
+  std::vector<detail::pointer_pattern> patterns = st.pointers;
+  std::vector<std::string_view> labels(patterns.size(), "pii");
+  if (st.options.schema_annotations) {
+    for (const auto& p : schema_paths) {
+      patterns.push_back(detail::compile_pointer_pattern(p.pointer, static_cast<std::uint32_t>(labels.size())));
+      labels.push_back(p.label);
+    }
+  }
+  std::vector<detail::replacement> chosen;
+  for (const auto& m : detail::json_path_scan(text, patterns).run()) {
+    const auto& pattern = patterns[m.pattern];
+    chosen.push_back({m.begin, m.end, labels[pattern.label], pattern.pointer, true, m.is_string});
+  }
+  std::vector<detail::replacement> detected;
+  st.detect(text, detected);
+  if (chosen.empty()) return st.apply(text, detected, field, report);
+  // The values the document's structure chose win over detections inside them.
+  std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  std::vector<detail::replacement> merged;
+  merged.reserve(chosen.size() + detected.size());
+  std::size_t c = 0;
+  for (const auto& d : detected) {
+    while (c < chosen.size() && chosen[c].end <= d.begin) merged.push_back(chosen[c++]);
+    if (c < chosen.size() && chosen[c].begin < d.end) continue;  // overlaps a chosen value
+    merged.push_back(d);
+  }
+  while (c < chosen.size()) merged.push_back(chosen[c++]);
+  return st.apply(text, merged, field, report);
+}
+
+namespace detail {
+
+// Redacts a captured text in place: as a document or as plain text, through
+// its bytes when it is stored in base64.
+template <class Redact>
+void redact_captured(captured_text& c, Redact&& redact) {
+  if (!c.text) return;
+  if (!c.base64) {
+    std::string redacted = redact(std::string_view(*c.text));
+    if (redacted != *c.text) *c.text = std::move(redacted);
+    return;
+  }
+  const std::string bytes = base64_decode(*c.text);
+  std::string redacted = redact(std::string_view(bytes));
+  if (redacted != bytes) *c.text = base64(redacted);
+}
+
+inline void redact_json_strings(boost::json::value& v, const redactor& r, std::vector<redaction_summary>& report,
+                                int depth = 0) {
+  if (depth > 64) return;
+  if (auto* s = v.if_string()) {
+    std::string redacted = r.redact_text(*s, "extensions", &report);
+    if (redacted != *s) *s = redacted;
+  } else if (auto* a = v.if_array()) {
+    for (auto& item : *a) redact_json_strings(item, r, report, depth + 1);
+  } else if (auto* o = v.if_object()) {
+    for (auto& member : *o) redact_json_strings(member.value(), r, report, depth + 1);
+  }
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE void redactor::redact(envelope& e, std::span<const pii_path> schema_paths) const {
+  if (!active()) return;
+  auto& report = e.redactions;
+  detail::redact_captured(e.raw_response, [&](std::string_view text) {
+    return redact_document(text, schema_paths, "raw_response", &report);
+  });
+  if (e.original_input) {
+    detail::redact_captured(*e.original_input,
+                            [&](std::string_view text) { return redact_text(text, "original_input", &report); });
+  }
+  auto redact_in_place = [&](std::string& text) {
+    std::string redacted = redact_text(text, "failure", &report);
+    if (redacted != text) text = std::move(redacted);
+  };
+  redact_in_place(e.failure.message);
+  for (auto& error : e.failure.errors) {
+    redact_in_place(error.message);
+    redact_in_place(error.instance_path);
+  }
+  if (!e.extensions.empty()) {
+    boost::json::value extensions(std::move(e.extensions));
+    detail::redact_json_strings(extensions, *this, report);
+    e.extensions = std::move(extensions.as_object());
+  }
+}
+
+LLMDLQ_END_NAMESPACE

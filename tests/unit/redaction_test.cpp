@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+// The redactor: what each detector finds and what it leaves, the actions,
+// schema- and pointer-chosen values in broken JSON, and envelopes that carry
+// no detected value anywhere.
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "catch.hpp"
+#include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/llmdlq.hpp"
+#include "support/envelope_check.hpp"
+
+namespace {
+
+using llmdlq::pii_kind;
+using llmdlq::redaction_action;
+using llmdlq::redactor;
+
+const std::string secret(32, 's');
+
+redactor make(llmdlq::redaction_options options) {
+  auto r = redactor::create(std::move(options));
+  REQUIRE(r.has_value());
+  return *r;
+}
+
+std::string redacted(std::string_view text) { return redactor::standard().redact_text(text); }
+
+}  // namespace
+
+TEST_CASE("each detector replaces a valid value and names its kind", "[redaction]") {
+  struct sample {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<sample> samples = {
+      {"mail jan.de-vries+dlq@example.co.uk now", "mail <email> now"},
+      {"call +31 6 1234 5678.", "call <phone>."},
+      {"call +7 (495) 123-45-67 today", "call <phone> today"},
+      {"bel 020-1234567 of", "bel <phone> of"},
+      {"IBAN NL91 ABNA 0417 1643 00, thanks", "IBAN <iban>, thanks"},
+      {"IBAN:DE89370400440532013000", "IBAN:<iban>"},
+      {"card 4111 1111 1111 1111 exp", "card <card> exp"},
+      {"card 5500-0000-0000-0004.", "card <card>."},
+      {"from 192.168.10.254 at", "from <ipv4> at"},
+      {"from 2001:db8::8a2e:370:7334 at", "from <ipv6> at"},
+      {"from fe80::1 at", "from <ipv6> at"},
+      {"key sk-proj-abcdefghijklmnopqrstuvwx1234", "key <api_key>"},
+      {"key AKIAIOSFODNN7EXAMPLE.", "key <api_key>."},
+      {"token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "token <api_key>"},
+      {"Authorization: Bearer abcdef0123456789ABCDEF.xyz", "Authorization: Bearer <bearer_token>"},
+      {"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTYifQ.sig_nature-x", "jwt <api_key>"},
+  };
+  for (const auto& s : samples) {
+    INFO(s.text);
+    CHECK(redacted(s.text) == s.expected);
+  }
+}
+
+TEST_CASE("values that only look like one are left alone", "[redaction]") {
+  for (const std::string text : {
+           "IBAN NL91 ABNA 0417 1643 01",   // mod-97 fails
+           "card 4111 1111 1111 1112",      // Luhn fails
+           "order 1234567890123456789012",  // too long for a card
+           "version 1.2.3.4.5 and 256.1.1.1",
+           "at 12:30:45 on 2026-01-15",
+           "total 1.234,56 EUR, 3+4=7",
+           "no@domain and a@b.c",
+           "sk-short",
+           "Bearer short",
+           "id 123456782 without a rule",  // a valid BSN, but no national id rule is set
+       }) {
+    INFO(text);
+    CHECK(redacted(text) == text);
+  }
+}
+
+TEST_CASE("national ids are found by shape and checksum", "[redaction]") {
+  const auto r = make({.national_ids = {llmdlq::national_ids::nl_bsn(), llmdlq::national_ids::ru_inn(),
+                                        llmdlq::national_ids::ru_snils(), llmdlq::national_ids::lk_nic()}});
+  CHECK(r.redact_text("BSN 123456782.") == "BSN <nl_bsn>.");
+  CHECK(r.redact_text("BSN 123456783.") == "BSN 123456783.");
+  CHECK(r.redact_text("ИНН 7707083893 и 500100732259") == "ИНН <ru_inn> и <ru_inn>");
+  CHECK(r.redact_text("ИНН 7707083894") == "ИНН 7707083894");
+  CHECK(r.redact_text("СНИЛС 112-233-445 95") == "СНИЛС <ru_snils>");
+  CHECK(r.redact_text("СНИЛС 112-233-445 96") == "СНИЛС 112-233-445 96");
+  CHECK(r.redact_text("NIC 853400937V / 198534000937") == "NIC <lk_nic> / <lk_nic>");
+  CHECK(r.redact_text("NIC 859990937V") == "NIC 859990937V");  // day 999 does not exist
+
+  const auto custom = make({.national_ids = {{"be_nrn", {"##.##.##-###.##"}, [](std::string_view id) {
+                              std::string d;
+                              for (char c : id) {
+                                if (c >= '0' && c <= '9') d += c;
+                              }
+                              const long long body = std::stoll(d.substr(0, 9));
+                              return 97 - body % 97 == std::stoll(d.substr(9));
+                            }}}});
+  CHECK(custom.redact_text("RRN 85.07.30-033.28") == "RRN <be_nrn>");
+  CHECK(custom.redact_text("RRN 85.07.30-033.29") == "RRN 85.07.30-033.29");
+}
+
+TEST_CASE("tokens are keyed, stable across spellings, and differ between keys", "[redaction]") {
+  const auto a = make({.key = llmdlq::redaction_key{"k1", secret}});
+  const auto b = make({.key = llmdlq::redaction_key{"k2", std::string(32, 't')}});
+  const std::string one = a.redact_text("NL91ABNA0417164300");
+  CHECK(one.starts_with("<iban:"));
+  CHECK(one.size() == std::string("<iban:>").size() + 16);
+  CHECK(a.redact_text("NL91 ABNA 0417 1643 00") == one);
+  CHECK(b.redact_text("NL91ABNA0417164300") != one);
+  CHECK(a.redact_text("DE89370400440532013000") != one);
+  CHECK(a.redact_text(one) == one);  // idempotent
+
+  std::vector<llmdlq::redaction_summary> report;
+  (void)a.redact_text("x NL91ABNA0417164300 y NL91 ABNA 0417 1643 00", "raw_response", &report);
+  REQUIRE(report.size() == 1);
+  CHECK(report[0].field == "raw_response");
+  CHECK(report[0].kind == "iban");
+  CHECK(report[0].action == "token");
+  CHECK(report[0].count == 2);
+  CHECK(report[0].key_id == "k1");
+  CHECK(report[0].spans == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{2, 18}, {23, 22}});
+}
+
+TEST_CASE("masks keep the last characters, and actions are chosen per kind", "[redaction]") {
+  const auto r = make({.actions = {{"card", redaction_action::mask}, {"email", redaction_action::remove}},
+                       .mask_keep = 4});
+  CHECK(r.redact_text("4111 1111 1111 1111 and a@example.org") == "************1111 and <email>");
+  CHECK(redacted(r.redact_text("4111 1111 1111 1111")) == "************1111");
+}
+
+TEST_CASE("options that would leak or cannot work are refused", "[redaction]") {
+  CHECK(redactor::create({.action = redaction_action::token}).error().option == "key");
+  CHECK(redactor::create({.key = llmdlq::redaction_key{"k", "short"}}).error().option == "key");
+  CHECK(redactor::create({.key = llmdlq::redaction_key{"", secret}}).error().option == "key");
+  CHECK(redactor::create({.mask_keep = 7}).error().option == "mask_keep");
+  CHECK(redactor::create({.pointers = {"customer/iban"}}).error().option == "pointers");
+  CHECK(redactor::create({.national_ids = {{"x", {}, nullptr}}}).error().option == "national_ids");
+}
+
+TEST_CASE("schema-marked and pointer-chosen values go, also in broken JSON", "[redaction]") {
+  const auto schema = llmdlq::schema::compile(R"({
+    "type": "object",
+    "$defs": {"person": {"type": "object", "properties": {"name": {"type": "string", "x-llmdlq-pii": "name"}}}},
+    "properties": {
+      "customer": {"$ref": "#/$defs/person"},
+      "lines": {"type": "array", "items": {"properties": {"note": {"type": "string", "x-llmdlq-pii": true}}}},
+      "total": {"type": "number"}
+    }
+  })");
+  REQUIRE(schema.has_value());
+  REQUIRE(schema->pii_paths() == std::vector<llmdlq::pii_path>{{"/customer/name", "name"}, {"/lines/*/note", "pii"}});
+
+  const auto r = make({.pointers = {"/total"}});
+  std::vector<llmdlq::redaction_summary> report;
+  const std::string whole =
+      R"({"customer": {"name": "Анна Петрова"}, "lines": [{"note": "ring twice"}, {"note": "x"}], "total": 12.5})";
+  CHECK(r.redact_document(whole, schema->pii_paths(), "raw_response", &report) ==
+        R"({"customer": {"name": "<name>"}, "lines": [{"note": "<pii>"}, {"note": "<pii>"}], "total": "<pii>"})");
+  REQUIRE(report.size() == 3);
+  CHECK(report[0].path == "/customer/name");
+  CHECK(report[1].path == "/lines/*/note");
+  CHECK(report[1].count == 2);
+  CHECK(report[2].path == "/total");
+
+  // Fenced, prose around it, and cut off inside the second note.
+  const std::string broken =
+      "Here you go:\n```json\n{'customer': {\"name\": \"Jan\"}, \"lines\": [{\"note\": \"a\"}, {\"note\": \"ring at 0612345678 and";
+  const std::string out = r.redact_document(broken, schema->pii_paths());
+  CHECK(out.find("Jan") == std::string::npos);
+  CHECK(out.find("ring at") == std::string::npos);
+  CHECK(out.find("0612345678") == std::string::npos);
+  CHECK(out.starts_with("Here you go:\n```json\n{'customer': {\"name\": \"<name>\"}"));
+}
+
+TEST_CASE("a failed response's envelope carries no detected value anywhere", "[redaction]") {
+  const auto schema = llmdlq::schema::compile(R"({
+    "type": "object", "required": ["total"],
+    "properties": {"total": {"type": "number"}, "holder": {"type": "string", "x-llmdlq-pii": true}}
+  })");
+  REQUIRE(schema.has_value());
+  const std::string raw =
+      R"({"total": "12,50", "holder": "J. de Vries", "iban": "NL91ABNA0417164300", "mail": "jan@example.nl", )"
+      R"("card": "4111111111111111", "jan@example.nl": 1})";
+  llmdlq::request_context context;
+  context.idempotency_key = "k-1";
+  context.original_input = "Factuur, BSN 123456782, kaart 5500 0000 0000 0004, IBAN NL91ABNA0417164300";
+  context.extensions["contact"] = "jan@example.nl";
+  llmdlq::process_options options;
+  options.redaction = make({.national_ids = {llmdlq::national_ids::nl_bsn()}, .key = llmdlq::redaction_key{"k1", secret}});
+  const auto result = llmdlq::process_llm_response(raw, *schema, context, options);
+  REQUIRE_FALSE(result.has_value());
+  const auto& e = result.error();
+  llmdlq::test::check_envelope(e);
+  const std::string json = llmdlq::serialize(e);
+  for (const char* value : {"J. de Vries", "NL91ABNA0417164300", "jan@example.nl", "4111111111111111", "123456782",
+                            "5500 0000 0000 0004"}) {
+    INFO(value);
+    CHECK(json.find(value) == std::string::npos);
+  }
+  // The hashes and lengths still describe what the model and the host sent.
+  CHECK(e.raw_response.length == raw.size());
+  CHECK(e.raw_response.sha256 == llmdlq::captured_text::of(raw).sha256);
+  CHECK(e.original_input->length == context.original_input.size());
+  CHECK_FALSE(e.redactions.empty());
+  bool holder = false;
+  for (const auto& s : e.redactions) holder = holder || (s.path == "/holder" && s.field == "raw_response");
+  CHECK(holder);
+
+  // A second pass finds nothing more.
+  auto again = e;
+  options.redaction.redact(again, schema->pii_paths());
+  CHECK(again == e);
+}
+
+TEST_CASE("bytes that are not UTF-8 are redacted before they are stored in base64", "[redaction]") {
+  const std::string raw = std::string("\xff\xfe card 4111111111111111 \x80", 31);
+  const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "binary"}, raw, {});
+  REQUIRE(e.raw_response.base64);
+  const std::string bytes = llmdlq::detail::base64_decode(*e.raw_response.text);
+  CHECK(bytes.find("4111111111111111") == std::string::npos);
+  CHECK(bytes.find("<card>") != std::string::npos);
+  CHECK(e.raw_response.sha256 == llmdlq::captured_text::of(raw).sha256);
+}
+
+TEST_CASE("redactor::none() keeps every text as given", "[redaction]") {
+  llmdlq::process_options options;
+  options.redaction = redactor::none();
+  const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::poison}, "mail a@example.org", {},
+                                       options);
+  CHECK(*e.raw_response.text == "mail a@example.org");
+  CHECK(e.redactions.empty());
+}
