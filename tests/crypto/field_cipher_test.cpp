@@ -13,6 +13,7 @@
 #include "llmdlq/crypto/sodium_field_cipher.hpp"
 #include "llmdlq/field_cipher.hpp"
 #include "llmdlq/process.hpp"
+#include "support/envelope_check.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -215,6 +216,7 @@ TEST_CASE("an envelope built with a cipher carries sealed originals that open ex
   const std::string input = "Invoice for Alice Smith, alice@example.com";
   const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::truncated, .message = "cut off"}, raw,
                                        context_with_input(input), options);
+  llmdlq::test::check_envelope(e);
   REQUIRE(e.raw_response.sealed);
   REQUIRE(e.original_input);
   REQUIRE(e.original_input->sealed);
@@ -262,6 +264,7 @@ TEST_CASE("sealed originals share max_envelope_bytes with the rest, cut when the
   const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::syntax, .message = "not JSON"}, raw,
                                        context_with_input(input), options);
   CHECK(llmdlq::serialize(e).size() <= options.max_envelope_bytes);
+  llmdlq::test::check_envelope(e);
   REQUIRE(e.raw_response.sealed);
   CHECK(e.raw_response.sealed->cut);
   REQUIRE(e.original_input->sealed);
@@ -298,5 +301,5 @@ TEST_CASE("a seal that fails keeps the envelope, unsealed, and says why", "[cryp
   const auto& note = e.extensions.at("llmdlq_seal_error").as_object();
   CHECK(note.at("raw_response").as_string() == "sealed with key k1: key provider failed (key service down)");
   CHECK(note.contains("original_input"));
-  CHECK(llmdlq::parse_envelope(llmdlq::serialize(e)));
+  llmdlq::test::check_envelope(e);
 }
