@@ -11,6 +11,8 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include <llmdlq/detail/private_file.hpp>
+
 #include "cli.hpp"
 
 namespace llmdlq::cli {
@@ -41,10 +43,15 @@ expected<void, std::string> check_allowlist(std::string_view target, const std::
 }
 
 expected<jsonl_replay_target, std::string> jsonl_replay_target::open(const std::filesystem::path& path) {
-  std::set<std::string> keys;
+  bool created = false;
+  std::string refusal;
+  const int fd = detail::open_private_file(path, O_WRONLY | O_APPEND | O_CLOEXEC, created, refusal);
+  if (!refusal.empty()) return unexpected(refusal);
+  if (fd < 0) return unexpected(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  jsonl_replay_target target(fd, {});
   // Only a file holds earlier lines: a device or a pipe would be read without end.
   std::error_code ec;
-  const bool earlier_lines = std::filesystem::is_regular_file(path, ec);
+  const bool earlier_lines = !created && std::filesystem::is_regular_file(path, ec);
   if (auto existing = earlier_lines ? read_file(path.string()) : expected<std::string, std::string>(); existing) {
     std::string_view rest = *existing;
     while (!rest.empty()) {
@@ -57,12 +64,10 @@ expected<jsonl_replay_target, std::string> jsonl_replay_target::open(const std::
       const auto* object = ec ? nullptr : value.if_object();
       const auto* key = object ? object->if_contains("idempotency_key") : nullptr;
       // A line cut by a crash carries no key: its payload is still undelivered in the ledger.
-      if (key != nullptr && key->is_string()) keys.emplace(key->as_string());
+      if (key != nullptr && key->is_string()) target.keys_.emplace(key->as_string());
     }
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0) return unexpected(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
-  return jsonl_replay_target(fd, std::move(keys));
+  return target;
 }
 
 jsonl_replay_target::jsonl_replay_target(jsonl_replay_target&& other) noexcept

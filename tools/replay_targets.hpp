@@ -24,7 +24,8 @@ expected<void, std::string> check_allowlist(std::string_view target, const std::
 
 /// Appends each recovered payload as a JSON line {"idempotency_key", "dlq_id",
 /// "source", "output"} and syncs it. It reads the file's keys when it opens,
-/// so a payload delivered before a crash is not written twice.
+/// so a payload delivered before a crash is not written twice. A new file is
+/// its owner's only (0600); one that group or others can write is refused.
 class jsonl_replay_target final : public replay_target {
  public:
   static expected<jsonl_replay_target, std::string> open(const std::filesystem::path& path);

@@ -54,8 +54,11 @@ struct jsonl_file_options {
 ///   not read back as an envelope, a line over `max_line_bytes`, and a last
 ///   line that is neither an envelope nor the start of one. A SQLite database
 ///   or another program's log given by mistake is never modified.
-/// - A new file is created with mode 0600 (a DLQ holds raw prompts and
-///   responses) and its directory is synced, so the file survives a crash.
+/// - A new file is created with mode 0600 whatever the umask (a DLQ holds
+///   raw prompts and responses) and its directory is synced, so the file
+///   survives a crash. An existing file that group or others can write, or a
+///   path that is a symbolic link to a file, is refused with `unsafe_file`
+///   and left untouched.
 /// - A path that is not a regular file (/dev/full, a pipe) is written as is:
 ///   not locked, read, checked or repaired on open.
 ///

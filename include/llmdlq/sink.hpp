@@ -30,11 +30,16 @@ enum class sink_errc : std::uint8_t {
   timeout,      ///< no confirmation in time: the envelope may or may not be stored
   rejected,     ///< the store refused the record (constraint, size, permissions): permanent
   closed,       ///< the sink was closed
+  /// open(): the file is a symbolic link, or group or others can write it;
+  /// it stays refused until its owner fixes it (the message names the mode)
+  unsafe_file,
 };
 
 /// Whether publishing the same envelope again can never succeed: the host
 /// must not retry it forever (pipeline sends it to its fallback sink).
-[[nodiscard]] constexpr bool is_permanent(sink_errc code) noexcept { return code == sink_errc::rejected; }
+[[nodiscard]] constexpr bool is_permanent(sink_errc code) noexcept {
+  return code == sink_errc::rejected || code == sink_errc::unsafe_file;
+}
 
 [[nodiscard]] constexpr std::string_view to_string(sink_errc code) noexcept {
   switch (code) {
@@ -43,6 +48,7 @@ enum class sink_errc : std::uint8_t {
     case sink_errc::timeout: return "timeout";
     case sink_errc::rejected: return "rejected";
     case sink_errc::closed: return "closed";
+    case sink_errc::unsafe_file: return "unsafe_file";
   }
   return "unknown";
 }

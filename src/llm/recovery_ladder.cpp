@@ -223,6 +223,17 @@ const circuit_breaker& recovery_ladder::breaker() const noexcept { return impl_-
 const recovery_ladder_options& recovery_ladder::options() const noexcept { return impl_->options; }
 
 repair_prompt recovery_ladder::prompt_for(const envelope& e) const {
+  // A letter stored before redaction (or by a host that turned it off) is
+  // redacted here too: the model never sees what the redactor would remove.
+  const redactor& redaction = impl_->options.judge.redaction;
+  if (redaction.active() && e.raw_response.text && !e.raw_response.base64) {
+    std::string redacted = redaction.redact_document(*e.raw_response.text, impl_->compiled.pii_paths());
+    if (redacted != *e.raw_response.text) {
+      envelope copy = e;
+      copy.raw_response.text = std::move(redacted);
+      return detail::build_repair_prompt(copy, impl_->schema_json, impl_->schema_compact, impl_->options.prompt);
+    }
+  }
   return detail::build_repair_prompt(e, impl_->schema_json, impl_->schema_compact, impl_->options.prompt);
 }
 

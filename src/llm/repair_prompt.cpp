@@ -103,13 +103,63 @@ std::string schema_text(const boost::json::value& schema, std::string_view whole
   return text;
 }
 
+using name_set = std::set<std::string, std::less<>>;
+
+// Every member name the schema declares: the keys of each `properties` and
+// the names in each `required`, at any depth.
+void collect_declared_names(const boost::json::value& schema, name_set& names) {
+  if (const auto* object = schema.if_object()) {
+    for (const auto& member : *object) {
+      const auto& value = member.value();
+      if (member.key() == "properties" && value.is_object()) {
+        for (const auto& property : value.get_object()) names.emplace(property.key());
+      }
+      if (member.key() == "required" && value.is_array()) {
+        for (const auto& name : value.get_array()) {
+          if (name.is_string()) names.emplace(name.get_string());
+        }
+      }
+      collect_declared_names(value, names);
+    }
+  } else if (const auto* array = schema.if_array()) {
+    for (const auto& item : *array) collect_declared_names(item, names);
+  }
+}
+
+// `pointer` with each member name the schema does not declare shown as `*`.
+// Such a name is text of the failed output (an additionalProperties or
+// patternProperties key), which may be shown only between the boundary lines.
+std::string declared_pointer(std::string_view pointer, const name_set& declared) {
+  std::string shown;
+  while (pointer.starts_with('/')) {
+    pointer.remove_prefix(1);
+    const std::string_view segment = pointer.substr(0, pointer.find('/'));
+    pointer.remove_prefix(segment.size());
+    std::string name;  // the segment unescaped (~1 is '/', ~0 is '~')
+    for (std::size_t i = 0; i < segment.size(); ++i) {
+      if (segment[i] == '~' && i + 1 < segment.size()) {
+        name.push_back(segment[++i] == '1' ? '/' : '~');
+      } else {
+        name.push_back(segment[i]);
+      }
+    }
+    const bool index = !segment.empty() && std::all_of(segment.begin(), segment.end(),
+                                                       [](char c) { return c >= '0' && c <= '9'; });
+    shown += '/';
+    shown += index || declared.contains(name) ? segment : std::string_view("*");
+  }
+  return shown;
+}
+
 std::string error_records(const std::vector<validation_error>& errors, const boost::json::value& schema,
                           std::size_t max_errors) {
+  name_set declared;
+  collect_declared_names(schema, declared);
   boost::json::array records;
   for (std::size_t i = 0; i < errors.size() && i < max_errors; ++i) {
     const auto& error = errors[i];
     boost::json::object record;
-    record.emplace("pointer", utf8_prefix(error.instance_path, max_pointer_bytes));
+    record.emplace("pointer", declared_pointer(utf8_prefix(error.instance_path, max_pointer_bytes), declared));
     record.emplace("keyword", utf8_prefix(error.keyword, max_keyword_bytes));
     if (const boost::json::value* expected = at_pointer(schema, error.schema_path)) {
       std::string text = compact(*expected);
@@ -179,7 +229,8 @@ repair_prompt detail::build_repair_prompt(const envelope& e, const boost::json::
   user += "\n\n";
   user += what_failed(e);
   if (!e.failure.errors.empty()) {
-    user += "\nErrors (pointer into the document, keyword, what the schema expects):\n";
+    user += "\nErrors (pointer into the document, where * is a member name the schema does not declare; keyword; "
+            "what the schema expects):\n";
     user += error_records(e.failure.errors, schema, options.max_errors);
   }
   const std::uint64_t whole = e.raw_response.length;

@@ -8,19 +8,31 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/private_file.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail::sqlite {
 
-// Creates a missing database file readable by its owner only; SQLite gives
-// its WAL files the same mode. Anything else is left for SQLite to report.
-inline void create_private_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+// Readies `path` for a writable connection: refuses a database, or a -wal,
+// -shm or -journal file beside it, that is a symbolic link or that group or
+// others can write, and creates a missing database 0600 whatever the umask
+// (SQLite gives its WAL, shared-memory and journal files the database's
+// mode). Returns why it refuses; any other failure is left for SQLite to report.
+inline std::optional<std::string> prepare_private_database(const std::string& path) {
+  for (const char* beside : {"-wal", "-shm", "-journal"}) {
+    if (auto why = existing_file_refusal(path + beside)) return why;
+  }
+  bool created = false;
+  std::string refusal;
+  const int fd = open_private_file(path, O_RDONLY | O_CLOEXEC, created, refusal);
   if (fd >= 0) ::close(fd);
+  if (!refusal.empty()) return refusal;
+  return std::nullopt;
 }
 
 // A table name (or prefix) used unquoted in SQL: letters, digits, underscores.

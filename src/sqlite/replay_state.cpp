@@ -141,9 +141,12 @@ expected<sqlite_replay_state, replay_state_error> sqlite_replay_state::open(cons
   auto state = std::make_unique<impl>();
   state->path = path.string();
   state->clock = std::move(options.clock);
-  create_private_file(state->path);
-  const int opened = sqlite3_open_v2(state->path.c_str(), &state->owner.db,
-                                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (auto why = prepare_private_database(state->path)) {
+    return unexpected(refused(replay_state_errc::store_unavailable, "sqlite: " + *why));
+  }
+  const int opened =
+      sqlite3_open_v2(state->path.c_str(), &state->owner.db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, nullptr);
   state->db = state->owner.db;
   if (opened != SQLITE_OK) return unexpected(state->failure("open " + state->path));
   sqlite3_busy_timeout(state->db, options.busy_timeout_ms);

@@ -356,8 +356,13 @@ expected<sqlite_store, sink_error> sqlite_store::open(const std::filesystem::pat
   auto state = std::make_unique<impl>();
   state->table = options.table;
   state->path = path.string();
-  if (!options.read_only) create_private_file(state->path);
-  const int mode = options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (!options.read_only) {
+    if (auto why = prepare_private_database(state->path)) {
+      return unexpected(sink_error{sink_errc::unsafe_file, "sqlite: " + *why});
+    }
+  }
+  const int mode = options.read_only ? SQLITE_OPEN_READONLY
+                                     : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW;
   const int opened = sqlite3_open_v2(state->path.c_str(), &state->owner.db, mode | SQLITE_OPEN_NOMUTEX, nullptr);
   state->db = state->owner.db;
   if (opened != SQLITE_OK) return unexpected(sqlite_failure(state->db, "open " + state->path));

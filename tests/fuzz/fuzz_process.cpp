@@ -58,14 +58,16 @@ constexpr std::uint8_t cut_off_by_length = 1u << 3;    // the API said finish_re
 constexpr std::uint8_t confidence_bits = 3u << 4;      // a score held to 0.5: none, 0.3, NaN or infinity
 constexpr std::uint8_t no_errors_kept = 1u << 6;       // max_errors 0
 
-void check_captured(const llmdlq::captured_text& captured, std::string_view whole, const std::string& json) {
+// `redacted`: the whole text as the default redactor leaves it.
+void check_captured(const llmdlq::captured_text& captured, std::string_view whole, std::string_view redacted,
+                    const std::string& json) {
   if (captured.length != whole.size() || captured.sha256 != llmdlq::detail::sha256_hex(whole)) {
     fail("a stored text's length or hash does not describe the whole text", json);
   }
   if (!captured.text) return;
-  const std::string encoded = captured.base64 ? llmdlq::detail::base64(whole) : std::string(whole);
+  const std::string encoded = captured.base64 ? llmdlq::detail::base64(redacted) : std::string(redacted);
   if (!encoded.starts_with(*captured.text) || captured.cut != (captured.text->size() < encoded.size())) {
-    fail("a stored text is not the whole text or a prefix marked cut", json);
+    fail("a stored text is not the whole redacted text or a prefix marked cut", json);
   }
 }
 
@@ -82,9 +84,10 @@ void check_envelope(const llmdlq::envelope& e, std::string_view response, std::s
   const auto back = llmdlq::parse_envelope(json);
   if (!back) fail("the envelope cannot be read back", json);
   if (!(*back == e) || llmdlq::serialize(*back) != json) fail("the envelope changes in a round trip", json);
-  check_captured(e.raw_response, response, json);
+  const auto& redaction = llmdlq::redactor::standard();
+  check_captured(e.raw_response, response, redaction.redact_document(response, receipt_schema().pii_paths()), json);
   if (e.original_input) {
-    check_captured(*e.original_input, original_input, json);
+    check_captured(*e.original_input, original_input, redaction.redact_text(original_input), json);
   } else if (!original_input.empty()) {
     fail("the original input is missing", json);
   }

@@ -258,6 +258,18 @@ TEST_CASE("A repair prompt is bounded whatever the envelope holds, and quotes th
   CHECK(prompt.user.find("bad") == std::string::npos);
 }
 
+TEST_CASE("A letter stored unredacted is redacted before its repair prompt is built", "[ladder][redaction]") {
+  llmdlq::envelope e = failure_of(R"({"merchant": "x", "total": "12,50", "note": "NL91ABNA0417164300"})");
+  // As an older version, or a host with redactor::none(), would have stored it.
+  e.raw_response.text = R"({"merchant": "x", "total": "12,50", "note": "NL91ABNA0417164300 jan@example.nl"})";
+  fixture f;
+  const auto prompt = f.ladder().prompt_for(e);
+  CHECK(prompt.user.find("NL91ABNA0417164300") == std::string::npos);
+  CHECK(prompt.user.find("jan@example.nl") == std::string::npos);
+  CHECK(prompt.user.find("<iban>") != std::string::npos);
+  CHECK(prompt.user.find("<email>") != std::string::npos);
+}
+
 TEST_CASE("An answer that breaks out of its role is poison, and ends the ladder", "[ladder][injection]") {
   fixture f;
   SECTION("chat-template control tokens") {

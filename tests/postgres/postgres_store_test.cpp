@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <latch>
 #include <random>
 #include <set>
@@ -72,6 +74,15 @@ class database {
     PQclear(r);
     REQUIRE((status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK));
     return rows;
+  }
+
+  // Runs `sql`, which may be several statements.
+  void execute(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    const auto status = PQresultStatus(r);
+    INFO(sql << ": " << PQresultErrorMessage(r));
+    PQclear(r);
+    REQUIRE((status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK));
   }
 
   // The first column of the first row ("" when there is none).
@@ -839,4 +850,135 @@ TEST_CASE("postgres_store: a table made before the replay statuses gets the wide
   REQUIRE(llmdlq::postgres_store::open(conninfo(), table.options()).has_value());
   CHECK(db.column("SELECT conname FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c'",
                   {table.sql_name()}).size() == 2);
+}
+
+TEST_CASE("postgres_store passes the connection string to libpq as it is: TLS settings reach it", "[postgres]") {
+  REQUIRE_POSTGRES();
+  // The test server speaks no TLS: libpq's own refusal shows it read the settings.
+  auto required = llmdlq::postgres_store::open(std::string(conninfo()) + " sslmode=require");
+  REQUIRE_FALSE(required.has_value());
+  CHECK(required.error().code == llmdlq::sink_errc::unavailable);
+  CHECK(required.error().message.find("SSL was required") != std::string::npos);
+  auto verified =
+      llmdlq::postgres_store::open(std::string(conninfo()) + " sslmode=verify-full sslrootcert=/nonexistent/ca.crt");
+  REQUIRE_FALSE(verified.has_value());
+  INFO(verified.error().message);
+  CHECK((verified.error().message.find("SSL was required") != std::string::npos ||
+         verified.error().message.find("/nonexistent/ca.crt") != std::string::npos));
+}
+
+namespace {
+
+// The SQL after the README's <!-- postgres-grants-test --> marker, for
+// `table`, with role names that end in `suffix` (roles belong to the server).
+std::string readme_grants(const std::string& table, const std::string& suffix) {
+  std::ifstream in(LLMDLQ_README);
+  REQUIRE(in);
+  const std::string readme{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto marker = readme.find("<!-- postgres-grants-test -->\n```sql\n");
+  REQUIRE(marker != std::string::npos);
+  const auto begin = readme.find('\n', readme.find("```sql", marker)) + 1;
+  std::string sql = readme.substr(begin, readme.find("\n```", begin) + 1 - begin);
+  const auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (auto at = sql.find(from); at != std::string::npos; at = sql.find(from, at + to.size())) {
+      sql.replace(at, from.size(), to);
+    }
+  };
+  replace_all("receipt_moderation_queue", table);
+  for (const std::string role : {"llmdlq_writer", "llmdlq_operator", "llmdlq_reader"}) replace_all(role, role + suffix);
+  return sql;
+}
+
+// Roles of the test's own, each with a login member, dropped at the end.
+struct scratch_roles {
+  std::string suffix = "_" + random_suffix();
+  std::vector<std::string> roles;
+  ~scratch_roles() {
+    PGconn* conn = PQconnectdb(conninfo());
+    PQsetNoticeProcessor(conn, drop_notice, nullptr);
+    for (const auto& role : roles) {
+      PQclear(PQexec(conn, fmt::format("DROP OWNED BY {0}; DROP ROLE IF EXISTS {0}", role).c_str()));
+    }
+    PQfinish(conn);
+  }
+  // A login role in `group`; its connection string.
+  std::string login(database& db, const std::string& group) {
+    const std::string user = "login_" + group + suffix;
+    roles.insert(roles.begin(), user);  // members go before their group
+    db.execute(fmt::format("CREATE ROLE {} LOGIN IN ROLE {}", user, group + suffix));
+    return std::string(conninfo()) + " user=" + user;
+  }
+};
+
+// Runs `sql` as the user of `connection`: the error message, or "" when it worked.
+std::string refusal_of(const std::string& connection, const std::string& sql) {
+  PGconn* conn = PQconnectdb(connection.c_str());
+  REQUIRE(PQstatus(conn) == CONNECTION_OK);
+  PGresult* r = PQexec(conn, sql.c_str());
+  const bool worked = PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK;
+  std::string message = worked ? std::string() : PQresultErrorMessage(r);
+  PQclear(r);
+  PQfinish(conn);
+  return message;
+}
+
+}  // namespace
+
+TEST_CASE("postgres_store: the README's grants give a writer, an operator and a reader that sees no raw text",
+          "[postgres]") {
+  REQUIRE_POSTGRES();
+  scratch_table table;
+  { auto owner = open_store(table); }  // migrates: the test's user owns the table
+  scratch_roles roles;
+  database db;
+  for (const std::string group : {"llmdlq_reader", "llmdlq_operator", "llmdlq_writer"}) {
+    roles.roles.push_back(group + roles.suffix);
+  }
+  db.execute(readme_grants(table.name, roles.suffix));
+  auto options = table.options();
+  options.migrate = false;
+
+  // The writer publishes, and knows a duplicate, but cannot read records.
+  const auto writer = roles.login(db, "llmdlq_writer");
+  auto worker = llmdlq::postgres_store::open(writer, options);
+  INFO((worker ? "" : worker.error().message));
+  REQUIRE(worker.has_value());
+  const auto e = sample("grants:1");
+  CHECK(published(*worker, e) == e.dlq_id);
+  auto again = worker->publish(e);
+  REQUIRE(again.has_value());
+  CHECK(again->duplicate);
+  auto peek = worker->get(e.dlq_id);
+  REQUIRE_FALSE(peek.has_value());
+  CHECK(peek.error().message.find("permission denied") != std::string::npos);
+
+  // The operator reads whole records and acts on them, but cannot insert.
+  const auto operator_login = roles.login(db, "llmdlq_operator");
+  auto moderation = llmdlq::postgres_store::open(operator_login, options);
+  REQUIRE(moderation.has_value());
+  auto record = moderation->get(e.dlq_id);
+  REQUIRE(record.has_value());
+  REQUIRE(record->has_value());
+  auto claimed = moderation->act(request(e.dlq_id, llmdlq::moderation_action::claim));
+  INFO((claimed ? "" : claimed.error().message));
+  CHECK(claimed.has_value());
+  auto inserted = moderation->publish(sample("grants:2"));
+  REQUIRE_FALSE(inserted.has_value());
+  CHECK(inserted.error().code == llmdlq::sink_errc::rejected);
+
+  // The reader sees counts and states, and is refused every column that holds text of the output.
+  const auto reader = roles.login(db, "llmdlq_reader");
+  const auto t = table.sql_name();
+  CHECK(refusal_of(reader, fmt::format("SELECT dlq_id, idempotency_key, attempt, status, category, triage, action, "
+                                       "failure_code, raw_sha256, created_at, updated_at, expires_at, claimed_by "
+                                       "FROM {}",
+                                       t)) == "");
+  CHECK(refusal_of(reader, fmt::format("SELECT status, count(*) FROM {} GROUP BY status", t)) == "");
+  for (const std::string column : {"raw_response", "envelope", "resolution", "message", "operator_log", "*"}) {
+    INFO(column);
+    CHECK(refusal_of(reader, fmt::format("SELECT {} FROM {}", column, t)).find("permission denied") !=
+          std::string::npos);
+  }
+  CHECK(refusal_of(reader, fmt::format("UPDATE {} SET status = 'discarded'", t)).find("permission denied") !=
+        std::string::npos);
 }

@@ -12,6 +12,7 @@
 #include "catch.hpp"
 #include "redis_test_support.hpp"
 #include "support/envelope_check.hpp"
+#include "support/skip.hpp"
 
 using llmdlq::test::redis_client;
 using llmdlq::test::sample;
@@ -301,4 +302,59 @@ TEST_CASE("a pipeline over redis_stream_sink commits a dead-lettered response on
   // Accepted responses do not touch the sink.
   CHECK(pipeline.handle(R"({"total": 1})", context) == llmdlq::disposition::commit);
   CHECK(redis.integer({"XLEN", stream.key()}) == 1);
+}
+
+TEST_CASE("redis_stream_sink accepts the test server, which syncs its append-only file on every write", "[redis]") {
+  LLMDLQ_REDIS_OR_SKIP(server);
+  scoped_stream stream(server, "persistent");
+  auto sink = llmdlq::redis_stream_sink::open(llmdlq::test::sink_options(server, stream));
+  INFO((sink ? std::string() : sink.error().message));
+  REQUIRE(sink.has_value());
+  CHECK(sink->persistence() == llmdlq::redis_persistence{true, "always"});
+}
+
+TEST_CASE("redis_stream_sink refuses a server that would lose what it acknowledged, unless told to accept it",
+          "[redis]") {
+  LLMDLQ_REDIS_OR_SKIP(shared);
+  struct server_case {
+    std::vector<std::string> settings;
+    std::string missing;                   // in the refusal; empty: accepted
+    llmdlq::redis_persistence persistence;  // as reported
+  };
+  const auto [settings, missing, persistence] = GENERATE(
+      server_case{{"--save", "", "--appendonly", "no"}, "it keeps no append-only file (appendonly no)", {false, "everysec"}},
+      server_case{{"--save", "", "--appendonly", "yes", "--appendfsync", "no"},
+                  "it does not sync its append-only file (appendfsync no)",
+                  {true, "no"}},
+      server_case{{"--save", "", "--appendonly", "yes", "--rename-command", "CONFIG", ""}, "", {true, ""}});
+  CAPTURE(settings);
+  llmdlq::test::scoped_redis_server redis(settings);
+  if (!redis.started()) LLMDLQ_SKIP("redis-server cannot be started here");
+  llmdlq::redis_stream_sink_options options;
+  options.connection = redis.options();
+  options.stream = "llmdlq-test:persistence";
+
+  auto refused = llmdlq::redis_stream_sink::open(options);
+  if (missing.empty()) {
+    // CONFIG renamed away: appendfsync is unknown, the append-only file is enough.
+    INFO((refused ? std::string() : refused.error().message));
+    REQUIRE(refused.has_value());
+    CHECK(refused->persistence() == persistence);
+    return;
+  }
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == llmdlq::sink_errc::rejected);
+  CHECK(refused.error().message.find(missing) != std::string::npos);
+  CHECK(refused.error().message.find(std::to_string(redis.options().port)) != std::string::npos);
+  CHECK(refused.error().message.find("require_persistence = false") != std::string::npos);
+  CHECK(llmdlq::test::redis_client(redis.options()).integer({"EXISTS", options.stream}) == 0);
+
+  options.require_persistence = false;
+  auto accepted = llmdlq::redis_stream_sink::open(options);
+  REQUIRE(accepted.has_value());
+  CHECK(accepted->persistence() == persistence);
+  const auto e = sample("volatile:1");
+  auto r = accepted->publish(e);
+  REQUIRE(r.has_value());
+  CHECK(r->dlq_id == e.dlq_id);
 }

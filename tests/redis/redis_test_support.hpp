@@ -5,7 +5,12 @@
 // server as an operator would.
 #pragma once
 
+#include <arpa/inet.h>
 #include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,6 +31,7 @@
 
 #include "catch.hpp"
 #include "support/eventually.hpp"
+#include "support/temp_dir.hpp"
 
 namespace llmdlq::test {
 
@@ -134,6 +140,79 @@ class redis_client {
 
  private:
   redisContext* ctx_ = nullptr;
+};
+
+/// A redis-server of the test's own, on a free loopback port with its own
+/// folder, started with `settings` (`--appendonly no`, ...) and stopped when
+/// this goes. started() is false when there is no redis-server to run.
+class scoped_redis_server {
+ public:
+  explicit scoped_redis_server(std::vector<std::string> settings) {
+    options_.port = free_port();
+    std::vector<std::string> words{"redis-server", "--port", std::to_string(options_.port), "--bind", "127.0.0.1",
+                                   "--dir", dir_.path().string(), "--logfile", (dir_.path() / "redis.log").string()};
+    words.insert(words.end(), settings.begin(), settings.end());
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (auto& word : words) argv.push_back(word.data());
+      argv.push_back(nullptr);
+      ::execvp(argv[0], argv.data());
+      ::_exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline && !(started_ = answers())) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {  // it ended: no redis-server, or it refused the settings
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ~scoped_redis_server() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  scoped_redis_server(const scoped_redis_server&) = delete;
+  scoped_redis_server& operator=(const scoped_redis_server&) = delete;
+
+  [[nodiscard]] bool started() const noexcept { return started_; }
+  [[nodiscard]] const redis_connection_options& options() const noexcept { return options_; }
+
+ private:
+  static int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+    ::close(fd);
+    return ntohs(address.sin_port);
+  }
+
+  bool answers() const {
+    redisContext* probe = redisConnectWithTimeout(options_.host.c_str(), options_.port, timeval{1, 0});
+    bool pong = false;
+    if (probe && probe->err == 0) {
+      auto* reply = static_cast<redisReply*>(redisCommand(probe, "PING"));
+      pong = reply && reply->type == REDIS_REPLY_STATUS;
+      if (reply) freeReplyObject(reply);
+    }
+    redisFree(probe);
+    return pong;
+  }
+
+  temp_dir dir_;
+  redis_connection_options options_;
+  pid_t pid_ = -1;
+  bool started_ = false;
 };
 
 /// A stream key no other test or run uses; the stream, its groups and its

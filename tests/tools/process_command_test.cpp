@@ -15,6 +15,7 @@
 
 #include "catch.hpp"
 #include "support/skip.hpp"
+#include "support/temp_dir.hpp"
 #include "tools/run_tool.hpp"
 
 using llmdlq::test::run_llmdlq;
@@ -165,6 +166,33 @@ TEST_CASE("process: a failing sink makes the line a retry and the exit status 3"
   CHECK(lines[0].at("status") == "retry");
   CHECK(lines[0].at("error").as_string().find("No space left on device") != boost::json::string::npos);
   CHECK(lines[1].at("status") == "accepted");
+}
+
+TEST_CASE("process: a DLQ or fallback that others can write is refused before any line is read",
+          "[tools][process]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  const std::string kind = GENERATE(std::string("jsonl"), std::string("sqlite"));
+  const bool as_fallback = GENERATE(false, true);
+  CAPTURE(kind, as_fallback);
+  const auto exposed = (dir.path() / ("exposed." + kind)).string();
+  if (kind == "jsonl") {
+    REQUIRE(llmdlq::jsonl_file_sink::open(exposed).has_value());
+  } else {
+    REQUIRE(llmdlq::sqlite_store::open(exposed).has_value());
+  }
+  REQUIRE(::chmod(exposed.c_str(), 0666) == 0);
+  const std::string before = llmdlq::test::slurp(exposed);
+  const std::string sinks = as_fallback ? "--sink jsonl:" + (dir.path() / "dlq.jsonl").string() + " --fallback " +
+                                              kind + ":" + exposed
+                                        : "--sink " + kind + ":" + exposed;
+  const auto run = run_llmdlq("process --schema " + schema + " " + sinks, R"({"id": 1, "response": "not json"})" "\n");
+  INFO(run.err);
+  CHECK(run.exit_code == 3);
+  CHECK(run.out.empty());
+  CHECK(run.err.find(as_fallback ? "cannot open the fallback sink: " : "cannot open the DLQ: ") != std::string::npos);
+  CHECK(run.err.find(exposed + " has mode 0666: group or others can write it") != std::string::npos);
+  CHECK(llmdlq::test::slurp(exposed) == before);
 }
 
 TEST_CASE("process: --repair off is strict", "[tools][process]") {

@@ -17,6 +17,7 @@ TEST_CASE("replay: against a model server", "[tools][replay]") {
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -384,6 +385,41 @@ TEST_CASE("replay: --to writes only to an allowed target, each payload once", "[
   }
   CHECK(lines == 3);
   CHECK(keys == std::multiset<std::string>{"key-0", "key-1", "key-2"});
+}
+
+TEST_CASE("replay: a target file that others can write is refused before the model is asked", "[tools][replay]") {
+  dlq q(llmdlq::test::cut_off_letters(1));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0))});
+  REQUIRE(server.listening());
+  const auto root = std::filesystem::canonical(q.dir.path());
+  const auto out = (root / "out.jsonl").string();
+  const auto allowed = q.dir.write("allowed.allow", "jsonl:" + out + "\n");
+  q.dir.write("out.jsonl", "");
+  REQUIRE(::chmod(out.c_str(), 0646) == 0);
+
+  const auto run = q.replay("--execute --rate 0 --allowlist " + allowed + " --model-url " + server.base_url() +
+                            " --to jsonl:" + out);
+  INFO(run.err);
+  CHECK(run.exit_code != 0);
+  CHECK(run.err.find(out + " has mode 0646: group or others can write it") != std::string::npos);
+  CHECK(server.calls() == 0);
+  CHECK(slurp(out).empty());
+}
+
+TEST_CASE("replay: a new target file is its owner's only", "[tools][replay]") {
+  dlq q(llmdlq::test::cut_off_letters(1));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0))});
+  REQUIRE(server.listening());
+  const auto root = std::filesystem::canonical(q.dir.path());
+  const auto out = (root / "out.jsonl").string();
+  const auto allowed = q.dir.write("allowed.allow", "jsonl:" + out + "\n");
+  const auto run = q.replay("--execute --rate 0 --allowlist " + allowed + " --model-url " + server.base_url() +
+                            " --to jsonl:" + out, "umask 0 &&");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  struct stat info {};
+  REQUIRE(::stat(out.c_str(), &info) == 0);
+  CHECK((info.st_mode & 07777) == 0600);
 }
 
 TEST_CASE("replay: a target that fails stops the run (exit 3), the next run delivers without asking again",

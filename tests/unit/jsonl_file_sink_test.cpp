@@ -21,12 +21,14 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <llmdlq/detail/identifiers.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/process.hpp>
 
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
+#include "support/file_mode.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
@@ -34,6 +36,7 @@ namespace {
 using llmdlq::jsonl_file_options;
 using llmdlq::jsonl_file_sink;
 using llmdlq::sink_errc;
+using llmdlq::test::mode_of;
 using llmdlq::test::slurp;
 
 // An envelope whose dlq_id is a UUIDv7 made from `n` alone: the same `n`
@@ -330,22 +333,62 @@ TEST_CASE("jsonl_file_sink: a file that is not JSON Lines of envelopes is refuse
   CHECK(slurp(path) == before);
 }
 
-TEST_CASE("jsonl_file_sink: a new file is readable by its owner only", "[jsonl]") {
+TEST_CASE("jsonl_file_sink: a new file is readable by its owner only, whatever the umask", "[jsonl]") {
   llmdlq::test::temp_dir dir;
+  const mode_t mask = GENERATE(mode_t(0), mode_t(022), mode_t(0277));
+  CAPTURE(mask);
   const auto path = dir.path() / "dlq.jsonl";
   {
+    const llmdlq::test::scoped_umask umask(mask);
     auto sink = jsonl_file_sink::open(path);
     REQUIRE(sink.has_value());
+    REQUIRE(sink->publish(numbered(1)).has_value());
   }
-  struct stat info;
-  REQUIRE(::stat(path.c_str(), &info) == 0);
-  CHECK((info.st_mode & 0777) == 0600);
+  CHECK(mode_of(path) == 0600);
 
-  // An existing file keeps the mode its owner gave it.
+  // An existing file that only its owner can write keeps the mode its owner gave it.
   REQUIRE(::chmod(path.c_str(), 0640) == 0);
   REQUIRE(jsonl_file_sink::open(path).has_value());
-  REQUIRE(::stat(path.c_str(), &info) == 0);
-  CHECK((info.st_mode & 0777) == 0640);
+  CHECK(mode_of(path) == 0640);
+}
+
+TEST_CASE("jsonl_file_sink refuses a file that group or others can write, and leaves it untouched", "[jsonl]") {
+  llmdlq::test::temp_dir dir;
+  const mode_t mode = GENERATE(mode_t(0666), mode_t(0620), mode_t(0602));
+  CAPTURE(mode);
+  const auto path = dir.path() / "dlq.jsonl";
+  const std::string before = line_of(numbered(1)) + R"({"envelope_version":"1","dl)";  // with a torn last line
+  write_file(path, before);
+  REQUIRE(::chmod(path.c_str(), mode) == 0);
+
+  auto sink = jsonl_file_sink::open(path);
+  REQUIRE_FALSE(sink.has_value());
+  CHECK(sink.error().code == sink_errc::unsafe_file);
+  CHECK(llmdlq::is_permanent(sink.error().code));
+  const auto& message = sink.error().message;
+  CHECK(message.find(path.string()) != std::string::npos);
+  CHECK(message.find(fmt::format("mode {:04o}", mode)) != std::string::npos);
+  CHECK(message.find("chmod 600") != std::string::npos);
+  CHECK(slurp(path) == before);  // the torn line is not cut off
+  CHECK(mode_of(path) == static_cast<int>(mode));
+}
+
+TEST_CASE("jsonl_file_sink refuses a symbolic link to a file, or to nothing", "[jsonl]") {
+  llmdlq::test::temp_dir dir;
+  const auto target = dir.path() / "elsewhere.jsonl";
+  const auto link = dir.path() / "dlq.jsonl";
+  const bool dangling = GENERATE(false, true);
+  CAPTURE(dangling);
+  const std::string stored = line_of(numbered(1));
+  if (!dangling) write_file(target, stored);
+  std::filesystem::create_symlink(target, link);
+
+  auto sink = jsonl_file_sink::open(link);
+  REQUIRE_FALSE(sink.has_value());
+  CHECK(sink.error().code == sink_errc::unsafe_file);
+  CHECK(sink.error().message.find(link.string() + " is a symbolic link") != std::string::npos);
+  CHECK(std::filesystem::exists(target) != dangling);  // nothing created through the link
+  if (!dangling) CHECK(slurp(target) == stored);
 }
 
 TEST_CASE("jsonl_file_sink stores each dlq_id once, across publishes, batches and re-opens", "[jsonl]") {

@@ -281,6 +281,12 @@ TEST_CASE("sqlite_replay_state: a private file, shareable with the dead-letter s
   struct stat info {};
   REQUIRE(::stat(own.c_str(), &info) == 0);
   CHECK((info.st_mode & 0777) == 0600);
+  REQUIRE(::chmod(own.c_str(), 0660) == 0);
+  auto exposed = sqlite_replay_state::open(own);
+  REQUIRE_FALSE(exposed.has_value());
+  CHECK(exposed.error().code == replay_state_errc::store_unavailable);
+  CHECK(exposed.error().message.find(own.string() + " has mode 0660") != std::string::npos);
+  REQUIRE(::chmod(own.c_str(), 0600) == 0);
 
   for (const char* bad : {"", "1replays", "replay-state", "a;DROP"}) {
     auto refused = sqlite_replay_state::open(own, {.table_prefix = bad});

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include <llmdlq/pipeline.hpp>
 #include <llmdlq/process.hpp>
 #include <llmdlq/sqlite/store.hpp>
@@ -17,9 +19,12 @@
 #include "catch.hpp"
 #include "support/skip.hpp"
 #include "support/envelope_check.hpp"
+#include "support/file_mode.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
+
+using llmdlq::test::mode_of;
 
 llmdlq::envelope sample(std::string key, std::uint32_t attempt = 1,
                         llmdlq::failure_category category = llmdlq::failure_category::syntax,
@@ -46,12 +51,6 @@ std::string column(const std::filesystem::path& db, const std::string& sql) {
   sqlite3_finalize(stmt);
   sqlite3_close(handle);
   return value;
-}
-
-unsigned mode_of(const std::filesystem::path& file) {
-  struct stat info {};
-  REQUIRE(::stat(file.c_str(), &info) == 0);
-  return info.st_mode & 07777;
 }
 
 // Makes a file unwritable even for root (the immutable attribute) while it
@@ -81,18 +80,58 @@ class immutable_file {
 
 }  // namespace
 
-TEST_CASE("sqlite_store creates the DLQ readable by its owner only", "[sqlite]") {
+TEST_CASE("sqlite_store creates the DLQ readable by its owner only, whatever the umask", "[sqlite]") {
   llmdlq::test::temp_dir dir;
+  const mode_t mask = GENERATE(mode_t(0), mode_t(022), mode_t(0277));
+  CAPTURE(mask);
   const auto path = dir.path() / "dlq.db";
-  const mode_t previous = ::umask(022);
+  const llmdlq::test::scoped_umask umask(mask);
   auto sink = llmdlq::sqlite_store::open(path);
-  ::umask(previous);
   REQUIRE(sink.has_value());
   REQUIRE(sink->publish(sample("private")).has_value());
   CHECK(mode_of(path) == 0600);
-  // The WAL holds the same records until a checkpoint.
+  // The WAL holds the same records until a checkpoint; SQLite gives it the database's mode.
   CHECK(mode_of(path.string() + "-wal") == 0600);
   CHECK(mode_of(path.string() + "-shm") == 0600);
+}
+
+TEST_CASE("sqlite_store refuses a DLQ that group or others can write, and leaves it untouched", "[sqlite]") {
+  llmdlq::test::temp_dir dir;
+  const auto path = dir.path() / "dlq.db";
+  {
+    auto sink = llmdlq::sqlite_store::open(path);
+    REQUIRE(sink.has_value());
+    REQUIRE(sink->publish(sample("stored")).has_value());
+  }
+  const std::string exposed = GENERATE(std::string(), std::string("-wal"), std::string("-journal"));
+  CAPTURE(exposed);
+  const auto file = path.string() + exposed;
+  if (!exposed.empty()) std::ofstream(file, std::ios::binary) << "";
+  REQUIRE(::chmod(file.c_str(), 0666) == 0);
+  const std::string before = llmdlq::test::slurp(path);
+
+  auto sink = llmdlq::sqlite_store::open(path);
+  REQUIRE_FALSE(sink.has_value());
+  CHECK(sink.error().code == llmdlq::sink_errc::unsafe_file);
+  CHECK(sink.error().message.find(file + " has mode 0666") != std::string::npos);
+  CHECK(llmdlq::test::slurp(path) == before);
+  CHECK(mode_of(file) == 0666);
+  // Reading it changes nothing and is not refused: `llmdlq stats` can still tell what it holds.
+  auto reader = llmdlq::sqlite_store::open(path, {.read_only = true});
+  REQUIRE(reader.has_value());
+  CHECK(reader->statistics()->total == 1);
+}
+
+TEST_CASE("sqlite_store refuses a symbolic link to a database", "[sqlite]") {
+  llmdlq::test::temp_dir dir;
+  const auto target = dir.path() / "elsewhere.db";
+  const auto link = dir.path() / "dlq.db";
+  REQUIRE(llmdlq::sqlite_store::open(target).has_value());
+  std::filesystem::create_symlink(target, link);
+  auto sink = llmdlq::sqlite_store::open(link);
+  REQUIRE_FALSE(sink.has_value());
+  CHECK(sink.error().code == llmdlq::sink_errc::unsafe_file);
+  CHECK(sink.error().message.find(link.string() + " is a symbolic link") != std::string::npos);
 }
 
 TEST_CASE("sqlite_store stores a pending row per envelope, durably and in WAL mode", "[sqlite]") {

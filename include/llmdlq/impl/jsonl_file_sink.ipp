@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/private_file.hpp"
 #include "llmdlq/jsonl_file_sink.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -42,23 +43,6 @@ struct owned_fd {
   }
   int release() noexcept { return std::exchange(fd, -1); }
 };
-
-// Opens `path` for appending, creating it with mode 0600 when it does not
-// exist; `created` says which. Returns -1 with errno set on failure.
-inline int open_for_append(const std::filesystem::path& path, bool& created) {
-  constexpr int flags = O_RDWR | O_APPEND | O_CLOEXEC;
-  for (int attempt = 0; attempt < 4; ++attempt) {  // another process may create or remove it in between
-    int fd = ::open(path.c_str(), flags);
-    if (fd >= 0 || errno != ENOENT) return fd;
-    fd = ::open(path.c_str(), flags | O_CREAT | O_EXCL, 0600);
-    if (fd >= 0) {
-      created = true;
-      return fd;
-    }
-    if (errno != EEXIST) return -1;
-  }
-  return -1;
-}
 
 // Syncs the directory holding `file`, so that its entry survives a crash.
 // Returns 0 or the errno of the failure.
@@ -143,7 +127,9 @@ inline std::string refusal(const std::filesystem::path& path, std::uint64_t line
 LLMDLQ_INLINE expected<jsonl_file_sink, sink_error> jsonl_file_sink::open(const std::filesystem::path& path,
                                                                           jsonl_file_options options) {
   bool created = false;
-  detail::owned_fd file{detail::open_for_append(path, created)};
+  std::string refusal;
+  detail::owned_fd file{detail::open_private_file(path, O_RDWR | O_APPEND | O_CLOEXEC, created, refusal)};
+  if (!refusal.empty()) return unexpected(sink_error{sink_errc::unsafe_file, std::move(refusal)});
   if (file.fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
   struct stat info;
   if (::fstat(file.fd, &info) != 0) return unexpected(detail::io_failure("cannot stat", path, errno));

@@ -242,7 +242,10 @@ struct redactor::state {
       case redaction_action::mask: {
         const std::string v = detail::normalized(kind, value);
         const std::size_t keep = std::min(options.mask_keep, v.size() / 2);
-        return std::string(v.size() - keep, '*') + v.substr(v.size() - keep);
+        std::string masked(v.size() - keep, '*');
+        // Only letters and digits are kept: `::1` could be read as an address again.
+        for (const char c : std::string_view(v).substr(v.size() - keep)) masked += detail::pii_chars::alnum(c) ? c : '*';
+        return masked;
       }
       case redaction_action::token:
         return fmt::format("<{}:{}>", kind, detail::base32_token((*hmac)(kind, detail::normalized(kind, value))));

@@ -83,7 +83,9 @@ class recovery_ladder {
   /// payload when it has one (the larger of it and the history counts).
   [[nodiscard]] recovery_step next_step(const envelope& e, std::uint32_t attempts_made = 0) const;
 
-  /// The repair prompt the next model step would send.
+  /// The repair prompt the next model step would send, built from the
+  /// failed output redacted by `judge.redaction` (a no-op for a letter
+  /// process_llm_response stored, which is redacted already).
   [[nodiscard]] repair_prompt prompt_for(const envelope& e) const;
 
   /// Runs `step` on `e`, appending an attempt to `e.attempts.history`, and

@@ -49,9 +49,11 @@ struct repair_prompt {
 /// The re-ask for the failure in `e`. `schema` is the JSON Schema the answer
 /// must follow (the parsed document the schema was compiled from). Error
 /// records carry the instance pointer, the keyword and what the schema
-/// expects there (from the schema, not from the validator's message); the
-/// failed output is `e.raw_response.text` (nothing when the envelope holds
-/// none). A truncated output is shown with a request for the complete document.
+/// expects there (from the schema, not from the validator's message); a
+/// member name in the pointer that the schema does not declare is output
+/// text and is shown as `*`, so that nothing of the output is outside the
+/// boundary lines. The failed output is `e.raw_response.text` (nothing when
+/// the envelope holds none). A truncated output is shown with a request for the complete document.
 [[nodiscard]] repair_prompt build_repair_prompt(const envelope& e, const boost::json::value& schema,
                                                const repair_prompt_options& options = {});
 

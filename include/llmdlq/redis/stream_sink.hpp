@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +39,25 @@ struct redis_stream_sink_options {
   /// fails with sink_errc::timeout unless that many replicas acknowledged.
   int replicas = 0;
   std::chrono::milliseconds replica_timeout{1000};
+  /// Refuse a server that would lose what it acknowledged in a crash: on
+  /// every connect the sink asks it (`INFO persistence`, `CONFIG GET
+  /// appendfsync`) and fails with `rejected`, saying what is missing, unless
+  /// it keeps an append-only file (`appendonly yes`) that it syncs
+  /// (`appendfsync` always or everysec; unknown when CONFIG is renamed or
+  /// forbidden, which is accepted). A server that does not answer INFO (an
+  /// ACL user without `+info`) cannot show it persists and is refused too.
+  /// false accepts any server: receipts then only say that the server holds
+  /// the entry in memory (see persistence()).
+  bool require_persistence = true;
+};
+
+/// What the server said about keeping entries on disk, when the sink last connected.
+struct redis_persistence {
+  /// `aof_enabled` of `INFO persistence`; nothing when the server did not say.
+  std::optional<bool> append_only;
+  /// `always`, `everysec` or `no`; empty when `CONFIG GET` is renamed or forbidden.
+  std::string appendfsync;
+  friend bool operator==(const redis_persistence&, const redis_persistence&) = default;
 };
 
 /// Publishes each envelope as one entry of a Redis stream, with the fields
@@ -58,8 +78,9 @@ struct redis_stream_sink_options {
 /// `appendonly yes` and `appendfsync always` that reply comes after the entry
 /// is fsynced to the append-only file; with `appendfsync everysec` (Redis's
 /// default) up to a second of entries can be lost in a server crash, and
-/// without AOF, everything since the last snapshot. `replicas` > 0 adds
-/// `WAIT`: the publish also waits for that many replicas to have the entry.
+/// without AOF, everything since the last snapshot: such a server is refused
+/// unless `require_persistence` is false. `replicas` > 0 adds `WAIT`: the
+/// publish also waits for that many replicas to have the entry.
 ///
 /// publish_batch sends all scripts in one pipeline (one round trip). Each
 /// envelope is its own atomic step: on an error, some of the batch may be
@@ -74,8 +95,9 @@ struct redis_stream_sink_options {
 /// mutex, so concurrent publishes are serialized. Not for Redis Cluster.
 class redis_stream_sink final : public sink {
  public:
-  /// Connects, authenticates, selects the database and loads the script;
-  /// unavailable when the server cannot be reached.
+  /// Connects, authenticates, selects the database, checks the server's
+  /// persistence and loads the script; unavailable when the server cannot be
+  /// reached, rejected when it does not persist (see require_persistence).
   [[nodiscard]] static expected<redis_stream_sink, sink_error> open(redis_stream_sink_options options = {});
 
   redis_stream_sink(redis_stream_sink&&) noexcept;
@@ -86,6 +108,9 @@ class redis_stream_sink final : public sink {
   [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
 
   [[nodiscard]] const redis_stream_sink_options& options() const noexcept;
+  /// What the server said about its persistence when the sink last connected
+  /// (on open() and after every reconnect).
+  [[nodiscard]] redis_persistence persistence() const;
 
  private:
   struct impl;

@@ -46,7 +46,10 @@ struct dlq_statistics {
 /// idempotency key and attempt, is already stored is a duplicate, not a
 /// second row; its receipt names the stored row's dlq_id. A batch is one
 /// transaction. A new database file is created readable by its owner only
-/// (0600), and so are its WAL files.
+/// (0600, whatever the umask), and so are its WAL and journal files. A
+/// writable open refuses (`unsafe_file`, naming the file and its mode) a
+/// database or WAL/journal file that group or others can write, or that is a
+/// symbolic link, and leaves it untouched.
 ///
 /// Errors: `rejected` when the store will refuse the envelope however often
 /// it is retried (a read-only file, a constraint other than the duplicate
