@@ -75,9 +75,9 @@ struct process_options {
   /// of it (at least envelope_limits::min_bytes), then the copies get the
   /// room left, split as fit_envelope splits the texts; a copy that does not
   /// fit holds the start of its original, with `cut` set. A seal that fails
-  /// (a key provider down) leaves that text unsealed and says why in
-  /// extensions.llmdlq_seal_error: the envelope still goes out, and the
-  /// original is never stored in clear for it.
+  /// (a key provider down, or no room left at all) leaves that text unsealed
+  /// and says why in extensions.llmdlq_seal_error: the envelope still goes
+  /// out, and the original is never stored in clear for it.
   std::shared_ptr<const field_cipher> cipher;
 };
 

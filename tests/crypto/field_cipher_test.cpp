@@ -283,6 +283,13 @@ TEST_CASE("sealed originals share max_envelope_bytes with the rest, cut when the
     const auto small = llmdlq::make_envelope({.category = llmdlq::failure_category::syntax}, raw,
                                              context_with_input(input), options);
     CHECK(llmdlq::serialize(small).size() <= llmdlq::envelope_limits::min_bytes);
+    llmdlq::test::check_envelope(small);
+    // Each field is sealed in part, or says why it is not.
+    for (const auto* text : {&small.raw_response, &*small.original_input}) {
+      const std::string field = text == &small.raw_response ? "raw_response" : "original_input";
+      INFO(field);
+      CHECK((text->sealed || small.extensions.at("llmdlq_seal_error").as_object().contains(field)));
+    }
     for (const auto& text : llmdlq::open_sealed(small, *dir.cipher)) {
       const std::string& original = text.field == "raw_response" ? raw : input;
       CHECK(original.compare(0, text.original.value().size(), text.original.value()) == 0);

@@ -131,7 +131,7 @@ inline void seal_into(sealing& s, std::string_view dlq_id, const field_cipher& c
   std::size_t budget = plaintext_room(*s.sealed, room);
   for (int tries = 0; tries < 3 && budget > 0; ++tries, budget -= budget / 8 + 1) {
     const std::string_view start = utf8_prefix(s.original, budget);
-    if (start.empty()) return;
+    if (start.empty()) break;
     auto cut = try_seal(cipher, dlq_id, s.field, start);
     if (!cut) {
       std::string note = describe(cut.error());
@@ -145,6 +145,7 @@ inline void seal_into(sealing& s, std::string_view dlq_id, const field_cipher& c
       return;
     }
   }
+  errors[s.field] = fmt::format("sealed with key {}: no room for it in the envelope's size limit", s.sealed->key_id);
 }
 
 LLMDLQ_INLINE void seal_originals(envelope& e, std::string_view raw, std::string_view input,
