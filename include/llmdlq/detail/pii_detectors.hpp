@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -66,23 +67,6 @@ inline bool luhn_valid(std::string_view s) noexcept {
   return sum % 10 == 0;
 }
 
-/// ISO 13616's check: the IBAN (letters and digits only) modulo 97 is 1.
-inline bool iban_valid(std::string_view compact) noexcept {
-  if (compact.size() < 15 || compact.size() > 34) return false;
-  unsigned remainder = 0;
-  auto feed = [&remainder](char c) {
-    if (c >= '0' && c <= '9') {
-      remainder = (remainder * 10 + unsigned(c - '0')) % 97;
-    } else {
-      const unsigned v = unsigned(c - 'A') + 10;
-      remainder = (remainder * 100 + v) % 97;
-    }
-  };
-  for (std::size_t i = 4; i < compact.size(); ++i) feed(compact[i]);
-  for (std::size_t i = 0; i < 4; ++i) feed(compact[i]);
-  return remainder == 1;
-}
-
 /// Matches a national id's shape at the start of `s`: `#` a digit, `A` an
 /// uppercase letter, `[..]` one of the listed characters, anything else
 /// itself. Returns the length matched, or 0.
@@ -116,7 +100,16 @@ class pii_scanner {
   /// Appends every match in `s` to `out`, in order, not overlapping.
   pii_scanner(const pii_kinds& kinds, const std::vector<national_id_rule>& ids, std::string_view s,
               std::vector<pii_match>& out) noexcept
-      : kinds_(kinds), ids_(ids), s_(s), out_(&out) {}
+      : kinds_(kinds), ids_(ids), s_(s), out_(&out) {
+    for (const auto& rule : ids_) {
+      for (const auto& shape : rule.shapes) {
+        const std::size_t digits = static_cast<std::size_t>(std::count(shape.begin(), shape.end(), '#'));
+        ids_min_digits_ = std::min(ids_min_digits_, digits);
+        ids_start_upper_ = ids_start_upper_ || shape.front() == 'A' || shape.front() == '[' ||
+                           pii_chars::is(shape.front(), pii_chars::upper);
+      }
+    }
+  }
 
   void run() {
     const std::string_view s = s_;
@@ -169,13 +162,30 @@ class pii_scanner {
     return 0;
   }
 
+  // The digits in the number starting at `i`, through single separators, up to 20.
+  [[nodiscard]] std::size_t run_digits(std::size_t i) const noexcept {
+    std::size_t digits = 0;
+    const std::size_t limit = std::min(s_.size(), i + 40);
+    for (; i < limit && digits < 20; ++i) {
+      const char c = s_[i];
+      if (pii_chars::is(c, pii_chars::digit)) {
+        ++digits;
+      } else if (c != ' ' && c != '-' && c != '.' && c != '(' && c != ')' && c != '/') {
+        break;
+      }
+    }
+    return digits;
+  }
+
   std::size_t digits_at(std::size_t i) {
     // The rest of a number (`1.2.3.4.5`, `85.07.30`): its start decided already.
     if (i >= 2 && pii_chars::is(s_[i - 2], pii_chars::digit) &&
         (s_[i - 1] == '.' || s_[i - 1] == ',' || s_[i - 1] == '-' || s_[i - 1] == '/' || s_[i - 1] == ':')) {
       return 0;
     }
-    if (on(pii_kind::ipv4)) {
+    // Prices, quantities and dates have too few digits for anything but an address.
+    const std::size_t digits = run_digits(i);
+    if (digits >= 4 && on(pii_kind::ipv4)) {
       if (const std::size_t m = ipv4_at(i)) return add(i, m, pii_kind::ipv4);
     }
     if (on(pii_kind::ipv6)) {
@@ -185,15 +195,15 @@ class pii_scanner {
         if (const std::size_t m = ipv6_at(i)) return m;
       }
     }
-    if (on(pii_kind::national_id)) {
+    if (on(pii_kind::national_id) && digits >= ids_min_digits_) {
       for (std::uint32_t r = 0; r < ids_.size(); ++r) {
         if (const std::size_t m = national_id_at(i, r)) return add(i, m, pii_kind::national_id, r);
       }
     }
-    if (on(pii_kind::card)) {
+    if (digits >= 13 && on(pii_kind::card)) {
       if (const std::size_t m = card_at(i)) return add(i, m, pii_kind::card);
     }
-    if (on(pii_kind::phone) && s_[i] == '0') {
+    if (digits >= 9 && on(pii_kind::phone) && s_[i] == '0') {
       if (const std::size_t m = phone_at(i, i)) return add(i, m, pii_kind::phone);
     }
     return 0;
@@ -205,13 +215,15 @@ class pii_scanner {
       if (match) return add(i, match, pii_kind::iban);
       if (shaped) return shaped;  // an IBAN's shape that fails mod-97: its groups are not read as anything else
     }
-    if (on(pii_kind::national_id)) {
+    if (ids_start_upper_ && on(pii_kind::national_id)) {
       for (std::uint32_t r = 0; r < ids_.size(); ++r) {
         if (const std::size_t m = national_id_at(i, r)) return add(i, m, pii_kind::national_id, r);
       }
     }
+    const char c = s_[i];
+    if (c != 'A' && c != 'B') return 0;
     const std::string_view rest = s_.substr(i);
-    if (on(pii_kind::api_key)) {
+    if (c == 'A' && on(pii_kind::api_key)) {
       // AWS access key ids and Google API keys.
       if ((rest.starts_with("AKIA") || rest.starts_with("ASIA")) && word_end - i == 20) {
         return add(i, word_end, pii_kind::api_key);
@@ -226,6 +238,14 @@ class pii_scanner {
   }
 
   std::size_t lower_at(std::size_t i) {
+    const char second = at(i + 1);
+    switch (s_[i]) {  // the first two letters of the shapes below
+      case 'b': case 'e': if (second != 'e' && second != 'y') return 0; break;
+      case 'g': if (second != 'h' && second != 'i' && second != 'l') return 0; break;
+      case 'r': case 's': if (second != 'k') return 0; break;
+      case 'x': if (second != 'o') return 0; break;
+      default: return 0;
+    }
     const std::string_view rest = s_.substr(i);
     if (on(pii_kind::bearer_token) && rest.starts_with("bearer ")) return bearer_at(i + 7);
     if (!on(pii_kind::api_key)) return 0;
@@ -399,8 +419,28 @@ class pii_scanner {
         break;
       }
     }
-    for (std::size_t n = length; n >= 15; --n) {
-      if (boundary_after(ends[n - 1]) && iban_valid(std::string_view(compact, n))) return {ends[n - 1], 0};
+    // mod-97 of every length at once: the remainder of the characters after
+    // the first four, then the first four appended (ISO 13616's rotation).
+    if (length >= 15) {
+      unsigned head = 0;  // the first four as digits, and how many digits that is
+      unsigned head_scale = 1;
+      for (std::size_t k = 0; k < 4; ++k) {
+        const bool letter = compact[k] >= 'A';
+        const unsigned v = letter ? unsigned(compact[k] - 'A') + 10 : unsigned(compact[k] - '0');
+        head = head * (letter ? 100 : 10) + v;
+        head_scale *= letter ? 100 : 10;
+      }
+      head %= 97;
+      head_scale %= 97;
+      std::array<unsigned, 35> remainder{};  // of compact[4, n)
+      for (std::size_t k = 4; k < length; ++k) {
+        const char ch = compact[k];
+        remainder[k + 1] = ch >= 'A' ? (remainder[k] * 100 + unsigned(ch - 'A') + 10) % 97
+                                     : (remainder[k] * 10 + unsigned(ch - '0')) % 97;
+      }
+      for (std::size_t n = length; n >= 15; --n) {
+        if ((remainder[n] * head_scale + head) % 97 == 1 && boundary_after(ends[n - 1])) return {ends[n - 1], 0};
+      }
     }
     return {0, length >= 15 && boundary_after(ends[length - 1]) ? ends[length - 1] : 0};
   }
@@ -457,6 +497,8 @@ class pii_scanner {
   std::string_view s_;
   std::vector<pii_match>* out_;
   std::size_t floor_ = 0;
+  std::size_t ids_min_digits_ = 20;  // the fewest digits a national id rule's shape has
+  bool ids_start_upper_ = false;     // a rule's shape can start with a letter
 };
 
 }  // namespace detail

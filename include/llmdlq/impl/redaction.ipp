@@ -117,7 +117,9 @@ LLMDLQ_INLINE national_id_rule lk_nic() { return {"lk_nic", {"#########[VXvx]", 
 
 namespace detail {
 
-// HMAC-SHA-256 keyed once; each token starts from a copy of the keyed context.
+// HMAC-SHA-256 keyed once. Contexts are copied from the keyed one once and
+// then reused: re-initialising without a key restarts from the keyed state,
+// without the allocations a copy per token would cost.
 class keyed_hmac {
  public:
   explicit keyed_hmac(std::string_view secret) {
@@ -137,20 +139,41 @@ class keyed_hmac {
 
   [[nodiscard]] std::array<unsigned char, 32> operator()(std::string_view a, std::string_view b) const {
     std::array<unsigned char, 32> out{};
-    EVP_MAC_CTX* c = EVP_MAC_CTX_dup(ctx_);
-    if (!c) throw std::bad_alloc();
+    EVP_MAC_CTX* c = acquire();
     std::size_t length = 0;
     const unsigned char separator = 0;
-    EVP_MAC_update(c, reinterpret_cast<const unsigned char*>(a.data()), a.size());
-    EVP_MAC_update(c, &separator, 1);
-    EVP_MAC_update(c, reinterpret_cast<const unsigned char*>(b.data()), b.size());
-    EVP_MAC_final(c, out.data(), &length, out.size());
-    EVP_MAC_CTX_free(c);
+    const bool done = EVP_MAC_init(c, nullptr, 0, nullptr) == 1 &&
+                      EVP_MAC_update(c, reinterpret_cast<const unsigned char*>(a.data()), a.size()) == 1 &&
+                      EVP_MAC_update(c, &separator, 1) == 1 &&
+                      EVP_MAC_update(c, reinterpret_cast<const unsigned char*>(b.data()), b.size()) == 1 &&
+                      EVP_MAC_final(c, out.data(), &length, out.size()) == 1;
+    release(c);
+    if (!done) throw std::runtime_error("OpenSSL failed to compute HMAC-SHA-256");
     return out;
   }
 
  private:
+  EVP_MAC_CTX* acquire() const {
+    {
+      const std::lock_guard lock(mutex_);
+      if (!idle_.empty()) {
+        EVP_MAC_CTX* c = idle_.back();
+        idle_.pop_back();
+        return c;
+      }
+    }
+    EVP_MAC_CTX* c = EVP_MAC_CTX_dup(ctx_);
+    if (!c) throw std::bad_alloc();
+    return c;
+  }
+  void release(EVP_MAC_CTX* c) const {
+    const std::lock_guard lock(mutex_);
+    idle_.push_back(c);
+  }
+
   void release() noexcept {
+    for (EVP_MAC_CTX* c : idle_) EVP_MAC_CTX_free(c);
+    idle_.clear();
     EVP_MAC_CTX_free(ctx_);
     EVP_MAC_free(mac_);
     ctx_ = nullptr;
@@ -158,6 +181,8 @@ class keyed_hmac {
   }
   EVP_MAC* mac_ = nullptr;
   EVP_MAC_CTX* ctx_ = nullptr;
+  mutable std::mutex mutex_;
+  mutable std::vector<EVP_MAC_CTX*> idle_;  // at most one per thread that made tokens at once
 };
 
 // The first 80 bits in RFC 4648's base32, lowercase: 16 characters, hardly
@@ -385,18 +410,22 @@ LLMDLQ_INLINE std::string redactor::redact_document(std::string_view text, std::
                                                     std::string_view field,
                                                     std::vector<redaction_summary>* report) const {
   const state& st = *state_;
-  std::vector<detail::pointer_pattern> patterns = st.pointers;
-  std::vector<std::string_view> labels(patterns.size(), "pii");
-  if (st.options.schema_annotations) {
+  // The configured pointers are labelled `pii`; the schema's paths follow them.
+  const std::vector<detail::pointer_pattern>* patterns = &st.pointers;
+  std::vector<detail::pointer_pattern> with_schema;
+  if (st.options.schema_annotations && !schema_paths.empty()) {
+    with_schema = st.pointers;
     for (const auto& p : schema_paths) {
-      patterns.push_back(detail::compile_pointer_pattern(p.pointer, static_cast<std::uint32_t>(labels.size())));
-      labels.push_back(p.label);
+      with_schema.push_back(detail::compile_pointer_pattern(p.pointer, static_cast<std::uint32_t>(with_schema.size())));
     }
+    patterns = &with_schema;
   }
   std::vector<detail::replacement> chosen;
-  for (const auto& m : detail::json_path_scan(text, patterns).run()) {
-    const auto& pattern = patterns[m.pattern];
-    chosen.push_back({m.begin, m.end, labels[pattern.label], pattern.pointer, true, m.is_string});
+  for (const auto& m : detail::json_path_scan(text, *patterns).run()) {
+    const auto& pattern = (*patterns)[m.pattern];
+    const std::string_view label =
+        pattern.label < st.pointers.size() ? std::string_view("pii") : schema_paths[pattern.label - st.pointers.size()].label;
+    chosen.push_back({m.begin, m.end, label, pattern.pointer, true, m.is_string});
   }
   std::vector<detail::replacement> detected;
   st.detect(text, detected);
