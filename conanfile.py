@@ -1,5 +1,6 @@
 # Conan 2 recipe: `conan create . -o "&:kafka=True"` builds and tests the
-# package; each transport (and llm, the model client) is an option and a component.
+# package; each transport (and llm, the model client, and crypto, the field
+# cipher) is an option and a component.
 import os
 import re
 
@@ -26,6 +27,7 @@ class LlmdlqConan(ConanFile):
         "redis": [True, False],
         "postgres": [True, False],
         "llm": [True, False],
+        "crypto": [True, False],
     }
     default_options = {
         "shared": False,
@@ -35,6 +37,7 @@ class LlmdlqConan(ConanFile):
         "redis": False,
         "postgres": False,
         "llm": False,
+        "crypto": False,
     }
     exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*", "src/*", "schemas/*"
 
@@ -46,6 +49,7 @@ class LlmdlqConan(ConanFile):
         "redis": ("LLMDLQ_WITH_REDIS", "hiredis/1.2.0", "hiredis::hiredis"),
         "postgres": ("LLMDLQ_WITH_POSTGRES", "libpq/15.5", "libpq::pq"),
         "llm": ("LLMDLQ_WITH_LLM", "libcurl/8.6.0", "libcurl::curl"),
+        "crypto": ("LLMDLQ_WITH_CRYPTO", "libsodium/1.0.18", "libsodium::libsodium"),
     }
     # Whatever the options: a package holds the libraries and nothing else.
     _fixed_cache_variables = {

@@ -47,6 +47,7 @@ install(FILES
   cmake/FindPCRE2.cmake
   cmake/FindRdKafka.cmake
   cmake/FindHiredis.cmake
+  cmake/FindSodium.cmake
   DESTINATION "${LLMDLQ_CMAKE_DIR}")
 
 include(llmdlqPkgConfig)

@@ -12,5 +12,7 @@ int stats_command(arguments args);
 int repair_command(arguments args);
 int replay_command(arguments args);
 int purge_command(arguments args);
+int rekey_command(arguments args);  // with llmdlq::crypto
+int keys_command(arguments args);   // with llmdlq::crypto
 
 }  // namespace llmdlq::cli

@@ -18,6 +18,10 @@ constexpr std::string_view usage =
     "  repair     repair the JSON in an LLM response, reporting every change\n"
     "  replay     run the recovery ladder over a DLQ (dry run by default)\n"
     "  purge      remove a DLQ's expired dead letters, with an audit record\n"
+#ifdef LLMDLQ_TOOL_WITH_CRYPTO
+    "  rekey      re-seal a DLQ's sealed originals with another key\n"
+    "  keys       generate, use, shred and list the keys that seal originals\n"
+#endif
     "run 'llmdlq <command> --help' for a command's options\n";
 
 }  // namespace
@@ -36,6 +40,10 @@ int main(int argc, char** argv) {
   if (command == "repair") return repair_command(rest);
   if (command == "replay") return replay_command(rest);
   if (command == "purge") return purge_command(rest);
+#ifdef LLMDLQ_TOOL_WITH_CRYPTO
+  if (command == "rekey") return rekey_command(rest);
+  if (command == "keys") return keys_command(rest);
+#endif
   if (command == "--version") {
     std::cout << "llmdlq " << llmdlq::version_string << '\n';
     return exit_ok;

@@ -12,6 +12,7 @@
 #include "llmdlq/dlq_id.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
+#include "llmdlq/field_cipher.hpp"
 #include "llmdlq/format.hpp"
 #include "llmdlq/guard.hpp"
 #include "llmdlq/json_parser.hpp"

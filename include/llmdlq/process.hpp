@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "llmdlq/content_check.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
+#include "llmdlq/field_cipher.hpp"
 #include "llmdlq/guard.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/redaction.hpp"
@@ -69,6 +71,17 @@ struct process_options {
   retention_policy retention;
   std::size_t max_envelope_bytes = 256u << 10;  ///< raw text is cut to fit; its length and hash are kept
   std::uint32_t max_attempts = 2;               ///< automated attempts a replayer may make
+  /// Seals the originals of raw_response and original_input beside their
+  /// stored (redacted) texts, for those who hold the key (see
+  /// field_cipher.hpp); nullptr: nothing is sealed. The sealed copies share
+  /// max_envelope_bytes with the rest: the envelope is first fitted to half
+  /// of it (at least envelope_limits::min_bytes), then the copies get the
+  /// room left, split as fit_envelope splits the texts; a copy that does not
+  /// fit holds the start of its original, with `cut` set. A seal that fails
+  /// (a key provider down, or no room left at all) leaves that text unsealed
+  /// and says why in extensions.llmdlq_seal_error: the envelope still goes
+  /// out, and the original is never stored in clear for it.
+  std::shared_ptr<const field_cipher> cipher;
 };
 
 /// Why process_options cannot be used as given.

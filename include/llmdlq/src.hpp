@@ -16,6 +16,7 @@
 #include "llmdlq/impl/coerce.ipp"
 #include "llmdlq/impl/dlq_id.ipp"
 #include "llmdlq/impl/envelope.ipp"
+#include "llmdlq/impl/field_cipher.ipp"
 #include "llmdlq/impl/format.ipp"
 #include "llmdlq/impl/guard.ipp"
 #include "llmdlq/impl/json_parser.ipp"

@@ -8,6 +8,7 @@ set(LLMDLQ_PORT_FEATURES
   redis    LLMDLQ_WITH_REDIS
   postgres LLMDLQ_WITH_POSTGRES
   llm      LLMDLQ_WITH_LLM
+  crypto   LLMDLQ_WITH_CRYPTO
 )
 # Whatever the features: a package holds the libraries and nothing else.
 set(LLMDLQ_PORT_OPTIONS

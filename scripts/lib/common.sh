@@ -8,7 +8,7 @@ LLMDLQ_JOBS="${LLMDLQ_JOBS:-2}"
 LLMDLQ_BUILD_PACKAGES=(
   g++ cmake make pkg-config
   libsimdjson-dev libboost-json1.81-dev libboost1.81-dev libfmt-dev libpcre2-dev libssl-dev
-  libsqlite3-dev librdkafka-dev libhiredis-dev libpq-dev libcurl4-openssl-dev libcpp-httplib-dev
+  libsqlite3-dev librdkafka-dev libhiredis-dev libpq-dev libcurl4-openssl-dev libcpp-httplib-dev libsodium-dev
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

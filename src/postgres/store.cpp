@@ -776,4 +776,55 @@ expected<std::vector<moderation_record>, moderation_error> postgres_store::list_
   return std::move(*r);
 }
 
+// Keyset pages of rows, each locked, read and rewritten in one transaction.
+expected<std::size_t, moderation_error> postgres_store::rewrite_envelopes(const envelope_rewrite& change,
+                                                                          std::size_t batch) {
+  if (!impl_) return unexpected(closed_store());
+  batch = std::max<std::size_t>(batch, 1);
+  const std::string limit = std::to_string(std::min<std::size_t>(batch, static_cast<std::size_t>(INT64_MAX)));
+  const std::string select = fmt::format(
+      "SELECT dlq_id, envelope::text FROM {} WHERE dlq_id > $1 ORDER BY dlq_id LIMIT $2::bigint FOR UPDATE",
+      impl_->qualified);
+  const std::string update = fmt::format("UPDATE {} SET envelope = $2::jsonb WHERE dlq_id = $1", impl_->qualified);
+  std::lock_guard lock(impl_->mutex);
+  std::size_t changed = 0;
+  std::string after;
+  for (bool more = true; more;) {
+    // The rows read and changed in this page, and the page's last dlq_id.
+    auto page = impl_->run([&](bool) -> expected<std::pair<std::size_t, std::size_t>, failure> {
+      if (auto b = impl_->command("BEGIN", "begin"); !b) return unexpected(std::move(b.error()));
+      result rows = impl_->exec_params(select.c_str(), std::array<const char*, 2>{after.c_str(), limit.c_str()});
+      if (!impl::ok(rows, PGRES_TUPLES_OK)) {
+        auto f = classify(impl_->conn.get(), rows.get(), "rewrite");
+        impl_->rollback();
+        return unexpected(std::move(f));
+      }
+      const int count = PQntuples(rows.get());
+      std::size_t changed_here = 0;
+      for (int row = 0; row < count; ++row) {
+        const char* id = PQgetvalue(rows.get(), row, 0);
+        auto replaced = change(id, PQgetvalue(rows.get(), row, 1));
+        if (!replaced) continue;
+        result updated = impl_->exec_params(update.c_str(), std::array<const char*, 2>{id, replaced->c_str()});
+        if (!impl::ok(updated, PGRES_COMMAND_OK)) {
+          auto f = classify(impl_->conn.get(), updated.get(), fmt::format("rewrite {}", id));
+          impl_->rollback();
+          return unexpected(std::move(f));
+        }
+        ++changed_here;
+      }
+      if (auto c = impl_->command("COMMIT", "commit"); !c) {
+        impl_->rollback();
+        return unexpected(std::move(c.error()));
+      }
+      if (count > 0) after = PQgetvalue(rows.get(), count - 1, 0);
+      return std::pair{static_cast<std::size_t>(count), changed_here};
+    });
+    if (!page) return unexpected(to_moderation_error(std::move(page.error())));
+    changed += page->second;
+    more = page->first == batch;
+  }
+  return changed;
+}
+
 LLMDLQ_END_NAMESPACE

@@ -524,6 +524,59 @@ expected<std::optional<envelope>, moderation_error> sqlite_store::find(std::stri
   return found;
 }
 
+// Keyset pages of rows, each read and rewritten inside one write transaction
+// (BEGIN IMMEDIATE), so that no other writer changes a row between its read
+// and its update.
+expected<std::size_t, moderation_error> sqlite_store::rewrite_envelopes(const envelope_rewrite& change,
+                                                                        std::size_t batch) {
+  std::lock_guard lock(impl_->mutex);
+  sqlite3* db = impl_->db;
+  statement page;
+  statement update;
+  if (!page.prepare(db, fmt::format("SELECT dlq_id, envelope FROM {} WHERE dlq_id > ?1 ORDER BY dlq_id LIMIT ?2",
+                                    impl_->table)) ||
+      !update.prepare(db, fmt::format("UPDATE {} SET envelope = ?2 WHERE dlq_id = ?1", impl_->table))) {
+    return unexpected(impl_->store_failure("prepare the rewrite"));
+  }
+  std::size_t changed = 0;
+  std::string after;
+  for (bool more = true; more;) {
+    if (!impl_->step_done(impl_->begin)) return unexpected(impl_->store_failure("begin"));
+    const auto fail = [&](std::string_view what) {
+      auto error = impl_->store_failure(what);
+      impl_->step_done(impl_->rollback);
+      return unexpected(std::move(error));
+    };
+    bind_text(page.get(), 1, after);
+    sqlite3_bind_int64(page.get(), 2, static_cast<sqlite3_int64>(std::max<std::size_t>(batch, 1)));
+    std::size_t rows = 0;
+    std::size_t changed_here = 0;
+    int rc;
+    while ((rc = sqlite3_step(page.get())) == SQLITE_ROW) {
+      ++rows;
+      after = column_text(page.get(), 0);
+      const std::string json = column_text(page.get(), 1);
+      if (auto replaced = change(after, json); replaced && *replaced != json) {
+        bind_text(update.get(), 1, after);
+        bind_text(update.get(), 2, *replaced);
+        const int updated = sqlite3_step(update.get());
+        sqlite3_reset(update.get());
+        if (updated != SQLITE_DONE) {
+          sqlite3_reset(page.get());
+          return fail("rewrite " + after);
+        }
+        ++changed_here;
+      }
+    }
+    sqlite3_reset(page.get());
+    if (rc != SQLITE_DONE) return fail("read");
+    if (!impl_->step_done(impl_->commit)) return fail("commit");
+    changed += changed_here;
+    more = rows == std::max<std::size_t>(batch, 1);
+  }
+  return changed;
+}
+
 LLMDLQ_END_NAMESPACE
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -153,7 +153,11 @@ inline envelope build_envelope(timestamp now, failure_category category, std::st
     e.extensions = std::move(extensions.as_object());
   }
   options.redaction.redact(e, pii_paths);
-  fit_envelope(e, options.max_envelope_bytes);
+  if (options.cipher) {
+    detail::seal_originals(e, raw, context.original_input, *options.cipher, options.max_envelope_bytes);
+  } else {
+    fit_envelope(e, options.max_envelope_bytes);
+  }
   return e;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/envelope_rewrite.hpp"
 #include "llmdlq/moderation.hpp"
 #include "llmdlq/purge.hpp"
 #include "llmdlq/sink.hpp"
@@ -135,6 +136,14 @@ class postgres_store final : public moderation_store {
   [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list_after(
       moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id,
       std::size_t limit) override;
+  /// Walks every row in dlq_id order and stores what `change` returns for
+  /// it (status, log and times unchanged), `batch` rows per transaction
+  /// (locked FOR UPDATE while `change` runs): a batch is written whole or
+  /// not at all, and a failure stops the walk after the batches already
+  /// committed. `change` sees the envelope as jsonb prints it, and may see a
+  /// batch twice when a lost connection is retried. Returns the rows changed.
+  [[nodiscard]] expected<std::size_t, moderation_error> rewrite_envelopes(const envelope_rewrite& change,
+                                                                         std::size_t batch = 256);
 
   /// The table as SQL names it: `"schema"."table"`, or `"table"`.
   [[nodiscard]] const std::string& qualified_table() const noexcept;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/envelope_rewrite.hpp"
 #include "llmdlq/moderation.hpp"
 #include "llmdlq/purge.hpp"
 #include "llmdlq/sink.hpp"
@@ -86,6 +87,12 @@ class sqlite_store final : public moderation_store {
   [[nodiscard]] expected<dlq_statistics, moderation_error> statistics();
   /// The stored envelope with this dlq_id, if any.
   [[nodiscard]] expected<std::optional<envelope>, moderation_error> find(std::string_view dlq_id);
+  /// Walks every row in dlq_id order and stores what `change` returns for
+  /// it (status, log and times unchanged), `batch` rows per transaction: a
+  /// batch is written whole or not at all, and a failure stops the walk
+  /// after the batches already committed. Returns the rows changed.
+  [[nodiscard]] expected<std::size_t, moderation_error> rewrite_envelopes(const envelope_rewrite& change,
+                                                                         std::size_t batch = 256);
 
   /// Deletes the rows whose expires_at is at or before `request.now` (rows
   /// without one stay), whatever their status, and appends one row to
