@@ -107,6 +107,20 @@ TEST_CASE("a JSONL purge keeps exactly the unexpired lines and audits each purge
     CHECK(llmdlq::test::slurp(path) == lines_of(letters.kept));
   }
 
+  SECTION("a file others can write, or a link to one, is refused as the sink refuses it") {
+    ::chmod(path.c_str(), 0666);
+    auto exposed = llmdlq::purge_jsonl_file(path, letters.request());
+    REQUIRE_FALSE(exposed.has_value());
+    CHECK(exposed.error().code == llmdlq::sink_errc::unsafe_file);
+    ::chmod(path.c_str(), 0600);
+    const auto link = dir.path() / "link.jsonl";
+    std::filesystem::create_symlink(path, link);
+    auto linked = llmdlq::purge_jsonl_file(link, letters.request());
+    REQUIRE_FALSE(linked.has_value());
+    CHECK(linked.error().code == llmdlq::sink_errc::unsafe_file);
+    CHECK(llmdlq::test::slurp(path) == lines_of(all));
+  }
+
   SECTION("a purge needs an operator name") {
     auto nameless = letters.request();
     nameless.operator_name.clear();

@@ -418,11 +418,17 @@ LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::fil
   detail::owned_fd file{-1};
   struct stat info;
   for (int attempt = 0;; ++attempt) {
-    file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);  // the rename would replace a link
+    if (file.fd < 0 && errno == ELOOP) {
+      return unexpected(sink_error{sink_errc::unsafe_file, detail::symbolic_link_refusal(path)});
+    }
     if (file.fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
     if (::fstat(file.fd, &info) != 0) return unexpected(detail::io_failure("cannot stat", path, errno));
     if (!S_ISREG(info.st_mode)) {
       return unexpected(sink_error{sink_errc::rejected, path.string() + " is not a regular file: nothing to purge"});
+    }
+    if (auto why = detail::exposed_file_refusal(path, info)) {
+      return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
     }
     if (request.dry_run) break;
     if (::flock(file.fd, LOCK_EX | LOCK_NB) != 0) {
