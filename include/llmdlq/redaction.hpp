@@ -138,9 +138,10 @@ struct redaction_error {
 /// (truncated, fenced, wrapped in prose), by a lexical walk that follows
 /// keys and array positions.
 ///
-/// Limits: a value written with JSON escapes (`\u0040` for `@`) or split
-/// across fields is not recognised; names, addresses and other free text
-/// are found only where the schema marks them.
+/// Limits: a value written with JSON escapes (`\u0040` for `@`), split
+/// across fields, or right after a `*` (where a mask's kept end is, which
+/// must not be read again) is not recognised; names, addresses and other
+/// free text are found only where the schema marks them.
 class redactor {
  public:
   /// Checks and compiles `options`: the key's secret is at least 32 bytes

@@ -121,6 +121,10 @@ class pii_scanner {
       if (cls & (pii_chars::digit | pii_chars::upper | pii_chars::lower)) {
         std::size_t end = i + 1;
         while (end < n && pii_chars::alnum(s[end])) ++end;
+        if (i > 0 && s[i - 1] == '*') {  // the kept end of a mask: reading it again could join it to what follows
+          i = end;
+          continue;
+        }
         const std::size_t matched = at_word(i, end);
         i = matched > end ? matched : end;
       } else if (c == '@') {
@@ -313,7 +317,9 @@ class pii_scanner {
     return j;
   }
 
-  // Hex digits, colons and (for an embedded IPv4) dots, validated by inet_pton.
+  // Hex digits, colons and (for an embedded IPv4) dots, validated by
+  // inet_pton. Returns where the address ends, or where the shape it failed
+  // to be ends (without a match), or 0.
   std::size_t ipv6_at(std::size_t i) {
     std::size_t j = i;
     int colons = 0;
@@ -321,10 +327,17 @@ class pii_scanner {
     while (j < limit && (pii_chars::is(s_[j], pii_chars::hex) || s_[j] == ':' || s_[j] == '.')) colons += s_[j++] == ':';
     while (j > i && (s_[j - 1] == '.' || (s_[j - 1] == ':' && !(j - i >= 2 && s_[j - 2] == ':')))) --j;
     if (colons < 2 || boundary_after(j) == false || at(j) == ':') return 0;
+    // `::` alone (no digit) is the unspecified address in theory and JSON's punctuation in practice.
+    if (std::none_of(s_.begin() + std::ptrdiff_t(i), s_.begin() + std::ptrdiff_t(j),
+                     [](char c) { return pii_chars::is(c, pii_chars::hex); })) {
+      return 0;
+    }
     char buffer[46] = {};
     s_.copy(buffer, j - i, i);
     in6_addr address{};
-    if (inet_pton(AF_INET6, buffer, &address) != 1) return 0;
+    // An address's shape that is not one (`fe8::10::1`, `12:30:45`) is
+    // passed over whole: a part of it is not read as an address either.
+    if (inet_pton(AF_INET6, buffer, &address) != 1) return j;
     return add(i, j, pii_kind::ipv6);
   }
 
@@ -351,16 +364,33 @@ class pii_scanner {
   // A phone number: digits with single separators, `(` and `)`. From a
   // `+`: 8 to 15 digits; from `00`: 10 to 17; from `0`: 9 to 11.
   [[nodiscard]] std::size_t phone_at(std::size_t start, std::size_t i) const noexcept {
+    std::size_t lo = 9, hi = 11;
+    if (s_[start] == '+') {
+      lo = 8;
+      hi = 15;
+    } else if (s_.substr(start, 2) == "00") {
+      lo = 10;
+      hi = 17;
+    }
+    // The longest run of whole digit groups with a count in range: digits
+    // that follow (another number) do not hide the number before them.
     std::size_t j = i;
     std::size_t digits = 0;
+    std::size_t best = 0;
     int open = 0;
+    auto group_ends = [&] {
+      if (open == 0 && digits >= lo && digits <= hi && boundary_after(j)) best = j;
+    };
     const std::size_t limit = std::min(s_.size(), start + 32);
     while (j < limit) {
       const char c = s_[j];
       if (pii_chars::is(c, pii_chars::digit)) {
         ++digits;
         ++j;
-      } else if ((c == ' ' || c == '-' || c == '.') && (pii_chars::is(at(j + 1), pii_chars::digit) || at(j + 1) == '(')) {
+        continue;
+      }
+      group_ends();
+      if ((c == ' ' || c == '-' || c == '.') && (pii_chars::is(at(j + 1), pii_chars::digit) || at(j + 1) == '(')) {
         ++j;
       } else if (c == '(' && open == 0 && pii_chars::is(at(j + 1), pii_chars::digit)) {
         ++open;
@@ -374,17 +404,8 @@ class pii_scanner {
         break;
       }
     }
-    if (open != 0 || !boundary_after(j) || j == i) return 0;
-    const std::size_t lead_digits = s_[start] == '+' ? 0 : (s_.substr(start, 2) == "00" ? 2 : 1);
-    std::size_t lo = 9, hi = 11;
-    if (s_[start] == '+') {
-      lo = 8;
-      hi = 15;
-    } else if (lead_digits == 2) {
-      lo = 10;
-      hi = 17;
-    }
-    return digits >= lo && digits <= hi ? j : 0;
+    if (j == limit) group_ends();
+    return best;
   }
 
   std::size_t plus_sign(std::size_t i) {
@@ -464,6 +485,7 @@ class pii_scanner {
     while (begin > lowest && pii_chars::is(s_[begin - 1], pii_chars::email_local)) --begin;
     while (begin < i && (s_[begin] == '.' || s_[begin] == '+' || s_[begin] == '-')) ++begin;
     if (begin == i || s_[i - 1] == '.') return 0;
+    if (begin > 0 && s_[begin - 1] == '*') return 0;  // a mask's kept end (see run)
     std::size_t j = i + 1;
     std::size_t labels = 0;
     std::size_t last_label = j;
