@@ -192,9 +192,8 @@ TEST_CASE("llmdlq rekey of a JSON Lines DLQ: killed at any moment, it leaves the
   const auto run = llmdlq::test::run_llmdlq("rekey 'jsonl:" + file.string() + "' --keys '" + keys + "' --to k2");
   CHECK(run.exit_code == 0);
   REQUIRE(llmdlq::file_key_provider::shred(setup.keys, "k1"));
-  std::string_view rest = llmdlq::test::slurp(file);
-  const std::string all(rest);
-  rest = all;
+  const std::string all = llmdlq::test::slurp(file);
+  std::string_view rest = all;
   for (int i = 1; i <= letters; ++i) {
     const auto end = rest.find('\n');
     const auto e = llmdlq::parse_envelope(rest.substr(0, end));

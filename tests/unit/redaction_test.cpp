@@ -215,7 +215,7 @@ TEST_CASE("a failed response's envelope carries no detected value anywhere", "[r
 }
 
 TEST_CASE("bytes that are not UTF-8 are redacted before they are stored in base64", "[redaction]") {
-  const std::string raw = std::string("\xff\xfe card 4111111111111111 \x80", 31);
+  const std::string raw = "\xff\xfe card 4111111111111111 \x80";
   const auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "binary"}, raw, {});
   REQUIRE(e.raw_response.base64);
   const std::string bytes = llmdlq::detail::base64_decode(*e.raw_response.text);
