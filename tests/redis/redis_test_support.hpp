@@ -22,7 +22,6 @@
 #include <random>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <llmdlq/process.hpp>
@@ -161,15 +160,16 @@ class scoped_redis_server {
       ::execvp(argv[0], argv.data());
       ::_exit(127);
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline && !(started_ = answers())) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {  // it ended: no redis-server, or it refused the settings
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    // Until it answers, or ends (no redis-server, or it refused the settings).
+    (void)eventually(
+        [&] {
+          if ((started_ = answers())) return true;
+          int status = 0;
+          if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+          pid_ = -1;
+          return true;
+        },
+        std::chrono::seconds(10));
   }
   ~scoped_redis_server() {
     if (pid_ > 0) {
