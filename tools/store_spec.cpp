@@ -39,6 +39,12 @@ void split_table(store_spec& spec, bool schema_allowed) {
 
 }  // namespace
 
+std::string display_name(const store_spec& spec) {
+  std::string name = spec.kind == store_spec::store_kind::sqlite ? spec.location : "postgres";
+  if (!spec.table.empty()) name += "#" + (spec.schema.empty() ? spec.table : spec.schema + "." + spec.table);
+  return name;
+}
+
 expected<store_spec, std::string> parse_store_spec(std::string_view text) {
   store_spec spec;
   if (text.starts_with("sqlite:")) {

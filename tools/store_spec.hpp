@@ -24,6 +24,10 @@ struct store_spec {
 /// The forms open_moderation_store accepts, for usage texts.
 inline constexpr std::string_view store_spec_forms = "sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE]";
 
+/// The store for a person to read: the SQLite file, or `postgres` (a
+/// connection string may hold a password), with the table when named.
+[[nodiscard]] std::string display_name(const store_spec& spec);
+
 /// Reads `text`; why not, when it is none of store_spec_forms (a usage error).
 [[nodiscard]] expected<store_spec, std::string> parse_store_spec(std::string_view text);
 
