@@ -23,7 +23,7 @@ constexpr std::string_view usage =
     "                   [--since TIME] [--until TIME] [--limit N] [--after CURSOR] [--json]\n"
     "  Lists a page of the dead letters that match, oldest first: id, age, status, category,\n"
     "  triage class, failure code and who claimed it. A repeated filter matches any of its values.\n"
-    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] (read only)\n"
+    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n"
     "  --since/--until TIME  created at or after / before: RFC 3339, or an age (90s, 30m, 2h, 7d)\n"
     "  --limit N             records per page (default 50)\n"
     "  --after CURSOR        the next page: the cursor the previous page printed\n"

@@ -9,6 +9,9 @@
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
 #  include <llmdlq/postgres/store.hpp>
 #endif
+#ifdef LLMDLQ_TOOL_WITH_KAFKA
+#  include "kafka_topic_store.hpp"
+#endif
 
 namespace llmdlq::cli {
 namespace {
@@ -40,6 +43,7 @@ void split_table(store_spec& spec, bool schema_allowed) {
 }  // namespace
 
 std::string display_name(const store_spec& spec) {
+  if (spec.kind == store_spec::store_kind::kafka) return "kafka:" + spec.location + "/" + spec.topic;
   std::string name = spec.kind == store_spec::store_kind::sqlite ? spec.location : "postgres";
   if (!spec.table.empty()) name += "#" + (spec.schema.empty() ? spec.table : spec.schema + "." + spec.table);
   return name;
@@ -55,6 +59,15 @@ expected<store_spec, std::string> parse_store_spec(std::string_view text) {
     spec.kind = store_spec::store_kind::postgres;
     spec.location = std::string(text.substr(9));
     split_table(spec, true);
+  } else if (text.starts_with("kafka:")) {
+    spec.kind = store_spec::store_kind::kafka;
+    const std::string_view rest = text.substr(6);
+    const auto slash = rest.rfind('/');
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size()) {
+      return unexpected(fmt::format("'{}' is not kafka:BROKERS/TOPIC", text));
+    }
+    spec.location = std::string(rest.substr(0, slash));
+    spec.topic = std::string(rest.substr(slash + 1));
   } else {
     return unexpected(fmt::format("no store '{}': give {}", text, store_spec_forms));
   }
@@ -74,6 +87,16 @@ expected<std::unique_ptr<moderation_store>, store_open_error> open_store(const s
     auto store = sqlite_store::open(path, std::move(options));
     if (!store) return unexpected(store_open_error{std::move(store.error().message), read_only});
     return std::unique_ptr<moderation_store>(std::make_unique<sqlite_store>(std::move(*store)));
+  }
+  if (spec.kind == store_spec::store_kind::kafka) {
+#ifdef LLMDLQ_TOOL_WITH_KAFKA
+    if (!read_only) return unexpected(store_open_error{"a Kafka topic is read only: list, show, stats and top read it", true});
+    auto topic = kafka_topic_store::open(spec.topic, {{"bootstrap.servers", spec.location}});
+    if (!topic) return unexpected(store_open_error{std::move(topic.error()), false});
+    return std::unique_ptr<moderation_store>(std::move(*topic));
+#else
+    return unexpected(store_open_error{"this llmdlq was built without Kafka", true});
+#endif
   }
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
   postgres_store_options options;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The moderation stores the `llmdlq` commands name on their command line:
-// `sqlite:PATH[#TABLE]` and `postgres:CONNINFO[#[SCHEMA.]TABLE]`.
+// `sqlite:PATH[#TABLE]`, `postgres:CONNINFO[#[SCHEMA.]TABLE]` and, read
+// only, `kafka:BROKERS/TOPIC`.
 #pragma once
 
 #include <memory>
@@ -14,15 +15,17 @@ namespace llmdlq::cli {
 
 /// A store named on the command line.
 struct store_spec {
-  enum class store_kind { sqlite, postgres };
+  enum class store_kind { sqlite, postgres, kafka };
   store_kind kind = store_kind::sqlite;
-  std::string location;  ///< the SQLite file, or the libpq connection string
+  std::string location;  ///< the SQLite file, the libpq connection string, or the Kafka brokers
+  std::string topic;     ///< Kafka only
   std::string table;     ///< empty: the store's default table
   std::string schema;    ///< PostgreSQL only; empty: the search_path's first
 };
 
 /// The forms open_moderation_store accepts, for usage texts.
-inline constexpr std::string_view store_spec_forms = "sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE]";
+inline constexpr std::string_view store_spec_forms =
+    "sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)";
 
 /// The store for a person to read: the SQLite file, or `postgres` (a
 /// connection string may hold a password), with the table when named.
@@ -40,9 +43,10 @@ struct store_open_error {
 };
 
 /// Opens the store `spec` names. `read_only`: a SQLite file is opened
-/// read-only (it must exist and hold the table) and a PostgreSQL store is
-/// not migrated (its table must exist). Without it a PostgreSQL store is
-/// migrated and a SQLite file is created when missing.
+/// read-only (it must exist and hold the table), a PostgreSQL store is not
+/// migrated (its table must exist), and a Kafka topic is read whole (it is
+/// read only: anything else is a usage error). Without it a PostgreSQL
+/// store is migrated and a SQLite file is created when missing.
 [[nodiscard]] expected<std::unique_ptr<moderation_store>, store_open_error> open_store(const store_spec& spec,
                                                                                       bool read_only);
 

@@ -24,7 +24,7 @@ constexpr std::string_view usage =
     "  Shows a DLQ's counts by status, category and triage class, the pending count and the age\n"
     "  of the oldest pending dead letter, every --interval seconds (default 2) until interrupted:\n"
     "  redrawn in place on a terminal, one block after another otherwise.\n"
-    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] (read only)\n"
+    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n"
     "  --once  print one block and exit (for scripts)\n"
     "  --json  each block as one JSON object\n"
     "  Exit 0, 2 for usage errors, 3 when the store fails.\n";
