@@ -20,7 +20,10 @@ constexpr std::string_view usage =
     "  purge      remove a DLQ's expired dead letters, with an audit record\n"
     "  list       list a DLQ's dead letters, filtered, a page at a time\n"
     "  show       show one dead letter: its response with the failing places marked, its history\n"
-    "  claim      claim a dead letter (resolve, discard, requeue: what an operator does next)\n"
+    "  claim      claim a dead letter for an operator\n"
+    "  resolve    resolve a claimed dead letter with a correction its schema accepts\n"
+    "  discard    discard a dead letter\n"
+    "  requeue    requeue a dead letter for the replayer\n"
     "  top        watch a DLQ's counts by status, category and triage\n"
 #ifdef LLMDLQ_TOOL_WITH_CRYPTO
     "  rekey      re-seal a DLQ's sealed originals with another key\n"
