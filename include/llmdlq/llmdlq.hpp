@@ -19,6 +19,7 @@
 #include "llmdlq/jsonl_file_sink.hpp"
 #include "llmdlq/memory_sink.hpp"
 #include "llmdlq/moderation.hpp"
+#include "llmdlq/moderation_query.hpp"
 #include "llmdlq/pipeline.hpp"
 #include "llmdlq/pii_path.hpp"
 #include "llmdlq/process.hpp"
