@@ -14,5 +14,7 @@ int replay_command(arguments args);
 int purge_command(arguments args);
 int rekey_command(arguments args);  // with llmdlq::crypto
 int keys_command(arguments args);   // with llmdlq::crypto
+int report_command(arguments args);
+int console_command(arguments args);  // with cpp-httplib
 
 }  // namespace llmdlq::cli
