@@ -63,7 +63,7 @@ expected<std::string, std::string> read_token_file(const std::string& path) {
 }
 
 bool origin_allowed(std::string_view origin, std::string_view host) {
-  if (origin.empty()) return true;
+  if (origin.empty() || origin == "null") return true;
   return !host.empty() && origin == fmt::format("http://{}", host);
 }
 

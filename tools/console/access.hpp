@@ -25,8 +25,10 @@ bool same_secret(std::string_view a, std::string_view b);
 /// Refuses a file group or others may read, and a token shorter than 16 bytes.
 expected<std::string, std::string> read_token_file(const std::string& path);
 
-/// A request's Origin header is acceptable when absent or naming this very
-/// server (`http://` + its Host header).
+/// A request's Origin header is acceptable when absent, `null` or naming
+/// this very server (`http://` + its Host header). Under Referrer-Policy
+/// no-referrer a browser sends `null` for its own forms: the CSRF token, not
+/// the Origin, is what proves a form came from the console.
 bool origin_allowed(std::string_view origin, std::string_view host);
 
 /// A logged-in browser: its cookie value, the token each of its forms

@@ -126,6 +126,32 @@ std::string attempts_table(const attempt_summary& attempts) {
   return out + "</tbody></table>";
 }
 
+// The operator log: the store keeps it as a JSON array of actions; any
+// other text is shown as it is.
+std::string operator_log_html(std::string_view log) {
+  boost::system::error_code ec;
+  const auto parsed = boost::json::parse(log, ec);
+  const auto* entries = ec ? nullptr : parsed.if_array();
+  if (entries == nullptr) return "<pre class=\"log\">" + html_escape(log) + "</pre>";
+  if (entries->empty()) return "<p>No actions yet.</p>";
+  constexpr std::string_view columns[] = {"at", "operator", "action", "from", "to", "note"};
+  std::string out = "<table class=\"log\"><thead><tr>";
+  for (const auto column : columns) out += fmt::format("<th>{}</th>", column);
+  out += "</tr></thead><tbody>";
+  for (const auto& entry : *entries) {
+    out += "<tr>";
+    for (const auto column : columns) {
+      const auto* object = entry.if_object();
+      const auto* field = object ? object->if_contains(column) : nullptr;
+      const auto* text = field ? field->if_string() : nullptr;
+      const std::string cell = text ? std::string(*text) : field ? boost::json::serialize(*field) : std::string();
+      out += "<td>" + html_escape(cell) + "</td>";
+    }
+    out += "</tr>";
+  }
+  return out + "</tbody></table>";
+}
+
 std::string action_forms(const console_session& session, const moderation_record& record,
                          const action_outcome& outcome) {
   const std::string base = record_link(record.dlq_id);
@@ -276,8 +302,7 @@ std::string record_page_html(const console_session& session, const moderation_re
   if (record.resolution) {
     body += "<h2>Resolution</h2><pre class=\"resolution\">" + html_escape(pretty_json(*record.resolution)) + "</pre>";
   }
-  body += "<h2>Operator log</h2><pre class=\"log\">" +
-          html_escape(record.operator_log.empty() ? "(no actions yet)" : record.operator_log) + "</pre>";
+  body += "<h2>Operator log</h2>" + operator_log_html(record.operator_log);
   body += "<h2>Envelope</h2><pre class=\"envelope\">" + html_escape(pretty_json(record.envelope_json)) + "</pre>";
   return console_page(session, record.dlq_id, body);
 }

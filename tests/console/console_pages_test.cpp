@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// What the console's pages and `llmdlq report` show: spans highlighted,
+// record text escaped, a form on every POST carrying its CSRF token,
+// corrections checked, charts drawn without a fetch.
+#include <regex>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <llmdlq/envelope.hpp>
+
+#include "catch.hpp"
+#include "console/pages.hpp"
+#include "dlq_charts.hpp"
+#include "tools/run_tool.hpp"
+
+using namespace llmdlq::cli;
+using llmdlq::test::run_llmdlq;
+using llmdlq::test::slurp;
+using llmdlq::test::temp_dir;
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+llmdlq::moderation_record hostile_record() {
+  llmdlq::envelope e;
+  e.dlq_id = "8faed0ba-7bfc-8608-9c87-e19dc253e620";
+  e.raw_response = llmdlq::captured_text::of(R"({"name": "<script>x</script></textarea>", "total": -1})");
+  e.failure.category = llmdlq::failure_category::schema;
+  e.failure.code = "schema_violation";
+  e.idempotency_key = "key-1";
+  e.failure.message = "<b>bold</b>";
+  e.failure.errors.push_back({"/total", "/properties/total/minimum", "minimum", "must be >= 0 <i>"});
+  llmdlq::moderation_record r;
+  r.dlq_id = "d1\"><script>";
+  r.status = llmdlq::moderation_status::claimed;
+  r.category = "<category>";
+  r.raw_response = *e.raw_response.text;
+  r.envelope_json = boost::json::serialize(llmdlq::to_json(e));
+  r.operator_log = R"([{"at": "2026-01-01T00:00:00Z", "operator": "<img src=x>", "action": "claim"}])";
+  r.claimed_by = "<img src=x>";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("highlighted_html: marks the spans and escapes every piece", "[console][pages]") {
+  const std::string raw = R"({"a": "<b>", "c": 1})";
+  const auto html = highlighted_html(raw, {{6, 11, "/a: \"quoted\""}});
+  CHECK(html == R"({&quot;a&quot;: <mark title="/a: &quot;quoted&quot;">&quot;&lt;b&gt;&quot;</mark>, &quot;c&quot;: 1})");
+  // A span ending inside a character takes the whole character.
+  CHECK(highlighted_html("é!", {{0, 1, "x"}}) == "<mark title=\"x\">é</mark>!");
+}
+
+TEST_CASE("error_spans: the values the validation errors point at", "[console][pages]") {
+  llmdlq::envelope e;
+  e.failure.errors.push_back({"/items/1/price", "", "minimum", "too small"});
+  const std::string raw = R"(Here: {"items": [{"price": 1}, {"price": -5}]} done)";
+  const auto spans = error_spans(e, raw);
+  REQUIRE(spans.size() == 1);
+  CHECK(raw.substr(spans[0].begin, spans[0].end - spans[0].begin) == "-5");
+  CHECK(spans[0].label.find("/items/1/price") != std::string::npos);
+}
+
+TEST_CASE("check_resolution: strict JSON that the schema accepts", "[console][resolve]") {
+  const auto schema = llmdlq::schema::compile(R"({"type": "object", "required": ["name"]})");
+  REQUIRE(schema.has_value());
+  CHECK(check_resolution(&*schema, R"({"name": "x"})").empty());
+  CHECK_FALSE(check_resolution(&*schema, R"({"other": 1})").empty());
+  const auto broken = check_resolution(&*schema, R"({"name": "x",})");
+  REQUIRE(broken.size() == 1);
+  CHECK(broken[0].keyword == "json");
+  CHECK(check_resolution(nullptr, "[1]").empty());
+  CHECK_FALSE(check_resolution(nullptr, "{").empty());
+}
+
+TEST_CASE("record_page_html: record text never becomes markup, and every form carries the CSRF token",
+          "[console][pages]") {
+  llmdlq::cli::session_table sessions;
+  const auto session = sessions.open("<alice>");
+  const auto record = hostile_record();
+  const auto envelope = llmdlq::envelope_from_json(boost::json::parse(record.envelope_json));
+  INFO((envelope ? std::string() : envelope.error().path + ": " + envelope.error().message));
+  REQUIRE(envelope.has_value());
+  const auto html = record_page_html(session, record, {});
+  CHECK(html.find("<script>x") == std::string::npos);
+  CHECK(html.find("</textarea>\"") == std::string::npos);
+  CHECK(count(html, "</textarea>") == 1);  // the resolve form's own
+  CHECK(html.find("<img") == std::string::npos);
+  CHECK(html.find("<b>bold") == std::string::npos);
+  CHECK(html.find("<category>") == std::string::npos);
+  CHECK(html.find("&lt;script&gt;x&lt;/script&gt;&lt;/textarea&gt;") != std::string::npos);
+  CHECK(html.find("<mark") != std::string::npos);
+  // Inline code is what the Content-Security-Policy forbids.
+  CHECK(html.find(" style=") == std::string::npos);
+  CHECK(html.find("<style") == std::string::npos);
+  CHECK(std::regex_search(html, std::regex("<script src=\"/assets/console.js\"")));
+  CHECK(count(html, "<script") == 1);
+  CHECK_FALSE(std::regex_search(html, std::regex(R"( on[a-z]+=)")));
+  const auto forms = count(html, "method=\"post\"");
+  CHECK(forms >= 4);  // logout, resolve, discard, requeue
+  CHECK(count(html, "name=\"csrf\" value=\"" + session.csrf + "\"") == forms);
+}
+
+TEST_CASE("charts: bars per category, and a rate only with traffic counts", "[console][charts]") {
+  std::vector<timeline_bucket> timeline{{"2026-01-01", {{"schema", 3}, {"syntax", 1}}, 0},
+                                        {"2026-01-02", {}, 0},
+                                        {"2026-01-03", {{"<x>", 2}}, 0}};
+  const auto bars = timeline_chart_svg(timeline);
+  CHECK(count(bars, "<rect class=\"bar\"") == 3);
+  CHECK(bars.find("&lt;x&gt;") != std::string::npos);
+  CHECK(bars.find("<x>") == std::string::npos);
+  CHECK(dlq_rate_chart_svg(timeline).find("<svg") == std::string::npos);
+  timeline[0].processed = 100;
+  timeline[2].processed = 50;
+  const auto rate = dlq_rate_chart_svg(timeline);
+  CHECK(count(rate, "<circle") == 2);
+  CHECK(rate.find("4.00%") != std::string::npos);
+  CHECK(timeline_chart_svg({}).find("<svg") == std::string::npos);
+}
+
+TEST_CASE("report: one page with its charts and counts, no script and no URL to fetch", "[console][report]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object"})");
+  const std::string db = (dir.path() / "dlq.db").string();
+  REQUIRE(run_llmdlq("process --schema " + schema + " --sink sqlite:" + db,
+                     R"({"id": 1, "response": "nope"})" "\n" R"({"id": 2, "response": "[1, 2"})" "\n")
+              .exit_code == 0);
+  const auto page = (dir.path() / "report.html").string();
+  const auto run = run_llmdlq("report sqlite:" + db + " --html " + page + " --since 30d");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto html = slurp(page);
+  CHECK(count(html, "<rect class=\"bar\"") == 2);
+  CHECK(html.find("<table class=\"counts\"") != std::string::npos);
+  CHECK(html.find("truncated") != std::string::npos);
+  CHECK_FALSE(std::regex_search(html, std::regex("https?:", std::regex::icase)));
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find(" src=") == std::string::npos);
+  CHECK(html.find(" href=") == std::string::npos);
+
+  CHECK(run_llmdlq("report sqlite:" + db).exit_code == 2);
+  CHECK(run_llmdlq("report sqlite:" + db + " --html " + page + " --since yesterday").exit_code == 2);
+  CHECK(run_llmdlq("report sqlite:" + (dir.path() / "missing.db").string() + " --html " + page).exit_code == 2);
+}
