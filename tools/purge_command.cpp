@@ -20,6 +20,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "store_spec.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -28,7 +29,7 @@ constexpr std::string_view usage =
     "usage: llmdlq purge STORE [--dry-run] [--now RFC3339] [--operator NAME] [--json]\n"
     "  Removes the dead letters whose expires_at is at or before now (letters without one stay)\n"
     "  and writes an audit record: who, when, how many, the range of their expiry times.\n"
-    "  STORE: sqlite:PATH | jsonl:PATH | postgres:CONNINFO | redis:HOST:PORT/STREAM\n"
+    "  STORE: sqlite:PATH[#TABLE] | jsonl:PATH | postgres:CONNINFO[#[SCHEMA.]TABLE] | redis:HOST:PORT/STREAM\n"
     "  --dry-run        count what would go; change nothing, audit nothing\n"
     "  --now RFC3339    the purge's time (default: the system clock)\n"
     "  --operator NAME  who purges, for the audit (default: the login name)\n"
@@ -54,12 +55,21 @@ expected<purge_report, std::pair<int, std::string>> purge_store(std::string_view
   using failure = std::pair<int, std::string>;
   const auto store_failed = [](sink_error e) { return unexpected(failure{exit_sink, std::move(e.message)}); };
   const auto missing = [](std::string_view what) { return unexpected(failure{exit_usage, "no DLQ at " + std::string(what)}); };
-  if (spec.starts_with("sqlite:") && spec.size() > 7) {
-    const std::filesystem::path path(spec.substr(7));
-    if (!std::filesystem::exists(path)) return missing(path.string());
-    auto store = sqlite_store::open(path, {.read_only = request.dry_run});
-    if (!store) return store_failed(std::move(store.error()));
-    auto report = store->purge(request);
+  if (spec.starts_with("sqlite:") || spec.starts_with("postgres:")) {
+    auto parsed = parse_store_spec(spec);
+    if (!parsed) return unexpected(failure{exit_usage, std::move(parsed.error())});
+    // A file that is not there is never created.
+    if (parsed->kind == store_spec::store_kind::sqlite && !std::filesystem::exists(parsed->location)) {
+      return missing(parsed->location);
+    }
+    // A dry run writes nothing; a real PostgreSQL purge needs the audit table, which migrating makes.
+    auto store = open_store(*parsed, /*read_only=*/request.dry_run);
+    if (!store) return unexpected(failure{store.error().usage ? exit_usage : exit_sink, std::move(store.error().message)});
+    expected<purge_report, sink_error> report = unexpected(sink_error{sink_errc::rejected, "no purge for this store"});
+    if (auto* sqlite = dynamic_cast<sqlite_store*>(store->get())) report = sqlite->purge(request);
+#ifdef LLMDLQ_TOOL_WITH_POSTGRES
+    if (auto* postgres = dynamic_cast<postgres_store*>(store->get())) report = postgres->purge(request);
+#endif
     if (!report) return store_failed(std::move(report.error()));
     return *report;
   }
@@ -70,17 +80,6 @@ expected<purge_report, std::pair<int, std::string>> purge_store(std::string_view
     if (!report) return store_failed(std::move(report.error()));
     return *report;
   }
-#ifdef LLMDLQ_TOOL_WITH_POSTGRES
-  if (spec.starts_with("postgres:") && spec.size() > 9) {
-    postgres_store_options options;
-    options.migrate = !request.dry_run;  // a real purge needs the audit table, which migrate() makes
-    auto store = postgres_store::open(spec.substr(9), std::move(options));
-    if (!store) return store_failed(std::move(store.error()));
-    auto report = store->purge(request);
-    if (!report) return store_failed(std::move(report.error()));
-    return *report;
-  }
-#endif
 #ifdef LLMDLQ_TOOL_WITH_REDIS
   if (spec.starts_with("redis:")) {
     const std::string_view rest = spec.substr(6);

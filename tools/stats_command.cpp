@@ -4,19 +4,23 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
-#include <llmdlq/sqlite/store.hpp>
+#include <llmdlq/moderation_query.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "store_spec.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
 constexpr std::string_view usage =
-    "usage: llmdlq stats [--json] sqlite:PATH\n"
-    "  Counts the dead letters in a SQLite DLQ by category, triage class, status and failure code.\n"
-    "  Reads the DLQ without changing it (also a file it may not write). Exit 2 for usage errors and\n"
-    "  a DLQ that is missing or cannot be opened as one, 3 when reading it fails.\n";
+    "usage: llmdlq stats [--json] STORE\n"
+    "  Counts the dead letters in a DLQ by category, triage class, status and failure code, and\n"
+    "  gives the creation time of the oldest pending one.\n"
+    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE]\n"
+    "  Reads the DLQ without changing it (also a SQLite file it may not write; a PostgreSQL table\n"
+    "  is not migrated). Exit 2 for usage errors and a SQLite DLQ that is missing or cannot be\n"
+    "  opened as one, 3 when the store fails.\n";
 
 }  // namespace
 
@@ -39,22 +43,23 @@ int stats_command(arguments args) {
       return exit_usage;
     }
   }
-  if (!target.starts_with("sqlite:") || target.size() == 7) {
-    complain("stats", "give the DLQ as sqlite:PATH");
+  if (target.empty()) {
+    complain("stats", "give the DLQ to count");
     std::cerr << usage;
     return exit_usage;
   }
-  const std::filesystem::path path(target.substr(7));
-  if (!std::filesystem::exists(path)) {
-    complain("stats", "no DLQ at " + path.string());
+  auto spec = parse_store_spec(target);
+  if (!spec) {
+    complain("stats", spec.error());
+    std::cerr << usage;
     return exit_usage;
   }
-  auto dlq = sqlite_store::open(path, {.read_only = true});
+  auto dlq = open_store(*spec, /*read_only=*/true);
   if (!dlq) {
     complain("stats", dlq.error().message);
-    return exit_usage;
+    return dlq.error().usage ? exit_usage : exit_sink;
   }
-  auto stats = dlq->statistics();
+  auto stats = (*dlq)->statistics();
   if (!stats) {
     complain("stats", stats.error().message);
     return exit_sink;
@@ -64,6 +69,9 @@ int stats_command(arguments args) {
       {"failure_code", &stats->by_code}};
   if (json) {
     boost::json::object out{{"total", stats->total}};
+    if (stats->oldest_pending_created_at) {
+      out.emplace("oldest_pending_created_at", format_rfc3339(*stats->oldest_pending_created_at));
+    }
     for (const auto& [name, counts] : groups) {
       boost::json::object group;
       for (const auto& [key, count] : *counts) group.emplace(key, count);
@@ -72,7 +80,10 @@ int stats_command(arguments args) {
     std::cout << boost::json::serialize(out) << '\n';
     return exit_ok;
   }
-  std::cout << fmt::format("{}: {} dead letters\n", path.string(), stats->total);
+  std::cout << fmt::format("{}: {} dead letters\n", display_name(*spec), stats->total);
+  if (stats->oldest_pending_created_at) {
+    std::cout << fmt::format("oldest pending: created {}\n", format_rfc3339(*stats->oldest_pending_created_at));
+  }
   for (const auto& [name, counts] : groups) {
     std::cout << fmt::format("\nby {}:\n", name);
     for (const auto& [key, count] : *counts) std::cout << fmt::format("  {:<28} {:>8}\n", key, count);

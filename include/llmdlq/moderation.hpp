@@ -3,6 +3,7 @@
 // operator may do with one, and the store that keeps them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,8 +13,15 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/sink.hpp"
+#include "llmdlq/timestamp.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
+
+// Defined in moderation_query.hpp (included at the end).
+struct moderation_query;
+struct moderation_page;
+struct dlq_statistics;
+struct dlq_timeline_bucket;
 
 /// Where a dead letter is in its life.
 ///
@@ -198,6 +206,33 @@ class moderation_store : public sink {
   [[nodiscard]] virtual expected<std::vector<moderation_record>, moderation_error> list_after(
       moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id,
       std::size_t limit) = 0;
+
+  /// One page of the records that match `query`, in list()'s order
+  /// (creation time, then dlq_id); `query.after` continues a previous page.
+  [[nodiscard]] virtual expected<moderation_page, moderation_error> query(const moderation_query& query) = 0;
+
+  /// The records counted by category, triage class, status and failure
+  /// code, and the oldest pending record's creation time.
+  [[nodiscard]] virtual expected<dlq_statistics, moderation_error> statistics() = 0;
+
+  /// Consecutive buckets of `width` from `since` until `until`: the dead
+  /// letters created in each, by category, and the traffic recorded in it.
+  [[nodiscard]] virtual expected<std::vector<dlq_timeline_bucket>, moderation_error> timeline(
+      timestamp since, timestamp until, std::chrono::seconds width) = 0;
+
+  /// timeline() until now.
+  [[nodiscard]] expected<std::vector<dlq_timeline_bucket>, moderation_error> timeline(timestamp since,
+                                                                                     std::chrono::seconds width) {
+    return timeline(since, system_now(), width);
+  }
+
+  /// Adds to the traffic of the minute holding `at` (a row per minute of
+  /// table `llmdlq_traffic`): `processed` responses judged, of which
+  /// `dead_lettered` were dead-lettered. timeline() reads it back.
+  [[nodiscard]] virtual expected<void, moderation_error> record_traffic(timestamp at, std::uint64_t processed,
+                                                                        std::uint64_t dead_lettered) = 0;
 };
 
 LLMDLQ_END_NAMESPACE
+
+#include "llmdlq/moderation_query.hpp"

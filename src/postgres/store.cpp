@@ -19,6 +19,7 @@
 
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/moderation_check.hpp"
+#include "llmdlq/detail/moderation_query_sql.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "libpq.hpp"
 
@@ -228,7 +229,30 @@ struct postgres_store::impl {
                                                 quote_identifier("llmdlq_purge_audit"));
   }
 
+  // The traffic table, in the DLQ table's schema.
+  std::string traffic_table() const {
+    return options.schema.empty() ? quote_identifier("llmdlq_traffic")
+                                  : fmt::format("{}.{}", quote_identifier(options.schema),
+                                                quote_identifier("llmdlq_traffic"));
+  }
+
   bool lost() const { return PQstatus(conn.get()) != CONNECTION_OK; }
+
+  // `sql` with `values` bound as text ($1, $2, ...).
+  result exec_values(const std::string& sql, const std::vector<std::string>& values) {
+    std::vector<const char*> pointers;
+    pointers.reserve(values.size());
+    for (const auto& v : values) pointers.push_back(v.c_str());
+    return result(PQexecParams(conn.get(), sql.c_str(), static_cast<int>(pointers.size()), nullptr, pointers.data(),
+                               nullptr, nullptr, 0));
+  }
+
+  // The rows `sql` selects (as many as `values` say), each one value, in order.
+  expected<result, failure> select(const std::string& sql, const std::vector<std::string>& values, const char* what) {
+    auto r = exec_values(sql, values);
+    if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), what));
+    return r;
+  }
 
   result exec(const char* sql) { return result(PQexec(conn.get(), sql)); }
 
@@ -387,6 +411,14 @@ struct postgres_store::impl {
       CREATE INDEX IF NOT EXISTS {2} ON {0} (status, category);
       CREATE INDEX IF NOT EXISTS {3} ON {0} (status, created_at);
       CREATE INDEX IF NOT EXISTS {7} ON {0} (expires_at) WHERE expires_at IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS {9} ON {0} (created_at, dlq_id);
+      CREATE TABLE IF NOT EXISTS {10} (
+        dlq_table     text NOT NULL,
+        minute        timestamptz NOT NULL,
+        processed     bigint NOT NULL DEFAULT 0,
+        dead_lettered bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (dlq_table, minute)
+      );
       CREATE TABLE IF NOT EXISTS {8} (
         id                bigserial PRIMARY KEY,
         purged_table      text NOT NULL,
@@ -415,7 +447,8 @@ struct postgres_store::impl {
                        t, quote_identifier(table + "_key_attempt"), quote_identifier(table + "_status"),
                        quote_identifier(table + "_queue"), quote_identifier(table + "_status_check"),
                        detail::moderation_status_sql_list(), table + "_status_check",
-                       quote_identifier(table + "_expires"), audit_table());
+                       quote_identifier(table + "_expires"), audit_table(), quote_identifier(table + "_created"),
+                       traffic_table());
     return run(
         [&](bool) -> expected<void, failure> {
           if (auto b = command("BEGIN", "migrate"); !b) return b;
@@ -825,6 +858,140 @@ expected<std::size_t, moderation_error> postgres_store::rewrite_envelopes(const 
     more = page->first == batch;
   }
   return changed;
+}
+
+namespace {
+std::string postgres_placeholder(std::size_t n) { return fmt::format("${}", n); }
+std::string postgres_version_column(std::string_view field) {
+  return fmt::format("(envelope -> 'versions' ->> '{}')", field);
+}
+constexpr detail::moderation_sql_dialect postgres_dialect{postgres_placeholder, postgres_version_column,
+                                                          "::timestamptz"};
+}  // namespace
+
+expected<moderation_page, moderation_error> postgres_store::query(const moderation_query& q) {
+  if (!impl_) return unexpected(closed_store());
+  if (q.limit == 0) return moderation_page{};
+  auto filter = detail::moderation_query_filter(q, postgres_dialect);
+  for (auto& v : filter.values) v = storable_copy(v);
+  filter.values.push_back(std::to_string(std::min<std::size_t>(q.limit, INT64_MAX - 1) + 1));
+  const std::string sql = fmt::format("SELECT {} FROM {} WHERE {} ORDER BY created_at, dlq_id LIMIT ${}::bigint",
+                                      record_columns, impl_->qualified, filter.where, filter.values.size());
+  std::lock_guard lock(impl_->mutex);
+  auto r = impl_->run([&](bool) -> expected<std::vector<moderation_record>, failure> {
+    auto rows = impl_->select(sql, filter.values, "query");
+    if (!rows) return unexpected(std::move(rows.error()));
+    std::vector<moderation_record> records;
+    for (int row = 0; row < PQntuples(rows->get()); ++row) records.push_back(read_record(rows->get(), row));
+    return records;
+  }, /*statements=*/false);
+  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
+  return detail::make_moderation_page(std::move(*r), q.limit);
+}
+
+expected<dlq_statistics, moderation_error> postgres_store::statistics() {
+  if (!impl_) return unexpected(closed_store());
+  const std::string& t = impl_->qualified;
+  std::lock_guard lock(impl_->mutex);
+  auto r = impl_->run([&](bool) -> expected<dlq_statistics, failure> {
+    dlq_statistics stats;
+    for (const auto& [column, counts] :
+         {std::pair{"category", &stats.by_category}, std::pair{"triage", &stats.by_triage},
+          std::pair{"status", &stats.by_status}, std::pair{"failure_code", &stats.by_code}}) {
+      auto rows = impl_->select(fmt::format("SELECT {0}, count(*) FROM {1} GROUP BY {0} ORDER BY {0}", column, t), {},
+                                "statistics");
+      if (!rows) return unexpected(std::move(rows.error()));
+      for (int row = 0; row < PQntuples(rows->get()); ++row) {
+        (*counts)[PQgetvalue(rows->get(), row, 0)] = std::strtoull(PQgetvalue(rows->get(), row, 1), nullptr, 10);
+      }
+    }
+    for (const auto& [status, count] : stats.by_status) stats.total += count;
+    auto oldest = impl_->select(
+        fmt::format("SELECT {} FROM {} WHERE status = 'pending'", utc_text("min(created_at)"), t), {}, "statistics");
+    if (!oldest) return unexpected(std::move(oldest.error()));
+    if (PQntuples(oldest->get()) == 1 && !PQgetisnull(oldest->get(), 0, 0)) {
+      stats.oldest_pending_created_at = parse_rfc3339(PQgetvalue(oldest->get(), 0, 0));
+    }
+    return stats;
+  }, /*statements=*/false);
+  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
+  return std::move(*r);
+}
+
+expected<std::vector<dlq_timeline_bucket>, moderation_error> postgres_store::timeline(timestamp since,
+                                                                                    timestamp until,
+                                                                                    std::chrono::seconds width) {
+  if (!impl_) return unexpected(closed_store());
+  auto buckets = detail::empty_timeline(since, until, width);
+  if (buckets.empty()) return buckets;
+  const std::vector<std::string> values = {
+      std::to_string(since.time_since_epoch().count()), std::to_string(std::chrono::milliseconds(width).count()),
+      format_rfc3339(since), format_rfc3339(until), options_table_name(impl_->options)};
+  // The bucket of a time: its milliseconds since `since` ($1) over the width ($2).
+  const auto bucket_of = [](std::string_view column) {
+    return fmt::format("floor((extract(epoch FROM {}) * 1000 - $1::bigint) / $2::bigint)::bigint", column);
+  };
+  const std::string letters = fmt::format(
+      "SELECT {0} AS bucket, category, count(*) FROM {1} WHERE created_at >= $3::timestamptz AND "
+      "created_at < $4::timestamptz AND $5::text IS NOT NULL GROUP BY bucket, category",
+      bucket_of("created_at"), impl_->qualified);
+  const std::string traffic = fmt::format(
+      "SELECT {0} AS bucket, sum(processed), sum(dead_lettered) FROM {1} WHERE dlq_table = $5 AND "
+      "minute >= $3::timestamptz AND minute < $4::timestamptz GROUP BY bucket",
+      bucket_of("minute"), impl_->traffic_table());
+  const std::string traffic_name = impl_->traffic_table();
+  std::lock_guard lock(impl_->mutex);
+  auto r = impl_->run([&](bool) -> expected<std::vector<dlq_timeline_bucket>, failure> {
+    auto filled = buckets;
+    const auto index_of = [&](const PGresult* rows, int row) -> dlq_timeline_bucket* {
+      const long long i = std::strtoll(PQgetvalue(rows, row, 0), nullptr, 10);
+      return i >= 0 && static_cast<std::size_t>(i) < filled.size() ? &filled[static_cast<std::size_t>(i)] : nullptr;
+    };
+    auto counted = impl_->select(letters, values, "timeline");
+    if (!counted) return unexpected(std::move(counted.error()));
+    for (int row = 0; row < PQntuples(counted->get()); ++row) {
+      if (auto* b = index_of(counted->get(), row)) {
+        b->dead_letters_by_category[PQgetvalue(counted->get(), row, 1)] +=
+            std::strtoull(PQgetvalue(counted->get(), row, 2), nullptr, 10);
+      }
+    }
+    auto present = impl_->select("SELECT to_regclass($1) IS NOT NULL", {traffic_name}, "timeline");
+    if (!present) return unexpected(std::move(present.error()));
+    if (std::string_view(PQgetvalue(present->get(), 0, 0)) != "t") return filled;
+    auto recorded = impl_->select(traffic, values, "timeline");
+    if (!recorded) return unexpected(std::move(recorded.error()));
+    for (int row = 0; row < PQntuples(recorded->get()); ++row) {
+      if (auto* b = index_of(recorded->get(), row)) {
+        b->processed += std::strtoull(PQgetvalue(recorded->get(), row, 1), nullptr, 10);
+        b->dead_lettered += std::strtoull(PQgetvalue(recorded->get(), row, 2), nullptr, 10);
+      }
+    }
+    return filled;
+  }, /*statements=*/false);
+  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
+  return std::move(*r);
+}
+
+expected<void, moderation_error> postgres_store::record_traffic(timestamp at, std::uint64_t processed,
+                                                                std::uint64_t dead_lettered) {
+  if (!impl_) return unexpected(closed_store());
+  const std::vector<std::string> values = {options_table_name(impl_->options),
+                                           format_rfc3339(std::chrono::floor<std::chrono::minutes>(at)),
+                                           std::to_string(processed), std::to_string(dead_lettered)};
+  const std::string sql = fmt::format(
+      "INSERT INTO {0} AS t (dlq_table, minute, processed, dead_lettered) VALUES ($1, $2::timestamptz, $3::bigint, "
+      "$4::bigint) ON CONFLICT (dlq_table, minute) DO UPDATE SET processed = t.processed + excluded.processed, "
+      "dead_lettered = t.dead_lettered + excluded.dead_lettered",
+      impl_->traffic_table());
+  std::lock_guard lock(impl_->mutex);
+  // Not idempotent: a lost connection is not retried, or the counts could be added twice.
+  bool may_reset = true;
+  if (auto ready = impl_->ready(may_reset, false); !ready) return unexpected(to_moderation_error(std::move(ready.error())));
+  auto r = impl_->exec_values(sql, values);
+  if (!impl::ok(r, PGRES_COMMAND_OK)) {
+    return unexpected(to_moderation_error(classify(impl_->conn.get(), r.get(), "record traffic")));
+  }
+  return {};
 }
 
 LLMDLQ_END_NAMESPACE

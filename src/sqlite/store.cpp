@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/detail/moderation_check.hpp"
+#include "llmdlq/detail/moderation_query_sql.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "connection.hpp"
 
@@ -88,13 +89,34 @@ std::string index_definitions(const std::string& t) {
       WHERE idempotency_key IS NOT NULL;
     CREATE INDEX IF NOT EXISTS {0}_status ON {0} (status, category);
     CREATE INDEX IF NOT EXISTS {0}_expires ON {0} (expires_at) WHERE expires_at IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS {0}_created ON {0} (created_at, dlq_id);
+    CREATE INDEX IF NOT EXISTS {0}_queue ON {0} (status, created_at, dlq_id);
   )sql", t);
 }
 
+// The traffic the pipeline recorded, a row per DLQ table and minute
+// (RFC 3339 UTC of the minute's start), for the DLQ rate over time.
+constexpr std::string_view traffic_definition = R"sql(
+    CREATE TABLE IF NOT EXISTS llmdlq_traffic (
+      dlq_table     TEXT NOT NULL,
+      minute        TEXT NOT NULL,
+      processed     INTEGER NOT NULL DEFAULT 0,
+      dead_lettered INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (dlq_table, minute)
+    );
+  )sql";
+
 // The table, its indexes and the journal settings, for a writable DLQ.
 std::string create_schema(const std::string& t) {
-  return "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;" + table_definition(t) + index_definitions(t);
+  return "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;" + table_definition(t) + index_definitions(t) +
+         std::string(traffic_definition);
 }
+
+std::string sqlite_placeholder(std::size_t n) { return fmt::format("?{}", n); }
+std::string sqlite_version_column(std::string_view field) {
+  return fmt::format("json_extract(envelope, '$.versions.{}')", field);
+}
+constexpr detail::moderation_sql_dialect sqlite_dialect{sqlite_placeholder, sqlite_version_column, ""};
 
 // Every column, for copying a table's rows into its rebuilt form.
 constexpr std::string_view all_columns =
@@ -345,13 +367,13 @@ struct sqlite_store::impl {
     return {};
   }
 
-  // Whether the DLQ's table is there; an error when the file cannot be read as a database.
-  expected<bool, sink_error> has_table() {
+  // Whether the DLQ's table (or `name`) is there; an error when the file cannot be read as a database.
+  expected<bool, sink_error> has_table(std::string_view name = {}) {
     statement query;
     if (!query.prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")) {
       return unexpected(sqlite_failure(db, "read " + path));
     }
-    bind_text_or_null(query.get(), 1, table);
+    bind_text_or_null(query.get(), 1, name.empty() ? std::string_view(table) : name);
     const int rc = sqlite3_step(query.get());
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(sqlite_failure(db, "read " + path));
     return rc == SQLITE_ROW;
@@ -505,6 +527,14 @@ expected<dlq_statistics, moderation_error> sqlite_store::statistics() {
     if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("statistics"));
   }
   for (const auto& [status, count] : stats.by_status) stats.total += count;
+  statement oldest;
+  if (!oldest.prepare(impl_->db, fmt::format("SELECT min(created_at) FROM {} WHERE status = 'pending'", impl_->table))) {
+    return unexpected(impl_->store_failure("statistics"));
+  }
+  if (sqlite3_step(oldest.get()) != SQLITE_ROW) return unexpected(impl_->store_failure("statistics"));
+  if (sqlite3_column_type(oldest.get(), 0) != SQLITE_NULL) {
+    stats.oldest_pending_created_at = parse_rfc3339(column_text(oldest.get(), 0));
+  }
   return stats;
 }
 
@@ -635,6 +665,100 @@ expected<moderation_record, moderation_error> sqlite_store::act(const moderation
   if (!updated) return unexpected(std::move(updated.error()));
   if (!*updated) return unexpected(moderation_error{moderation_errc::not_found, "the dead letter vanished", {}});
   return std::move(**updated);
+}
+
+expected<moderation_page, moderation_error> sqlite_store::query(const moderation_query& q) {
+  if (q.limit == 0) return moderation_page{};
+  const auto filter = detail::moderation_query_filter(q, sqlite_dialect);
+  std::lock_guard lock(impl_->mutex);
+  statement select;
+  // created_at is RFC 3339 UTC with three fraction digits: its text order is its time order.
+  if (!select.prepare(impl_->db, fmt::format("SELECT {} FROM {} WHERE {} ORDER BY created_at, dlq_id LIMIT ?{}",
+                                             record_columns, impl_->table, filter.where, filter.values.size() + 1))) {
+    return unexpected(impl_->store_failure("query"));
+  }
+  for (std::size_t i = 0; i < filter.values.size(); ++i) {
+    bind_text(select.get(), static_cast<int>(i + 1), filter.values[i]);
+  }
+  const std::size_t wanted = std::min<std::size_t>(q.limit, INT64_MAX - 1) + 1;
+  sqlite3_bind_int64(select.get(), static_cast<int>(filter.values.size() + 1), static_cast<sqlite3_int64>(wanted));
+  std::vector<moderation_record> records;
+  int rc;
+  while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) records.push_back(impl::read_record(select.get()));
+  if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("query"));
+  return detail::make_moderation_page(std::move(records), q.limit);
+}
+
+expected<std::vector<dlq_timeline_bucket>, moderation_error> sqlite_store::timeline(timestamp since, timestamp until,
+                                                                                  std::chrono::seconds width) {
+  auto buckets = detail::empty_timeline(since, until, width);
+  if (buckets.empty()) return buckets;
+  const auto width_ms = std::chrono::milliseconds(width).count();
+  const auto since_ms = since.time_since_epoch().count();
+  const std::string from = format_rfc3339(since);
+  const std::string to = format_rfc3339(until);
+  std::lock_guard lock(impl_->mutex);
+  // The bucket of an RFC 3339 text: its milliseconds since `since` (?1) over the width (?2).
+  const auto bucket_of = [](std::string_view column) {
+    return fmt::format("((CAST(strftime('%s', {0}) AS INTEGER) * 1000 + CAST(substr({0}, 21, 3) AS INTEGER) - ?1) / ?2)",
+                       column);
+  };
+  const auto read = [&](const std::string& sql, auto&& add) -> expected<void, moderation_error> {
+    statement s;
+    if (!s.prepare(impl_->db, sql)) return unexpected(impl_->store_failure("timeline"));
+    sqlite3_bind_int64(s.get(), 1, since_ms);
+    sqlite3_bind_int64(s.get(), 2, width_ms);
+    bind_text(s.get(), 3, from);
+    bind_text(s.get(), 4, to);
+    if (sqlite3_bind_parameter_count(s.get()) >= 5) bind_text(s.get(), 5, impl_->table);
+    int rc;
+    while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+      const auto index = sqlite3_column_int64(s.get(), 0);
+      if (index >= 0 && static_cast<std::size_t>(index) < buckets.size()) add(buckets[static_cast<std::size_t>(index)], s.get());
+    }
+    if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("timeline"));
+    return {};
+  };
+  auto letters = read(fmt::format("SELECT {0} AS bucket, category, count(*) FROM {1} WHERE created_at >= ?3 AND "
+                                  "created_at < ?4 GROUP BY bucket, category",
+                                  bucket_of("created_at"), impl_->table),
+                      [](dlq_timeline_bucket& b, sqlite3_stmt* row) {
+                        b.dead_letters_by_category[column_text(row, 1)] +=
+                            static_cast<std::uint64_t>(sqlite3_column_int64(row, 2));
+                      });
+  if (!letters) return unexpected(std::move(letters.error()));
+  const auto traffic = impl_->has_table("llmdlq_traffic");
+  if (!traffic) return unexpected(impl_->store_failure("timeline"));
+  if (*traffic) {
+    auto counted = read(fmt::format("SELECT {0} AS bucket, sum(processed), sum(dead_lettered) FROM llmdlq_traffic "
+                                    "WHERE dlq_table = ?5 AND minute >= ?3 AND minute < ?4 GROUP BY bucket",
+                                    bucket_of("minute")),
+                        [](dlq_timeline_bucket& b, sqlite3_stmt* row) {
+                          b.processed += static_cast<std::uint64_t>(sqlite3_column_int64(row, 1));
+                          b.dead_lettered += static_cast<std::uint64_t>(sqlite3_column_int64(row, 2));
+                        });
+    if (!counted) return unexpected(std::move(counted.error()));
+  }
+  return buckets;
+}
+
+expected<void, moderation_error> sqlite_store::record_traffic(timestamp at, std::uint64_t processed,
+                                                              std::uint64_t dead_lettered) {
+  const std::string minute = format_rfc3339(std::chrono::floor<std::chrono::minutes>(at));
+  std::lock_guard lock(impl_->mutex);
+  statement upsert;
+  if (!upsert.prepare(impl_->db, "INSERT INTO llmdlq_traffic (dlq_table, minute, processed, dead_lettered) "
+                                 "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (dlq_table, minute) DO UPDATE SET "
+                                 "processed = processed + excluded.processed, "
+                                 "dead_lettered = dead_lettered + excluded.dead_lettered")) {
+    return unexpected(impl_->store_failure("record traffic"));
+  }
+  bind_text(upsert.get(), 1, impl_->table);
+  bind_text(upsert.get(), 2, minute);
+  sqlite3_bind_int64(upsert.get(), 3, static_cast<sqlite3_int64>(std::min<std::uint64_t>(processed, INT64_MAX)));
+  sqlite3_bind_int64(upsert.get(), 4, static_cast<sqlite3_int64>(std::min<std::uint64_t>(dead_lettered, INT64_MAX)));
+  if (sqlite3_step(upsert.get()) != SQLITE_DONE) return unexpected(impl_->store_failure("record traffic"));
+  return {};
 }
 
 LLMDLQ_END_NAMESPACE

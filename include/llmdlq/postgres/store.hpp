@@ -14,6 +14,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope_rewrite.hpp"
 #include "llmdlq/moderation.hpp"
+#include "llmdlq/moderation_query.hpp"
 #include "llmdlq/purge.hpp"
 #include "llmdlq/sink.hpp"
 #include "llmdlq/timestamp.hpp"
@@ -136,6 +137,16 @@ class postgres_store final : public moderation_store {
   [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list_after(
       moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id,
       std::size_t limit) override;
+  [[nodiscard]] expected<moderation_page, moderation_error> query(const moderation_query& query) override;
+  [[nodiscard]] expected<dlq_statistics, moderation_error> statistics() override;
+  using moderation_store::timeline;
+  /// Reads `llmdlq_traffic` (in the table's schema; migrate() makes it)
+  /// when it is there; without it `processed` stays 0.
+  [[nodiscard]] expected<std::vector<dlq_timeline_bucket>, moderation_error> timeline(
+      timestamp since, timestamp until, std::chrono::seconds width) override;
+  /// One upsert into `llmdlq_traffic`; fails when migrate() has not made it.
+  [[nodiscard]] expected<void, moderation_error> record_traffic(timestamp at, std::uint64_t processed,
+                                                                std::uint64_t dead_lettered) override;
   /// Walks every row in dlq_id order and stores what `change` returns for
   /// it (status, log and times unchanged), `batch` rows per transaction
   /// (locked FOR UPDATE while `change` runs): a batch is written whole or

@@ -15,6 +15,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope_rewrite.hpp"
 #include "llmdlq/moderation.hpp"
+#include "llmdlq/moderation_query.hpp"
 #include "llmdlq/purge.hpp"
 #include "llmdlq/sink.hpp"
 
@@ -28,15 +29,6 @@ struct sqlite_store_options {
   /// table is an error, and publishing fails with `rejected`. Works on a
   /// file the process may not write.
   bool read_only = false;
-};
-
-/// Counts of a DLQ's rows, for dashboards and `llmdlq stats`.
-struct dlq_statistics {
-  std::uint64_t total = 0;
-  std::map<std::string, std::uint64_t> by_category;
-  std::map<std::string, std::uint64_t> by_triage;
-  std::map<std::string, std::uint64_t> by_status;
-  std::map<std::string, std::uint64_t> by_code;
 };
 
 /// Stores envelopes as rows: dlq_id, idempotency key and attempt, status
@@ -84,7 +76,7 @@ class sqlite_store final : public moderation_store {
 
   /// The rows counted by category, triage class, status and failure code.
   /// A read of the store: it fails as get() does (store_unavailable).
-  [[nodiscard]] expected<dlq_statistics, moderation_error> statistics();
+  [[nodiscard]] expected<dlq_statistics, moderation_error> statistics() override;
   /// The stored envelope with this dlq_id, if any.
   [[nodiscard]] expected<std::optional<envelope>, moderation_error> find(std::string_view dlq_id);
   /// Walks every row in dlq_id order and stores what `change` returns for
@@ -113,6 +105,15 @@ class sqlite_store final : public moderation_store {
   [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list_after(
       moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id,
       std::size_t limit) override;
+  [[nodiscard]] expected<moderation_page, moderation_error> query(const moderation_query& query) override;
+  using moderation_store::timeline;
+  /// Reads `llmdlq_traffic` when it is there (a read-only open of a file
+  /// that never recorded traffic has none: `processed` stays 0).
+  [[nodiscard]] expected<std::vector<dlq_timeline_bucket>, moderation_error> timeline(
+      timestamp since, timestamp until, std::chrono::seconds width) override;
+  /// Fails (store_unavailable) on a read-only store.
+  [[nodiscard]] expected<void, moderation_error> record_traffic(timestamp at, std::uint64_t processed,
+                                                                std::uint64_t dead_lettered) override;
 
  private:
   struct impl;
