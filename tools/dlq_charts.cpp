@@ -21,6 +21,8 @@ constexpr int margin_top = 12;
 constexpr const char* palette[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7",
                                    "#56B4E9", "#D55E00", "#F0E442", "#000000"};
 
+std::string day_of(const dlq_timeline_bucket& bucket) { return format_rfc3339(bucket.start).substr(0, 10); }
+
 std::string count_table(std::string_view title, const std::map<std::string, std::uint64_t>& counts) {
   std::string out = fmt::format("<table class=\"counts\"><caption>{}</caption><thead><tr><th>{}</th><th>letters</th>"
                                 "</tr></thead><tbody>",
@@ -43,7 +45,7 @@ double axis_top(double top) {
   return step * 10;
 }
 
-std::string axes(double top, std::string_view unit, const std::vector<timeline_bucket>& timeline, double slot) {
+std::string axes(double top, std::string_view unit, const std::vector<dlq_timeline_bucket>& timeline, double slot) {
   const int plot_height = chart_height - margin_top - margin_bottom;
   std::string out;
   for (int i = 0; i <= 4; ++i) {
@@ -58,7 +60,7 @@ std::string axes(double top, std::string_view unit, const std::vector<timeline_b
   for (std::size_t i = 0; i < timeline.size(); i += every) {
     out += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                        margin_left + slot * (i + 0.5), chart_height - margin_bottom + 16,
-                       html_escape(timeline[i].day.substr(5)));
+                       html_escape(day_of(timeline[i]).substr(5)));
   }
   return out;
 }
@@ -85,9 +87,9 @@ std::string counts_tables_html(const dlq_overview& overview, timestamp now) {
   const auto& s = overview.statistics;
   std::string out = fmt::format("<p class=\"summary\"><strong>{}</strong> dead letters; oldest pending: {}</p>",
                                 s.total,
-                                overview.oldest_pending_created_at
-                                    ? html_escape(age_text(*overview.oldest_pending_created_at, now)) + " old (" +
-                                          html_escape(*overview.oldest_pending_created_at) + ")"
+                                s.oldest_pending_created_at
+                                    ? html_escape(age_text(format_rfc3339(*s.oldest_pending_created_at), now)) +
+                                          " old (" + html_escape(format_rfc3339(*s.oldest_pending_created_at)) + ")"
                                     : std::string("none pending"));
   out += "<div class=\"tables\">";
   out += count_table("by status", s.by_status);
@@ -97,13 +99,13 @@ std::string counts_tables_html(const dlq_overview& overview, timestamp now) {
   return out + "</div>";
 }
 
-std::string timeline_chart_svg(const std::vector<timeline_bucket>& timeline) {
+std::string timeline_chart_svg(const std::vector<dlq_timeline_bucket>& timeline) {
   if (timeline.empty()) return "<p class=\"empty-chart\">No dead letters in this period.</p>";
   std::set<std::string> categories;
   std::uint64_t highest = 0;
   for (const auto& bucket : timeline) {
     std::uint64_t day_total = 0;
-    for (const auto& [category, count] : bucket.by_category) {
+    for (const auto& [category, count] : bucket.dead_letters_by_category) {
       categories.insert(category);
       day_total += count;
     }
@@ -120,13 +122,13 @@ std::string timeline_chart_svg(const std::vector<timeline_bucket>& timeline) {
   out += axes(top, "", timeline, slot);
   for (std::size_t i = 0; i < timeline.size(); ++i) {
     double y = margin_top + plot_height;
-    for (const auto& [category, count] : timeline[i].by_category) {
+    for (const auto& [category, count] : timeline[i].dead_letters_by_category) {
       const double h = plot_height * static_cast<double>(count) / top;
       y -= h;
       out += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
                          "fill=\"{}\"><title>{} {}: {}</title></rect>",
                          margin_left + slot * i + slot * 0.1, y, slot * 0.8, h, colour[category],
-                         html_escape(timeline[i].day), html_escape(category), count);
+                         html_escape(day_of(timeline[i])), html_escape(category), count);
     }
   }
   out += "</svg><ul class=\"legend\">";
@@ -138,7 +140,7 @@ std::string timeline_chart_svg(const std::vector<timeline_bucket>& timeline) {
   return out + "</ul>";
 }
 
-std::string dlq_rate_chart_svg(const std::vector<timeline_bucket>& timeline) {
+std::string dlq_rate_chart_svg(const std::vector<dlq_timeline_bucket>& timeline) {
   const bool counted = std::any_of(timeline.begin(), timeline.end(), [](const auto& b) { return b.processed > 0; });
   if (!counted) return "<p class=\"empty-chart\">The store counts no processed responses: no DLQ rate to show.</p>";
   std::vector<std::optional<double>> rate;
@@ -148,9 +150,7 @@ std::string dlq_rate_chart_svg(const std::vector<timeline_bucket>& timeline) {
       rate.emplace_back();
       continue;
     }
-    std::uint64_t letters = 0;
-    for (const auto& [category, count] : bucket.by_category) letters += count;
-    rate.push_back(100.0 * static_cast<double>(letters) / static_cast<double>(bucket.processed));
+    rate.push_back(100.0 * static_cast<double>(bucket.dead_letters()) / static_cast<double>(bucket.processed));
     highest = std::max(highest, *rate.back());
   }
   const double top = axis_top(highest);
@@ -166,7 +166,7 @@ std::string dlq_rate_chart_svg(const std::vector<timeline_bucket>& timeline) {
     points += fmt::format("{:.1f},{:.1f} ", x, y);
     out += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{}: {:.2f}% of {}"
                        "</title></circle>",
-                       x, y, html_escape(timeline[i].day), *rate[i], timeline[i].processed);
+                       x, y, html_escape(day_of(timeline[i])), *rate[i], timeline[i].processed);
   }
   out += fmt::format("<polyline class=\"rate\" fill=\"none\" points=\"{}\"/>", points);
   return out + "</svg>";

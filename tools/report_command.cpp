@@ -8,6 +8,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "store_spec.hpp"
 #include "console/assets.hpp"
 #include "console/html.hpp"
 #include "console/store_access.hpp"
@@ -17,7 +18,8 @@ namespace llmdlq::cli {
 namespace {
 
 constexpr std::string_view usage =
-    "usage: llmdlq report sqlite:PATH --html FILE [--since RFC3339|Nd]\n"
+    "usage: llmdlq report STORE --html FILE [--since RFC3339|Nd]\n"
+    "  STORE is sqlite:PATH[#TABLE] or postgres:CONNINFO[#[SCHEMA.]TABLE].\n"
     "  Writes one HTML page for a review: the dead letters per day by category and the DLQ rate as\n"
     "  charts, and the counts by status, category, triage class and failure code. The page needs\n"
     "  nothing else: no script, no fetch. --since (default 7d: the last 7 days) bounds the charts;\n"
@@ -70,7 +72,7 @@ int report_command(arguments args) {
     complain("report", dlq.error());
     return exit_usage;
   }
-  const auto overview = dlq->overview(*since);
+  const auto overview = dlq->overview(*since, now);
   if (!overview) {
     complain("report", overview.error().message);
     return exit_sink;
@@ -80,7 +82,7 @@ int report_command(arguments args) {
   std::string page = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0}</title><style>{1}</style></head>"
       "<body><header><strong>llmdlq</strong> {2}</header><main><h1>{0}</h1><p>Generated {3} from {2}.</p>",
-      html_escape(title), console_stylesheet, html_escape(target), html_escape(format_rfc3339(now)));
+      html_escape(title), console_stylesheet, html_escape(display_name(*parse_store_spec(target))), html_escape(format_rfc3339(now)));
   page += "<h2>Dead letters per day by category</h2>" + timeline_chart_svg(overview->timeline);
   page += "<h2>DLQ rate</h2>" + dlq_rate_chart_svg(overview->timeline);
   page += "<h2>Counts (all time)</h2>" + counts_tables_html(*overview, now);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What the console's pages and `llmdlq report` show: spans highlighted,
 // record text escaped, a form on every POST carrying its CSRF token,
-// corrections checked, charts drawn without a fetch.
+// charts drawn without a fetch.
 #include <regex>
 
 #include <boost/json/parse.hpp>
@@ -56,28 +56,6 @@ TEST_CASE("highlighted_html: marks the spans and escapes every piece", "[console
   CHECK(highlighted_html("é!", {{0, 1, "x"}}) == "<mark title=\"x\">é</mark>!");
 }
 
-TEST_CASE("error_spans: the values the validation errors point at", "[console][pages]") {
-  llmdlq::envelope e;
-  e.failure.errors.push_back({"/items/1/price", "", "minimum", "too small"});
-  const std::string raw = R"(Here: {"items": [{"price": 1}, {"price": -5}]} done)";
-  const auto spans = error_spans(e, raw);
-  REQUIRE(spans.size() == 1);
-  CHECK(raw.substr(spans[0].begin, spans[0].end - spans[0].begin) == "-5");
-  CHECK(spans[0].label.find("/items/1/price") != std::string::npos);
-}
-
-TEST_CASE("check_resolution: strict JSON that the schema accepts", "[console][resolve]") {
-  const auto schema = llmdlq::schema::compile(R"({"type": "object", "required": ["name"]})");
-  REQUIRE(schema.has_value());
-  CHECK(check_resolution(&*schema, R"({"name": "x"})").empty());
-  CHECK_FALSE(check_resolution(&*schema, R"({"other": 1})").empty());
-  const auto broken = check_resolution(&*schema, R"({"name": "x",})");
-  REQUIRE(broken.size() == 1);
-  CHECK(broken[0].keyword == "json");
-  CHECK(check_resolution(nullptr, "[1]").empty());
-  CHECK_FALSE(check_resolution(nullptr, "{").empty());
-}
-
 TEST_CASE("record_page_html: record text never becomes markup, and every form carries the CSRF token",
           "[console][pages]") {
   llmdlq::cli::session_table sessions;
@@ -107,9 +85,11 @@ TEST_CASE("record_page_html: record text never becomes markup, and every form ca
 }
 
 TEST_CASE("charts: bars per category, and a rate only with traffic counts", "[console][charts]") {
-  std::vector<timeline_bucket> timeline{{"2026-01-01", {{"schema", 3}, {"syntax", 1}}, 0},
-                                        {"2026-01-02", {}, 0},
-                                        {"2026-01-03", {{"<x>", 2}}, 0}};
+  const auto day = [](const char* text) { return *llmdlq::parse_rfc3339(text); };
+  std::vector<llmdlq::dlq_timeline_bucket> timeline{
+      {day("2026-01-01T00:00:00Z"), {{"schema", 3}, {"syntax", 1}}, 0, 0},
+      {day("2026-01-02T00:00:00Z"), {}, 0, 0},
+      {day("2026-01-03T00:00:00Z"), {{"<x>", 2}}, 0, 0}};
   const auto bars = timeline_chart_svg(timeline);
   CHECK(count(bars, "<rect class=\"bar\"") == 3);
   CHECK(bars.find("&lt;x&gt;") != std::string::npos);

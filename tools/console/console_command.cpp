@@ -13,6 +13,7 @@
 
 #include "../cli.hpp"
 #include "../commands.hpp"
+#include "../resolution.hpp"
 #include "access.hpp"
 #include "assets.hpp"
 #include "html.hpp"
@@ -23,7 +24,8 @@ namespace llmdlq::cli {
 namespace {
 
 constexpr std::string_view usage =
-    "usage: llmdlq console sqlite:PATH [--listen HOST:PORT] [--schema FILE] [--token-file FILE] [--allow-remote]\n"
+    "usage: llmdlq console STORE [--listen HOST:PORT] [--schema FILE] [--token-file FILE] [--allow-remote]\n"
+    "  STORE is sqlite:PATH[#TABLE] or postgres:CONNINFO[#[SCHEMA.]TABLE].\n"
     "  Serves the moderation queue to a browser: the pending letters with filters and counts, each\n"
     "  record with the spans its errors point at, claim / resolve / discard / requeue (each in the\n"
     "  record's operator log under the name given at login), and charts of the letters over time.\n"
@@ -63,7 +65,7 @@ std::optional<std::string> operator_name_of(std::string_view name) {
 
 class console_server {
  public:
-  console_server(dlq_reader dlq, std::optional<schema> correction_schema, std::string token)
+  console_server(dlq_reader dlq, schema correction_schema, std::string token)
       : dlq_(std::move(dlq)), schema_(std::move(correction_schema)), token_(std::move(token)) {
     server_.set_default_headers(security_headers);
     server_.set_payload_max_length(8u << 20);
@@ -186,9 +188,10 @@ class console_server {
     filter.category = req.get_param_value("category");
     filter.triage = req.get_param_value("triage");
     filter.failure_code = req.get_param_value("code");
-    std::optional<queue_cursor> after;
-    if (req.has_param("after_dlq_id")) {
-      after = queue_cursor{req.get_param_value("after_created_at"), req.get_param_value("after_dlq_id")};
+    std::optional<moderation_cursor> after;
+    if (req.has_param("after")) {
+      after = parse_moderation_cursor(req.get_param_value("after"));
+      if (!after) return html(res, 400, message_page(&who->session, "Bad request", "Not a page cursor."));
     }
     const auto page = dlq_.queue(filter, after, 50);
     const auto overview = page ? dlq_.counts() : expected<dlq_overview, moderation_error>{};
@@ -210,8 +213,8 @@ class console_server {
         return html(res, 400, message_page(&who->session, "Bad request", "days must be between 1 and 3660."));
       }
     }
-    const auto since = std::chrono::floor<std::chrono::days>(system_now()) - std::chrono::days(days - 1);
-    const auto overview = dlq_.overview(since);
+    const auto now = system_now();
+    const auto overview = dlq_.overview(now - std::chrono::days(days - 1), now);
     if (!overview) return html(res, 503, message_page(&who->session, "Store unavailable", overview.error().message));
     html(res, 200, charts_page_html(who->session, *overview, days, system_now()));
   }
@@ -245,7 +248,7 @@ class console_server {
     }
     if (request.action == moderation_action::resolve) {
       const auto corrected = req.get_param_value("corrected");
-      if (auto errors = check_resolution(schema_ ? &*schema_ : nullptr, corrected); !errors.empty()) {
+      if (auto errors = check_resolution(schema_, corrected); !errors.empty()) {
         action_outcome refused{"", "The correction was refused: nothing was stored.", std::move(errors), corrected};
         return render_record(who->session, dlq_id, refused, 422, res);
       }
@@ -283,7 +286,7 @@ class console_server {
   }
 
   dlq_reader dlq_;
-  std::optional<schema> schema_;
+  schema schema_;  ///< what a correction must satisfy
   std::string token_;
   session_table sessions_;
   httplib::Server server_;
@@ -339,19 +342,20 @@ int console_command(arguments args) {
     std::cerr << usage;
     return exit_usage;
   }
-  std::optional<schema> correction_schema;
+  // Without --schema a correction need only be strict JSON.
+  std::string schema_text = "true";
   if (schema_path) {
-    const auto text = read_file(*schema_path);
+    auto text = read_file(*schema_path);
     if (!text) {
       complain("console", "cannot read schema " + *schema_path + ": " + text.error());
       return exit_usage;
     }
-    auto compiled = schema::compile(*text);
-    if (!compiled) {
-      complain("console", "invalid schema " + *schema_path + ": " + compiled.error().message);
-      return exit_usage;
-    }
-    correction_schema = std::move(*compiled);
+    schema_text = std::move(*text);
+  }
+  auto correction_schema = compile_resolution_schema(schema_text);
+  if (!correction_schema) {
+    complain("console", "invalid schema " + schema_path.value_or("") + ": " + correction_schema.error());
+    return exit_usage;
   }
   std::string token;
   if (token_path) {
@@ -373,7 +377,7 @@ int console_command(arguments args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  console_server console(std::move(*dlq), std::move(correction_schema), std::move(token));
+  console_server console(std::move(*dlq), std::move(*correction_schema), std::move(token));
   auto& server = console.server();
   const int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
   if (bound < 0) {

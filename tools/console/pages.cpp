@@ -228,7 +228,7 @@ std::string login_page(std::string_view refusal) {
   return document("Log in", "<header><strong>llmdlq console</strong></header>", body);
 }
 
-std::string queue_page_html(const console_session& session, const queue_filter& filter, const queue_page& page,
+std::string queue_page_html(const console_session& session, const queue_filter& filter, const moderation_page& page,
                             const dlq_overview& overview, timestamp now) {
   std::vector<std::string> statuses;
   for (const auto status : all_moderation_statuses) statuses.emplace_back(to_string(status));
@@ -256,10 +256,9 @@ std::string queue_page_html(const console_session& session, const queue_filter& 
   }
   body += "<p class=\"pages\">";
   body += fmt::format("<a href=\"{}\">First page</a>", html_escape(httplib::append_query_params("/", filter_params(filter))));
-  if (page.next) {
+  if (page.more && page.next) {
     auto params = filter_params(filter);
-    params.emplace("after_created_at", page.next->after_created_at);
-    params.emplace("after_dlq_id", page.next->after_dlq_id);
+    params.emplace("after", to_string(*page.next));
     body += fmt::format(" · <a class=\"next\" href=\"{}\">Next page</a>",
                         html_escape(httplib::append_query_params("/", params)));
   }
@@ -291,8 +290,7 @@ std::string record_page_html(const console_session& session, const moderation_re
   if (parsed) {
     const auto& e = *parsed;
     body += fmt::format("<h2>Raw response</h2><p>{}</p>", html_escape(e.failure.message));
-    body += captured_html(e.raw_response, e.raw_response.text ? error_spans(e, *e.raw_response.text)
-                                                              : std::vector<error_span>{});
+    body += captured_html(e.raw_response, error_spans(e));
     body += "<h2>Errors</h2>" + errors_table(e.failure.errors);
     if (e.original_input) body += "<h2>Original input</h2>" + captured_html(*e.original_input, {});
     body += "<h2>Attempts</h2>" + attempts_table(e.attempts);

@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "access.hpp"
+#include "../record_view.hpp"
 #include "store_access.hpp"
 
 namespace llmdlq::cli {
 
 std::string login_page(std::string_view refusal = {});
 
-std::string queue_page_html(const console_session& session, const queue_filter& filter, const queue_page& page,
+std::string queue_page_html(const console_session& session, const queue_filter& filter, const moderation_page& page,
                             const dlq_overview& overview, timestamp now);
 
 /// What the last action on a record page did or why it was refused.
@@ -40,7 +41,8 @@ std::string message_page(const console_session* session, std::string_view title,
 /// `value` indented two spaces per level; a text that is not JSON unchanged.
 std::string pretty_json(std::string_view text);
 
-/// `raw` as HTML, each span in a <mark> whose title is its label.
+/// `raw` as HTML, each span in a <mark> whose title is its label (a span
+/// inside or across one already marked is left out).
 std::string highlighted_html(std::string_view raw, const std::vector<error_span>& spans);
 
 }  // namespace llmdlq::cli
