@@ -230,6 +230,21 @@ def main():
             check(db_row(db, ids[1]) == before, f"a POST with {label} changed the record")
         check(before["status"] == "pending", f"record 2 is {before['status']}")
 
+        # A lost race: bob (an API client holding the token) claims record 4
+        # while alice looks at it; her claim is refused and names bob.
+        driver.get(f"{base}/records/{ids[3]}")
+        got, _, _ = http(f"{base}/records/{ids[3]}/claim", {"operator": "bob"},
+                         headers={"Authorization": f"Bearer {token}"})
+        check(got == 303, f"bob's claim with the bearer token got {got}")
+        driver.find_element(By.CSS_SELECTOR, "button[value=claim]").click()
+        refusal = driver.find_element(By.ID, "refusal").text
+        check("claimed by bob" in refusal, f"the lost race does not say who acted: {refusal}")
+        row = db_row(db, ids[3])
+        check(row["claimed_by"] == "bob" and "alice" not in row["log"], f"alice's lost claim changed the record: {row}")
+        got, _, _ = http(f"{base}/records/{ids[3]}/discard", {"operator": "bob"},
+                         headers={"Authorization": "Bearer " + "f" * 64})
+        check(got == 401 and db_row(db, ids[3]) == row, f"a wrong bearer token got {got}")
+
         # The security headers, on a page and on an asset.
         for path in ("/", f"/records/{ids[2]}", "/assets/console.js"):
             got, headers, _ = http(base + path, cookie=session)

@@ -7,6 +7,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <llmdlq/envelope.hpp>
+#include <llmdlq/sqlite/store.hpp>
 
 #include "catch.hpp"
 #include "console/pages.hpp"
@@ -122,6 +123,17 @@ TEST_CASE("report: one page with its charts and counts, no script and no URL to 
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find(" src=") == std::string::npos);
   CHECK(html.find(" href=") == std::string::npos);
+
+  // With traffic recorded, the DLQ rate is drawn too.
+  CHECK(html.find("<polyline") == std::string::npos);
+  {
+    auto store = llmdlq::sqlite_store::open(db);
+    REQUIRE(store.has_value());
+    REQUIRE(store->record_traffic(llmdlq::system_now(), 40, 2).has_value());
+  }
+  REQUIRE(run_llmdlq("report sqlite:" + db + " --html " + page).exit_code == 0);
+  CHECK(slurp(page).find("<polyline") != std::string::npos);
+  CHECK(slurp(page).find("5.00% of 40") != std::string::npos);
 
   CHECK(run_llmdlq("report sqlite:" + db).exit_code == 2);
   CHECK(run_llmdlq("report sqlite:" + db + " --html " + page + " --since yesterday").exit_code == 2);
