@@ -139,3 +139,44 @@ TEST_CASE("report: one page with its charts and counts, no script and no URL to 
   CHECK(run_llmdlq("report sqlite:" + db + " --html " + page + " --since yesterday").exit_code == 2);
   CHECK(run_llmdlq("report sqlite:" + (dir.path() / "missing.db").string() + " --html " + page).exit_code == 2);
 }
+
+TEST_CASE("queue_page_html: filters kept in the next page's link, record text escaped", "[console][pages]") {
+  llmdlq::cli::session_table sessions;
+  const auto session = sessions.open("alice");
+  llmdlq::moderation_page page;
+  page.records.push_back(hostile_record());
+  page.more = true;
+  page.next = llmdlq::moderation_cursor{"2026-01-01T00:00:00.000Z", "d1"};
+  queue_filter filter;
+  filter.category = "schema";
+  dlq_overview overview;
+  overview.statistics.by_category = {{"schema", 1}, {"<c>", 2}};
+  const auto html = queue_page_html(session, filter, page, overview, llmdlq::system_now());
+  CHECK(html.find("class=\"next\"") != std::string::npos);
+  CHECK(html.find("after=2026-01-01T00%3A00%3A00.000Z%2Cd1") != std::string::npos);
+  CHECK(html.find("category=schema") != std::string::npos);
+  CHECK(html.find("<option value=\"schema\" selected>") != std::string::npos);
+  CHECK(html.find("&lt;c&gt;") != std::string::npos);
+  CHECK(html.find("<img") == std::string::npos);
+  CHECK(html.find("<script>") == std::string::npos);
+  page.more = false;
+  CHECK(queue_page_html(session, filter, page, overview, llmdlq::system_now()).find("class=\"next\"") ==
+        std::string::npos);
+}
+
+TEST_CASE("console: listens on loopback only unless told, and needs a store", "[console][tool]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object"})");
+  const std::string db = (dir.path() / "dlq.db").string();
+  REQUIRE(run_llmdlq("process --schema " + schema + " --sink sqlite:" + db, R"({"id": 1, "response": "x"})" "\n")
+              .exit_code == 0);
+  auto run = run_llmdlq("console sqlite:" + db + " --listen 0.0.0.0:0");
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--allow-remote") != std::string::npos);
+  CHECK(run_llmdlq("console sqlite:" + db + " --listen 127.0.0.1").exit_code == 2);
+  CHECK(run_llmdlq("console sqlite:" + (dir.path() / "missing.db").string()).exit_code == 2);
+  const auto open_token = dir.write("token", "0123456789abcdef0123456789\n");  // readable by others
+  run = run_llmdlq("console sqlite:" + db + " --listen 127.0.0.1:0 --token-file " + open_token);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("chmod 600") != std::string::npos);
+}

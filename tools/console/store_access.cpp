@@ -2,12 +2,20 @@
 #include "store_access.hpp"
 
 #include <chrono>
+#include <filesystem>
 
 #include "../store_spec.hpp"
 
 namespace llmdlq::cli {
 
 expected<dlq_reader, std::string> dlq_reader::open(std::string_view spec, bool read_only) {
+  // A console or report over a SQLite file that is not there would show an
+  // empty DLQ it just created: a mistyped path, not a queue.
+  const auto parsed = parse_store_spec(spec);
+  if (!parsed) return unexpected(parsed.error());
+  if (parsed->kind == store_spec::store_kind::sqlite && !std::filesystem::exists(parsed->location)) {
+    return unexpected("no DLQ at " + parsed->location);
+  }
   auto store = open_moderation_store(spec, read_only);
   if (!store) return unexpected(store.error());
   return dlq_reader(std::move(*store));

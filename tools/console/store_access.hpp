@@ -28,7 +28,8 @@ struct dlq_overview {
   std::vector<dlq_timeline_bucket> timeline;  ///< one bucket per UTC day, oldest first
 };
 
-/// A DLQ named as store_spec.hpp's forms (`sqlite:PATH`, `postgres:CONNINFO`).
+/// A DLQ named as store_spec.hpp's forms (`sqlite:PATH`, `postgres:CONNINFO`);
+/// a SQLite file must exist.
 class dlq_reader {
  public:
   [[nodiscard]] static expected<dlq_reader, std::string> open(std::string_view spec, bool read_only);
