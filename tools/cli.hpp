@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include <llmdlq/expected.hpp>
+#include <llmdlq/timestamp.hpp>
 
 namespace llmdlq::cli {
 
@@ -19,6 +20,10 @@ enum exit_code : int {
   exit_invalid = 1,   ///< at least one document was invalid
   exit_usage = 2,     ///< bad arguments, an unusable schema or an unreadable file
   exit_sink = 3,      ///< a sink failed: the input must be retried
+  /// An operator action lost a race: the record is no longer in a status
+  /// that allows it (someone else acted first, or holds it).
+  exit_conflict = 4,
+  exit_not_found = 5,  ///< an operator action or `show` named no record of the store
 };
 
 /// Walks argv, handing out flags and their values.
@@ -59,5 +64,18 @@ std::optional<std::size_t> parse_byte_count(std::string_view text);
 
 /// Prints "llmdlq <command>: <message>" to stderr.
 void complain(std::string_view command, std::string_view message);
+
+/// A time given on the command line: RFC 3339, or an age before `now`
+/// (`90s`, `30m`, `2h`, `7d`). Nothing when the text is neither.
+std::optional<timestamp> parse_time_or_age(std::string_view text, timestamp now);
+
+/// An age for a person: `45s`, `12m`, `3h`, `2d` (the largest whole unit).
+std::string format_age(std::chrono::milliseconds age);
+
+/// The user's login name, or `uid N` when the system has none.
+std::string login_name();
+
+/// Whether to colour what goes to `fd`: a terminal, and NO_COLOR unset.
+bool colour_for(int fd);
 
 }  // namespace llmdlq::cli

@@ -2,6 +2,8 @@
 // The `llmdlq` subcommands; each returns the process exit code.
 #pragma once
 
+#include <llmdlq/moderation.hpp>
+
 #include "cli.hpp"
 
 namespace llmdlq::cli {
@@ -14,6 +16,10 @@ int replay_command(arguments args);
 int purge_command(arguments args);
 int rekey_command(arguments args);  // with llmdlq::crypto
 int keys_command(arguments args);   // with llmdlq::crypto
+int list_command(arguments args);
+int show_command(arguments args);
+int act_command(moderation_action action, arguments args);  // claim, resolve, discard, requeue
+int top_command(arguments args);
 int report_command(arguments args);
 int console_command(arguments args);  // with cpp-httplib
 

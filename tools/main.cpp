@@ -18,6 +18,10 @@ constexpr std::string_view usage =
     "  repair     repair the JSON in an LLM response, reporting every change\n"
     "  replay     run the recovery ladder over a DLQ (dry run by default)\n"
     "  purge      remove a DLQ's expired dead letters, with an audit record\n"
+    "  list       list a DLQ's dead letters, filtered, a page at a time\n"
+    "  show       show one dead letter: its response with the failing places marked, its history\n"
+    "  claim      claim a dead letter (resolve, discard, requeue: what an operator does next)\n"
+    "  top        watch a DLQ's counts by status, category and triage\n"
 #ifdef LLMDLQ_TOOL_WITH_CRYPTO
     "  rekey      re-seal a DLQ's sealed originals with another key\n"
     "  keys       generate, use, shred and list the keys that seal originals\n"
@@ -44,6 +48,13 @@ int main(int argc, char** argv) {
   if (command == "repair") return repair_command(rest);
   if (command == "replay") return replay_command(rest);
   if (command == "purge") return purge_command(rest);
+  if (command == "list") return list_command(rest);
+  if (command == "show") return show_command(rest);
+  if (command == "claim") return act_command(llmdlq::moderation_action::claim, rest);
+  if (command == "resolve") return act_command(llmdlq::moderation_action::resolve, rest);
+  if (command == "discard") return act_command(llmdlq::moderation_action::discard, rest);
+  if (command == "requeue") return act_command(llmdlq::moderation_action::requeue, rest);
+  if (command == "top") return top_command(rest);
 #ifdef LLMDLQ_TOOL_WITH_CRYPTO
   if (command == "rekey") return rekey_command(rest);
   if (command == "keys") return keys_command(rest);

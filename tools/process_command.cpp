@@ -20,6 +20,7 @@
 #include <llmdlq/sqlite/store.hpp>
 
 #include "cli.hpp"
+#include "store_spec.hpp"
 #include "commands.hpp"
 #include "line_reader.hpp"
 
@@ -32,7 +33,8 @@ constexpr std::size_t oversized_prefix_bytes = 64u << 10;
 
 constexpr std::string_view usage =
     "usage: llmdlq process --schema FILE [--repair local|off] [--min-confidence X] [--now RFC3339]\n"
-    "                      [--sink none|jsonl:PATH|sqlite:PATH] [--code-prefix PREFIX] [--format-assertion]\n"
+    "                      [--sink none|jsonl:PATH|sqlite:PATH|postgres:CONNINFO] [--code-prefix PREFIX]\n"
+    "                      [--format-assertion]\n"
     "                      [--coerce] [--no-instruction-phrases] [--max-line-bytes N]\n"
     "                      [--fallback jsonl:PATH|sqlite:PATH] [--schema-version V] [--prompt-version V]\n"
     "                      [--model NAME]\n"
@@ -50,7 +52,8 @@ constexpr std::string_view usage =
     "  not such an object gets \"status\": \"invalid_input\"; a line longer than --max-line-bytes (default\n"
     "  16M; suffix K, M or G) becomes a poison dead letter holding its length, SHA-256 and first bytes,\n"
     "  its key derived from that hash. When the sink fails, a line gets \"status\": \"retry\".\n"
-    "  A summary of the run goes to stderr.\n"
+    "  A summary of the run goes to stderr. A sqlite: or postgres: sink also records the run's traffic\n"
+    "  (responses judged and dead-lettered, per minute) for the DLQ rate over time.\n"
     "  --no-instruction-phrases  do not treat \"ignore previous instructions\" and the like as injection\n"
     "  --fallback  where a dead letter the DLQ refuses for good (too large, read-only) goes instead;\n"
     "              its verdict then says \"in_fallback\": true. Without one such a line is a retry.\n"
@@ -61,8 +64,9 @@ constexpr std::string_view usage =
 
 // The DLQ named by --sink.
 struct sink_target {
-  std::string kind;  // jsonl or sqlite
-  std::string path;
+  std::string kind;  // jsonl, sqlite or postgres
+  std::string path;  // the file, or the text after `postgres:`
+  std::string spec;  // as given
 };
 
 // Nothing for none; an error message for a spec that names no sink.
@@ -70,9 +74,11 @@ expected<std::optional<sink_target>, std::string> parse_sink(std::string_view sp
   if (spec == "none") return std::optional<sink_target>();
   const auto colon = spec.find(':');
   sink_target target{std::string(spec.substr(0, colon)),
-                     colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1))};
-  if (target.path.empty() || (target.kind != "jsonl" && target.kind != "sqlite")) {
-    return unexpected("--sink wants none, jsonl:PATH or sqlite:PATH, not '" + std::string(spec) + "'");
+                     colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1)),
+                     std::string(spec)};
+  if (target.path.empty() || (target.kind != "jsonl" && target.kind != "sqlite" && target.kind != "postgres")) {
+    return unexpected("--sink wants none, jsonl:PATH, sqlite:PATH or postgres:CONNINFO, not '" + std::string(spec) +
+                      "'");
   }
   return std::optional(std::move(target));
 }
@@ -83,10 +89,48 @@ expected<std::unique_ptr<sink>, sink_error> open_sink(const sink_target& target)
     if (!s) return unexpected(std::move(s.error()));
     return std::unique_ptr<sink>(std::make_unique<jsonl_file_sink>(std::move(*s)));
   }
-  auto s = sqlite_store::open(target.path);
-  if (!s) return unexpected(std::move(s.error()));
-  return std::unique_ptr<sink>(std::make_unique<sqlite_store>(std::move(*s)));
+  auto spec = parse_store_spec(target.spec);
+  if (!spec) return unexpected(sink_error{sink_errc::rejected, std::move(spec.error())});
+  auto store = open_store(*spec, /*read_only=*/false);
+  if (!store) return unexpected(sink_error{sink_errc::unavailable, std::move(store.error().message)});
+  return std::unique_ptr<sink>(std::move(*store));
 }
+
+// Adds the run's counts to a moderation store's traffic, a minute at a
+// time: the counts of each minute go out when the next minute starts, and
+// at the end. A store that cannot record is reported once, never fatal.
+class traffic_recorder {
+ public:
+  explicit traffic_recorder(moderation_store* store) : store_(store) {}
+  traffic_recorder(const traffic_recorder&) = delete;
+  traffic_recorder& operator=(const traffic_recorder&) = delete;
+  ~traffic_recorder() { flush(); }
+
+  void count(timestamp at, bool dead_lettered) {
+    if (!store_) return;
+    const auto minute = std::chrono::floor<std::chrono::minutes>(at);
+    if (minute != minute_) flush();
+    minute_ = minute;
+    ++processed_;
+    if (dead_lettered) ++dead_lettered_;
+  }
+
+  void flush() {
+    if (!store_ || processed_ == 0) return;
+    if (auto r = store_->record_traffic(minute_, processed_, dead_lettered_); !r && !warned_) {
+      complain("process", "cannot record the traffic: " + r.error().message);
+      warned_ = true;
+    }
+    processed_ = dead_lettered_ = 0;
+  }
+
+ private:
+  moderation_store* store_;
+  timestamp minute_{};
+  std::uint64_t processed_ = 0;
+  std::uint64_t dead_lettered_ = 0;
+  bool warned_ = false;
+};
 
 // What happened to the lines, for the summary on stderr.
 struct run_totals {
@@ -370,6 +414,9 @@ int process_command(arguments args) {
     }
     dead_letters = std::move(*opened);
   }
+  // Owned by the worker below, which outlives the recorder.
+  moderation_store* const traffic_store = dynamic_cast<moderation_store*>(dead_letters.get());
+  const auto now = [&options] { return options.clock ? options.clock() : system_now(); };
   std::unique_ptr<sink> fallback;
   if (*fallback_target) {
     auto opened = open_sink(**fallback_target);
@@ -380,6 +427,7 @@ int process_command(arguments args) {
     fallback = std::move(*opened);
   }
   const judge worker{*schema, std::move(dead_letters), std::move(fallback), options};
+  traffic_recorder traffic(traffic_store);
 
   run_totals totals;
   bool read_failed = false;
@@ -400,6 +448,7 @@ int process_command(arguments args) {
       const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, *schema, options));
       verdict.emplace("length", line.length);
       describe_dead_letter(verdict, d, totals);
+      if (d.should_commit()) traffic.count(now(), true);  // a line to retry is counted when it is retried
       std::cout << boost::json::serialize(verdict) << '\n';
       continue;
     }
@@ -422,12 +471,15 @@ int process_command(arguments args) {
       verdict.emplace("status", "accepted");
       verdict.emplace("value", d.accepted->value());
       verdict.emplace("repairs", std::move(repairs));
+      traffic.count(now(), false);
     } else {
       describe_dead_letter(verdict, d, totals);
+      if (d.should_commit()) traffic.count(now(), true);
     }
     std::cout << boost::json::serialize(verdict) << '\n';
   }
   std::cout.flush();
+  traffic.flush();
   complain("process", totals.summary());
   if (totals.retry > 0) return exit_sink;
   return read_failed || totals.invalid > 0 ? exit_usage : exit_ok;

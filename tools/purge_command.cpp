@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq purge`: removes a DLQ's expired dead letters and reports what went.
-#include <pwd.h>
-#include <unistd.h>
-
 #include <charconv>
 #include <iostream>
 
@@ -38,11 +35,6 @@ constexpr std::string_view usage =
     "  A real purge of a PostgreSQL DLQ migrates it first (it makes the audit table there).\n"
     "  Exit 2 for usage errors and a SQLite or JSON Lines file that is not there (it is never\n"
     "  created), 3 when the store fails.\n";
-
-std::string login_name() {
-  if (const passwd* user = ::getpwuid(::getuid()); user && user->pw_name && *user->pw_name) return user->pw_name;
-  return fmt::format("uid {}", ::getuid());
-}
 
 int usage_error(std::string_view message) {
   complain("purge", message);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include <boost/json.hpp>
 #include <fmt/format.h>
 #include <llmdlq/detail/json_path_scan.hpp>
 
@@ -22,6 +23,25 @@ std::optional<std::pair<std::size_t, std::size_t>> document_span(std::string_vie
   return std::pair{start, last == std::string_view::npos || last < start ? text.size() : last + 1};
 }
 
+// The end of the token starting at `begin`: a quoted string to its closing
+// quote, a word (a number, a literal, a bare key) to its last character,
+// anything else one byte.
+std::size_t token_end(std::string_view text, std::size_t begin) {
+  const char c = text[begin];
+  if (c == '"' || c == '\'') {
+    std::size_t j = begin + 1;
+    while (j < text.size() && text[j] != c && text[j] != '\n') j += text[j] == '\\' ? 2 : 1;
+    return std::min(j + 1, text.size());
+  }
+  const auto word = [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+           ch == '-' || ch == '+' || ch == '.' || static_cast<unsigned char>(ch) >= 0x80;
+  };
+  std::size_t j = begin;
+  while (j < text.size() && word(text[j])) ++j;
+  return std::max(j, begin + 1);
+}
+
 }  // namespace
 
 std::vector<error_span> error_spans(const envelope& e) {
@@ -30,11 +50,8 @@ std::vector<error_span> error_spans(const envelope& e) {
   const std::string_view text = *e.raw_response.text;
   if (const auto& at = e.failure.syntax; at && at->offset <= text.size() && !text.empty()) {
     const std::size_t begin = std::min<std::size_t>(at->offset, text.size() - 1);
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    end = std::max(end, begin + 1);
-    spans.push_back({begin, end, fmt::format("syntax (line {}, column {}): {}", at->line, at->column,
-                                             e.failure.message),
+    spans.push_back({begin, token_end(text, begin), fmt::format("syntax (line {}, column {}): {}", at->line, at->column,
+                                                                 e.failure.message),
                      {}});
   }
   std::vector<detail::pointer_pattern> patterns;
@@ -97,6 +114,21 @@ std::string mark_spans(std::string_view text, const std::vector<error_span>& spa
     if (at < text.size()) out += text[at];
   }
   return out;
+}
+
+boost::json::object record_summary_json(const moderation_record& r, timestamp now) {
+  boost::json::object o{{"dlq_id", r.dlq_id},
+                        {"status", to_string(r.status)},
+                        {"category", r.category},
+                        {"triage", r.triage},
+                        {"failure_code", r.failure_code},
+                        {"created_at", r.created_at},
+                        {"updated_at", r.updated_at}};
+  if (!r.claimed_by.empty()) o.emplace("claimed_by", r.claimed_by);
+  if (const auto created = parse_rfc3339(r.created_at)) {
+    o.emplace("age_seconds", std::chrono::duration_cast<std::chrono::seconds>(now - *created).count());
+  }
+  return o;
 }
 
 }  // namespace llmdlq::cli

@@ -8,7 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/object.hpp>
 #include <llmdlq/envelope.hpp>
+#include <llmdlq/moderation.hpp>
 
 namespace llmdlq::cli {
 
@@ -22,8 +24,8 @@ struct error_span {
 };
 
 /// The spans of `e`'s raw response that its failure points at, in text
-/// order: the syntax error's location (to the end of the line it is on,
-/// at least one byte), and the value at each validation error's instance
+/// order: the token at the syntax error's location (a string, a word, or
+/// one byte), and the value at each validation error's instance
 /// path, found lexically (the response may be broken JSON; `/` is the whole
 /// document). An error whose value is not in the text gets no span. Empty
 /// when the envelope holds no raw response text (redacted away, or stored
@@ -34,5 +36,10 @@ struct error_span {
 /// terminal (`colour`), `>>[n]` ... `<<` otherwise. Nested or overlapping
 /// spans are marked each at its own begin and end.
 [[nodiscard]] std::string mark_spans(std::string_view text, const std::vector<error_span>& spans, bool colour);
+
+/// A record's row in `llmdlq list --json`: dlq_id, status, category,
+/// triage, failure_code, created_at, updated_at, claimed_by (when claimed)
+/// and age_seconds (at `now`).
+[[nodiscard]] boost::json::object record_summary_json(const moderation_record& r, timestamp now);
 
 }  // namespace llmdlq::cli

@@ -240,7 +240,8 @@ TEST_CASE("postgres_store migrates idempotently into the documented table", "[po
                        "updated_at:timestamp with time zone", "expires_at:timestamp with time zone",
                        "operator_log:jsonb", "claimed_by:text", "resolution:jsonb"});
   CHECK(db.column("SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname", {table.name}) ==
-        std::vector<std::string>{table.name + "_expires", table.name + "_key_attempt", table.name + "_pkey",
+        std::vector<std::string>{table.name + "_created", table.name + "_expires", table.name + "_key_attempt",
+                                 table.name + "_pkey",
                                  table.name + "_queue", table.name + "_status"});
 
   // Again, on the same store, from a second store, and with a row in the table: nothing changes.

@@ -183,7 +183,8 @@ TEST_CASE("replay postgres: while another replay holds the lease, exit 4 and no 
 TEST_CASE("replay postgres: a DLQ table that is missing is not made by a dry run", "[postgres][tools][replay]") {
   REQUIRE_POSTGRES();
   postgres_dlq q({});
-  query(fmt::format(R"(DROP TABLE "{0}"."receipt_moderation_queue", "{0}"."llmdlq_purge_audit")", q.name));
+  query(fmt::format(R"(DROP TABLE "{0}"."receipt_moderation_queue", "{0}"."llmdlq_purge_audit", "{0}"."llmdlq_traffic")",
+                     q.name));
   const auto run = q.replay("");
   CHECK(run.exit_code == 3);
   CHECK(q.tables().empty());

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq show`: one dead letter as an operator reads it.
+#include <unistd.h>
+
+#include <iostream>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <llmdlq/envelope.hpp>
+#include <llmdlq/moderation_query.hpp>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "record_view.hpp"
+#include "store_spec.hpp"
+
+namespace llmdlq::cli {
+namespace {
+
+constexpr std::string_view usage =
+    "usage: llmdlq show STORE DLQ_ID [--json]\n"
+    "  Shows one dead letter: its summary, the raw response with the places its failure points at\n"
+    "  marked (>>[n] ... << when not on a terminal), the errors by JSON Pointer, the attempt\n"
+    "  history, the operator log and what was redacted. Sealed originals stay sealed.\n"
+    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] (read only)\n"
+    "  --json  one object: the record, its envelope, the error spans and the operator log\n"
+    "  Exit 0, 2 for usage errors, 3 when the store fails, 5 when there is no such record.\n";
+
+int usage_error(std::string_view message) {
+  complain("show", message);
+  std::cerr << usage;
+  return exit_usage;
+}
+
+boost::json::value parsed_or_text(const std::string& text) {
+  boost::system::error_code ec;
+  auto value = boost::json::parse(text, ec);
+  if (ec) return boost::json::value(text);
+  return value;
+}
+
+std::string heading(std::string_view title, bool colour) {
+  return colour ? fmt::format("\n\x1b[1m{}\x1b[0m\n", title) : fmt::format("\n{}\n", title);
+}
+
+void print_record(const moderation_record& r, const std::optional<envelope>& e, bool colour) {
+  std::cout << fmt::format("dead letter {}\n", r.dlq_id);
+  const auto field = [](std::string_view name, std::string_view value) {
+    if (!value.empty()) std::cout << fmt::format("  {:<15} {}\n", name, value);
+  };
+  field("status", to_string(r.status));
+  field("claimed by", r.claimed_by);
+  field("created", r.created_at);
+  field("updated", r.updated_at);
+  field("category", r.category);
+  field("triage", r.triage);
+  field("failure code", r.failure_code);
+  if (!e) {
+    std::cout << "  (the stored envelope could not be read)\n";
+  } else {
+    field("message", e->failure.message);
+    field("idempotency key", e->idempotency_key);
+    field("model", e->model.name.empty() ? "" : e->model.provider + "/" + e->model.name);
+    field("schema version", e->versions.schema);
+    field("prompt version", e->versions.prompt);
+    field("model version", e->versions.model);
+    if (e->expires_at) field("expires", format_rfc3339(*e->expires_at));
+
+    std::cout << heading("raw response", colour);
+    const auto& raw = e->raw_response;
+    if (!raw.text) {
+      std::cout << fmt::format("  (not stored; {} bytes, sha256 {})\n", raw.length, raw.sha256);
+    } else if (raw.base64) {
+      std::cout << fmt::format("  (not UTF-8: {} bytes in base64)\n  {}\n", raw.length, *raw.text);
+    } else {
+      const auto spans = error_spans(*e);
+      std::cout << mark_spans(*raw.text, spans, colour) << '\n';
+      if (raw.cut) std::cout << fmt::format("  (cut: {} of {} bytes stored)\n", raw.text->size(), raw.length);
+      for (std::size_t i = 0; i < spans.size(); ++i) {
+        std::cout << fmt::format("  [{}] bytes {}..{}: {}\n", i + 1, spans[i].begin, spans[i].end, spans[i].label);
+      }
+    }
+    if (raw.sealed) {
+      std::cout << fmt::format("  the original is sealed with key {} ({} bytes); it stays sealed here\n",
+                               raw.sealed->key_id, raw.sealed->length);
+    }
+
+    if (!e->failure.errors.empty() || e->failure.syntax) {
+      std::cout << heading("errors", colour);
+      if (const auto& at = e->failure.syntax) {
+        std::cout << fmt::format("  syntax at line {}, column {} (byte {})\n", at->line, at->column, at->offset);
+      }
+      for (const auto& error : e->failure.errors) {
+        std::cout << fmt::format("  {:<24} {:<12} {}\n", error.instance_path.empty() ? "/" : error.instance_path,
+                                 error.keyword, error.message);
+      }
+    }
+
+    std::cout << heading(fmt::format("attempts ({} of {})", e->attempts.count, e->attempts.max), colour);
+    if (e->attempts.history.empty()) std::cout << "  (no recovery attempt yet)\n";
+    for (const auto& a : e->attempts.history) {
+      std::cout << fmt::format("  {:<24} {:<16} {:<12} tokens {}{}\n", a.at ? format_rfc3339(*a.at) : "-", a.strategy,
+                               a.outcome, a.tokens, a.model.empty() ? "" : ", model " + a.model);
+    }
+
+    if (!e->redactions.empty()) {
+      std::cout << heading("redacted", colour);
+      for (const auto& red : e->redactions) {
+        std::cout << fmt::format("  {:<16} {:<14} {:<6} x{}{}\n", red.field, red.kind, red.action, red.count,
+                                 red.path.empty() ? "" : " at " + red.path);
+      }
+    }
+  }
+
+  std::cout << heading("operator log", colour);
+  const auto log = parsed_or_text(r.operator_log);
+  if (!log.is_array() || log.as_array().empty()) std::cout << "  (no action yet)\n";
+  if (log.is_array()) {
+    for (const auto& entry : log.as_array()) {
+      if (!entry.is_object()) continue;
+      const auto& o = entry.as_object();
+      const auto text = [&](std::string_view key) -> std::string {
+        const auto* v = o.if_contains(key);
+        return v && v->is_string() ? std::string(v->as_string()) : std::string();
+      };
+      std::cout << fmt::format("  {:<24} {:<12} {:<8} {} -> {}{}\n", text("at"), text("operator"), text("action"),
+                               text("from"), text("to"), text("note").empty() ? "" : ": " + text("note"));
+    }
+  }
+  if (r.resolution) std::cout << heading("resolution", colour) << *r.resolution << '\n';
+}
+
+}  // namespace
+
+int show_command(arguments args) {
+  bool json = false;
+  std::vector<std::string_view> positional;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return exit_ok;
+    }
+    if (arg == "--json") {
+      json = true;
+    } else if (!arg.starts_with("-")) {
+      positional.push_back(arg);
+    } else {
+      return usage_error("unknown option " + std::string(arg));
+    }
+  }
+  if (positional.size() != 2) return usage_error("give the DLQ and the dlq_id to show");
+  auto spec = parse_store_spec(positional[0]);
+  if (!spec) return usage_error(spec.error());
+  auto store = open_store(*spec, /*read_only=*/true);
+  if (!store) {
+    complain("show", store.error().message);
+    return store.error().usage ? exit_usage : exit_sink;
+  }
+  auto found = (*store)->get(positional[1]);
+  if (!found) {
+    complain("show", found.error().message);
+    return exit_sink;
+  }
+  if (!*found) {
+    complain("show", fmt::format("no dead letter {} in {}", positional[1], display_name(*spec)));
+    return exit_not_found;
+  }
+  const moderation_record& r = **found;
+  std::optional<envelope> e;
+  if (auto parsed = parse_envelope(r.envelope_json)) e = std::move(*parsed);
+  if (json) {
+    auto out = record_summary_json(r, system_now());
+    out.emplace("operator_log", parsed_or_text(r.operator_log));
+    if (r.resolution) out.emplace("resolution", parsed_or_text(*r.resolution));
+    out.emplace("envelope", parsed_or_text(r.envelope_json));
+    boost::json::array spans;
+    if (e) {
+      for (const auto& s : error_spans(*e)) {
+        spans.push_back(boost::json::object{{"begin", s.begin}, {"end", s.end}, {"label", s.label}, {"pointer", s.pointer}});
+      }
+    }
+    out.emplace("error_spans", std::move(spans));
+    std::cout << boost::json::serialize(out) << '\n';
+    return exit_ok;
+  }
+  print_record(r, e, colour_for(STDOUT_FILENO));
+  return exit_ok;
+}
+
+}  // namespace llmdlq::cli

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq top`: a moderation queue's live counts, redrawn in place.
+#include <unistd.h>
+
+#include <charconv>
+#include <csignal>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <llmdlq/moderation_query.hpp>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "store_spec.hpp"
+
+namespace llmdlq::cli {
+namespace {
+
+constexpr std::string_view usage =
+    "usage: llmdlq top STORE [--interval SECONDS] [--once] [--json]\n"
+    "  Shows a DLQ's counts by status, category and triage class, the pending count and the age\n"
+    "  of the oldest pending dead letter, every --interval seconds (default 2) until interrupted:\n"
+    "  redrawn in place on a terminal, one block after another otherwise.\n"
+    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] (read only)\n"
+    "  --once  print one block and exit (for scripts)\n"
+    "  --json  each block as one JSON object\n"
+    "  Exit 0, 2 for usage errors, 3 when the store fails.\n";
+
+volatile std::sig_atomic_t interrupted = 0;
+extern "C" void on_interrupt(int) { interrupted = 1; }
+
+int usage_error(std::string_view message) {
+  complain("top", message);
+  std::cerr << usage;
+  return exit_usage;
+}
+
+std::string block(const std::string& name, const dlq_statistics& stats, timestamp now, bool colour) {
+  std::ostringstream out;
+  const auto bold = [&](std::string_view text) {
+    return colour ? fmt::format("\x1b[1m{}\x1b[0m", text) : std::string(text);
+  };
+  const auto pending = stats.by_status.contains("pending") ? stats.by_status.at("pending") : 0;
+  out << bold(fmt::format("{}  at {}", name, format_rfc3339(now))) << '\n';
+  out << fmt::format("{} dead letters, {} pending", stats.total, pending);
+  if (stats.oldest_pending_created_at) {
+    out << fmt::format(", oldest pending {} old", format_age(now - *stats.oldest_pending_created_at));
+  }
+  out << '\n';
+  for (const auto& [title, counts] : {std::pair{"status", &stats.by_status}, std::pair{"category", &stats.by_category},
+                                      std::pair{"triage", &stats.by_triage}}) {
+    out << bold(fmt::format("by {}", title)) << '\n';
+    for (const auto& [key, count] : *counts) out << fmt::format("  {:<28} {:>8}\n", key, count);
+  }
+  return out.str();
+}
+
+boost::json::object block_json(const dlq_statistics& stats, timestamp now) {
+  const auto group = [](const std::map<std::string, std::uint64_t>& counts) {
+    boost::json::object o;
+    for (const auto& [key, count] : counts) o.emplace(key, count);
+    return o;
+  };
+  boost::json::object o{{"at", format_rfc3339(now)},
+                        {"total", stats.total},
+                        {"pending", stats.by_status.contains("pending") ? stats.by_status.at("pending") : 0},
+                        {"status", group(stats.by_status)},
+                        {"category", group(stats.by_category)},
+                        {"triage", group(stats.by_triage)}};
+  if (stats.oldest_pending_created_at) {
+    o.emplace("oldest_pending_created_at", format_rfc3339(*stats.oldest_pending_created_at));
+    o.emplace("oldest_pending_age_seconds",
+              std::chrono::duration_cast<std::chrono::seconds>(now - *stats.oldest_pending_created_at).count());
+  }
+  return o;
+}
+
+}  // namespace
+
+int top_command(arguments args) {
+  bool once = false;
+  bool json = false;
+  std::chrono::milliseconds interval(2000);
+  std::string_view target;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return exit_ok;
+    }
+    if (arg == "--once") {
+      once = true;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "--interval") {
+      const auto value = args.value_of(arg);
+      if (!value) return exit_usage;
+      double seconds = 0;
+      const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), seconds);
+      if (ec != std::errc() || end != value->data() + value->size() || !(seconds >= 0.1 && seconds <= 86400)) {
+        return usage_error(fmt::format("--interval wants seconds from 0.1 to 86400, not '{}'", *value));
+      }
+      interval = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+    } else if (target.empty() && !arg.starts_with("-")) {
+      target = arg;
+    } else {
+      return usage_error("unexpected argument " + std::string(arg));
+    }
+  }
+  if (target.empty()) return usage_error("give the DLQ to watch");
+  auto spec = parse_store_spec(target);
+  if (!spec) return usage_error(spec.error());
+  auto store = open_store(*spec, /*read_only=*/true);
+  if (!store) {
+    complain("top", store.error().message);
+    return store.error().usage ? exit_usage : exit_sink;
+  }
+  const bool terminal = ::isatty(STDOUT_FILENO) == 1 && !json;
+  const bool colour = terminal && colour_for(STDOUT_FILENO);
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  const std::string name = display_name(*spec);
+  for (bool first = true; !interrupted; first = false) {
+    auto stats = (*store)->statistics();
+    if (!stats) {
+      complain("top", stats.error().message);
+      return exit_sink;
+    }
+    const timestamp now = system_now();
+    if (json) {
+      std::cout << boost::json::serialize(block_json(*stats, now)) << '\n';
+    } else if (terminal) {
+      std::cout << "\x1b[H\x1b[2J" << block(name, *stats, now, colour) << "(interrupt to stop)\n";
+    } else {
+      std::cout << (first ? "" : "\n") << block(name, *stats, now, colour);
+    }
+    std::cout.flush();
+    if (once) break;
+    // Sleeps in short steps, so an interrupt ends it promptly.
+    for (auto slept = std::chrono::milliseconds(0); slept < interval && !interrupted;
+         slept += std::chrono::milliseconds(100)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return exit_ok;
+}
+
+}  // namespace llmdlq::cli
