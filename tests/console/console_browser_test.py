@@ -58,6 +58,8 @@ try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:
     skip("python3-selenium is not installed")
 for program in (CHROMIUM, CHROMEDRIVER):
@@ -112,7 +114,16 @@ def browser():
     if os.geteuid() == 0:
         options.add_argument("--no-sandbox")
     options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.implicitly_wait(5)  # elements of a page still loading
+    return driver
+
+
+def submit(driver, button):
+    """Clicks a form's button and waits until the page it leads to replaced this one."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    button.click()
+    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(page))
 
 
 def requested_urls(driver):
@@ -164,7 +175,7 @@ def main():
         check(driver.current_url == base + "/login", f"not sent to /login but {driver.current_url}")
         driver.find_element(By.NAME, "operator").send_keys("alice")
         driver.find_element(By.NAME, "token").send_keys(token)
-        driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+        submit(driver, driver.find_element(By.CSS_SELECTOR, "form button[type=submit]"))
         check(driver.current_url == base + "/", f"login did not lead to the queue: {driver.current_url} {driver.page_source[-800:]}")
         cookie = driver.get_cookie("llmdlq_session")
         check(cookie and cookie["httpOnly"] and cookie.get("sameSite") == "Strict", f"session cookie: {cookie}")
@@ -176,7 +187,7 @@ def main():
         no_inline_code(driver, "the queue")
 
         # A record: its error span highlighted.
-        driver.find_element(By.LINK_TEXT, ids[0]).click()
+        submit(driver, driver.find_element(By.LINK_TEXT, ids[0]))
         marks = driver.find_elements(By.CSS_SELECTOR, "pre.raw mark")
         check([m.text for m in marks] == ["5"], f"the highlighted spans are {[m.text for m in marks]}, not the 5 at /name")
         check("/name" in marks[0].get_attribute("title"), "the mark does not name its JSON Pointer")
@@ -184,7 +195,7 @@ def main():
         no_inline_code(driver, "a record page")
 
         # Claim.
-        driver.find_element(By.CSS_SELECTOR, "button[value=claim]").click()
+        submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=claim]"))
         check(driver.find_element(By.ID, "status").text == "claimed", "the page does not show the record claimed")
         row = db_row(db, ids[0])
         check(row["status"] == "claimed" and row["claimed_by"] == "alice", f"claim was not stored: {row}")
@@ -193,7 +204,7 @@ def main():
         textarea = driver.find_element(By.ID, "corrected")
         textarea.clear()
         textarea.send_keys('{"name": 7, "total": 1}')
-        driver.find_element(By.CSS_SELECTOR, "form.resolve button").click()
+        submit(driver, driver.find_element(By.CSS_SELECTOR, "form.resolve button"))
         refusal = driver.find_element(By.ID, "refusal").text
         check("refused" in refusal and "/name" in refusal, f"the invalid correction was not refused: {refusal}")
         row = db_row(db, ids[0])
@@ -204,7 +215,7 @@ def main():
         textarea.clear()
         textarea.send_keys('{"name": "widget", "total": 3}')
         driver.find_element(By.NAME, "note").send_keys("fixed by hand")
-        driver.find_element(By.CSS_SELECTOR, "form.resolve button").click()
+        submit(driver, driver.find_element(By.CSS_SELECTOR, "form.resolve button"))
         check(driver.find_element(By.ID, "status").text == "resolved", "the page does not show the record resolved")
         driver.get(base + "/?status=pending")
         check(ids[0] not in driver.find_element(By.TAG_NAME, "main").text, "the resolved record is still pending")
@@ -236,7 +247,7 @@ def main():
         got, _, _ = http(f"{base}/records/{ids[3]}/claim", {"operator": "bob"},
                          headers={"Authorization": f"Bearer {token}"})
         check(got == 303, f"bob's claim with the bearer token got {got}")
-        driver.find_element(By.CSS_SELECTOR, "button[value=claim]").click()
+        submit(driver, driver.find_element(By.CSS_SELECTOR, "button[value=claim]"))
         refusal = driver.find_element(By.ID, "refusal").text
         check("claimed by bob" in refusal, f"the lost race does not say who acted: {refusal}")
         row = db_row(db, ids[3])
