@@ -111,7 +111,8 @@ std::string timeline_chart_svg(const std::vector<dlq_timeline_bucket>& timeline)
     }
     highest = std::max(highest, day_total);
   }
-  const double top = axis_top(static_cast<double>(highest));
+  // Four gridlines a round whole number apart.
+  const double top = 4 * axis_top(static_cast<double>(highest) / 4);
   const double slot = static_cast<double>(chart_width - margin_left) / static_cast<double>(timeline.size());
   const double plot_height = chart_height - margin_top - margin_bottom;
   std::map<std::string, const char*> colour;

@@ -138,6 +138,7 @@ class console_server {
     server_.Get("/assets/console.js", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(std::string(console_script), "text/javascript; charset=utf-8");
     });
+    server_.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
     server_.Get("/login", [](const httplib::Request&, httplib::Response& res) { html(res, 200, login_page()); });
     server_.Post("/login", [this](const httplib::Request& req, httplib::Response& res) { login(req, res); });
     server_.Post("/logout", [this](const httplib::Request& req, httplib::Response& res) {
