@@ -215,8 +215,10 @@ class moderation_store : public sink {
   /// code, and the oldest pending record's creation time.
   [[nodiscard]] virtual expected<dlq_statistics, moderation_error> statistics() = 0;
 
-  /// Consecutive buckets of `width` from `since` until `until`: the dead
-  /// letters created in each, by category, and the traffic recorded in it.
+  /// Consecutive buckets of `width` (at least a second) from `since` until
+  /// `until`, at most the last 10000: the dead letters created in each, by
+  /// category, and the traffic recorded in it. Empty when `until` is not
+  /// after `since`.
   [[nodiscard]] virtual expected<std::vector<dlq_timeline_bucket>, moderation_error> timeline(
       timestamp since, timestamp until, std::chrono::seconds width) = 0;
 

@@ -94,7 +94,4 @@ struct dlq_timeline_bucket {
   }
 };
 
-/// The bucket width a timeline uses: at least one second.
-using timeline_width = std::chrono::seconds;
-
 LLMDLQ_END_NAMESPACE

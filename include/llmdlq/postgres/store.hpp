@@ -104,7 +104,8 @@ class postgres_store final : public moderation_store {
   postgres_store& operator=(postgres_store&&) noexcept;
   ~postgres_store() override;
 
-  /// Creates the schema (when set), the table and its indexes when missing;
+  /// Creates the schema (when set), the table and its indexes, and beside
+  /// the table `llmdlq_purge_audit` and `llmdlq_traffic`, when missing;
   /// idempotent, and safe when several processes migrate at once (they take
   /// turns on an advisory lock). In an existing table it changes only a
   /// status CHECK made before `recovered` and `exhausted` existed, replacing

@@ -54,6 +54,9 @@ struct sqlite_store_options {
 /// the corrected JSON; the replayer's actions (record_attempt, recover,
 /// exhaust) also replace the stored envelope with the request's.
 ///
+/// The file also holds `llmdlq_traffic`, the counts record_traffic() adds
+/// (a row per DLQ table and minute), which timeline() reads.
+///
 /// A table made by a version without the `recovered` and `exhausted`
 /// statuses has a status CHECK that refuses them: open() rebuilds it with
 /// the wider CHECK (SQLite cannot alter a constraint), copying every row and
