@@ -20,5 +20,7 @@ int list_command(arguments args);
 int show_command(arguments args);
 int act_command(moderation_action action, arguments args);  // claim, resolve, discard, requeue
 int top_command(arguments args);
+int report_command(arguments args);
+int console_command(arguments args);  // with cpp-httplib
 
 }  // namespace llmdlq::cli

@@ -29,6 +29,10 @@ constexpr std::string_view usage =
     "  rekey      re-seal a DLQ's sealed originals with another key\n"
     "  keys       generate, use, shred and list the keys that seal originals\n"
 #endif
+    "  report     write a DLQ's counts and charts as one HTML page\n"
+#ifdef LLMDLQ_TOOL_WITH_CONSOLE
+    "  console    serve the moderation queue to a browser\n"
+#endif
     "run 'llmdlq <command> --help' for a command's options\n";
 
 }  // namespace
@@ -57,6 +61,10 @@ int main(int argc, char** argv) {
 #ifdef LLMDLQ_TOOL_WITH_CRYPTO
   if (command == "rekey") return rekey_command(rest);
   if (command == "keys") return keys_command(rest);
+#endif
+  if (command == "report") return report_command(rest);
+#ifdef LLMDLQ_TOOL_WITH_CONSOLE
+  if (command == "console") return console_command(rest);
 #endif
   if (command == "--version") {
     std::cout << "llmdlq " << llmdlq::version_string << '\n';

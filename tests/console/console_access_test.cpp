@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// The console's guards: HTML escaping, the token comparison, sessions and
+// their CSRF tokens, the Origin check and the token file.
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "catch.hpp"
+#include "console/access.hpp"
+#include "console/html.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace llmdlq::cli;
+using llmdlq::test::temp_dir;
+
+TEST_CASE("html_escape: markup, quotes and a closing textarea become text", "[console][escape]") {
+  CHECK(html_escape("<script>alert(\"x\")</script>") == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;");
+  CHECK(html_escape("</textarea><b>") == "&lt;/textarea&gt;&lt;b&gt;");
+  CHECK(html_escape("a' onmouseover='x") == "a&#39; onmouseover=&#39;x");
+  CHECK(html_escape("&lt;") == "&amp;lt;");
+  CHECK(html_escape("plain text, é and ✓") == "plain text, é and ✓");
+}
+
+TEST_CASE("html_escape: invalid UTF-8 and NUL become U+FFFD, never markup", "[console][escape]") {
+  const std::string replacement = "\xEF\xBF\xBD";
+  CHECK(html_escape(std::string("\xff\xfe<", 3)) == replacement + replacement + "&lt;");
+  // An overlong encoding of '<' stays two replaced bytes.
+  const auto overlong = html_escape(std::string("\xC0\xBC", 2));
+  CHECK(overlong == replacement + replacement);
+  CHECK(html_escape(std::string("a\0b", 3)) == "a" + replacement + "b");
+  // A sequence cut at the end.
+  CHECK(html_escape(std::string("ok\xE2\x9C", 4)) == "ok" + replacement + replacement);
+}
+
+TEST_CASE("same_secret: equal only for the same bytes, whatever the lengths", "[console][token]") {
+  const auto token = random_secret();
+  CHECK(same_secret(token, std::string(token)));
+  std::string last_changed = token;
+  last_changed.back() = last_changed.back() == '0' ? '1' : '0';
+  CHECK_FALSE(same_secret(token, last_changed));
+  CHECK_FALSE(same_secret(token, token.substr(0, 63)));
+  CHECK_FALSE(same_secret(token, token + "0"));
+  CHECK_FALSE(same_secret(token, ""));
+}
+
+TEST_CASE("random_secret: 32 random bytes as hex, never the same twice", "[console][token]") {
+  const auto a = random_secret();
+  const auto b = random_secret();
+  CHECK(a.size() == 64);
+  CHECK(a.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a != b);
+}
+
+TEST_CASE("session_table: a session is found by its cookie value only, until closed or expired",
+          "[console][session]") {
+  session_table sessions;
+  const auto alice = sessions.open("alice");
+  const auto bob = sessions.open("bob");
+  REQUIRE(sessions.find(alice.id).has_value());
+  CHECK(sessions.find(alice.id)->operator_name == "alice");
+  CHECK(sessions.find(bob.id)->operator_name == "bob");
+  CHECK(alice.id != bob.id);
+  CHECK(alice.csrf != alice.id);
+  CHECK_FALSE(sessions.find("").has_value());
+  CHECK_FALSE(sessions.find(alice.csrf).has_value());
+  CHECK_FALSE(sessions.find(alice.id.substr(1)).has_value());
+  sessions.close(alice.id);
+  CHECK_FALSE(sessions.find(alice.id).has_value());
+  CHECK(sessions.find(bob.id).has_value());
+
+  session_table expiring(std::chrono::seconds(0));
+  const auto gone = expiring.open("carol");
+  CHECK_FALSE(expiring.find(gone.id).has_value());
+}
+
+TEST_CASE("csrf_matches: only the session's own token", "[console][csrf]") {
+  session_table sessions;
+  const auto alice = sessions.open("alice");
+  const auto bob = sessions.open("bob");
+  CHECK(csrf_matches(alice, alice.csrf));
+  CHECK_FALSE(csrf_matches(alice, ""));
+  CHECK_FALSE(csrf_matches(alice, bob.csrf));
+  CHECK_FALSE(csrf_matches(alice, alice.id));
+  console_session without_token{"id", "", "x", {}};
+  CHECK_FALSE(csrf_matches(without_token, ""));
+}
+
+TEST_CASE("origin_allowed: absent, null or this server", "[console][csrf]") {
+  CHECK(origin_allowed("", "127.0.0.1:8080"));
+  CHECK(origin_allowed("null", "127.0.0.1:8080"));
+  CHECK(origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080"));
+  CHECK_FALSE(origin_allowed("http://127.0.0.1:8081", "127.0.0.1:8080"));
+  CHECK_FALSE(origin_allowed("https://127.0.0.1:8080", "127.0.0.1:8080"));
+  CHECK_FALSE(origin_allowed("http://evil.example", "127.0.0.1:8080"));
+  CHECK_FALSE(origin_allowed("http://evil.example", ""));
+}
+
+TEST_CASE("cookie_value: finds one cookie among several", "[console][session]") {
+  CHECK(cookie_value("a=1; llmdlq_session=abc; b=2", "llmdlq_session") == "abc");
+  CHECK(cookie_value("llmdlq_session=abc", "llmdlq_session") == "abc");
+  CHECK(cookie_value("xllmdlq_session=abc", "llmdlq_session").empty());
+  CHECK(cookie_value("", "llmdlq_session").empty());
+}
+
+TEST_CASE("read_token_file: the first line of a private file, not too short", "[console][token]") {
+  temp_dir dir;
+  const auto good = dir.write("good", "  0123456789abcdef0123  \nignored\n");
+  REQUIRE(::chmod(good.c_str(), 0600) == 0);
+  const auto token = read_token_file(good);
+  REQUIRE(token.has_value());
+  CHECK(*token == "0123456789abcdef0123");
+
+  const auto readable = dir.write("readable", "0123456789abcdef0123\n");
+  REQUIRE(::chmod(readable.c_str(), 0644) == 0);
+  CHECK_FALSE(read_token_file(readable).has_value());
+
+  const auto shorter = dir.write("short", "short\n");
+  REQUIRE(::chmod(shorter.c_str(), 0600) == 0);
+  CHECK_FALSE(read_token_file(shorter).has_value());
+  CHECK_FALSE(read_token_file((dir.path() / "missing").string()).has_value());
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+#include "dlq_charts.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "console/html.hpp"
+
+namespace llmdlq::cli {
+namespace {
+
+constexpr int chart_width = 720;
+constexpr int chart_height = 240;
+constexpr int margin_left = 48;
+constexpr int margin_bottom = 40;
+constexpr int margin_top = 12;
+
+// Colour-blind-safe (Okabe-Ito), assigned to categories in name order.
+constexpr const char* palette[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7",
+                                   "#56B4E9", "#D55E00", "#F0E442", "#000000"};
+
+std::string day_of(const dlq_timeline_bucket& bucket) { return format_rfc3339(bucket.start).substr(0, 10); }
+
+std::string count_table(std::string_view title, const std::map<std::string, std::uint64_t>& counts) {
+  std::string out = fmt::format("<table class=\"counts\"><caption>{}</caption><thead><tr><th>{}</th><th>letters</th>"
+                                "</tr></thead><tbody>",
+                                html_escape(title), html_escape(title.substr(title.rfind(' ') + 1)));
+  for (const auto& [key, count] : counts) {
+    out += fmt::format("<tr><td>{}</td><td class=\"number\">{}</td></tr>", html_escape(key), count);
+  }
+  if (counts.empty()) out += "<tr><td colspan=\"2\">none</td></tr>";
+  return out + "</tbody></table>";
+}
+
+// The y axis: a round maximum at or above `top`, and its gridlines.
+double axis_top(double top) {
+  if (top <= 0) return 1;
+  double step = 1;
+  while (step * 10 < top) step *= 10;
+  for (const double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (step * m >= top) return step * m;
+  }
+  return step * 10;
+}
+
+std::string axes(double top, std::string_view unit, const std::vector<dlq_timeline_bucket>& timeline, double slot) {
+  const int plot_height = chart_height - margin_top - margin_bottom;
+  std::string out;
+  for (int i = 0; i <= 4; ++i) {
+    const double y = margin_top + plot_height * (1 - i / 4.0);
+    out += fmt::format("<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>", margin_left, y,
+                       chart_width, y);
+    out += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", margin_left - 4,
+                       y + 4, unit == "%" ? fmt::format("{:g}%", top * i / 4) : fmt::format("{:g}", top * i / 4));
+  }
+  // At most about 8 day labels.
+  const std::size_t every = std::max<std::size_t>(1, (timeline.size() + 7) / 8);
+  for (std::size_t i = 0; i < timeline.size(); i += every) {
+    out += fmt::format("<text class=\"tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                       margin_left + slot * (i + 0.5), chart_height - margin_bottom + 16,
+                       html_escape(day_of(timeline[i]).substr(5)));
+  }
+  return out;
+}
+
+std::string svg_open(std::string_view label) {
+  return fmt::format("<svg class=\"chart\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
+                     "aria-label=\"{}\">",
+                     chart_width, chart_height, chart_width, chart_height, html_escape(label));
+}
+
+}  // namespace
+
+std::string age_text(std::string_view created_at, timestamp now) {
+  const auto created = parse_rfc3339(created_at);
+  if (!created) return "unknown";
+  const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(now - *created).count();
+  if (minutes < 0) return "0 min";
+  if (minutes < 60) return fmt::format("{} min", minutes);
+  if (minutes < 24 * 60) return fmt::format("{} h {} min", minutes / 60, minutes % 60);
+  return fmt::format("{} d {} h", minutes / (24 * 60), minutes / 60 % 24);
+}
+
+std::string counts_tables_html(const dlq_overview& overview, timestamp now) {
+  const auto& s = overview.statistics;
+  std::string out = fmt::format("<p class=\"summary\"><strong>{}</strong> dead letters; oldest pending: {}</p>",
+                                s.total,
+                                s.oldest_pending_created_at
+                                    ? html_escape(age_text(format_rfc3339(*s.oldest_pending_created_at), now)) +
+                                          " old (" + html_escape(format_rfc3339(*s.oldest_pending_created_at)) + ")"
+                                    : std::string("none pending"));
+  out += "<div class=\"tables\">";
+  out += count_table("by status", s.by_status);
+  out += count_table("by category", s.by_category);
+  out += count_table("by triage", s.by_triage);
+  out += count_table("by failure_code", s.by_code);
+  return out + "</div>";
+}
+
+std::string timeline_chart_svg(const std::vector<dlq_timeline_bucket>& timeline) {
+  if (timeline.empty()) return "<p class=\"empty-chart\">No dead letters in this period.</p>";
+  std::set<std::string> categories;
+  std::uint64_t highest = 0;
+  for (const auto& bucket : timeline) {
+    std::uint64_t day_total = 0;
+    for (const auto& [category, count] : bucket.dead_letters_by_category) {
+      categories.insert(category);
+      day_total += count;
+    }
+    highest = std::max(highest, day_total);
+  }
+  // Four gridlines a round whole number apart.
+  const double top = 4 * axis_top(static_cast<double>(highest) / 4);
+  const double slot = static_cast<double>(chart_width - margin_left) / static_cast<double>(timeline.size());
+  const double plot_height = chart_height - margin_top - margin_bottom;
+  std::map<std::string, const char*> colour;
+  std::size_t next = 0;
+  for (const auto& category : categories) colour[category] = palette[next++ % std::size(palette)];
+
+  std::string out = svg_open("Dead letters per day by category");
+  out += axes(top, "", timeline, slot);
+  for (std::size_t i = 0; i < timeline.size(); ++i) {
+    double y = margin_top + plot_height;
+    for (const auto& [category, count] : timeline[i].dead_letters_by_category) {
+      const double h = plot_height * static_cast<double>(count) / top;
+      y -= h;
+      out += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+                         "fill=\"{}\"><title>{} {}: {}</title></rect>",
+                         margin_left + slot * i + slot * 0.1, y, slot * 0.8, h, colour[category],
+                         html_escape(day_of(timeline[i])), html_escape(category), count);
+    }
+  }
+  out += "</svg><ul class=\"legend\">";
+  for (const auto& [category, fill] : colour) {
+    out += fmt::format("<li><svg width=\"12\" height=\"12\" aria-hidden=\"true\"><rect width=\"12\" height=\"12\" "
+                       "fill=\"{}\"/></svg> {}</li>",
+                       fill, html_escape(category));
+  }
+  return out + "</ul>";
+}
+
+std::string dlq_rate_chart_svg(const std::vector<dlq_timeline_bucket>& timeline) {
+  const bool counted = std::any_of(timeline.begin(), timeline.end(), [](const auto& b) { return b.processed > 0; });
+  if (!counted) return "<p class=\"empty-chart\">The store counts no processed responses: no DLQ rate to show.</p>";
+  std::vector<std::optional<double>> rate;
+  double highest = 0;
+  for (const auto& bucket : timeline) {
+    if (bucket.processed == 0) {
+      rate.emplace_back();
+      continue;
+    }
+    rate.push_back(100.0 * static_cast<double>(bucket.dead_letters()) / static_cast<double>(bucket.processed));
+    highest = std::max(highest, *rate.back());
+  }
+  const double top = axis_top(highest);
+  const double slot = static_cast<double>(chart_width - margin_left) / static_cast<double>(timeline.size());
+  const double plot_height = chart_height - margin_top - margin_bottom;
+  std::string out = svg_open("DLQ rate per day");
+  out += axes(top, "%", timeline, slot);
+  std::string points;
+  for (std::size_t i = 0; i < rate.size(); ++i) {
+    if (!rate[i]) continue;
+    const double x = margin_left + slot * (i + 0.5);
+    const double y = margin_top + plot_height * (1 - *rate[i] / top);
+    points += fmt::format("{:.1f},{:.1f} ", x, y);
+    out += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{}: {:.2f}% of {}"
+                       "</title></circle>",
+                       x, y, html_escape(day_of(timeline[i])), *rate[i], timeline[i].processed);
+  }
+  out += fmt::format("<polyline class=\"rate\" fill=\"none\" points=\"{}\"/>", points);
+  return out + "</svg>";
+}
+
+}  // namespace llmdlq::cli

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq report`: a DLQ's counts and charts as one self-contained HTML file.
+#include <charconv>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "store_spec.hpp"
+#include "console/assets.hpp"
+#include "console/html.hpp"
+#include "console/store_access.hpp"
+#include "dlq_charts.hpp"
+
+namespace llmdlq::cli {
+namespace {
+
+constexpr std::string_view usage =
+    "usage: llmdlq report STORE --html FILE [--since RFC3339|Nd]\n"
+    "  STORE is sqlite:PATH[#TABLE] or postgres:CONNINFO[#[SCHEMA.]TABLE].\n"
+    "  Writes one HTML page for a review: the dead letters per day by category and the DLQ rate as\n"
+    "  charts, and the counts by status, category, triage class and failure code. The page needs\n"
+    "  nothing else: no script, no fetch. --since (default 7d: the last 7 days) bounds the charts;\n"
+    "  the counts are of the whole DLQ. Reads the DLQ without changing it.\n"
+    "  Exit 2 for usage errors and a DLQ that cannot be opened, 3 when reading it or writing FILE fails.\n";
+
+std::optional<timestamp> parse_since(std::string_view text, timestamp now) {
+  if (text.ends_with('d')) {
+    int days = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size() - 1, days);
+    if (ec != std::errc() || end != text.data() + text.size() - 1 || days < 1 || days > 36600) return std::nullopt;
+    return std::chrono::floor<std::chrono::days>(now) - std::chrono::days(days - 1);
+  }
+  return parse_rfc3339(text);
+}
+
+}  // namespace
+
+int report_command(arguments args) {
+  std::string_view target;
+  std::optional<std::string> html_path;
+  std::string since_text = "7d";
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return exit_ok;
+    }
+    if (arg == "--html" || arg == "--since") {
+      const auto value = args.value_of(arg);
+      if (!value) return exit_usage;
+      (arg == "--html" ? html_path.emplace() : since_text) = *value;
+    } else if (target.empty() && !arg.starts_with("-")) {
+      target = arg;
+    } else {
+      complain("report", "unexpected argument " + std::string(arg));
+      std::cerr << usage;
+      return exit_usage;
+    }
+  }
+  const auto now = system_now();
+  const auto since = parse_since(since_text, now);
+  if (!html_path || !since) {
+    complain("report", !html_path ? "--html FILE is required" : "--since wants RFC 3339 or a number of days (7d)");
+    std::cerr << usage;
+    return exit_usage;
+  }
+  auto dlq = dlq_reader::open(target, true);
+  if (!dlq) {
+    complain("report", dlq.error());
+    return exit_usage;
+  }
+  const auto overview = dlq->overview(*since, now);
+  if (!overview) {
+    complain("report", overview.error().message);
+    return exit_sink;
+  }
+  const std::string title = fmt::format("DLQ report {} – {}", format_rfc3339(*since).substr(0, 10),
+                                        format_rfc3339(now).substr(0, 10));
+  std::string page = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0}</title><style>{1}</style></head>"
+      "<body><header><strong>llmdlq</strong> {2}</header><main><h1>{0}</h1><p>Generated {3} from {2}.</p>",
+      html_escape(title), console_stylesheet, html_escape(display_name(*parse_store_spec(target))), html_escape(format_rfc3339(now)));
+  page += "<h2>Dead letters per day by category</h2>" + timeline_chart_svg(overview->timeline);
+  page += "<h2>DLQ rate</h2>" + dlq_rate_chart_svg(overview->timeline);
+  page += "<h2>Counts (all time)</h2>" + counts_tables_html(*overview, now);
+  page += "</main></body></html>\n";
+  std::ofstream out(*html_path, std::ios::binary | std::ios::trunc);
+  out << page;
+  out.close();
+  if (!out) {
+    complain("report", "cannot write " + *html_path);
+    return exit_sink;
+  }
+  std::cout << fmt::format("wrote {} ({} dead letters in all)\n", *html_path, overview->statistics.total);
+  return exit_ok;
+}
+
+}  // namespace llmdlq::cli
