@@ -48,7 +48,8 @@ struct dlq_rate_reading {
 /// outside the alarm's lock (they may call the alarm).
 ///
 /// Fed by the host with record(), or by a metrics registry that carries it
-/// (metrics_options::alarm), which records every judged response.
+/// (metrics_options::alarm; the host then calls metrics::check_alarm() from
+/// a timer instead of check()).
 class dlq_rate_alarm {
  public:
   using callback = std::function<void(const dlq_rate_reading&)>;

@@ -41,7 +41,11 @@ struct metrics_options {
   std::size_t max_dead_letter_series = 256;
   std::size_t max_repair_series = 64;  ///< (code, tier) pairs; repair codes are a fixed set
   std::size_t max_replay_series = 128;  ///< (step, outcome) pairs of the recovery ladder
-  /// Fed every judged response (one record() each, which reads its clock).
+  /// Fed by the registry: at each dead letter, with it and the responses
+  /// accepted since the last feed, and at each check_alarm() (which the host
+  /// calls from a timer, every few seconds, so that accepted traffic is
+  /// placed in the right step of the window and a quiet window recovers).
+  /// The success path stays free of clocks and locks.
   std::shared_ptr<dlq_rate_alarm> alarm;
 };
 
@@ -106,8 +110,8 @@ struct metrics_snapshot {
 /// collectable for a prometheus-cpp registry.
 ///
 /// An accepted response without repairs costs one relaxed atomic increment:
-/// no lock, no map, no clock (unless an alarm is attached). Labelled series
-/// are found in fixed tables without a lock once they exist.
+/// no lock, no map, no clock, with or without an alarm. Labelled series are
+/// found in fixed tables without a lock once they exist.
 class metrics {
  public:
   LLMDLQ_INLINE explicit metrics(metrics_options options = {});
@@ -118,7 +122,6 @@ class metrics {
   void count_accepted(std::span<const repair_action> repairs) {
     accepted_.fetch_add(1, std::memory_order_relaxed);
     if (!repairs.empty()) count_repairs(repairs);
-    if (alarm_) alarm_->record(false);
   }
   /// A dead letter made by process_llm_response or make_envelope (each is one
   /// processed response), and how long building its envelope took.
@@ -148,14 +151,21 @@ class metrics {
   /// how long the oldest has waited (zero when none is pending).
   LLMDLQ_INLINE void set_pending(std::uint64_t records, std::chrono::duration<double> oldest_age) noexcept;
 
+  /// Gives the alarm the responses accepted since it was last fed, and has
+  /// it judge its window now (see metrics_options::alarm); nothing without one.
+  LLMDLQ_INLINE void check_alarm();
+
   [[nodiscard]] LLMDLQ_INLINE metrics_snapshot snapshot() const;
   [[nodiscard]] const std::shared_ptr<dlq_rate_alarm>& alarm() const noexcept { return alarm_; }
 
  private:
   LLMDLQ_INLINE void count_repairs(std::span<const repair_action> repairs);
+  // Records in the alarm `dead_lettered` more and the accepted not yet given to it.
+  LLMDLQ_INLINE void feed_alarm(std::uint64_t dead_lettered);
 
   std::shared_ptr<dlq_rate_alarm> alarm_;
   std::atomic<std::uint64_t> accepted_{0};
+  std::atomic<std::uint64_t> accepted_fed_to_alarm_{0};
   detail::label_slots<2, 1> repaired_;      // code, tier
   detail::label_slots<3, 1> dead_letters_;  // category, triage, code
   detail::label_slots<1, 7> sinks_;         // sink: publishes, then failures by sink_errc

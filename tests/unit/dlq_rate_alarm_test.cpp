@@ -166,4 +166,16 @@ TEST_CASE("a metrics registry feeds the alarm it carries", "[alarm][metrics]") {
   REQUIRE(log.breaches.size() == 1);
   CHECK(log.breaches[0].processed == 10);
   CHECK(log.breaches[0].dead_lettered == 1);
+
+  // Accepted responses reach the alarm only when it is fed: at the next dead
+  // letter or check_alarm(), which places them in the window's current step.
+  for (int i = 0; i < 90; ++i) (void)llmdlq::process_llm_response(R"({"total": 1})", schema, {}, options);
+  CHECK(log.recoveries.empty());
+  clock.now += 10s;
+  m->check_alarm();
+  REQUIRE(log.recoveries.size() == 1);
+  CHECK(log.recoveries[0].processed == 100);
+  m->check_alarm();
+  CHECK(alarm->check().processed == 100);
+  CHECK(log.recoveries.size() == 1);
 }

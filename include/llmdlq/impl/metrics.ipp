@@ -33,7 +33,22 @@ LLMDLQ_INLINE void metrics::count_dead_letter(const envelope& e, std::chrono::na
   failure_path_buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
   failure_path_nanoseconds_.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(failure_path.count(), 0)),
                                       std::memory_order_relaxed);
-  if (alarm_) alarm_->record(true);
+  if (alarm_) feed_alarm(1);
+}
+
+LLMDLQ_INLINE void metrics::feed_alarm(std::uint64_t dead_lettered) {
+  // Each accepted response is given to the alarm once, whichever thread
+  // feeds it: the mark only moves forward.
+  const std::uint64_t accepted = accepted_.load(std::memory_order_relaxed);
+  std::uint64_t fed = accepted_fed_to_alarm_.load(std::memory_order_relaxed);
+  while (accepted > fed && !accepted_fed_to_alarm_.compare_exchange_weak(fed, accepted, std::memory_order_relaxed)) {
+  }
+  const std::uint64_t newly_accepted = accepted > fed ? accepted - fed : 0;
+  alarm_->record(newly_accepted + dead_lettered, dead_lettered);
+}
+
+LLMDLQ_INLINE void metrics::check_alarm() {
+  if (alarm_) feed_alarm(0);  // a record of nothing new slides and judges the window
 }
 
 LLMDLQ_INLINE void metrics::set_pending(std::uint64_t records, std::chrono::duration<double> oldest_age) noexcept {
