@@ -178,6 +178,23 @@ class metrics {
   std::atomic<double> oldest_pending_age_{0};
 };
 
+/// Sets the backlog gauges from a store that counts its records:
+/// `store.statistics()` as moderation_store gives it (records by status, and
+/// when the oldest `pending` one was created). Returns what statistics()
+/// returned; on its error the gauges keep their values. Call it from the
+/// same timer as check_alarm(), or before each scrape.
+template <class Store>
+auto refresh_pending(metrics& m, Store& store, timestamp now = system_now()) -> decltype(store.statistics()) {
+  auto statistics = store.statistics();
+  if (statistics) {
+    const auto pending = statistics->by_status.find("pending");
+    std::chrono::duration<double> age{0};
+    if (statistics->oldest_pending_created_at) age = now - *statistics->oldest_pending_created_at;
+    m.set_pending(pending == statistics->by_status.end() ? 0 : pending->second, age);
+  }
+  return statistics;
+}
+
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY

@@ -4,6 +4,7 @@
 // read back line by line.
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -313,4 +314,38 @@ TEST_CASE("the Prometheus text: HELP and TYPE per family, labels escaped, histog
     CHECK(count >= previous);
     previous = count;
   }
+}
+
+namespace {
+
+// A store as refresh_pending reads one: statistics() with records by status
+// and the oldest pending record's creation time.
+struct counted_store {
+  struct statistics_type {
+    std::map<std::string, std::uint64_t> by_status;
+    std::optional<llmdlq::timestamp> oldest_pending_created_at;
+  };
+  llmdlq::expected<statistics_type, std::string> answer;
+  [[nodiscard]] llmdlq::expected<statistics_type, std::string> statistics() const { return answer; }
+};
+
+}  // namespace
+
+TEST_CASE("refresh_pending sets the backlog gauges from a store's statistics", "[metrics]") {
+  llmdlq::metrics m;
+  const auto now = *llmdlq::parse_rfc3339("2026-12-01T12:00:00.000Z");
+  counted_store store;
+  store.answer = counted_store::statistics_type{{{"pending", 12}, {"resolved", 40}}, now - std::chrono::minutes(3)};
+  REQUIRE(llmdlq::refresh_pending(m, store, now));
+  CHECK(m.snapshot().pending_records == 12u);
+  CHECK(m.snapshot().oldest_pending_age_seconds == 180.0);
+
+  store.answer = llmdlq::unexpected(std::string("database is locked"));
+  CHECK_FALSE(llmdlq::refresh_pending(m, store, now));
+  CHECK(m.snapshot().pending_records == 12u);  // kept
+
+  store.answer = counted_store::statistics_type{{{"resolved", 52}}, std::nullopt};
+  REQUIRE(llmdlq::refresh_pending(m, store, now));
+  CHECK(m.snapshot().pending_records == 0u);
+  CHECK(m.snapshot().oldest_pending_age_seconds == 0.0);
 }
