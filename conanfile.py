@@ -1,6 +1,6 @@
 # Conan 2 recipe: `conan create . -o "&:kafka=True"` builds and tests the
-# package; each transport (and llm, the model client, and crypto, the field
-# cipher) is an option and a component.
+# package; each transport (and llm, the model client, crypto, the field
+# cipher, and prometheus, the metrics' Collectable) is an option and a component.
 import os
 import re
 
@@ -28,6 +28,7 @@ class LlmdlqConan(ConanFile):
         "postgres": [True, False],
         "llm": [True, False],
         "crypto": [True, False],
+        "prometheus": [True, False],
     }
     default_options = {
         "shared": False,
@@ -38,6 +39,7 @@ class LlmdlqConan(ConanFile):
         "postgres": False,
         "llm": False,
         "crypto": False,
+        "prometheus": False,
     }
     exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*", "src/*", "schemas/*"
 
@@ -50,6 +52,7 @@ class LlmdlqConan(ConanFile):
         "postgres": ("LLMDLQ_WITH_POSTGRES", "libpq/15.5", "libpq::pq"),
         "llm": ("LLMDLQ_WITH_LLM", "libcurl/8.6.0", "libcurl::curl"),
         "crypto": ("LLMDLQ_WITH_CRYPTO", "libsodium/1.0.18", "libsodium::libsodium"),
+        "prometheus": ("LLMDLQ_WITH_PROMETHEUS", "prometheus-cpp/1.1.0", "prometheus-cpp::prometheus-cpp-core"),
     }
     # Whatever the options: a package holds the libraries and nothing else.
     _fixed_cache_variables = {

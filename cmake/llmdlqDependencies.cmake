@@ -26,7 +26,7 @@ macro(llmdlq_find_core_dependencies)
   endif()
 endmacro()
 
-# llmdlq::<component>, one of the transports (or llm, crypto): its client library.
+# llmdlq::<component>, one of the transports (or llm, crypto, prometheus): its client library.
 macro(llmdlq_find_component_dependencies component)
   if("${component}" STREQUAL "sqlite")
     llmdlq_find_dependency(SQLite3)
@@ -40,5 +40,7 @@ macro(llmdlq_find_component_dependencies component)
     llmdlq_find_dependency(CURL)
   elseif("${component}" STREQUAL "crypto")
     llmdlq_find_dependency(Sodium)
+  elseif("${component}" STREQUAL "prometheus")
+    llmdlq_find_dependency(prometheus-cpp CONFIG)
   endif()
 endmacro()

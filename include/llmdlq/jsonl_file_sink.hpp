@@ -89,6 +89,8 @@ class jsonl_file_sink final : public sink {
   [[nodiscard]] std::size_t recovered_bytes() const noexcept { return recovered_bytes_; }
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
+  [[nodiscard]] std::string_view kind() const noexcept override { return "jsonl"; }
+
  private:
   // dlq_id -> its 1-based line. Costs about 120 bytes per stored record on a
   // 64-bit build (the 36-character id on the heap, the string, the line

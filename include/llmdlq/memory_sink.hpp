@@ -62,6 +62,8 @@ class memory_sink final : public sink {
     index_.clear();
   }
 
+  [[nodiscard]] std::string_view kind() const noexcept override { return "memory"; }
+
  private:
   mutable std::mutex mutex_;
   std::vector<envelope> envelopes_;

@@ -51,6 +51,9 @@ struct disposition {
 /// the input is committed once the fallback holds the envelope. Without a
 /// fallback the answer is retry, with disposition::rejected() true.
 ///
+/// With process_options::metrics, each sink's publishes and failures are
+/// counted under its handle's name() (sink_handle::named, else its kind).
+///
 /// \code
 ///   llmdlq::pipeline p{*llmdlq::schema::compile(text), *llmdlq::sqlite_store::open("dlq.db"), options};
 ///   for (auto& message : consumer) {
@@ -66,7 +69,12 @@ class pipeline {
       : schema_(std::move(schema)),
         sink_(std::move(dead_letters)),
         fallback_(std::move(fallback)),
-        options_(std::move(options)) {}
+        options_(std::move(options)) {
+    if (options_.metrics) {
+      sink_slot_ = options_.metrics->sink_slot(sink_.name());
+      if (fallback_) fallback_slot_ = options_.metrics->sink_slot(fallback_->name());
+    }
+  }
 
   /// Accepted: commit. Failed and stored in the sink: commit (the failure
   /// moved to the DLQ and frees the input's partition). Failed and the sink
@@ -84,6 +92,8 @@ class pipeline {
   sink_handle sink_;
   std::optional<sink_handle> fallback_;
   process_options options_;
+  std::size_t sink_slot_ = 0;  // the sinks' series in options_.metrics
+  std::size_t fallback_slot_ = 0;
 };
 
 LLMDLQ_END_NAMESPACE

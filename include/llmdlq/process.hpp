@@ -22,6 +22,7 @@
 #include "llmdlq/field_cipher.hpp"
 #include "llmdlq/guard.hpp"
 #include "llmdlq/json_parser.hpp"
+#include "llmdlq/metrics.hpp"
 #include "llmdlq/redaction.hpp"
 #include "llmdlq/repair.hpp"
 #include "llmdlq/request_context.hpp"
@@ -82,6 +83,10 @@ struct process_options {
   /// and says why in extensions.llmdlq_seal_error: the envelope still goes
   /// out, and the original is never stored in clear for it.
   std::shared_ptr<const field_cipher> cipher;
+  /// Counts every response judged (accepted, with its repairs, or dead-
+  /// lettered, with the time its envelope took) and every make_envelope;
+  /// nullptr: nothing is counted. Shared by every worker the host runs.
+  std::shared_ptr<llmdlq::metrics> metrics;
 };
 
 /// Why process_options cannot be used as given.

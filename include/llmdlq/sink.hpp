@@ -97,6 +97,10 @@ class sink {
   /// Waits for everything published to be durable (a no-op for sinks whose
   /// publish already waits).
   [[nodiscard]] virtual expected<void, sink_error> flush() { return {}; }
+
+  /// What kind of sink this is (`memory`, `jsonl`, `kafka`, ...): the
+  /// `sink` label of its metrics unless the host names it (sink_handle::named).
+  [[nodiscard]] virtual std::string_view kind() const noexcept { return "custom"; }
 };
 
 LLMDLQ_END_NAMESPACE

@@ -6,6 +6,8 @@
 #include <cassert>
 #include <concepts>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -53,6 +55,15 @@ class sink_handle {
     assert(sink_ != nullptr && "llmdlq::sink_handle: a null sink");
   }
 
+  /// The same handle, with the name its sink's metrics carry (a bounded set
+  /// the host chooses: "primary", "spool"); by default the sink's kind().
+  [[nodiscard]] sink_handle named(std::string name) const {
+    sink_handle h = *this;
+    h.name_ = std::move(name);
+    return h;
+  }
+  [[nodiscard]] std::string_view name() const noexcept { return name_.empty() ? sink_->kind() : name_; }
+
   [[nodiscard]] sink& get() const noexcept { return *sink_; }
   [[nodiscard]] sink& operator*() const noexcept { return *sink_; }
   [[nodiscard]] sink* operator->() const noexcept { return sink_; }
@@ -62,6 +73,7 @@ class sink_handle {
  private:
   std::shared_ptr<sink> owner_;  // empty for a reference
   sink* sink_;
+  std::string name_;
 };
 
 LLMDLQ_END_NAMESPACE

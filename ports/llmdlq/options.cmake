@@ -9,6 +9,7 @@ set(LLMDLQ_PORT_FEATURES
   postgres LLMDLQ_WITH_POSTGRES
   llm      LLMDLQ_WITH_LLM
   crypto   LLMDLQ_WITH_CRYPTO
+  prometheus LLMDLQ_WITH_PROMETHEUS
 )
 # Whatever the features: a package holds the libraries and nothing else.
 set(LLMDLQ_PORT_OPTIONS

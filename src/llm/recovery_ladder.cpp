@@ -349,6 +349,15 @@ recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attemp
 
 std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recovery_step& step,
                                                        recovery_result& result, replay_state* state) {
+  auto stop = take_step(e, step, result, state);
+  if (const auto& m = impl_->options.metrics) {
+    m->count_replay(to_string(step.kind), stop ? to_string(stop->reason) : std::string_view("continued"));
+  }
+  return stop;
+}
+
+std::optional<recovery_step> recovery_ladder::take_step(envelope& e, const recovery_step& step,
+                                                        recovery_result& result, replay_state* state) {
   impl& m = *impl_;
   const recovery_ladder_options& o = m.options;
   result.steps.push_back(step);
@@ -522,6 +531,10 @@ std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recove
   record.tokens = c.usage.total();
   record.latency_ms = c.latency.count();
   if (!c.model.empty()) record.model = c.model;
+  if (o.metrics) {
+    o.metrics->count_tokens(record.model, static_cast<std::uint64_t>(std::max<std::int64_t>(c.usage.prompt_tokens, 0)),
+                            static_cast<std::uint64_t>(std::max<std::int64_t>(c.usage.completion_tokens, 0)));
+  }
 
   if (auto breakout = find_breakout(c.text, prompt)) {
     ++e.attempts.count;

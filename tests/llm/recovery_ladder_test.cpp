@@ -2,6 +2,8 @@
 // The recovery ladder against a scripted model: what it asks, what it never
 // asks, how often, and what it records. Each complaint users make about
 // re-ask libraries has a case here showing llmdlq does not do it.
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -521,4 +523,32 @@ TEST_CASE("A letter that names no version is not taken as written under another 
   const auto step = ladder.next_step(e);
   CHECK(step.kind == recovery_step_kind::stop);
   CHECK(step.reason == stop_reason::held);
+}
+
+TEST_CASE("A ladder with metrics counts each step by outcome, and each call's tokens by model", "[ladder][metrics]") {
+  fixture f;
+  auto metrics = std::make_shared<llmdlq::metrics>();
+  f.options.metrics = metrics;
+  f.model.then_reply(R"({"merchant": "Albert Heijn"})", {200, 10});  // still fails: total missing
+  f.model.then_reply(std::string(valid_receipt), {300, 40});
+  auto ladder = f.ladder();
+
+  llmdlq::envelope e = failure_of(R"({"merchant": "Albert Heijn", "tot)", "length", 256);
+  REQUIRE(ladder.run(e).reason == stop_reason::recovered);
+  llmdlq::envelope poison = failure_of(std::string("{\"merchant\": \"AH\"\0}", 18));
+  REQUIRE(ladder.run(poison).reason == stop_reason::poison);
+
+  const auto s = metrics->snapshot();
+  std::map<std::pair<std::string, std::string>, std::uint64_t> replays;
+  for (const auto& r : s.replays) replays[{r.step, r.outcome}] = r.count;
+  CHECK(replays == std::map<std::pair<std::string, std::string>, std::uint64_t>{
+                       {{"repair_prompt", "continued"}, 1},
+                       {{"escalate_model", "recovered"}, 1},
+                       {{"stop", "poison"}, 1}});
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> tokens;
+  for (const auto& t : s.tokens) tokens[t.model] = {t.prompt, t.completion};
+  CHECK(tokens == std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>{{"small-model", {200, 10}},
+                                                                                  {"large-model", {300, 40}}});
+  // The ladder's own judging is not traffic: without judge.metrics, nothing is processed.
+  CHECK(s.processed == 0);
 }

@@ -289,14 +289,27 @@ inline bool is_empty_answer(std::string_view raw) noexcept {
   return true;
 }
 
+// build() is the envelope of a failure; counted in options.metrics, with
+// the time it took, when the host gave one.
+template <class Build>
+envelope counted_envelope(const process_options& options, Build&& build) {
+  if (!options.metrics) return build();
+  const auto start = std::chrono::steady_clock::now();
+  envelope e = build();
+  options.metrics->count_dead_letter(e, std::chrono::steady_clock::now() - start);
+  return e;
+}
+
 LLMDLQ_INLINE expected<accepted, envelope> process_response(
     std::string_view raw, const schema& schema, const request_context& context, const process_options& options,
     const std::function<std::optional<std::string>(const json_document&)>& on_accept) {
   const timestamp now = options.clock ? options.clock() : system_now();
   auto reject = [&](failure_category category, std::string message, std::vector<validation_error> errors = {},
                     std::optional<text_location> syntax = std::nullopt, bool repaired = false) {
-    return unexpected(build_envelope(now, category, std::move(message), raw, context, options, schema.fingerprint(),
-                                     schema.pii_paths(), std::move(errors), syntax, repaired));
+    return unexpected(counted_envelope(options, [&] {
+      return build_envelope(now, category, std::move(message), raw, context, options, schema.fingerprint(),
+                            schema.pii_paths(), std::move(errors), syntax, repaired);
+    }));
   };
   auto syntax_at = [](const syntax_error& e) { return text_location{e.offset, e.line, e.column}; };
 
@@ -478,6 +491,7 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
                     repaired);
     }
   }
+  if (options.metrics) options.metrics->count_accepted(repairs);
   return accepted{repaired ? std::move(repaired_text) : std::string(raw), std::move(repairs)};
 }
 
@@ -486,9 +500,11 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
 LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view raw, const request_context& context,
                                      const process_options& options) {
   // No schema here: the versions the host declared stand for it in a derived key.
-  return detail::build_envelope(options.clock ? options.clock() : system_now(), failure.category,
-                                std::move(failure.message), raw, context, options, context.versions.schema, {},
-                                std::move(failure.errors), failure.syntax, failure.repaired_locally);
+  return detail::counted_envelope(options, [&] {
+    return detail::build_envelope(options.clock ? options.clock() : system_now(), failure.category,
+                                  std::move(failure.message), raw, context, options, context.versions.schema, {},
+                                  std::move(failure.errors), failure.syntax, failure.repaired_locally);
+  });
 }
 
 LLMDLQ_INLINE expected<void, options_error> check_options(const process_options& options) {

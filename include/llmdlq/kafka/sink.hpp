@@ -98,6 +98,8 @@ class kafka_sink final : public sink {
   [[nodiscard]] kafka_producer& producer() noexcept { return *producer_; }
   [[nodiscard]] const std::string& topic() const noexcept { return topic_; }
 
+  [[nodiscard]] std::string_view kind() const noexcept override { return "kafka"; }
+
  private:
   kafka_sink(std::unique_ptr<kafka_producer> producer, std::string topic) noexcept;
   std::unique_ptr<kafka_producer> producer_;

@@ -58,6 +58,10 @@ struct recovery_ladder_options {
   /// re-asked. An envelope that names no version is not taken as written
   /// under another one.
   version_set current_versions;
+  /// Counts each step run (llmdlq_replays_total{step,outcome}) and the
+  /// tokens of each model call; nullptr: nothing is counted. (judge.metrics,
+  /// when set, counts the judged answers as processed responses too.)
+  std::shared_ptr<llmdlq::metrics> metrics;
   process_options judge;     ///< how answers and stored responses are judged
   bool send_schema = true;   ///< ask for structured output with the schema (json_schema, strict)
   std::optional<double> temperature;
@@ -104,6 +108,8 @@ class recovery_ladder {
  private:
   struct impl;
   explicit recovery_ladder(std::unique_ptr<impl> impl) noexcept;
+  std::optional<recovery_step> take_step(envelope& e, const recovery_step& step, recovery_result& result,
+                                         replay_state* state);
   std::unique_ptr<impl> impl_;
 };
 

@@ -126,6 +126,8 @@ class redis_stream_sink final : public sink {
   /// (on open() and after every reconnect).
   [[nodiscard]] redis_persistence persistence() const;
 
+  [[nodiscard]] std::string_view kind() const noexcept override { return "redis"; }
+
  private:
   struct impl;
   explicit redis_stream_sink(std::unique_ptr<impl> impl) noexcept;
