@@ -85,9 +85,13 @@ TEST_CASE("csrf_matches: only the session's own token", "[console][csrf]") {
   CHECK_FALSE(csrf_matches(without_token, ""));
 }
 
-TEST_CASE("origin_allowed: absent, null or this server", "[console][csrf]") {
+TEST_CASE("origin_allowed: absent or this server, never opaque or cross-site", "[console][csrf]") {
   CHECK(origin_allowed("", "127.0.0.1:8080"));
-  CHECK(origin_allowed("null", "127.0.0.1:8080"));
+  CHECK_FALSE(origin_allowed("null", "127.0.0.1:8080"));
+  CHECK(origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080", "same-origin"));
+  CHECK(origin_allowed("", "127.0.0.1:8080", "none"));
+  CHECK_FALSE(origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080", "same-site"));
+  CHECK_FALSE(origin_allowed("", "127.0.0.1:8080", "cross-site"));
   CHECK(origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080"));
   CHECK_FALSE(origin_allowed("http://127.0.0.1:8081", "127.0.0.1:8080"));
   CHECK_FALSE(origin_allowed("https://127.0.0.1:8080", "127.0.0.1:8080"));

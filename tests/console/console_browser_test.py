@@ -262,7 +262,7 @@ def main():
             check(got == 200, f"GET {path}: {got}")
             check(headers["Content-Security-Policy"] == EXPECTED_CSP, f"{path} CSP: {headers['Content-Security-Policy']}")
             check(headers["X-Content-Type-Options"] == "nosniff", f"{path}: no nosniff")
-            check(headers["Referrer-Policy"] == "no-referrer", f"{path}: Referrer-Policy")
+            check(headers["Referrer-Policy"] == "same-origin", f"{path}: Referrer-Policy")
             check(headers["Cache-Control"] == "no-store", f"{path}: Cache-Control")
 
         # The hostile record is shown as text, and screenshotted.

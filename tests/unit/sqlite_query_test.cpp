@@ -4,6 +4,7 @@
 // the oldest pending record, and dead letters and traffic over time.
 #include <set>
 
+#include <llmdlq/metrics.hpp>
 #include <llmdlq/moderation_query.hpp>
 #include <llmdlq/process.hpp>
 #include <llmdlq/sqlite/store.hpp>
@@ -124,6 +125,30 @@ TEST_CASE("sqlite statistics: counts and the oldest pending record", "[sqlite][q
   CHECK(stats->oldest_pending_created_at == t0 + 5min);
   CHECK(stats->total == 2);
   CHECK(stats->by_status.at("discarded") == 1);
+}
+
+TEST_CASE("sqlite statistics set the metrics' backlog gauges", "[sqlite][query][metrics]") {
+  llmdlq::test::temp_dir dir;
+  auto store = llmdlq::sqlite_store::open(dir.path() / "dlq.db");
+  REQUIRE(store);
+  llmdlq::metrics m;
+  REQUIRE(llmdlq::refresh_pending(m, *store, t0));
+  CHECK(m.snapshot().pending_records == 0u);
+  CHECK(m.snapshot().oldest_pending_age_seconds == 0.0);
+
+  using fc = llmdlq::failure_category;
+  const auto a = letter("a", fc::syntax, t0);
+  const auto b = letter("b", fc::schema, t0 + 1min);
+  for (const auto& e : {a, b}) REQUIRE(store->publish(e));
+  REQUIRE(llmdlq::refresh_pending(m, *store, t0 + 10min));
+  CHECK(m.snapshot().pending_records == 2u);
+  CHECK(m.snapshot().oldest_pending_age_seconds == 600.0);
+
+  // The oldest is claimed: the gauges follow the one still pending.
+  REQUIRE(store->act({.dlq_id = a.dlq_id, .action = llmdlq::moderation_action::claim, .operator_name = "ann"}));
+  REQUIRE(llmdlq::refresh_pending(m, *store, t0 + 10min));
+  CHECK(m.snapshot().pending_records == 1u);
+  CHECK(m.snapshot().oldest_pending_age_seconds == 540.0);
 }
 
 TEST_CASE("sqlite timeline: dead letters by category and the recorded traffic, per bucket", "[sqlite][query]") {

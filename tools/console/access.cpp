@@ -62,8 +62,9 @@ expected<std::string, std::string> read_token_file(const std::string& path) {
   return std::string(token);
 }
 
-bool origin_allowed(std::string_view origin, std::string_view host) {
-  if (origin.empty() || origin == "null") return true;
+bool origin_allowed(std::string_view origin, std::string_view host, std::string_view fetch_site) {
+  if (!fetch_site.empty() && fetch_site != "same-origin" && fetch_site != "none") return false;
+  if (origin.empty()) return true;
   return !host.empty() && origin == fmt::format("http://{}", host);
 }
 

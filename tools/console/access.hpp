@@ -25,11 +25,14 @@ bool same_secret(std::string_view a, std::string_view b);
 /// Refuses a file group or others may read, and a token shorter than 16 bytes.
 expected<std::string, std::string> read_token_file(const std::string& path);
 
-/// A request's Origin header is acceptable when absent, `null` or naming
-/// this very server (`http://` + its Host header). Under Referrer-Policy
-/// no-referrer a browser sends `null` for its own forms: the CSRF token, not
-/// the Origin, is what proves a form came from the console.
-bool origin_allowed(std::string_view origin, std::string_view host);
+/// Whether a POST may come from this request's page: its Origin is absent
+/// (a client that is not a browser: it still needs a session or bearer
+/// token) or this very server (`http://` + its Host header), and a browser's
+/// Sec-Fetch-Site, when sent, says `same-origin` (or `none`: typed by the
+/// user). An opaque origin (`null`: a sandboxed frame, a data: page) is
+/// refused. The console sends Referrer-Policy same-origin, so a browser
+/// names the console as the Origin of its own forms.
+bool origin_allowed(std::string_view origin, std::string_view host, std::string_view fetch_site = {});
 
 /// A logged-in browser: its cookie value, the token each of its forms
 /// carries, and the operator name it acts under.

@@ -46,7 +46,7 @@ const httplib::Headers security_headers{
      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
      "frame-ancestors 'none'; base-uri 'none'"},
     {"X-Content-Type-Options", "nosniff"},
-    {"Referrer-Policy", "no-referrer"},
+    {"Referrer-Policy", "same-origin"},
     {"Cache-Control", "no-store"},
 };
 
@@ -107,7 +107,7 @@ class console_server {
   // A POST's caller, after its Origin and CSRF token are checked; nothing
   // (and the response written) when refused.
   std::optional<caller> authorize_post(const httplib::Request& req, httplib::Response& res) {
-    if (!origin_allowed(req.get_header_value("Origin"), req.get_header_value("Host"))) {
+    if (!origin_allowed(req.get_header_value("Origin"), req.get_header_value("Host"), req.get_header_value("Sec-Fetch-Site"))) {
       html(res, 403, message_page(nullptr, "Refused", "This form was sent from another site: nothing was changed."));
       return std::nullopt;
     }
@@ -158,7 +158,7 @@ class console_server {
   }
 
   void login(const httplib::Request& req, httplib::Response& res) {
-    if (!origin_allowed(req.get_header_value("Origin"), req.get_header_value("Host"))) {
+    if (!origin_allowed(req.get_header_value("Origin"), req.get_header_value("Host"), req.get_header_value("Sec-Fetch-Site"))) {
       html(res, 403, login_page("This form was sent from another site."));
       return;
     }

@@ -115,6 +115,7 @@ class postgres_store final : public moderation_store {
 
   [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
   [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
+  [[nodiscard]] std::string_view kind() const noexcept override { return "postgres"; }
 
   /// Deletes the rows whose expires_at is at or before `request.now` (rows
   /// without one stay), whatever their status, in batches of `purge_batch`:

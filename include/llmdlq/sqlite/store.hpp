@@ -76,6 +76,7 @@ class sqlite_store final : public moderation_store {
 
   [[nodiscard]] expected<receipt, sink_error> publish(const envelope& e) override;
   [[nodiscard]] expected<std::vector<receipt>, sink_error> publish_batch(std::span<const envelope> batch) override;
+  [[nodiscard]] std::string_view kind() const noexcept override { return "sqlite"; }
 
   /// The rows counted by category, triage class, status and failure code.
   /// A read of the store: it fails as get() does (store_unavailable).
