@@ -68,6 +68,12 @@ void complain(std::string_view command, std::string_view message) {
   std::cerr << "llmdlq " << command << ": " << message << '\n';
 }
 
+int usage_error(std::string_view command, std::string_view usage, std::string_view message) {
+  complain(command, message);
+  std::cerr << usage;
+  return exit_usage;
+}
+
 std::optional<timestamp> parse_time_or_age(std::string_view text, timestamp now) {
   if (auto t = parse_rfc3339(text)) return t;
   std::int64_t count = 0;

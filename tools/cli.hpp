@@ -65,6 +65,9 @@ std::optional<std::size_t> parse_byte_count(std::string_view text);
 /// Prints "llmdlq <command>: <message>" to stderr.
 void complain(std::string_view command, std::string_view message);
 
+/// complain(), then the command's usage on stderr; returns exit_usage.
+int usage_error(std::string_view command, std::string_view usage, std::string_view message);
+
 /// A time given on the command line: RFC 3339, or an age before `now`
 /// (`90s`, `30m`, `2h`, `7d`). Nothing when the text is neither.
 std::optional<timestamp> parse_time_or_age(std::string_view text, timestamp now);

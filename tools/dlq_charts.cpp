@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <llmdlq/dlq_rate_alarm.hpp>
 
 #include "console/html.hpp"
 
@@ -154,11 +155,17 @@ std::string dlq_rate_chart_svg(const std::vector<dlq_timeline_bucket>& timeline)
     rate.push_back(100.0 * static_cast<double>(bucket.dead_letters()) / static_cast<double>(bucket.processed));
     highest = std::max(highest, *rate.back());
   }
-  const double top = axis_top(highest);
+  // The alarm's default threshold, drawn so that a day above it stands out.
+  const double threshold = 100.0 * dlq_rate_alarm_options{}.threshold;
+  const double top = axis_top(std::max(highest, 1.25 * threshold));
   const double slot = static_cast<double>(chart_width - margin_left) / static_cast<double>(timeline.size());
   const double plot_height = chart_height - margin_top - margin_bottom;
   std::string out = svg_open("DLQ rate per day");
   out += axes(top, "%", timeline, slot);
+  const double threshold_y = margin_top + plot_height * (1 - threshold / top);
+  out += fmt::format("<line class=\"threshold\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"><title>alarm threshold "
+                     "{:g}%</title></line>",
+                     margin_left, chart_width, threshold_y, threshold_y, threshold);
   std::string points;
   for (std::size_t i = 0; i < rate.size(); ++i) {
     if (!rate[i]) continue;

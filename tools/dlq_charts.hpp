@@ -18,8 +18,9 @@ std::string counts_tables_html(const dlq_overview& overview, timestamp now);
 /// Dead letters per day, stacked by category, with a legend.
 std::string timeline_chart_svg(const std::vector<dlq_timeline_bucket>& timeline);
 
-/// Dead letters per processed response, per day; a sentence instead when
-/// the store counted no traffic.
+/// Dead letters per processed response, per day, with the DLQ-rate alarm's
+/// default threshold (2 %) as a dashed line; a sentence instead when the
+/// store counted no traffic.
 std::string dlq_rate_chart_svg(const std::vector<dlq_timeline_bucket>& timeline);
 
 /// "3 d 4 h", "5 min": how long ago `created_at` (RFC 3339) was at `now`.

@@ -31,12 +31,6 @@ constexpr std::string_view usage =
     "  The table form prints the next page's cursor to stderr. Exit 0, 2 for usage errors and a\n"
     "  SQLite DLQ that is missing, 3 when the store fails.\n";
 
-int usage_error(std::string_view message) {
-  complain("list", message);
-  std::cerr << usage;
-  return exit_usage;
-}
-
 }  // namespace
 
 int list_command(arguments args) {
@@ -56,7 +50,7 @@ int list_command(arguments args) {
       continue;
     }
     if (!arg.starts_with("-")) {
-      if (!target.empty()) return usage_error("unexpected argument " + std::string(arg));
+      if (!target.empty()) return usage_error("list", usage, "unexpected argument " + std::string(arg));
       target = arg;
       continue;
     }
@@ -64,7 +58,7 @@ int list_command(arguments args) {
     if (!value) return exit_usage;
     if (arg == "--status") {
       const auto status = parse_moderation_status(*value);
-      if (!status) return usage_error(fmt::format("no status '{}'", *value));
+      if (!status) return usage_error("list", usage, fmt::format("no status '{}'", *value));
       query.statuses.push_back(*status);
     } else if (arg == "--category") {
       query.categories.emplace_back(*value);
@@ -80,25 +74,25 @@ int list_command(arguments args) {
       query.model_version = std::string(*value);
     } else if (arg == "--since" || arg == "--until") {
       const auto t = parse_time_or_age(*value, now);
-      if (!t) return usage_error(fmt::format("{} wants an RFC 3339 time or an age like 2h, not '{}'", arg, *value));
+      if (!t) return usage_error("list", usage, fmt::format("{} wants an RFC 3339 time or an age like 2h, not '{}'", arg, *value));
       (arg == "--since" ? query.created_since : query.created_before) = *t;
     } else if (arg == "--limit") {
       std::size_t limit = 0;
       const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), limit);
       if (ec != std::errc() || end != value->data() + value->size() || limit == 0 || limit > 100000) {
-        return usage_error(fmt::format("--limit wants a count from 1 to 100000, not '{}'", *value));
+        return usage_error("list", usage, fmt::format("--limit wants a count from 1 to 100000, not '{}'", *value));
       }
       query.limit = limit;
     } else if (arg == "--after") {
       query.after = parse_moderation_cursor(*value);
-      if (!query.after) return usage_error(fmt::format("'{}' is not a cursor that list printed", *value));
+      if (!query.after) return usage_error("list", usage, fmt::format("'{}' is not a cursor that list printed", *value));
     } else {
-      return usage_error("unknown option " + std::string(arg));
+      return usage_error("list", usage, "unknown option " + std::string(arg));
     }
   }
-  if (target.empty()) return usage_error("give the DLQ to list");
+  if (target.empty()) return usage_error("list", usage, "give the DLQ to list");
   auto spec = parse_store_spec(target);
-  if (!spec) return usage_error(spec.error());
+  if (!spec) return usage_error("list", usage, spec.error());
   auto store = open_store(*spec, /*read_only=*/true);
   if (!store) {
     complain("list", store.error().message);

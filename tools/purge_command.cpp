@@ -36,12 +36,6 @@ constexpr std::string_view usage =
     "  Exit 2 for usage errors and a SQLite or JSON Lines file that is not there (it is never\n"
     "  created), 3 when the store fails.\n";
 
-int usage_error(std::string_view message) {
-  complain("purge", message);
-  std::cerr << usage;
-  return exit_usage;
-}
-
 // Runs the store's purge; `redis:HOST:PORT/STREAM` and the rest as usage says.
 expected<purge_report, std::pair<int, std::string>> purge_store(std::string_view spec, const purge_request& request) {
   using failure = std::pair<int, std::string>;
@@ -122,20 +116,20 @@ int purge_command(arguments args) {
       const auto value = args.value_of(arg);
       if (!value) return exit_usage;
       const auto now = parse_rfc3339(*value);
-      if (!now) return usage_error(fmt::format("--now wants an RFC 3339 time, not '{}'", *value));
+      if (!now) return usage_error("purge", usage, fmt::format("--now wants an RFC 3339 time, not '{}'", *value));
       request.now = *now;
     } else if (arg == "--operator") {
       const auto value = args.value_of(arg);
       if (!value) return exit_usage;
-      if (value->empty()) return usage_error("--operator wants a name");
+      if (value->empty()) return usage_error("purge", usage, "--operator wants a name");
       request.operator_name = std::string(*value);
     } else if (store.empty() && !arg.starts_with("-")) {
       store = arg;
     } else {
-      return usage_error("unexpected argument " + std::string(arg));
+      return usage_error("purge", usage, "unexpected argument " + std::string(arg));
     }
   }
-  if (store.empty()) return usage_error("give the DLQ to purge");
+  if (store.empty()) return usage_error("purge", usage, "give the DLQ to purge");
   if (request.operator_name.empty()) request.operator_name = login_name();
   auto report = purge_store(store, request);
   if (!report) {

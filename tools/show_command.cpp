@@ -26,12 +26,6 @@ constexpr std::string_view usage =
     "  --json  one object: the record, its envelope, the error spans and the operator log\n"
     "  Exit 0, 2 for usage errors, 3 when the store fails, 5 when there is no such record.\n";
 
-int usage_error(std::string_view message) {
-  complain("show", message);
-  std::cerr << usage;
-  return exit_usage;
-}
-
 boost::json::value parsed_or_text(const std::string& text) {
   boost::system::error_code ec;
   auto value = boost::json::parse(text, ec);
@@ -146,12 +140,12 @@ int show_command(arguments args) {
     } else if (!arg.starts_with("-")) {
       positional.push_back(arg);
     } else {
-      return usage_error("unknown option " + std::string(arg));
+      return usage_error("show", usage, "unknown option " + std::string(arg));
     }
   }
-  if (positional.size() != 2) return usage_error("give the DLQ and the dlq_id to show");
+  if (positional.size() != 2) return usage_error("show", usage, "give the DLQ and the dlq_id to show");
   auto spec = parse_store_spec(positional[0]);
-  if (!spec) return usage_error(spec.error());
+  if (!spec) return usage_error("show", usage, spec.error());
   auto store = open_store(*spec, /*read_only=*/true);
   if (!store) {
     complain("show", store.error().message);

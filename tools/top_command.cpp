@@ -32,12 +32,6 @@ constexpr std::string_view usage =
 volatile std::sig_atomic_t interrupted = 0;
 extern "C" void on_interrupt(int) { interrupted = 1; }
 
-int usage_error(std::string_view message) {
-  complain("top", message);
-  std::cerr << usage;
-  return exit_usage;
-}
-
 std::string block(const std::string& name, const dlq_statistics& stats, timestamp now, bool colour) {
   std::ostringstream out;
   const auto bold = [&](std::string_view text) {
@@ -101,18 +95,18 @@ int top_command(arguments args) {
       double seconds = 0;
       const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), seconds);
       if (ec != std::errc() || end != value->data() + value->size() || !(seconds >= 0.1 && seconds <= 86400)) {
-        return usage_error(fmt::format("--interval wants seconds from 0.1 to 86400, not '{}'", *value));
+        return usage_error("top", usage, fmt::format("--interval wants seconds from 0.1 to 86400, not '{}'", *value));
       }
       interval = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
     } else if (target.empty() && !arg.starts_with("-")) {
       target = arg;
     } else {
-      return usage_error("unexpected argument " + std::string(arg));
+      return usage_error("top", usage, "unexpected argument " + std::string(arg));
     }
   }
-  if (target.empty()) return usage_error("give the DLQ to watch");
+  if (target.empty()) return usage_error("top", usage, "give the DLQ to watch");
   auto spec = parse_store_spec(target);
-  if (!spec) return usage_error(spec.error());
+  if (!spec) return usage_error("top", usage, spec.error());
   auto store = open_store(*spec, /*read_only=*/true);
   if (!store) {
     complain("top", store.error().message);

@@ -71,7 +71,8 @@ expected<redis_persistence, redis_error> read_persistence(redis_detail::connecti
   if (!reply) return unexpected(std::move(reply.error()));
   if ((*reply)->type == REDIS_REPLY_STRING) {
     constexpr std::string_view field = "\naof_enabled:";
-    const std::string text = "\n" + std::string(redis_detail::text(**reply));
+    std::string text(1, '\n');  // so that the first line matches "\n" + name too
+    text += redis_detail::text(**reply);
     if (const auto at = text.find(field); at != std::string::npos && at + field.size() < text.size()) {
       found.append_only = text[at + field.size()] == '1';
     }
