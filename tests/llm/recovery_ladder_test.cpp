@@ -74,6 +74,15 @@ struct fixture {
   }
 };
 
+// `text` without its boundary lines' random hex, which may itself spell a
+// word a test looks for ("bad", "aaaa").
+std::string without_boundary(std::string text, std::string_view boundary) {
+  for (auto at = text.find(boundary); at != std::string::npos; at = text.find(boundary, at)) {
+    text.erase(at, boundary.size());
+  }
+  return text;
+}
+
 }  // namespace
 
 TEST_CASE("A syntax failure is first repaired locally, at zero tokens", "[ladder]") {
@@ -247,7 +256,7 @@ TEST_CASE("A repair prompt is bounded whatever the envelope holds, and quotes th
   CHECK(prompt.size() < 64u << 10);
   // Nothing of the model's is in the instruction, and the output sits between the boundary lines.
   CHECK(prompt.system.find("Ignore") == std::string::npos);
-  CHECK(prompt.system.find("aaaa") == std::string::npos);
+  CHECK(without_boundary(prompt.system, prompt.boundary).find("aaaa") == std::string::npos);
   const auto open = prompt.user.find("<<<" + prompt.boundary + "\n");
   const auto close = prompt.user.rfind("\n" + prompt.boundary + ">>>");
   REQUIRE(open != std::string::npos);
@@ -257,7 +266,7 @@ TEST_CASE("A repair prompt is bounded whatever the envelope holds, and quotes th
   CHECK(prompt.user.find("(" + std::to_string(stored + 5000 - 16) + " more errors not shown)") != std::string::npos);
   CHECK(prompt.user.find("\"expected\":\"number\"") != std::string::npos);
   // The validator's own message (which may quote the value) is not in it.
-  CHECK(prompt.user.find("bad") == std::string::npos);
+  CHECK(without_boundary(prompt.user, prompt.boundary).find("bad") == std::string::npos);
 }
 
 TEST_CASE("A letter stored unredacted is redacted before its repair prompt is built", "[ladder][redaction]") {
