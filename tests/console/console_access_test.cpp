@@ -99,6 +99,19 @@ TEST_CASE("origin_allowed: absent or this server, never opaque or cross-site", "
   CHECK_FALSE(origin_allowed("http://evil.example", ""));
 }
 
+TEST_CASE("loopback_host_allowed: the console's loopback names and port, nothing else", "[console][host]") {
+  CHECK(loopback_host_allowed("127.0.0.1:8080", 8080));
+  CHECK(loopback_host_allowed("localhost:8080", 8080));
+  CHECK(loopback_host_allowed("[::1]:8080", 8080));
+  CHECK(loopback_host_allowed("localhost", 80));
+  CHECK_FALSE(loopback_host_allowed("localhost", 8080));
+  CHECK_FALSE(loopback_host_allowed("127.0.0.1:8081", 8080));
+  CHECK_FALSE(loopback_host_allowed("rebound.example:8080", 8080));
+  CHECK_FALSE(loopback_host_allowed("127.0.0.1.rebound.example:8080", 8080));
+  CHECK_FALSE(loopback_host_allowed("[::1]", 8080));
+  CHECK_FALSE(loopback_host_allowed("", 8080));
+}
+
 TEST_CASE("cookie_value: finds one cookie among several", "[console][session]") {
   CHECK(cookie_value("a=1; llmdlq_session=abc; b=2", "llmdlq_session") == "abc");
   CHECK(cookie_value("llmdlq_session=abc", "llmdlq_session") == "abc");

@@ -235,6 +235,9 @@ def main():
                 ("no CSRF token", 403, {"do": "discard"}, session, {}),
                 ("a wrong CSRF token", 403, {"csrf": "0" * 64}, session, {}),
                 ("another origin", 403, {"csrf": csrf}, session, {"Origin": "http://evil.example"}),
+                ("an opaque origin", 403, {"csrf": csrf}, session, {"Origin": "null"}),
+                ("another host name (DNS rebinding)", 421, {"csrf": csrf}, session,
+                 {"Host": "rebound.example:" + base.rsplit(":", 1)[1]}),
                 ("no session", 401, {"csrf": csrf}, None, {})]:
             got, _, _ = http(discard, data, cookie_header, headers)
             check(got == status, f"a POST with {label} got {got}, not {status}")

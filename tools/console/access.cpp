@@ -62,6 +62,17 @@ expected<std::string, std::string> read_token_file(const std::string& path) {
   return std::string(token);
 }
 
+bool loopback_host_allowed(std::string_view host_header, int port) {
+  std::string_view name = host_header;
+  if (const auto colon = host_header.rfind(':'); colon != std::string_view::npos && !host_header.ends_with(']')) {
+    if (host_header.substr(colon + 1) != std::to_string(port)) return false;
+    name = host_header.substr(0, colon);
+  } else if (port != 80) {
+    return false;
+  }
+  return name == "127.0.0.1" || name == "localhost" || name == "[::1]";
+}
+
 bool origin_allowed(std::string_view origin, std::string_view host, std::string_view fetch_site) {
   if (!fetch_site.empty() && fetch_site != "same-origin" && fetch_site != "none") return false;
   if (origin.empty()) return true;

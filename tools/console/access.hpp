@@ -34,6 +34,12 @@ expected<std::string, std::string> read_token_file(const std::string& path);
 /// names the console as the Origin of its own forms.
 bool origin_allowed(std::string_view origin, std::string_view host, std::string_view fetch_site = {});
 
+/// Whether a request's Host header names this loopback console
+/// (`127.0.0.1`, `localhost` or `[::1]`, with `port`). A page of another
+/// name that resolves to 127.0.0.1 (DNS rebinding) is refused by it before
+/// it can read anything.
+bool loopback_host_allowed(std::string_view host_header, int port);
+
 /// A logged-in browser: its cookie value, the token each of its forms
 /// carries, and the operator name it acts under.
 struct console_session {

@@ -385,6 +385,14 @@ int console_command(arguments args) {
     complain("console", "cannot listen on " + listen);
     return exit_usage;
   }
+  if (!allow_remote) {
+    server.set_pre_routing_handler([bound](const httplib::Request& req, httplib::Response& res) {
+      if (loopback_host_allowed(req.get_header_value("Host"), bound)) return httplib::Server::HandlerResponse::Unhandled;
+      res.status = 421;
+      res.set_content("This console answers to its loopback address only.\n", "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    });
+  }
   std::cout << fmt::format("listening on http://{}:{}/", host.find(':') == std::string::npos ? host : "[" + host + "]",
                            bound)
             << std::endl;
