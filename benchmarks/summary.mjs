@@ -1,0 +1,337 @@
+#!/usr/bin/env node
+// SPDX-License-Identifier: MIT
+// One table from one run: reads the results scripts/bench --summary leaves in
+// DIR (Google Benchmark's JSON per binary, ajv_bench.json,
+// jsonrepair_bench.json, run.json) and prints, as Markdown, llmdlq against
+// the parse floor and every peer per size, the dead-letter and success
+// paths, thread scaling and repair, each with its target and whether the run
+// met it. With --readme=FILE the text replaces what stands between the
+// `<!-- summary:begin -->` and `<!-- summary:end -->` lines of FILE.
+//
+// usage: node benchmarks/summary.mjs --results=DIR [--readme=FILE]
+import fs from 'node:fs';
+import path from 'node:path';
+import process from 'node:process';
+
+import { parseOptions } from './repair_common.mjs';
+
+const options = parseOptions(process.argv.slice(2), { results: 'build/bench/results', readme: '' });
+const dir = options.results;
+
+function load(name) {
+  const file = path.join(dir, name);
+  return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : null;
+}
+
+// ---------------------------------------------------------------------------
+// Reading Google Benchmark's reports: medians by run name.
+
+/** Median rows of a Google Benchmark report by run name (thread runs keep their `/threads:N`). */
+function medians(report) {
+  const rows = new Map();
+  for (const b of report?.benchmarks ?? []) {
+    if (b.error_occurred) {
+      rows.set(b.run_name ?? b.name, { error: b.error_message ?? 'error' });
+      continue;
+    }
+    if (b.run_type !== 'aggregate' || b.aggregate_name !== 'median') continue;
+    const scale = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 }[b.time_unit] ?? 1;
+    rows.set(b.run_name, {
+      ...b,
+      cpu_ns: b.cpu_time * scale,
+      real_ns: b.real_time * scale,
+      mbps: (b.bytes_per_second ?? 0) / 1e6,
+    });
+  }
+  return rows;
+}
+
+/** `users_16KB` -> ['users', '16KB']; `16KB` -> ['receipt', '16KB']. */
+function familyAndSize(label) {
+  const m = /^(?:(.*)_)?(\d+(?:B|KB|MB))$/.exec(label);
+  return m ? [m[1] ?? 'receipt', m[2]] : [null, label];
+}
+
+const SIZE_ORDER = ['288B', '300B', '1KB', '4KB', '16KB', '256KB', '258KB'];
+const bySize = (a, b) => {
+  const ia = SIZE_ORDER.indexOf(a);
+  const ib = SIZE_ORDER.indexOf(b);
+  return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || a.localeCompare(b);
+};
+const unique = (xs) => [...new Set(xs)];
+
+// ---------------------------------------------------------------------------
+// Formatting.
+
+const fixed = (x, d) => (x == null || !Number.isFinite(x) ? '-' : x.toFixed(d));
+const thousands = (x) => Math.round(x).toLocaleString('en-US');
+const mbps = (x) => (x == null ? '-' : x >= 100 ? thousands(x) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const ratio = (x) => (x == null || !Number.isFinite(x) ? '-' : x >= 100 ? `${thousands(x)}×` : `${x.toFixed(x >= 10 ? 1 : 2)}×`);
+const yes = (ok) => (ok == null ? '-' : ok ? 'met' : '**not met**');
+
+function table(header, rows) {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`,
+          ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+const out = [];
+const targets = [];  // [target, measured, met]
+const say = (...lines) => out.push(...lines);
+
+// ---------------------------------------------------------------------------
+// The run.
+
+const run = load('run.json') ?? {};
+say(`One run of \`scripts/bench --summary\`${run.repetitions ? ` (${run.repetitions} repetitions, medians)` : ''}` +
+    `, ${run.started ?? '?'} to ${run.finished ?? '?'}, at commit \`${run.commit ?? '?'}\`` +
+    `${run.dirty ? ' with uncommitted changes' : ''}, on:`, '');
+say(`- ${run.cpu ?? '?'}, ${run.cpus ?? '?'} CPUs; ${run.os ?? '?'}, ${run.compiler ?? '?'}, Release (\`-O3\`); ` +
+    `load average ${run.load_start ?? '?'} at the start, ${run.load_end ?? '?'} at the end.`);
+const ajvReport = load('ajv_bench.json');
+const jrReport = load('jsonrepair_bench.json');
+const peers = [run.simdjson && `simdjson ${run.simdjson}`, run.rapidjson && `RapidJSON ${run.rapidjson}`,
+  run.valijson && `valijson ${run.valijson}`,
+  ajvReport && `Ajv ${ajvReport.context.ajv} with ajv-formats ${ajvReport.context['ajv-formats']}`,
+  jrReport && `jsonrepair ${jrReport.context.jsonrepair}`,
+  (ajvReport ?? jrReport) && `node ${(ajvReport ?? jrReport).context.node}`].filter(Boolean);
+if (peers.length) say(`- Peers: ${peers.join(', ')}.`);
+say('- Times are CPU time per document (per call for latencies: wall time, p50/p99 within a repetition, ' +
+    'median over repetitions). MB = 10^6 bytes. Ratios are of throughputs measured in the same run.', '');
+const headerEnd = out.length;
+
+// ---------------------------------------------------------------------------
+// Validation: llmdlq against the parse floor and every peer.
+
+const validation = medians(load('validation_benchmark.json'));
+if (validation.size) {
+  const cell = new Map();  // `${scenario}|${family}|${size}` -> row
+  for (const [name, row] of validation) {
+    const slash = name.indexOf('/');
+    if (slash < 0) continue;
+    const [family, size] = familyAndSize(name.slice(slash + 1));
+    if (family) cell.set(`${name.slice(0, slash)}|${family}|${size}`, row);
+  }
+  const ajv = new Map();
+  for (const b of ajvReport?.benchmarks ?? []) {
+    const [, family, size] = b.name.split('/');
+    ajv.set(`${family}|${size}`, b);
+  }
+  const families = unique([...cell.keys()].map((k) => k.split('|')[1]));
+  say('## Validation: bytes in, verdict out', '');
+  for (const family of families) {
+    const sizes = unique([...cell.keys()].filter((k) => k.split('|')[1] === family).map((k) => k.split('|')[2])).sort(bySize);
+    const get = (scenario, size) => cell.get(`${scenario}|${family}|${size}`);
+    const mb = (scenario) => sizes.map((s) => {
+      const r = get(scenario, s);
+      return r?.error ? 'error' : r ? `${mbps(r.mbps)} MB/s · ${thousands(r.cpu_ns)} ns` : '-';
+    });
+    const over = (scenario, peer) => sizes.map((s) => {
+      const a = get(scenario, s);
+      const b = peer(s);
+      return a?.mbps && b?.mbps ? a.mbps / b.mbps : null;
+    });
+    const rows = [];
+    const scenarios = unique([...cell.keys()].filter((k) => k.split('|')[1] === family).map((k) => k.split('|')[0]));
+    for (const scenario of scenarios) {
+      const bold = scenario === 'llmdlq_validate';
+      rows.push([bold ? `**\`${scenario}\`**` : `\`${scenario}\``, ...mb(scenario).map((c) => (bold ? `**${c}**` : c))]);
+    }
+    if (sizes.some((s) => ajv.has(`${family}|${s}`))) {
+      rows.push(['JSON.parse + Ajv (node)', ...sizes.map((s) => {
+        const b = ajv.get(`${family}|${s}`);
+        return b ? `${mbps(b.mbps)} MB/s · ${thousands(b.cpu_ns)} ns` : '-';
+      })]);
+    }
+    const bytes = sizes.map((s) => get('llmdlq_validate', s)?.doc_bytes ?? get('simdjson_parse_only', s)?.doc_bytes);
+    say(`### \`${family}\` documents`, '');
+    say(table(['scenario', ...sizes.map((s, i) => (bytes[i] ? `${s} (${thousands(bytes[i])} B)` : s))], rows), '');
+
+    const floor = over('llmdlq_validate', (s) => get('simdjson_parse_only', s));
+    const ratioRows = [['llmdlq / simdjson parse (floor; target ≥ 0.6)', ...floor.map((x) => fixed(x, 2))]];
+    const peerRows = [
+      ['llmdlq / JSON.parse + Ajv', (s) => ajv.get(`${family}|${s}`)],
+      ['llmdlq / RapidJSON SAX', (s) => get('rapidjson_sax_validate', s)],
+      ['llmdlq / valijson', (s) => get('valijson_validate', s)],
+    ];
+    for (const [title, peer] of peerRows) {
+      const r = over('llmdlq_validate', peer);
+      if (r.some((x) => x != null)) ratioRows.push([title, ...r.map(ratio)]);
+    }
+    const nf = over('llmdlq_validate_no_format', (s) => get('valijson_validate_no_format', s));
+    if (nf.some((x) => x != null)) ratioRows.push(['llmdlq / valijson, both without format', ...nf.map(ratio)]);
+    say(table(['throughput ratio', ...sizes], ratioRows), '');
+
+    const measured = floor.filter((x) => x != null);
+    if (measured.length) {
+      targets.push([`validation ≥ 0.6 of the parse floor, \`${family}\`, every size`,
+        sizes.map((s, i) => `${s} ${fixed(floor[i], 2)}`).join(', '), measured.every((x) => x >= 0.6)]);
+    }
+    const small = sizes.filter((s) => /^\d+B$/.test(s)).map((s) => [s, get('llmdlq_validate', s)]).filter(([, r]) => r?.mbps);
+    for (const [s, r] of small) {
+      targets.push([`${s} \`${family}\` documents validated at ≥ 1 GB/s`, `${mbps(r.mbps)} MB/s`, r.mbps >= 1000]);
+    }
+  }
+  const compile = [...validation].filter(([name]) => name.endsWith('compile_receipt_schema'));
+  if (compile.length) {
+    say(table(['schema compile (receipt schema, text to validator)', 'time'],
+      compile.map(([name, r]) => [`\`${name}\``, `${fixed(r.cpu_ns / 1e3, 1)} µs`])), '');
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The pipeline: the dead-letter path, the success path, threads.
+
+const pipeline = medians(load('pipeline_benchmark.json'));
+if (pipeline.size) {
+  say('## The pipeline', '');
+  const dead = [...pipeline].filter(([name]) => name.startsWith('dead_letter/'));
+  if (dead.length) {
+    say(table(['failed 4 KB response (memory sink)', 'p50', 'p99', 'mean (CPU)', 'p99 < 20 µs'],
+      dead.map(([name, r]) => r.error ? [`\`${name.slice(12)}\``, 'error', '-', '-', '-']
+        : [`\`${name.slice(12)}\``, `${fixed(r.p50_us, 1)} µs`, `${fixed(r.p99_us, 1)} µs`,
+           `${fixed(r.cpu_ns / 1e3, 1)} µs`, r.p99_us < 20 ? 'yes' : '**no**'])), '');
+    const p99 = dead.filter(([, r]) => !r.error);
+    const worst = p99.reduce((w, x) => (!w || x[1].p99_us > w[1].p99_us ? x : w), null);
+    targets.push(['every failure category at 4 KB enveloped in < 20 µs p99',
+      worst ? `${p99.filter(([, r]) => r.p99_us < 20).length} of ${dead.length} under; worst ` +
+              `${fixed(worst[1].p99_us, 1)} µs (\`${worst[0].slice(12)}\`)` : 'error',
+      dead.length > 0 && dead.every(([, r]) => !r.error && r.p99_us < 20)]);
+  }
+  const sizes = unique([...pipeline.keys()].filter((n) => n.startsWith('process_accepted/')).map((n) => n.split('/')[1])).sort(bySize);
+  if (sizes.length) {
+    const rows = ['validate', 'validate_with_rules', 'process_accepted'].map((sc) =>
+      [`\`${sc}\``, ...sizes.map((s) => { const r = pipeline.get(`${sc}/${s}`); return r ? `${thousands(r.cpu_ns)} ns` : '-'; })]);
+    const overhead = sizes.map((s) => {
+      const a = pipeline.get(`process_accepted/${s}`);
+      const b = pipeline.get(`validate/${s}`);
+      return a && b ? a.cpu_ns / b.cpu_ns - 1 : null;
+    });
+    rows.push(['`process_accepted` over `validate`', ...overhead.map((x) => (x == null ? '-' : `${x >= 0 ? '+' : ''}${fixed(x * 100, 1)} %`))]);
+    say(table(['success path', ...sizes], rows), '');
+    const from1k = sizes.map((s, i) => [s, overhead[i]]).filter(([s, x]) => s !== '288B' && s !== '300B' && x != null);
+    targets.push(['success path ≤ 10 % over validation from 1 KB up',
+      from1k.map(([s, x]) => `${s} ${x >= 0 ? '+' : ''}${fixed(x * 100, 1)} %`).join(', '), from1k.every(([, x]) => x <= 0.10)]);
+  }
+  // Thread scaling: `<name>/threads:N` rows, items per second of wall time.
+  const threaded = new Map();
+  for (const [name, r] of pipeline) {
+    const m = /^(.*?)(?:\/real_time)?\/threads:(\d+)$/.exec(name);
+    if (!m) continue;
+    if (!threaded.has(m[1])) threaded.set(m[1], new Map());
+    threaded.get(m[1]).set(Number(m[2]), r);
+  }
+  if (threaded.size) {
+    const rows = [];
+    for (const [name, runs] of threaded) {
+      const one = runs.get(1)?.items_per_second;
+      const two = runs.get(2)?.items_per_second;
+      const s = one && two ? two / one : null;
+      rows.push([`\`${name}\``, one ? thousands(one) : '-', two ? thousands(two) : '-', s == null ? '-' : `${fixed(s, 2)}×`]);
+      targets.push([`2 threads ≥ 1.8× one thread, \`${name}\``, s == null ? '-' : `${fixed(s, 2)}×`, s == null ? null : s >= 1.8]);
+    }
+    say(table(['one shared schema and pipeline', '1 thread, responses/s', '2 threads, responses/s', 'scaling'], rows), '');
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Repair against jsonrepair.
+
+const repair = medians(load('repair_benchmark.json'));
+if (repair.size) {
+  const jr = new Map((jrReport?.benchmarks ?? []).map((b) => [b.name.replace(/^jsonrepair\//, ''), b]));
+  const names = [...repair.keys()].filter((n) => n.startsWith('llmdlq_repair/')).map((n) => n.slice(14));
+  const kinds = unique(names.map((n) => n.split('/')[0]));
+  const sizes = unique(names.map((n) => n.split('/')[1])).sort(bySize);
+  say('## Repair: llmdlq against jsonrepair', '');
+  say('MB/s of input, llmdlq · jsonrepair · **ratio** (¹: jsonrepair does not return the intended document)', '');
+  const cells = [];
+  const rows = kinds.map((k) => [`\`${k}\``, ...sizes.map((s) => {
+    const a = repair.get(`llmdlq_repair/${k}/${s}`);
+    const b = jr.get(`${k}/${s}`);
+    if (!a || a.error) return a?.error ? 'error' : '-';
+    if (!b) return `${mbps(a.mbps)} · -`;
+    const wrong = b.error || !b.correct;
+    const r = a.mbps / b.mbps;
+    cells.push({ kind: k, size: s, llmdlq: a.mbps, ratio: r, comparable: !wrong });
+    return `${mbps(a.mbps)} · ${mbps(b.mbps)} · ${wrong ? `(${ratio(r)})¹` : `**${ratio(r)}**`}`;
+  })]);
+  say(table(['kind', ...sizes], rows), '');
+  const comparable = cells.filter((c) => c.comparable);
+  if (comparable.length) {
+    const low = comparable.reduce((w, c) => (!w || c.ratio < w.ratio ? c : w), null);
+    targets.push(['repair ≥ 10× jsonrepair in every cell',
+      `${comparable.filter((c) => c.ratio >= 10).length} of ${comparable.length} cells; lowest ${ratio(low.ratio)} (\`${low.kind}/${low.size}\`)`,
+      comparable.every((c) => c.ratio >= 10)]);
+  }
+  const large = kinds.flatMap((k) => sizes.filter((s) => ['16KB', '256KB'].includes(s))
+    .map((s) => ({ kind: k, size: s, r: repair.get(`llmdlq_repair/${k}/${s}`) }))).filter((c) => c.r?.mbps);
+  if (large.length) {
+    const low = large.reduce((w, c) => (!w || c.r.mbps < w.r.mbps ? c : w), null);
+    targets.push(['repair ≥ 300 MB/s for every kind from 16 KB up',
+      `${large.filter((c) => c.r.mbps >= 300).length} of ${large.length}; lowest ${mbps(low.r.mbps)} MB/s (\`${low.kind}/${low.size}\`)`,
+      large.every((c) => c.r.mbps >= 300)]);
+  }
+}
+
+// Whether each tool's repair is the document the model meant, as
+// judge_repairs.mjs printed it in this run.
+const judgement = path.join(dir, 'repair_judgement.md');
+if (fs.existsSync(judgement)) {
+  say('### Repair success', '', 'Judged by `benchmarks/judge_repairs.mjs` (see "Repair success" below for the rules).', '');
+  say(fs.readFileSync(judgement, 'utf8').trimEnd(), '');
+}
+
+// ---------------------------------------------------------------------------
+// The other suites, as their medians.
+
+for (const [file, title] of [['recovery_benchmark.json', 'The recovery ladder (no model)'],
+  ['redaction_benchmark.json', 'Redaction'], ['metrics_benchmark.json', 'Metrics on the success path']]) {
+  const rows = medians(load(file));
+  if (!rows.size) continue;
+  say(`## ${title}`, '');
+  say(table(['scenario', 'CPU time', 'MB/s', 'p99 or ratio'], [...rows].map(([name, r]) => r.error ? [`\`${name}\``, 'error', '-', '-']
+    : [`\`${name}\``, r.cpu_ns >= 1e4 ? `${fixed(r.cpu_ns / 1e3, 1)} µs` : `${thousands(r.cpu_ns)} ns`,
+       r.mbps ? mbps(r.mbps) : '-', r.p99_us != null ? `${fixed(r.p99_us, 1)} µs` : (r.overhead_percent != null ? `overhead ${fixed(r.overhead_percent, 2)} %` : '-')])), '');
+}
+
+// Sinks: durable envelopes per second (wall time), and the worker.
+const sinks = medians(load('sink_benchmark.json'));
+if (sinks.size) {
+  const rate = (r) => (r == null ? '-' : r.error ? 'error' : thousands(r.items_per_second ?? 0));
+  const get = (name) => sinks.get(name) ?? sinks.get(`${name}/real_time`);
+  const names = unique([...sinks.keys()].filter((n) => n.startsWith('sink/')).map((n) => n.split('/')[1]));
+  say('## Sinks and the worker', '');
+  if (names.length) {
+    say(table(['sink', 'single publishes/s', 'batches of 100, envelopes/s', 'fdatasync ms'], names.map((n) => {
+      const a = get(`sink/${n}/single`);
+      const b = get(`sink/${n}/batch100`);
+      return [`\`${n}\``, rate(a), rate(b), a?.flush_ms != null ? fixed(a.flush_ms, 2) : '-'];
+    })), '');
+  }
+  const workers = [...sinks].filter(([n]) => n.startsWith('worker/'));
+  if (workers.length) {
+    say(table(['worker (1,000 responses, 2 % failing)', 'responses/s'],
+      workers.map(([n, r]) => [`\`${n.replace(/^worker\/end_to_end\//, '').replace(/\/real_time$/, '')}\``, rate(r)])), '');
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The targets, first.
+
+const summary = [];
+if (targets.length) {
+  summary.push('## Targets', '');
+  summary.push(table(['target', 'this run', ''], targets.map(([t, m, ok]) => [t, m, yes(ok)])), '');
+}
+const text = [...out.slice(0, headerEnd), ...summary, ...out.slice(headerEnd)].join('\n').trimEnd() + '\n';
+process.stdout.write(text);
+
+if (options.readme) {
+  const readme = fs.readFileSync(options.readme, 'utf8');
+  const begin = '<!-- summary:begin -->';
+  const end = '<!-- summary:end -->';
+  const a = readme.indexOf(begin);
+  const b = readme.indexOf(end);
+  if (a < 0 || b < a) throw new Error(`${options.readme} has no ${begin} ... ${end} block`);
+  fs.writeFileSync(options.readme, `${readme.slice(0, a + begin.length)}\n${text}${readme.slice(b)}`);
+}
