@@ -99,6 +99,17 @@ class schema_rewriter {
   /// Rewrites the schema object `s` in place; false (with a message) on a keyword it cannot translate.
   bool rewrite(rapidjson::Value& s, const std::string& where) {
     if (!s.IsObject()) return true;
+    // `x-` keywords are annotations (llmdlq's content rules among them), which
+    // schema::is_valid does not check either: dropped, with a note.
+    for (auto member = s.MemberBegin(); member != s.MemberEnd();) {
+      const std::string_view key(member->name.GetString(), member->name.GetStringLength());
+      if (key.starts_with("x-")) {
+        note(where, "dropped annotation " + std::string(key));
+        member = s.EraseMember(member);
+        continue;
+      }
+      ++member;
+    }
     for (auto& member : s.GetObject()) {
       const std::string_view key(member.name.GetString(), member.name.GetStringLength());
       if (std::find(std::begin(known_keywords), std::end(known_keywords), key) == std::end(known_keywords)) {
