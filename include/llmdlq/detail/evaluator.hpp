@@ -15,8 +15,6 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format_datetime.hpp"
-#include "llmdlq/detail/format_identifiers.hpp"
 #include "llmdlq/detail/instance.hpp"
 #include "llmdlq/timestamp.hpp"
 #include "llmdlq/detail/schema_program.hpp"
@@ -483,12 +481,8 @@ class evaluator {
     return std::string(describe_kind(k));
   }
 
-  LLMDLQ_ALWAYS_INLINE static bool in_enum(const enum_values& e, instance_kind k, value v) {
+  static bool in_enum(const enum_values& e, instance_kind k, value v) {
     if (e.all_strings) return k == instance_kind::string && e.strings.find(View::string(v)) != nullptr;
-    return in_enum_values(e, v);
-  }
-
-  static bool in_enum_values(const enum_values& e, value v) {
     for (const auto& candidate : e.values) {
       if (json_equal<View, boost_view>(v, &candidate)) return true;
     }
@@ -623,22 +617,11 @@ class evaluator {
         }
       }
     }
-    if (n.format != format_kind::unknown && !format_holds(n.format, s)) {
+    if (n.format != format_kind::unknown && !matches_format(n.format, s)) {
       valid = false;
       if (!fail("format", LLMDLQ_MESSAGE("is not a valid {}", name_of(n.format)))) return false;
     }
     return valid;
-  }
-
-  // matches_format(), with the formats extraction schemas use most checked
-  // inline: a call and a switch cost as much as scanning a date.
-  LLMDLQ_ALWAYS_INLINE static bool format_holds(format_kind format, std::string_view s) noexcept {
-    switch (format) {
-      case format_kind::date_time: return is_date_time(s);
-      case format_kind::date: return is_date(s);
-      case format_kind::uuid: return is_uuid(s);
-      default: return matches_format(format, s);
-    }
   }
 
   bool check_array(const node& n, value v, small_bitset* marks) {
@@ -764,8 +747,7 @@ class evaluator {
 
   bool check_object(const node& n, value v, small_bitset* marks) {
     bool valid = true;
-    // Counting costs a call (and, past 2^24 members, a walk): only when bounded.
-    const std::size_t size = n.min_properties != 0 || n.max_properties != no_limit ? View::size(v) : 0;
+    const std::size_t size = View::size(v);
     if (size < n.min_properties) {
       valid = false;
       if (!fail("minProperties",

@@ -180,17 +180,12 @@ class key_table {
     }
   }
 
-  /// find(), trying first the entry after the one `hint` names, then the one
-  /// after that: documents tend to list keys in the schema's order, now and
-  /// then leaving out an optional one, which then costs no hashing. `hint` is
-  /// updated to follow the entry found.
+  /// find(), trying first the entry after the one `hint` names: documents
+  /// tend to list keys in the schema's order, which then costs no hashing.
+  /// `hint` is updated to follow the entry found.
   [[nodiscard]] LLMDLQ_ALWAYS_INLINE const entry* find(std::string_view key,
                                                        std::uint32_t& hint) const noexcept {
     if (hint < count_ && matches(entries_[hint], key)) return &entries_[hint++];
-    if (hint + 1 < count_ && matches(entries_[hint + 1], key)) {
-      hint += 2;
-      return &entries_[hint - 1];
-    }
     const entry* found = find(key);
     if (found) hint = static_cast<std::uint32_t>(found - entries_.data()) + 1;
     return found;
