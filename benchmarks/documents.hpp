@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Deterministic receipt documents, valid against examples/data/receipt.schema.json,
-// of a chosen size, and the single-fault variants the benchmark's checks use.
+// Deterministic benchmark documents of a chosen size, and the single-fault
+// variants the benchmark's checks use: receipts (compact, valid against
+// examples/data/receipt.schema.json) and batches of user records
+// (pretty-printed, valid against benchmarks/data/users.schema.json).
 #pragma once
 
 #include <cstddef>
@@ -237,6 +239,129 @@ inline std::string make_receipt(std::size_t target_bytes, unsigned faults = no_m
   out += ']';
   if (full) out += R"(,"confidence":0.97)";
   out += '}';
+  return out;
+}
+
+/// Faults a generated user batch can carry (in its first record).
+enum user_mutation : unsigned {
+  user_extra_field = 1u << 0,       ///< additionalProperties: false
+  user_missing_email = 1u << 1,     ///< required
+  user_unknown_role = 1u << 2,      ///< enum
+  user_active_as_string = 1u << 3,  ///< type
+  user_empty_name = 1u << 4,        ///< minLength
+  user_bad_id = 1u << 5,            ///< format: uuid
+  user_bad_email = 1u << 6,         ///< format: email
+  user_bad_created_at = 1u << 7,    ///< format: date-time
+};
+
+namespace detail {
+
+struct person {
+  std::string_view name;
+  std::string_view mailbox;  // the e-mail address's local part
+};
+
+// Names as a sign-up export from an international service holds them: ASCII,
+// Latin with diacritics, Cyrillic and Sinhala.
+inline constexpr person people[] = {
+    {"Maria Jansen", "maria.jansen"},       {"Jiří Dvořák", "jiri.dvorak"},
+    {"Ólafur Sigurðsson", "olafur.s"},      {"Анна Смирнова", "anna.smirnova"},
+    {"Дмитрий Кузнецов", "d.kuznetsov"},    {"කසුන් පෙරේරා", "kasun.perera"},
+    {"Nimali Fernando", "nimali+news"},     {"Søren Kierkegaard-Holm", "soren.kh"},
+    {"Zoë Müller", "zoe_mueller"},          {"Lars van der Berg", "lars.vdberg"},
+};
+inline constexpr std::string_view mail_domains[] = {"example.com", "mail.example.org", "post.example.nl",
+                                                    "example.lk"};
+inline constexpr std::string_view roles[] = {"admin", "editor", "viewer", "viewer"};
+
+/// An RFC 3339 date-time in 2026 with seconds, and now and then fractions and an offset.
+inline std::string make_date_time(rng& r) {
+  char buf[48];
+  const int month = 1 + static_cast<int>(r.below(12)), day = 1 + static_cast<int>(r.below(28));
+  const int hour = static_cast<int>(r.below(24)), minute = static_cast<int>(r.below(60)),
+            second = static_cast<int>(r.below(60));
+  switch (r.below(3)) {
+    case 0:
+      std::snprintf(buf, sizeof buf, "2026-%02d-%02dT%02d:%02d:%02dZ", month, day, hour, minute, second);
+      break;
+    case 1:
+      std::snprintf(buf, sizeof buf, "2026-%02d-%02dT%02d:%02d:%02d.%03d+02:00", month, day, hour, minute,
+                    second, static_cast<int>(r.below(1000)));
+      break;
+    default:
+      std::snprintf(buf, sizeof buf, "2026-%02d-%02dT%02d:%02d:%02d-05:00", month, day, hour, minute, second);
+      break;
+  }
+  return buf;
+}
+
+}  // namespace detail
+
+/// A batch of user records of about `target_bytes` bytes, pretty-printed with
+/// two-space indentation as chat models return JSON, each record with a
+/// uuid, an e-mail address and one or two date-times: the format-heavy
+/// family. Valid against users.schema.json unless `faults` asks otherwise;
+/// the same size and faults always give the same bytes.
+inline std::string make_users(std::size_t target_bytes, unsigned faults = 0) {
+  detail::rng r(0x05E25ull ^ target_bytes);
+  std::string out = "{\n  \"users\": [";
+  // Records are added while that brings the size nearer the target.
+  std::size_t record_bytes = 0;
+  for (std::size_t index = 0; index == 0 || out.size() + record_bytes / 2 < target_bytes; ++index) {
+    const std::size_t record_start = out.size();
+    const bool first = index == 0;
+    const auto& p = detail::people[r.below(std::size(detail::people))];
+    auto field = [&out](std::string_view name) {
+      out += "\n      \"";
+      out += name;
+      out += "\": ";
+    };
+    out += first ? "\n    {" : ",\n    {";
+    field("id");
+    detail::append_string(out, first && (faults & user_bad_id) ? "0190f3a2-7c1e-7d4b-9a55-3f2e8b1c4d6z"
+                                                                : detail::make_uuid_v7(r));
+    out += ',';
+    field("name");
+    detail::append_string(out, first && (faults & user_empty_name) ? "" : p.name);
+    if (!(first && (faults & user_missing_email))) {
+      out += ',';
+      field("email");
+      std::string email(p.mailbox);
+      email += first && (faults & user_bad_email) ? "@@" : "@";
+      email += detail::mail_domains[r.below(std::size(detail::mail_domains))];
+      detail::append_string(out, email);
+    }
+    out += ',';
+    field("created_at");
+    detail::append_string(out, first && (faults & user_bad_created_at) ? "2026-09-28T17:61:05Z"
+                                                                       : detail::make_date_time(r));
+    out += ',';
+    field("last_login_at");
+    if (r.below(4) == 0) {
+      out += "null";
+    } else {
+      detail::append_string(out, detail::make_date_time(r));
+    }
+    out += ',';
+    field("role");
+    detail::append_string(out, first && (faults & user_unknown_role) ? "owner"
+                                                                     : detail::roles[r.below(std::size(detail::roles))]);
+    out += ',';
+    field("active");
+    if (first && (faults & user_active_as_string)) {
+      out += "\"true\"";
+    } else {
+      out += r.below(5) == 0 ? "false" : "true";
+    }
+    if (first && (faults & user_extra_field)) {
+      out += ',';
+      field("nickname");
+      out += "\"mj\"";
+    }
+    out += "\n    }";
+    record_bytes = out.size() - record_start;
+  }
+  out += "\n  ]\n}\n";
   return out;
 }
 

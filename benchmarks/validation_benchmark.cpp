@@ -1,17 +1,27 @@
 // SPDX-License-Identifier: MIT
 // Bytes in, verdict out: llmdlq against simdjson's parse alone, RapidJSON's
-// fused SAX schema validator and valijson, on receipts of 300 B to 256 KB.
+// fused SAX schema validator and valijson, on two families of documents of
+// 300 B to 256 KB: compact receipts (scenario/<size>) and pretty-printed,
+// format-heavy batches of user records (scenario/users_<size>).
 //
 // Every validator is first checked to accept the benchmark documents and to
 // reject a document for each keyword it claims to enforce; the run stops
 // before any timing if one disagrees, since timing a validator that rejects
 // (or ignores) the input would compare nothing.
+//
+// usage: validation_benchmark [--write-inputs=DIR] [BENCHMARK FLAGS...]
+//   --write-inputs=DIR  write every family's schema (draft 2020-12) and
+//                       documents to DIR, with DIR/manifest.json listing
+//                       [{"name": "<family>/<size>", "schema", "document",
+//                       "bytes"}], and exit
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -22,6 +32,7 @@
 
 #include <benchmark/benchmark.h>
 #include <rapidjson/document.h>
+#include <rapidjson/prettywriter.h>
 #include <rapidjson/reader.h>
 #include <rapidjson/schema.h>
 #include <rapidjson/stringbuffer.h>
@@ -51,6 +62,9 @@
 #ifndef LLMDLQ_BENCH_DATA_DIR
 #  define LLMDLQ_BENCH_DATA_DIR "examples/data"
 #endif
+#ifndef LLMDLQ_BENCH_OWN_DATA_DIR
+#  define LLMDLQ_BENCH_OWN_DATA_DIR "benchmarks/data"
+#endif
 
 namespace {
 
@@ -66,6 +80,10 @@ struct dialect {
   bool boolean_exclusive_bounds;  ///< draft-04: `exclusiveMinimum: true` beside `minimum`
   bool keep_format;
   bool keep_fractional_multiple_of;
+  /// The peer applies `format` to values of any type (valijson 1.0 reads a
+  /// null as the empty string, which no date-time matches): format is kept
+  /// only where the type admits strings alone.
+  bool format_checks_every_type = false;
 };
 
 // RapidJSON 1.1.0 implements draft-04 without `format`. Its multipleOf test
@@ -78,7 +96,7 @@ constexpr dialect rapidjson_dialect{"RapidJSON (draft-04)", "http://json-schema.
 // and passes every other format. Its multipleOf test (|remainder(a, b)| <=
 // DBL_EPSILON) also rejects ordinary amounts (23.47, 62.55 for 0.01).
 constexpr dialect valijson_dialect{"valijson (draft-07)", "http://json-schema.org/draft-07/schema#",
-                                   false, true, false};
+                                   false, true, false, true};
 constexpr dialect valijson_no_format_dialect{"valijson (draft-07, no format)",
                                              "http://json-schema.org/draft-07/schema#", false, false,
                                              false};
@@ -99,6 +117,17 @@ class schema_rewriter {
   /// Rewrites the schema object `s` in place; false (with a message) on a keyword it cannot translate.
   bool rewrite(rapidjson::Value& s, const std::string& where) {
     if (!s.IsObject()) return true;
+    // `x-` keywords are annotations (llmdlq's content rules among them), which
+    // schema::is_valid does not check either: dropped, with a note.
+    for (auto member = s.MemberBegin(); member != s.MemberEnd();) {
+      const std::string_view key(member->name.GetString(), member->name.GetStringLength());
+      if (key.starts_with("x-")) {
+        note(where, "dropped annotation " + std::string(key));
+        member = s.EraseMember(member);
+        continue;
+      }
+      ++member;
+    }
     for (auto& member : s.GetObject()) {
       const std::string_view key(member.name.GetString(), member.name.GetStringLength());
       if (std::find(std::begin(known_keywords), std::end(known_keywords), key) == std::end(known_keywords)) {
@@ -123,6 +152,12 @@ class schema_rewriter {
     if (dialect_.boolean_exclusive_bounds) {
       to_boolean_bound(s, "exclusiveMinimum", "minimum", where);
       to_boolean_bound(s, "exclusiveMaximum", "maximum", where);
+    }
+    if (dialect_.keep_format && dialect_.format_checks_every_type && s.HasMember("format") &&
+        !(s.HasMember("type") && s["type"].IsString() && std::string_view(s["type"].GetString()) == "string")) {
+      note(where, std::string("dropped format \"") + s["format"].GetString() +
+                      "\" (its type admits more than strings, and the peer would check a null too)");
+      s.RemoveMember("format");
     }
     if (!dialect_.keep_format && s.HasMember("format")) {
       note(where, std::string("dropped format \"") + s["format"].GetString() + "\"");
@@ -287,15 +322,55 @@ class valijson_validator {
 };
 
 // ---------------------------------------------------------------------------
-// Setup and the checks that run before any timing.
+// Document families, and the checks that run before any timing.
 
-struct fixture {
-  std::string schema_text;  // draft 2020-12, as shipped in examples/data
+/// A fault a generated document can carry, and the keyword that must reject it.
+struct fault_name {
+  unsigned fault;
+  const char* keyword;  ///< `format:<name>` for a format assertion
+};
+
+/// Which keywords a contender is expected to enforce.
+enum class enforcement {
+  nothing,            ///< a parser alone
+  everything,         ///< llmdlq with format assertion
+  all_but_formats,    ///< llmdlq without format assertion
+  draft04_peer,       ///< RapidJSON: no format, no fractional multipleOf
+  draft07_peer,       ///< valijson: formats date, time and date-time only; no fractional multipleOf
+  draft07_no_format,  ///< valijson without format
+};
+
+bool enforces(enforcement e, std::string_view keyword) {
+  const bool format = keyword.starts_with("format:");
+  switch (e) {
+    case enforcement::nothing: return false;
+    case enforcement::everything: return true;
+    case enforcement::all_but_formats: return !format;
+    case enforcement::draft04_peer:
+    case enforcement::draft07_no_format: return !format && keyword != "multipleOf";
+    case enforcement::draft07_peer:
+      return keyword == "format:date" || keyword == "format:date-time" ||
+             (!format && keyword != "multipleOf");
+  }
+  return false;
+}
+
+/// One family of benchmark documents: a schema, its peers' rewrites, the
+/// documents at each size, and every validator set up for it.
+struct family {
+  family(std::string n, std::string path, std::string (*m)(std::size_t, unsigned), std::vector<fault_name> fs)
+      : name(std::move(n)), schema_path(std::move(path)), make(m), faults(std::move(fs)) {}
+
+  std::string name;  ///< "receipt", "users"
+  std::string schema_path;
+  std::string (*make)(std::size_t, unsigned);
+  std::vector<fault_name> faults;
+
+  std::string schema_text;  // draft 2020-12, as the file holds it
   std::string draft04_text;
   std::string draft07_text;
   std::string draft07_no_format_text;
   std::vector<std::unique_ptr<document>> documents;  // ~300 B, ~1 KB, ~16 KB, ~256 KB
-  std::unique_ptr<document> invalid_1kb;
 
   std::unique_ptr<simdjson_floor> floor;
   std::unique_ptr<llmdlq_validator> llmdlq;
@@ -305,58 +380,76 @@ struct fixture {
   std::unique_ptr<valijson_validator> valijson_no_format;
 };
 
-constexpr unsigned format_faults = llmdlq_bench::impossible_date | llmdlq_bench::bad_date_time |
-                                   llmdlq_bench::bad_uuid | llmdlq_bench::bad_iban_checksum |
-                                   llmdlq_bench::bad_email;
-constexpr unsigned all_faults = (llmdlq_bench::total_not_in_cents << 1) - 1;
+struct fixture {
+  std::vector<std::unique_ptr<family>> families;  // receipts first
+  std::unique_ptr<document> invalid_1kb;          // a receipt with six faults
+};
 
-struct fault_name {
-  unsigned fault;
-  const char* keyword;
-};
-constexpr fault_name fault_names[] = {
-    {llmdlq_bench::extra_item_field, "additionalProperties"},
-    {llmdlq_bench::missing_currency, "required"},
-    {llmdlq_bench::unknown_currency, "enum"},
-    {llmdlq_bench::bad_sku, "pattern"},
-    {llmdlq_bench::zero_quantity, "exclusiveMinimum"},
-    {llmdlq_bench::negative_unit_price, "minimum"},
-    {llmdlq_bench::total_as_string, "type"},
-    {llmdlq_bench::long_description, "maxLength"},
-    {llmdlq_bench::impossible_date, "format:date"},
-    {llmdlq_bench::bad_date_time, "format:date-time"},
-    {llmdlq_bench::bad_uuid, "format:uuid"},
-    {llmdlq_bench::bad_iban_checksum, "format:iban"},
-    {llmdlq_bench::bad_email, "format:email"},
-    {llmdlq_bench::total_not_in_cents, "multipleOf"},
-};
+std::string make_receipt_document(std::size_t bytes, unsigned faults) { return make_receipt(bytes, faults); }
+std::string make_users_document(std::size_t bytes, unsigned faults) {
+  return llmdlq_bench::make_users(bytes, faults);
+}
+
+std::vector<fault_name> receipt_faults() {
+  using namespace llmdlq_bench;
+  return {
+      {extra_item_field, "additionalProperties"},
+      {missing_currency, "required"},
+      {unknown_currency, "enum"},
+      {bad_sku, "pattern"},
+      {zero_quantity, "exclusiveMinimum"},
+      {negative_unit_price, "minimum"},
+      {total_as_string, "type"},
+      {long_description, "maxLength"},
+      {impossible_date, "format:date"},
+      {bad_date_time, "format:date-time"},
+      {bad_uuid, "format:uuid"},
+      {bad_iban_checksum, "format:iban"},
+      {bad_email, "format:email"},
+      {total_not_in_cents, "multipleOf"},
+  };
+}
+
+std::vector<fault_name> users_faults() {
+  using namespace llmdlq_bench;
+  return {
+      {user_extra_field, "additionalProperties"},
+      {user_missing_email, "required"},
+      {user_unknown_role, "enum"},
+      {user_active_as_string, "type"},
+      {user_empty_name, "minLength"},
+      {user_bad_id, "format:uuid"},
+      {user_bad_email, "format:email"},
+      {user_bad_created_at, "format:date-time"},
+  };
+}
 
 template <class Validator>
 struct contender {
   const char* name;
   Validator* validator;
-  unsigned enforces;  // the faults it must reject; it must accept the others
+  enforcement enforces;
 };
 
-// Every contender accepts every benchmark document, and rejects a 1 KB
-// receipt with a single fault exactly when it enforces that keyword.
+// Every contender accepts every document of the family, and rejects a 1 KB
+// document with a single fault exactly when it enforces that keyword.
 template <class Validator>
-bool check(const contender<Validator>& c, const fixture& f) {
+bool check(const contender<Validator>& c, const family& f) {
   bool ok = true;
   for (const auto& doc : f.documents) {
     if (!(*c.validator)(*doc)) {
-      std::fprintf(stderr, "FAIL: %s rejects the valid %s document\n", c.name, doc->name.c_str());
+      std::fprintf(stderr, "FAIL: %s rejects the valid %s %s document\n", c.name, f.name.c_str(),
+                   doc->name.c_str());
       ok = false;
     }
   }
   std::string enforced, ignored;
-  for (const auto& [fault, keyword] : fault_names) {
-    const document faulty("faulty", make_receipt(1024, fault));
+  for (const auto& [fault, keyword] : f.faults) {
+    const document faulty("faulty", f.make(1024, fault));
     const bool rejected = !(*c.validator)(faulty);
-    const bool should_reject = (c.enforces & fault) != 0;
-    if (rejected != should_reject) {
-      std::fprintf(stderr, "FAIL: %s %s a receipt that breaks %s\n", c.name,
-                   rejected ? "rejects" : "accepts", keyword);
+    if (rejected != enforces(c.enforces, keyword)) {
+      std::fprintf(stderr, "FAIL: %s %s a %s document that breaks %s\n", c.name,
+                   rejected ? "rejects" : "accepts", f.name.c_str(), keyword);
       ok = false;
     }
     (rejected ? enforced : ignored) += std::string(" ") + keyword;
@@ -375,22 +468,33 @@ llmdlq::compile_options compile_options(bool format_assertion) {
 std::unique_ptr<llmdlq_validator> make_llmdlq(const std::string& text, bool format_assertion) {
   auto schema = llmdlq::schema::compile(text, compile_options(format_assertion));
   if (!schema) {
-    std::fprintf(stderr, "llmdlq cannot compile the receipt schema: %s at %s\n",
-                 schema.error().message.c_str(), schema.error().location.c_str());
+    std::fprintf(stderr, "llmdlq cannot compile the schema: %s at %s\n", schema.error().message.c_str(),
+                 schema.error().location.c_str());
     return nullptr;
   }
   return std::make_unique<llmdlq_validator>(*std::move(schema));
 }
 
-bool set_up(fixture& f) {
-  const std::string path = LLMDLQ_BENCH_DATA_DIR "/receipt.schema.json";
-  auto text = llmdlq_bench::read_file(path);
+constexpr std::pair<const char*, std::size_t> sizes[] = {
+    {"300B", 300}, {"1KB", 1024}, {"16KB", 16u << 10}, {"256KB", 256u << 10}};
+
+/// Reads the family's schema and generates its documents; the receipts'
+/// documents are named by size alone, the others' `<family>_<size>`.
+bool load(family& f) {
+  auto text = llmdlq_bench::read_file(f.schema_path);
   if (!text) {
-    std::fprintf(stderr, "cannot read %s\n", path.c_str());
+    std::fprintf(stderr, "cannot read %s\n", f.schema_path.c_str());
     return false;
   }
   f.schema_text = *std::move(text);
+  for (const auto& [size, bytes] : sizes) {
+    f.documents.push_back(std::make_unique<document>(
+        f.name == "receipt" ? std::string(size) : f.name + "_" + size, f.make(bytes, 0)));
+  }
+  return true;
+}
 
+bool set_up(family& f) {
   std::vector<std::string> notes;
   auto draft04 = rewrite_schema(f.schema_text, rapidjson_dialect, notes);
   auto draft07 = rewrite_schema(f.schema_text, valijson_dialect, notes);
@@ -399,21 +503,11 @@ bool set_up(fixture& f) {
   f.draft04_text = *std::move(draft04);
   f.draft07_text = *std::move(draft07);
   f.draft07_no_format_text = *std::move(draft07_plain);
-  std::fprintf(stderr, "Peer schemas, derived from %s:\n", path.c_str());
+  std::fprintf(stderr, "Peer schemas, derived from %s:\n", f.schema_path.c_str());
   for (const auto& n : notes) std::fprintf(stderr, "  %s\n", n.c_str());
-
-  const std::pair<const char*, std::size_t> sizes[] = {
-      {"300B", 300}, {"1KB", 1024}, {"16KB", 16u << 10}, {"256KB", 256u << 10}};
-  for (const auto& [name, bytes] : sizes) {
-    f.documents.push_back(std::make_unique<document>(name, make_receipt(bytes)));
-  }
-  f.invalid_1kb = std::make_unique<document>(
-      "1KB", make_receipt(1024, llmdlq_bench::impossible_date | llmdlq_bench::unknown_currency |
-                                    llmdlq_bench::zero_quantity | llmdlq_bench::extra_item_field |
-                                    llmdlq_bench::bad_iban_checksum | llmdlq_bench::total_as_string));
-  std::fprintf(stderr, "Documents:");
+  std::fprintf(stderr, "Documents (%s):", f.name.c_str());
   for (const auto& doc : f.documents) std::fprintf(stderr, " %s=%zu B", doc->name.c_str(), doc->text.size());
-  std::fprintf(stderr, ", invalid 1KB=%zu B\n", f.invalid_1kb->text.size());
+  std::fprintf(stderr, "\n");
 
   f.floor = std::make_unique<simdjson_floor>();
   f.llmdlq = make_llmdlq(f.schema_text, true);
@@ -429,30 +523,88 @@ bool set_up(fixture& f) {
     return false;
   }
 
-  using namespace llmdlq_bench;
-  constexpr unsigned multiple_of = total_not_in_cents;
-  std::fprintf(stderr, "Checks (every validator accepts every document; single-fault 1 KB receipts):\n");
-  bool ok = check(contender<simdjson_floor>{"simdjson parse (no schema)", f.floor.get(), 0}, f);
-  ok &= check(contender<llmdlq_validator>{"llmdlq", f.llmdlq.get(), all_faults}, f);
+  std::fprintf(stderr, "Checks (%s: every validator accepts every document; single-fault 1 KB documents):\n",
+               f.name.c_str());
+  bool ok = check(contender<simdjson_floor>{"simdjson parse (no schema)", f.floor.get(), enforcement::nothing}, f);
+  ok &= check(contender<llmdlq_validator>{"llmdlq", f.llmdlq.get(), enforcement::everything}, f);
   ok &= check(contender<llmdlq_validator>{"llmdlq (no format)", f.llmdlq_no_format.get(),
-                                          all_faults & ~format_faults},
+                                          enforcement::all_but_formats},
               f);
   ok &= check(contender<rapidjson_sax_validator>{"RapidJSON SAX (draft-04)", f.rapidjson.get(),
-                                                 all_faults & ~format_faults & ~multiple_of},
+                                                 enforcement::draft04_peer},
               f);
-  ok &= check(contender<valijson_validator>{"valijson (draft-07)", f.valijson.get(),
-                                            (all_faults & ~format_faults & ~multiple_of) |
-                                                impossible_date | bad_date_time},
+  ok &= check(contender<valijson_validator>{"valijson (draft-07)", f.valijson.get(), enforcement::draft07_peer},
               f);
   ok &= check(contender<valijson_validator>{"valijson (draft-07, no format)", f.valijson_no_format.get(),
-                                            all_faults & ~format_faults & ~multiple_of},
+                                            enforcement::draft07_no_format},
               f);
-  const std::size_t errors = f.llmdlq->count_errors(*f.invalid_1kb);
+  return ok;
+}
+
+fixture make_fixture() {
+  fixture f;
+  f.families.push_back(std::make_unique<family>("receipt", LLMDLQ_BENCH_DATA_DIR "/receipt.schema.json",
+                                                make_receipt_document, receipt_faults()));
+  f.families.push_back(std::make_unique<family>("users", LLMDLQ_BENCH_OWN_DATA_DIR "/users.schema.json",
+                                                make_users_document, users_faults()));
+  f.invalid_1kb = std::make_unique<document>(
+      "1KB", make_receipt(1024, llmdlq_bench::impossible_date | llmdlq_bench::unknown_currency |
+                                    llmdlq_bench::zero_quantity | llmdlq_bench::extra_item_field |
+                                    llmdlq_bench::bad_iban_checksum | llmdlq_bench::total_as_string));
+  return f;
+}
+
+bool set_up(fixture& f) {
+  for (auto& fam : f.families) {
+    if (!load(*fam) || !set_up(*fam)) return false;
+  }
+  const std::size_t errors = f.families.front()->llmdlq->count_errors(*f.invalid_1kb);
   if (errors < 6) {
     std::fprintf(stderr, "FAIL: llmdlq reports %zu errors on the invalid receipt, expected 6\n", errors);
-    ok = false;
+    return false;
   }
-  return ok;
+  return true;
+}
+
+/// Writes every family's schema (the draft 2020-12 file) and documents to
+/// `dir`, with dir/manifest.json listing them, for peers timed elsewhere.
+bool write_inputs(fixture& f, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  auto write = [&dir](const std::string& file, const std::string& text) {
+    std::ofstream out(dir / file, std::ios::binary);
+    out << text;
+    if (!out) std::fprintf(stderr, "cannot write %s\n", (dir / file).c_str());
+    return static_cast<bool>(out);
+  };
+  rapidjson::StringBuffer manifest;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> json(manifest);
+  json.StartArray();
+  for (auto& fam : f.families) {
+    if (!load(*fam)) return false;
+    const std::string schema_file = fam->name + ".schema.json";
+    if (!write(schema_file, fam->schema_text)) return false;
+    for (std::size_t i = 0; i < fam->documents.size(); ++i) {
+      const document& doc = *fam->documents[i];
+      const std::string size = sizes[i].first;
+      const std::string document_file = fam->name + "_" + size + ".json";
+      if (!write(document_file, doc.text)) return false;
+      json.StartObject();
+      json.Key("name");
+      json.String((fam->name + "/" + size).c_str());
+      json.Key("schema");
+      json.String(schema_file.c_str());
+      json.Key("document");
+      json.String(document_file.c_str());
+      json.Key("bytes");
+      json.Uint64(doc.text.size());
+      json.EndObject();
+    }
+  }
+  json.EndArray();
+  if (!write("manifest.json", std::string(manifest.GetString(), manifest.GetSize()) + "\n")) return false;
+  std::fprintf(stderr, "wrote the inputs and %s\n", (dir / "manifest.json").c_str());
+  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -492,26 +644,30 @@ void add_compile(const std::string& scenario, const std::string& schema_text, Co
 }
 
 void register_benchmarks(fixture& f) {
-  for (const auto& d : f.documents) {
-    const document& doc = *d;
-    add_validation("simdjson_parse_only", doc, [&f](const document& x) { return (*f.floor)(x); });
-    add_validation("llmdlq_validate", doc, [&f](const document& x) { return (*f.llmdlq)(x); });
-    add_validation("llmdlq_validate_no_format", doc,
-                   [&f](const document& x) { return (*f.llmdlq_no_format)(x); });
-    add_validation("llmdlq_validate_unpadded", doc,
-                   [&f](const document& x) { return f.llmdlq->copy_and_validate(x); });
-    add_validation("rapidjson_sax_validate", doc, [&f](const document& x) { return (*f.rapidjson)(x); });
-    add_validation("valijson_validate", doc, [&f](const document& x) { return (*f.valijson)(x); });
-    add_validation("valijson_validate_no_format", doc,
-                   [&f](const document& x) { return (*f.valijson_no_format)(x); });
+  for (const auto& fam : f.families) {
+    family& v = *fam;
+    for (const auto& d : v.documents) {
+      const document& doc = *d;
+      add_validation("simdjson_parse_only", doc, [&v](const document& x) { return (*v.floor)(x); });
+      add_validation("llmdlq_validate", doc, [&v](const document& x) { return (*v.llmdlq)(x); });
+      add_validation("llmdlq_validate_no_format", doc,
+                     [&v](const document& x) { return (*v.llmdlq_no_format)(x); });
+      add_validation("llmdlq_validate_unpadded", doc,
+                     [&v](const document& x) { return v.llmdlq->copy_and_validate(x); });
+      add_validation("rapidjson_sax_validate", doc, [&v](const document& x) { return (*v.rapidjson)(x); });
+      add_validation("valijson_validate", doc, [&v](const document& x) { return (*v.valijson)(x); });
+      add_validation("valijson_validate_no_format", doc,
+                     [&v](const document& x) { return (*v.valijson_no_format)(x); });
+    }
   }
 
+  family& receipts = *f.families.front();
   const document& invalid = *f.invalid_1kb;
   benchmark::RegisterBenchmark(("llmdlq_validate_collect_errors/" + invalid.name).c_str(),
-                               [&f, &invalid](benchmark::State& state) {
+                               [&receipts, &invalid](benchmark::State& state) {
                                  std::size_t errors = 0;
                                  for (auto _ : state) {
-                                   errors = f.llmdlq->count_errors(invalid);
+                                   errors = receipts.llmdlq->count_errors(invalid);
                                    benchmark::DoNotOptimize(errors);
                                  }
                                  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
@@ -520,19 +676,19 @@ void register_benchmarks(fixture& f) {
                                  state.counters["errors"] = static_cast<double>(errors);
                                });
 
-  add_compile("llmdlq_compile_receipt_schema", f.schema_text, [](const std::string& text) {
+  add_compile("llmdlq_compile_receipt_schema", receipts.schema_text, [](const std::string& text) {
     auto schema = llmdlq::schema::compile(text, compile_options(true));
     benchmark::DoNotOptimize(schema);
     return schema.has_value();
   });
-  add_compile("rapidjson_compile_receipt_schema", f.draft04_text, [](const std::string& text) {
+  add_compile("rapidjson_compile_receipt_schema", receipts.draft04_text, [](const std::string& text) {
     rapidjson::Document json;
     json.Parse(text.c_str());
     const rapidjson::SchemaDocument schema(json);
     benchmark::DoNotOptimize(&schema);
     return !json.HasParseError();
   });
-  add_compile("valijson_compile_receipt_schema", f.draft07_text, [](const std::string& text) {
+  add_compile("valijson_compile_receipt_schema", receipts.draft07_text, [](const std::string& text) {
     rapidjson::Document json;
     json.Parse(text.c_str());
     valijson::Schema schema;
@@ -546,10 +702,19 @@ void register_benchmarks(fixture& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return EXIT_FAILURE;
+  static fixture f = make_fixture();  // outlives every registered benchmark
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--write-inputs=")) {
+      return write_inputs(f, std::filesystem::path(arg.substr(15))) ? EXIT_SUCCESS : EXIT_FAILURE;
+    }
+    args.push_back(argv[i]);
+  }
+  int count = static_cast<int>(args.size());
+  benchmark::Initialize(&count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(count, args.data())) return EXIT_FAILURE;
 
-  static fixture f;  // outlives every registered benchmark
   if (!set_up(f)) {
     std::fprintf(stderr, "Not timing: the validators do not agree on the inputs (see above).\n");
     return EXIT_FAILURE;
@@ -560,8 +725,10 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("rapidjson", std::to_string(RAPIDJSON_MAJOR_VERSION) + "." +
                                                std::to_string(RAPIDJSON_MINOR_VERSION) + "." +
                                                std::to_string(RAPIDJSON_PATCH_VERSION));
-  for (const auto& doc : f.documents) {
-    benchmark::AddCustomContext("doc_" + doc->name, std::to_string(doc->text.size()) + " B");
+  for (const auto& fam : f.families) {
+    for (const auto& doc : fam->documents) {
+      benchmark::AddCustomContext("doc_" + doc->name, std::to_string(doc->text.size()) + " B");
+    }
   }
 
   register_benchmarks(f);
