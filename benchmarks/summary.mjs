@@ -29,12 +29,14 @@ function load(name) {
 /** Median rows of a Google Benchmark report by run name (thread runs keep their `/threads:N`). */
 function medians(report) {
   const rows = new Map();
+  // One repetition leaves no aggregates: its iterations are the medians.
+  const single = !(report?.benchmarks ?? []).some((b) => b.run_type === 'aggregate');
   for (const b of report?.benchmarks ?? []) {
     if (b.error_occurred) {
       rows.set(b.run_name ?? b.name, { error: b.error_message ?? 'error' });
       continue;
     }
-    if (b.run_type !== 'aggregate' || b.aggregate_name !== 'median') continue;
+    if (single ? b.run_type !== 'iteration' : b.run_type !== 'aggregate' || b.aggregate_name !== 'median') continue;
     const scale = { ns: 1, us: 1e3, ms: 1e6, s: 1e9 }[b.time_unit] ?? 1;
     rows.set(b.run_name, {
       ...b,
