@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Finds phrases ignoring ASCII case at several bytes per cycle: each phrase
 // is found through a four-letter anchor it holds, and sixteen positions are
-// tested against every anchor at once.
+// tested against the ends of every anchor at once.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +16,10 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+
+#if defined(__SSE2__)
+#  include <emmintrin.h>
+#endif
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
@@ -57,19 +61,25 @@ class anchored_phrases {
       std::memcpy(&v, bytes + from, sizeof v);
       return v | lanes_of(0x20);  // ASCII letters to lower case; anything else never equals a letter
     };
-    for (; at + sizeof(lanes) + 3 <= text.size(); at += sizeof(lanes)) {
-      const lanes b0 = load(at), b1 = load(at + 1), b2 = load(at + 2), b3 = load(at + 3);
-      auto at_anchor = [&](const std::array<lanes, 4>& a) {
-        return (b0 == a[0]) & (b1 == a[1]) & (b2 == a[2]) & (b3 == a[3]);
-      };
-      auto any = at_anchor(patterns_.front());
-      for (std::size_t a = 1; a < patterns_.size(); ++a) any |= at_anchor(patterns_[a]);
-      std::uint64_t halves[2];
-      std::memcpy(halves, &any, sizeof halves);
-      if ((halves[0] | halves[1]) == 0) continue;
-      for (std::size_t lane = 0; lane < sizeof(lanes); ++lane) {
-        if (!any[lane]) continue;
+    // Two blocks per round; a lane is a candidate when its first and fourth
+    // bytes are an anchor's (two compares per anchor, not four).
+    constexpr std::size_t block = sizeof(lanes);
+    for (; at + 2 * block + 3 <= text.size(); at += 2 * block) {
+      const lanes first0 = load(at), last0 = load(at + 3), first1 = load(at + block), last1 = load(at + block + 3);
+      auto any0 = (first0 == ends_.front()[0]) & (last0 == ends_.front()[1]);
+      auto any1 = (first1 == ends_.front()[0]) & (last1 == ends_.front()[1]);
+      for (std::size_t a = 1; a < ends_.size(); ++a) {
+        any0 |= (first0 == ends_[a][0]) & (last0 == ends_[a][1]);
+        any1 |= (first1 == ends_[a][0]) & (last1 == ends_[a][1]);
+      }
+      if (none(any0 | any1)) continue;
+      for (std::size_t lane = 0; lane < block; ++lane) {
+        if (!any0[lane]) continue;
         if (auto hit = match_anchor(text, at + lane)) return hit;
+      }
+      for (std::size_t lane = 0; lane < block; ++lane) {
+        if (!any1[lane]) continue;
+        if (auto hit = match_anchor(text, at + block + lane)) return hit;
       }
     }
 #endif
@@ -115,13 +125,16 @@ class anchored_phrases {
         }
       }
       if (windows.empty()) break;
+      // Of the windows covering most phrases, the one whose ends are rarest
+      // in text: fewer positions to look at twice.
       const auto best = std::max_element(windows.begin(), windows.end(), [](const auto& a, const auto& b) {
-        return a.second.size() < b.second.size();
+        if (a.second.size() != b.second.size()) return a.second.size() < b.second.size();
+        return ends_rarity(a.first) < ends_rarity(b.first);
       });
       for (const auto& use : best->second) covered[use.first] = true;
 #if defined(__GNUC__) || defined(__clang__)
       const auto* l = reinterpret_cast<const unsigned char*>(best->first.data());
-      patterns_.push_back({lanes_of(l[0]), lanes_of(l[1]), lanes_of(l[2]), lanes_of(l[3])});
+      ends_.push_back({lanes_of(l[0]), lanes_of(l[3])});
 #endif
       anchors_.push_back({best->first, best->second});
     }
@@ -141,14 +154,31 @@ class anchored_phrases {
     return std::nullopt;
   }
 
+  // How rare the first and last letters of an anchor are in English text.
+  static std::size_t ends_rarity(std::string_view letters) noexcept {
+    constexpr std::string_view by_frequency = "etaoinsrhldcumfpgwybvkxjqz";
+    return by_frequency.find(letters.front()) + by_frequency.find(letters.back());
+  }
+
 #if defined(__GNUC__) || defined(__clang__)
   using lanes = unsigned char __attribute__((vector_size(16)));
+  // Whether no lane is set (each lane is 0 or 0xFF).
+  template <class Mask>
+  static bool none(Mask v) noexcept {
+#  if defined(__SSE2__)
+    return _mm_movemask_epi8(reinterpret_cast<__m128i>(v)) == 0;
+#  else
+    std::uint64_t halves[2];
+    std::memcpy(halves, &v, sizeof halves);
+    return (halves[0] | halves[1]) == 0;
+#  endif
+  }
   static lanes lanes_of(unsigned char byte) noexcept {
     lanes v;
     std::memset(&v, byte, sizeof v);
     return v;
   }
-  std::vector<std::array<lanes, 4>> patterns_;  // each anchor's letters, in every lane
+  std::vector<std::array<lanes, 2>> ends_;  // each anchor's first and last letters, in every lane
 #endif
   std::vector<std::string> phrases_;
   std::vector<anchor> anchors_;
