@@ -53,39 +53,19 @@ class anchored_phrases {
       }
     }
     if (anchors_.empty() || text.size() < 4) return std::nullopt;
-    std::size_t at = 0;
 #if defined(__GNUC__) || defined(__clang__)
-    const auto* const bytes = reinterpret_cast<const unsigned char*>(text.data());
-    auto load = [&](std::size_t from) {
-      lanes v;
-      std::memcpy(&v, bytes + from, sizeof v);
-      return v | lanes_of(0x20);  // ASCII letters to lower case; anything else never equals a letter
-    };
-    // Two blocks per round; a lane is a candidate when its first and fourth
-    // bytes are an anchor's (two compares per anchor, not four).
-    constexpr std::size_t block = sizeof(lanes);
-    for (; at + 2 * block + 3 <= text.size(); at += 2 * block) {
-      const lanes first0 = load(at), last0 = load(at + 3), first1 = load(at + block), last1 = load(at + block + 3);
-      auto any0 = (first0 == ends_.front()[0]) & (last0 == ends_.front()[1]);
-      auto any1 = (first1 == ends_.front()[0]) & (last1 == ends_.front()[1]);
-      for (std::size_t a = 1; a < ends_.size(); ++a) {
-        any0 |= (first0 == ends_[a][0]) & (last0 == ends_[a][1]);
-        any1 |= (first1 == ends_[a][0]) & (last1 == ends_[a][1]);
-      }
-      if (none(any0 | any1)) continue;
-      for (std::size_t lane = 0; lane < block; ++lane) {
-        if (!any0[lane]) continue;
-        if (auto hit = match_anchor(text, at + lane)) return hit;
-      }
-      for (std::size_t lane = 0; lane < block; ++lane) {
-        if (!any1[lane]) continue;
-        if (auto hit = match_anchor(text, at + block + lane)) return hit;
-      }
+    // A few anchors are held in registers; more are read from ends_.
+    switch (ends_.size()) {
+      case 1: return find_in_blocks<1>(text);
+      case 2: return find_in_blocks<2>(text);
+      case 3: return find_in_blocks<3>(text);
+      default: return find_in_blocks<0>(text);
     }
-#endif
-    for (; at + 4 <= text.size(); ++at) {
+#else
+    for (std::size_t at = 0; at + 4 <= text.size(); ++at) {
       if (auto hit = match_anchor(text, at)) return hit;
     }
+#endif
     return std::nullopt;
   }
 
@@ -162,6 +142,57 @@ class anchored_phrases {
 
 #if defined(__GNUC__) || defined(__clang__)
   using lanes = unsigned char __attribute__((vector_size(16)));
+
+  // Two blocks of positions per round; a position is a candidate when its
+  // first and fourth bytes are an anchor's (two compares per anchor, not
+  // four). `Anchors` of them, or all of ends_ when 0.
+  template <std::size_t Anchors>
+  [[nodiscard]] std::optional<std::pair<std::size_t, std::string_view>> find_in_blocks(std::string_view text) const {
+    constexpr std::size_t block = sizeof(lanes), round = 2 * block + 3;  // the bytes a round reads
+    std::array<std::array<lanes, 2>, Anchors == 0 ? 1 : Anchors> held{};
+    if constexpr (Anchors > 0) std::copy_n(ends_.begin(), Anchors, held.begin());
+    const std::size_t count = Anchors > 0 ? Anchors : ends_.size();
+    const auto* const bytes = reinterpret_cast<const unsigned char*>(text.data());
+    auto load = [&](std::size_t from) {
+      lanes v;
+      std::memcpy(&v, bytes + from, sizeof v);
+      return v | lanes_of(0x20);  // ASCII letters to lower case; anything else never equals a letter
+    };
+    if (text.size() < round) {
+      for (std::size_t at = 0; at + 4 <= text.size(); ++at) {
+        if (auto hit = match_anchor(text, at)) return hit;
+      }
+      return std::nullopt;
+    }
+    const auto& ends = [&]() -> const auto& {
+      if constexpr (Anchors > 0) return held;
+      else return ends_;
+    }();
+    for (std::size_t at = 0;; at += 2 * block) {
+      // The last round ends at the text's end, reading some positions again.
+      const bool last = at + round >= text.size();
+      if (last) at = text.size() - round;
+      const lanes first0 = load(at), last0 = load(at + 3), first1 = load(at + block), last1 = load(at + block + 3);
+      auto any0 = (first0 == ends[0][0]) & (last0 == ends[0][1]);
+      auto any1 = (first1 == ends[0][0]) & (last1 == ends[0][1]);
+      for (std::size_t a = 1; a < count; ++a) {
+        any0 |= (first0 == ends[a][0]) & (last0 == ends[a][1]);
+        any1 |= (first1 == ends[a][0]) & (last1 == ends[a][1]);
+      }
+      if (!none(any0 | any1)) {
+        for (std::size_t lane = 0; lane < block; ++lane) {
+          if (!any0[lane]) continue;
+          if (auto hit = match_anchor(text, at + lane)) return hit;
+        }
+        for (std::size_t lane = 0; lane < block; ++lane) {
+          if (!any1[lane]) continue;
+          if (auto hit = match_anchor(text, at + block + lane)) return hit;
+        }
+      }
+      if (last) return std::nullopt;
+    }
+  }
+
   // Whether no lane is set (each lane is 0 or 0xFF).
   template <class Mask>
   static bool none(Mask v) noexcept {
