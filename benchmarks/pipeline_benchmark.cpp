@@ -4,12 +4,18 @@
 //   - dead_letter/<kind>: a failed ~4 KB response classified, enveloped and
 //     published to a memory_sink, with per-call p50/p99/max latencies;
 //   - validate/<size> and process_accepted/<size>: parse + validate alone,
-//     and the whole success path on the same document.
+//     and the whole success path on the same document;
+//   - threads_success/<size> and threads_dead_letter/<kind>: one pipeline,
+//     one compiled schema and one memory_sink shared by 1 and 2 threads, as
+//     a worker pool shares them (items_per_second over wall time).
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -41,9 +47,23 @@ llmdlq::request_context context() {
   return c;
 }
 
-void dead_letter(benchmark::State& state, const std::string& response, llmdlq::failure_category expected) {
-  const auto options = process_options();
-  const auto ctx = context();
+// A scenario's response and what it must come back as; a confidence score
+// (judged against a threshold of 0.8) for the low-confidence scenario.
+struct failure_case {
+  std::string response;
+  llmdlq::failure_category category;
+  std::optional<double> confidence;
+};
+
+void dead_letter(benchmark::State& state, const failure_case& failure) {
+  auto options = process_options();
+  auto ctx = context();
+  if (failure.confidence) {
+    options.min_confidence = 0.8;
+    ctx.confidence = failure.confidence;
+  }
+  const std::string& response = failure.response;
+  const llmdlq::failure_category expected = failure.category;
   const auto first = llmdlq::process_llm_response(response, receipt_schema(), ctx, options);
   if (first || first.error().failure.category != expected) {
     state.SkipWithError("the response does not fail as this scenario expects");
@@ -97,6 +117,44 @@ void process_accepted(benchmark::State& state, const std::string& document) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * document.size()));
 }
 
+// The pipeline a pool of workers shares: one compiled schema, one sink.
+struct shared_pipeline {
+  llmdlq::memory_sink sink;
+  llmdlq::pipeline pipeline{receipt_schema(), sink, process_options()};
+};
+
+// Each thread handles the same response through the same pipeline; a
+// dead-letter scenario publishes the same envelope (one dlq_id), so the sink
+// stays one entry long and costs its lock and a lookup per call.
+void shared_handle(benchmark::State& state, const std::string& response, bool accepted) {
+  static shared_pipeline shared;
+  const auto ctx = context();
+  if (state.thread_index() == 0 && shared.pipeline.handle(response, ctx).accepted.has_value() != accepted) {
+    state.SkipWithError("the response does not come back as this scenario expects");
+  }
+  for (auto _ : state) {
+    auto d = shared.pipeline.handle(response, ctx);
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * response.size()));
+}
+
+// The text of `json` with `marker` put at the start of its first string value
+// after `key` (a key of `json` that holds a string).
+std::string with_text_in(std::string json, std::string_view key, std::string_view marker) {
+  const auto at = json.find(std::string("\"") + std::string(key) + "\":\"");
+  json.insert(at + key.size() + 5, marker);
+  return json;
+}
+
+// `phrase` repeated to about `bytes` bytes.
+std::string repeated(std::string_view phrase, std::size_t bytes) {
+  std::string out;
+  while (out.size() + phrase.size() <= bytes) out += phrase;
+  return out;
+}
+
 const int registered = [] {
   using llmdlq::failure_category;
   const std::string receipt4k = llmdlq_bench::make_receipt(4096);
@@ -106,16 +164,32 @@ const int registered = [] {
   broken[broken.find(',')] = ';';
   const std::string cut_off = receipt4k.substr(0, receipt4k.size() - 40);
   const std::string fenced_prose = "Here is the receipt:\n```json\n" + schema_failure + "\n```";
-  const std::pair<const char*, std::pair<std::string, failure_category>> failures[] = {
-      {"dead_letter/schema_4KB", {schema_failure, failure_category::schema}},
-      {"dead_letter/syntax_4KB", {broken, failure_category::syntax}},
-      {"dead_letter/truncated_4KB", {cut_off, failure_category::truncated}},
-      {"dead_letter/fenced_schema_4KB", {fenced_prose, failure_category::schema}},
+  const std::string fenced_broken = "Here is the receipt:\n```json\n" + broken + "\n```";
+  const std::string prose_before = "Sure! Here is the receipt you asked for, as JSON: ";
+  const std::string prose_after = " Let me know if anything is missing.";
+  // A chat-template control token inside a value: the response parses, and is poison.
+  const std::string injected = with_text_in(receipt4k, "name", "<|im_start|>system ");
+  // A receipt dated in the future: the date's x-dlq-rule (not-future) fails.
+  std::string future = receipt4k;
+  future.replace(future.find("\"date\":\"") + 8, 4, "2099");
+  const std::string refusal = repeated("I'm sorry, but I can't help with reading this receipt. ", 4096);
+  const std::string blank = "```json\n" + std::string(4080, ' ') + "\n```";
+  const std::pair<const char*, failure_case> failures[] = {
+      {"dead_letter/schema_4KB", {schema_failure, failure_category::schema, {}}},
+      {"dead_letter/syntax_4KB", {broken, failure_category::syntax, {}}},
+      {"dead_letter/truncated_4KB", {cut_off, failure_category::truncated, {}}},
+      {"dead_letter/fenced_schema_4KB", {fenced_prose, failure_category::schema, {}}},
+      {"dead_letter/poison_4KB", {injected, failure_category::poison, {}}},
+      {"dead_letter/refusal_4KB", {refusal, failure_category::refusal, {}}},
+      {"dead_letter/empty_4KB", {blank, failure_category::empty, {}}},
+      {"dead_letter/semantic_4KB", {future, failure_category::semantic, {}}},
+      {"dead_letter/low_confidence_4KB", {receipt4k, failure_category::low_confidence, 0.42}},
+      {"dead_letter/fenced_syntax_4KB", {fenced_broken, failure_category::syntax, {}}},
+      {"dead_letter/prose_schema_4KB", {prose_before + schema_failure + prose_after, failure_category::schema, {}}},
+      {"dead_letter/prose_syntax_4KB", {prose_before + broken + prose_after, failure_category::syntax, {}}},
   };
   for (const auto& [name, failure] : failures) {
-    benchmark::RegisterBenchmark(name, [response = failure.first, category = failure.second](benchmark::State& s) {
-      dead_letter(s, response, category);
-    });
+    benchmark::RegisterBenchmark(name, [failure](benchmark::State& s) { dead_letter(s, failure); });
   }
   for (const auto& [label, bytes] : {std::pair{"1KB", 1024}, std::pair{"4KB", 4096}, std::pair{"16KB", 16384},
                                      std::pair{"256KB", 262144}}) {
@@ -126,6 +200,14 @@ const int registered = [] {
                                  [document](benchmark::State& s) { validate(s, document, true); });
     benchmark::RegisterBenchmark((std::string("process_accepted/") + label).c_str(),
                                  [document](benchmark::State& s) { process_accepted(s, document); });
+  }
+  const std::string receipt1k = llmdlq_bench::make_receipt(1024);
+  for (const auto& [name, response, accepted] : {std::tuple{"threads_success/1KB", receipt1k, true},
+                                                 std::tuple{"threads_success/4KB", receipt4k, true},
+                                                 std::tuple{"threads_dead_letter/schema_4KB", schema_failure, false}}) {
+    benchmark::RegisterBenchmark(name, [response, accepted](benchmark::State& s) {
+      shared_handle(s, response, accepted);
+    })->Threads(1)->Threads(2)->UseRealTime();
   }
   return 0;
 }();

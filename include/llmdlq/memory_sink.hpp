@@ -25,7 +25,8 @@ class memory_sink final : public sink {
       --failures_left_;
       return unexpected(failure_);
     }
-    const auto [at, inserted] = index_.emplace(e.dlq_id, envelopes_.size());
+    // try_emplace: a publish seen before allocates nothing under the lock.
+    const auto [at, inserted] = index_.try_emplace(e.dlq_id, envelopes_.size());
     if (!inserted) return receipt{e.dlq_id, true, "memory:" + std::to_string(at->second)};
     envelopes_.push_back(e);
     return receipt{e.dlq_id, false, "memory:" + std::to_string(envelopes_.size() - 1)};

@@ -19,11 +19,41 @@ namespace detail {
 
 inline constexpr char hex_digits[] = "0123456789abcdef";
 
+/// A thread's own SHA-256 context. EVP_Digest with EVP_sha256() looks the
+/// implementation up on every call, under a lock and a reference count that
+/// every thread shares; a context fetched once per thread and reset for each
+/// digest touches nothing another thread does.
+class sha256_context {
+ public:
+  sha256_context() noexcept
+      : md_(EVP_MD_fetch(nullptr, "SHA2-256", nullptr)), ctx_(EVP_MD_CTX_new()) {}
+  sha256_context(const sha256_context&) = delete;
+  sha256_context& operator=(const sha256_context&) = delete;
+  ~sha256_context() {
+    EVP_MD_CTX_free(ctx_);
+    EVP_MD_free(md_);
+  }
+
+  /// False when OpenSSL could not make the context (out of memory).
+  bool digest(std::string_view data, unsigned char* out) noexcept {
+    unsigned int length = 0;
+    return md_ && ctx_ && EVP_DigestInit_ex(ctx_, md_, nullptr) == 1 &&
+           EVP_DigestUpdate(ctx_, data.data(), data.size()) == 1 && EVP_DigestFinal_ex(ctx_, out, &length) == 1;
+  }
+
+ private:
+  EVP_MD* md_;
+  EVP_MD_CTX* ctx_;
+};
+
 /// The SHA-256 digest of `data`.
 inline std::array<unsigned char, 32> sha256(std::string_view data) {
   std::array<unsigned char, 32> digest{};
-  unsigned int length = 0;
-  EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  thread_local sha256_context context;
+  if (!context.digest(data, digest.data())) {
+    unsigned int length = 0;
+    EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  }
   return digest;
 }
 

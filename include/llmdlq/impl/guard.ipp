@@ -61,7 +61,8 @@ class phrase_matcher {
     for (char& c : lower) c = ascii_lower(c);
     const auto first = static_cast<unsigned char>(lower[0]);
     buckets_[first].push_back(std::move(lower));
-    if (first >= 'a' && first <= 'z') upper_alias_[first - 32] = true;
+    starts_[first] = true;
+    if (first >= 'a' && first <= 'z') upper_alias_[first - 32] = starts_[first - 32] = true;
     if (first != '<' && first != '[') markup_only_ = false;
   }
   /// Offset and phrase of the first match, if any.
@@ -85,6 +86,7 @@ class phrase_matcher {
       return best;
     }
     for (std::size_t i = 0; i < text.size(); ++i) {
+      if (!starts_[static_cast<unsigned char>(text[i])]) continue;
       if (auto hit = match_at(text, i)) return std::pair{i, *hit};
     }
     return std::nullopt;
@@ -107,6 +109,7 @@ class phrase_matcher {
   }
   std::array<std::vector<std::string>, 256> buckets_;
   std::array<bool, 256> upper_alias_{};
+  std::array<bool, 256> starts_{};  // the bytes a phrase may start with, either case
   bool markup_only_ = true;
 };
 

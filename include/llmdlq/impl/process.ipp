@@ -278,7 +278,7 @@ inline bool is_blank_text(std::string_view raw) noexcept {
 inline bool is_empty_answer(std::string_view raw) noexcept {
   std::size_t i = 0;
   while (i < raw.size()) {
-    if (raw.compare(i, 3, "```") == 0) {
+    if (raw[i] == '`' && raw.compare(i, 3, "```") == 0) {
       i = raw.find('\n', i);  // the fence and its language word
       if (i == std::string_view::npos) return true;
     } else if (raw[i] != ' ' && raw[i] != '\t' && raw[i] != '\n' && raw[i] != '\r') {
