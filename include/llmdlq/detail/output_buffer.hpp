@@ -56,6 +56,10 @@ class output_buffer {
     buffer_[at] = c;
     ++size_;
   }
+  /// Makes room for `n` bytes in all, at once.
+  void reserve(std::size_t n) {
+    if (n > buffer_.size()) buffer_.resize(n);
+  }
   /// Cuts the text back to `n` bytes (n <= size()).
   void truncate(std::size_t n) noexcept { size_ = std::min(n, size_); }
   void pop_back() noexcept { --size_; }

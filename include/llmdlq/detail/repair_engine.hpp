@@ -78,9 +78,12 @@ class repair_engine {
   /// (`"a": 1}`) whose opening brace the text lacks.
   [[gnu::flatten]] expected<repaired_value, repair_failure> run(std::size_t from, bool brace_missing = false) {
     i_ = from;
+    // Room for the rest of the text up to a few KiB, so that a small value
+    // is written without regrowing; not all of it: prose may hold a value
+    // every few bytes, and json() gives back room that far exceeds a value.
+    out_.reserve(std::min<std::size_t>(in_.size() - std::min(from, in_.size()) + 16, 4096));
+    open_out_.reserve(8);
     if (brace_missing) open_missing_brace();
-    // No reserve for the rest of the text: prose may hold a value every few
-    // bytes, and each would keep its reservation (quadratic memory).
     while (true) {
       if (expect_ != expect::done && may_start_gap(at(i_))) skip_gap();
       if (failed_) return unexpected(std::move(failure_));
@@ -168,8 +171,8 @@ class repair_engine {
   /// Records that raw [b, e) became `after` in the output.
   void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string_view after) {
     if (notes_.empty()) {
-      // One action per 20 bytes is common (a quote each side of a string).
-      notes_.reserve(std::clamp<std::size_t>(in_.size() / 16, 16, 4096));
+      // An action per ten or twenty bytes is common (a quote each side of every string).
+      notes_.reserve(std::clamp<std::size_t>(in_.size() / 8, 32, 4096));
     } else if (const noted_action& last = notes_.back(); b < last.begin || (b == last.begin && e < last.end)) {
       notes_sorted_ = false;
     }
@@ -188,12 +191,13 @@ class repair_engine {
     }
   }
 
-  /// The output without the buffer's spare room: every candidate in the
-  /// prose is kept until one is chosen, and `[]` every two bytes would each
-  /// hold hundreds.
+  /// The output without most of the buffer's spare room: every candidate in
+  /// the prose is kept until one is chosen, and `[]` every two bytes would
+  /// each hold hundreds. Room the doubling left (less than the text) stays:
+  /// copying the text to shed it costs more than it saves.
   std::string json() {
     std::string text = out_.take();
-    text.shrink_to_fit();
+    if (text.capacity() > 2 * text.size() + 64) text.shrink_to_fit();
     return text;
   }
 
