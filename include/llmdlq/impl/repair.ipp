@@ -556,6 +556,32 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
 
 }  // namespace detail
 
+namespace detail {
+
+/// Whether the first bytes of the text already show it is not strict JSON
+/// (prose, a quote other than `"`, a bare key or a comment where JSON must
+/// have a value or key): such text needs no strict check of all of it.
+/// Never true of strict JSON.
+inline bool starts_not_json(std::string_view raw) noexcept {
+  std::size_t k = 0;
+  const auto next = [&]() -> char {
+    while (k < raw.size() && is_blank(raw[k])) ++k;
+    return k < raw.size() ? raw[k] : '\0';
+  };
+  const auto may_start_value = [](char c) noexcept {
+    return c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n';
+  };
+  const char first = next();
+  if (static_cast<unsigned char>(first) >= 0x80) return false;  // a byte order mark: the strict check decides
+  if (!may_start_value(first)) return true;
+  if (first != '{' && first != '[') return false;
+  ++k;
+  const char second = next();
+  return first == '{' ? second != '"' && second != '}' : second != ']' && !may_start_value(second);
+}
+
+}  // namespace detail
+
 LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw, const repair_options& options) {
   if (raw.size() > options.max_bytes) {
     return unexpected(repair_error{repair_errc::budget_exceeded, options.max_bytes,
@@ -564,7 +590,7 @@ LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
   parse_options strict;
   strict.max_size = std::max<std::size_t>(options.max_bytes, 1);
   strict.max_depth = options.max_depth;
-  if (is_strict_json(raw, strict)) return repair_result{std::string(raw), {}, false};
+  if (!detail::starts_not_json(raw) && is_strict_json(raw, strict)) return repair_result{std::string(raw), {}, false};
   repair_tiers used;
   auto result = detail::find_and_repair(raw, options, nullptr, nullptr, &used);
   if (!result) return result;
