@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Broken LLM output in, strict JSON out: llmdlq::repair on invoices of ~1 KB,
+// Broken LLM output in, strict JSON out: llmdlq::repair on invoices of ~300 B
+// (the header alone), ~1 KB,
 // ~16 KB and ~256 KB, one failure kind per input (repair_inputs.hpp), every
 // tier allowed (lossless, syntactic, lossy).
 //

@@ -47,7 +47,7 @@ export const KINDS = [
   'valid', 'trailing_commas', 'missing_commas', 'single_quotes', 'unquoted_keys', 'python_literals',
   'comments', 'control_characters', 'markdown_fence_prose', 'truncated',
 ];
-export const SIZES = ['1KB', '16KB', '256KB'];
+export const SIZES = ['300B', '1KB', '16KB', '256KB'];
 
 /** The generated inputs in DIR (`<kind>.<size>.input.txt` + `.expected.json`), kinds and sizes in order. */
 export function generatedInputs(dir) {

@@ -62,7 +62,8 @@ struct input_size {
   std::string_view name;
   std::size_t bytes;
 };
-inline constexpr input_size all_sizes[] = {{"1KB", 1024}, {"16KB", 16 * 1024}, {"256KB", 256 * 1024}};
+inline constexpr input_size all_sizes[] = {
+    {"300B", 300}, {"1KB", 1024}, {"16KB", 16 * 1024}, {"256KB", 256 * 1024}};
 
 /// One benchmark input: what the model returned, and what it meant.
 struct generated {
@@ -277,8 +278,39 @@ inline constexpr std::string_view item_notes[] = {
 // The footer (totals, notes, confidence) takes ~300 bytes.
 constexpr std::size_t footer_reserve = 300;
 
+/// The header of an invoice and its total, no line items: ~300 bytes, the
+/// size of a small extraction. Every failure kind still has something to
+/// break: keys and strings, nested and inline containers, booleans and a
+/// null, strings with newlines, comments.
+inline twin_writer make_invoice_header(style s) {
+  twin_writer w(s);
+  w.begin_object();
+  w.comment("extracted from scan-100042");
+  w.member("invoice_id", "INV-2026-004217");
+  w.member("issued_at", "2026-09-28T17:42:05+02:00");
+  w.key("merchant");
+  w.begin_object();
+  w.member("name", "Albert Heijn 1423");
+  w.member("address", "Damrak 1\n1012 LG Amsterdam");
+  w.member_bool("verified", true);
+  w.end();
+  w.key("tags");
+  w.begin_array(true);
+  w.string("food");
+  w.string("NL");
+  w.end();
+  w.member_null("discount");
+  w.member_number("total", "12.48");
+  w.inline_comment("EUR");
+  w.member("notes", "Bedankt voor uw bezoek!\nTot ziens.");
+  w.member_bool("needs_review", false);
+  w.end();
+  return w;
+}
+
 /// An invoice of about `target` bytes as `s` spells it, beside the valid one.
 inline twin_writer make_invoice(style s, std::size_t target) {
+  if (target < 512) return make_invoice_header(s);
   llmdlq_bench::detail::rng r(0x1D0C5EEDull ^ target);
   twin_writer w(s);
   w.begin_object();

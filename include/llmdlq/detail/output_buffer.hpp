@@ -21,19 +21,19 @@ class output_buffer {
   [[nodiscard]] std::string_view view() const noexcept { return {buffer_.data(), size_}; }
   [[nodiscard]] std::string_view view(std::size_t from) const noexcept { return view().substr(from); }
 
-  void push_back(char c) {
+  [[gnu::always_inline]] void push_back(char c) {
     room(1);
     buffer_[size_++] = c;
   }
-  output_buffer& operator+=(char c) {
+  [[gnu::always_inline]] output_buffer& operator+=(char c) {
     push_back(c);
     return *this;
   }
-  output_buffer& operator+=(std::string_view s) {
+  [[gnu::always_inline]] output_buffer& operator+=(std::string_view s) {
     append(s.data(), s.size());
     return *this;
   }
-  void append(const char* p, std::size_t n) {
+  [[gnu::always_inline]] void append(const char* p, std::size_t n) {
     room(n);
     char* d = buffer_.data() + size_;
     if (n <= 8) {
@@ -56,6 +56,10 @@ class output_buffer {
     buffer_[at] = c;
     ++size_;
   }
+  /// Makes room for `n` bytes in all, at once.
+  void reserve(std::size_t n) {
+    if (n > buffer_.size()) buffer_.resize(n);
+  }
   /// Cuts the text back to `n` bytes (n <= size()).
   void truncate(std::size_t n) noexcept { size_ = std::min(n, size_); }
   void pop_back() noexcept { --size_; }
@@ -68,7 +72,7 @@ class output_buffer {
   }
 
  private:
-  void room(std::size_t n) {
+  [[gnu::always_inline]] void room(std::size_t n) {
     if (size_ + n > buffer_.size()) [[unlikely]] grow(n);
   }
   [[gnu::noinline]] void grow(std::size_t n) { buffer_.resize(std::max(buffer_.size() * 2, size_ + n + 256)); }

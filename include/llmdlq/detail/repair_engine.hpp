@@ -5,6 +5,7 @@
 // stack, and every byte is looked at a bounded number of times.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -35,7 +36,8 @@ struct repair_failure {
 /// What one pass produced.
 struct repaired_value {
   std::string json;
-  std::vector<repair_action> actions;  ///< spans in the scanned text, shifted by the pass's base
+  std::vector<repair_action> actions;  ///< spans in the scanned text, shifted by the pass's base; in replay order
+  repair_tiers tiers;                  ///< the tiers of the actions (perhaps more, never fewer)
   std::size_t end = 0;                 ///< just past the value (and any redundant closing brackets)
   bool truncated = false;
 };
@@ -74,11 +76,14 @@ class repair_engine {
   /// Repairs the value starting at `from`, which must be `{` or `[`; or,
   /// with `brace_missing`, the members of an object starting at `from`
   /// (`"a": 1}`) whose opening brace the text lacks.
-  expected<repaired_value, repair_failure> run(std::size_t from, bool brace_missing = false) {
+  [[gnu::flatten]] expected<repaired_value, repair_failure> run(std::size_t from, bool brace_missing = false) {
     i_ = from;
+    // Room for the rest of the text up to a few KiB, so that a small value
+    // is written without regrowing; not all of it: prose may hold a value
+    // every few bytes, and json() gives back room that far exceeds a value.
+    out_.reserve(std::min<std::size_t>(in_.size() - std::min(from, in_.size()) + 16, 4096));
+    open_out_.reserve(8);
     if (brace_missing) open_missing_brace();
-    // No reserve for the rest of the text: prose may hold a value every few
-    // bytes, and each would keep its reservation (quadratic memory).
     while (true) {
       if (expect_ != expect::done && may_start_gap(at(i_))) skip_gap();
       if (failed_) return unexpected(std::move(failure_));
@@ -95,10 +100,10 @@ class repair_engine {
     }
     if (expect_ == expect::done) {
       if (i_ < in_.size()) out_.truncate(root_out_end_);
-      return repaired_value{json(), actions(), root_in_end_, false};
+      return repaired_value{json(), actions(), tiers_, root_in_end_, false};
     }
     close_truncated();
-    return repaired_value{json(), actions(), in_.size(), true};
+    return repaired_value{json(), actions(), tiers_, in_.size(), true};
   }
 
  private:
@@ -112,15 +117,24 @@ class repair_engine {
   std::size_t max_depth_;
   std::size_t i_ = 0;
   output_buffer out_;
-  // Actions as noted during the pass: small records, their `after` texts in
-  // one buffer; made repair_actions once at the end, so that a document with
-  // many repairs does not move large records around while it grows.
+  // Actions as noted during the pass: small records, an `after` of up to
+  // eight bytes (most are one quote or comma) held in the record, longer
+  // ones in one buffer; made repair_actions once at the end, so that a
+  // document with many repairs does not move large records around while it
+  // grows.
   struct noted_action {
     std::string_view code;
+    std::size_t begin, end;
+    union {
+      char bytes[8];
+      std::size_t at;  // in afters_
+    } after;
+    std::uint32_t after_size;
     repair_tier tier;
-    std::size_t begin, end, after_at, after_size;
   };
   std::vector<noted_action> notes_;
+  bool notes_sorted_ = true;  // noted in replay order (all but a few late ones are)
+  repair_tiers tiers_;        // of every action noted, even one taken back later
   std::string afters_;
   std::string stack_;  // '{' and '[' still open
   std::vector<std::size_t> open_out_;  // where each of them is in the output
@@ -156,30 +170,59 @@ class repair_engine {
 
   /// Records that raw [b, e) became `after` in the output.
   void note(std::string_view code, repair_tier tier, std::size_t b, std::size_t e, std::string_view after) {
-    notes_.push_back({code, tier, b, e, afters_.size(), after.size()});
-    afters_ += after;
+    if (notes_.empty()) {
+      // An action per ten or twenty bytes is common (a quote each side of every string).
+      notes_.reserve(std::clamp<std::size_t>(in_.size() / 8, 32, 4096));
+    } else if (const noted_action& last = notes_.back(); b < last.begin || (b == last.begin && e < last.end)) {
+      notes_sorted_ = false;
+    }
+    tiers_.bits |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(tier));
+    noted_action& n = notes_.emplace_back();
+    n.code = code;
+    n.begin = b;
+    n.end = e;
+    n.after_size = static_cast<std::uint32_t>(after.size());
+    n.tier = tier;
+    if (after.size() <= sizeof n.after.bytes) {
+      for (std::size_t k = 0; k < after.size(); ++k) n.after.bytes[k] = after[k];
+    } else {
+      n.after.at = afters_.size();
+      afters_ += after;
+    }
   }
 
-  /// The output without the buffer's spare room: every candidate in the
-  /// prose is kept until one is chosen, and `[]` every two bytes would each
-  /// hold hundreds.
+  /// The output without most of the buffer's spare room: every candidate in
+  /// the prose is kept until one is chosen, and `[]` every two bytes would
+  /// each hold hundreds. Room the doubling left (less than the text) stays:
+  /// copying the text to shed it costs more than it saves.
   std::string json() {
     std::string text = out_.take();
-    text.shrink_to_fit();
+    if (text.capacity() > 2 * text.size() + 64) text.shrink_to_fit();
     return text;
   }
 
-  std::vector<repair_action> actions() const {
-    std::vector<repair_action> out(notes_.size());
-    for (std::size_t k = 0; k < notes_.size(); ++k) {
-      const noted_action& n = notes_[k];
-      repair_action& a = out[k];
-      a.code = n.code;
-      a.tier = n.tier;
-      a.begin = base_ + n.begin;
-      a.end = base_ + n.end;
-      a.before.assign(in_.substr(n.begin, n.end - n.begin));
-      a.after.assign(std::string_view(afters_).substr(n.after_at, n.after_size));
+  /// A stretch of bytes that becomes a std::string in place where a member
+  /// is initialised from it (no temporary to move from).
+  struct bytes_ref {
+    const char* data;
+    std::size_t size;
+    operator std::string() const { return std::string(data, size); }  // NOLINT: implicit on purpose
+  };
+
+  std::vector<repair_action> actions() {
+    if (!notes_sorted_) {
+      std::stable_sort(notes_.begin(), notes_.end(), [](const noted_action& a, const noted_action& b) {
+        return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+      });
+    }
+    // Each action built in place, once: value-initialising a vector of them
+    // first and assigning after zeroes every 136-byte record for nothing.
+    std::vector<repair_action> out;
+    out.reserve(notes_.size());
+    for (const noted_action& n : notes_) {
+      out.emplace_back(n.code, n.tier, base_ + n.begin, base_ + n.end, bytes_ref{in_.data() + n.begin, n.end - n.begin},
+                       bytes_ref{n.after_size <= sizeof n.after.bytes ? n.after.bytes : afters_.data() + n.after.at,
+                                 n.after_size});
     }
     return out;
   }
@@ -247,6 +290,20 @@ class repair_engine {
     return c <= ' ' || c == '/' || c == '#' || c >= 0x80;
   }
 
+  /// The first byte at or after `k` that is not a space, eight at a time.
+  [[nodiscard]] std::size_t space_run_end(std::size_t k) const noexcept {
+    if constexpr (std::endian::native == std::endian::little) {
+      while (k + 8 <= in_.size()) {
+        std::uint64_t w;
+        std::memcpy(&w, in_.data() + k, sizeof w);
+        if (const std::uint64_t other = w ^ 0x2020202020202020ull) return k + static_cast<std::size_t>(std::countr_zero(other) >> 3);
+        k += 8;
+      }
+    }
+    while (k < in_.size() && at(k) == ' ') ++k;
+    return k;
+  }
+
   /// Copies JSON whitespace; removes comments; turns Unicode spaces into
   /// plain ones.
   void skip_gap() {
@@ -254,6 +311,7 @@ class repair_engine {
       const unsigned char c = at(i_);
       if (is_json_blank(c)) {
         std::size_t k = i_ + 1;
+        k = space_run_end(k);  // indentation, most of what a gap holds
         while (k < in_.size() && is_json_blank(at(k))) ++k;
         out_.append(in_.data() + i_, k - i_);
         i_ = k;
@@ -449,7 +507,7 @@ class repair_engine {
   /// Puts a missing `,` or `:` right after the last key or value, before
   /// the blanks that follow it (only those lie between: comments went).
   void insert_after_token(std::string_view code, char c) {
-    note(code, repair_tier::syntactic, token_in_end_, token_in_end_, std::string(1, c));
+    note(code, repair_tier::syntactic, token_in_end_, token_in_end_, std::string_view(&c, 1));
     out_.insert(token_out_end_, c);
   }
 
@@ -579,14 +637,11 @@ class repair_engine {
         expect_ = expect::colon;
         return;
       }
-      const std::string_view name = in_.substr(i_, k - i_);
-      std::string quoted;
-      quoted.reserve(name.size() + 2);
-      quoted += '"';
-      quoted += name;
-      quoted += '"';
-      note("unquoted_key", repair_tier::syntactic, i_, k, quoted);
-      out_ += quoted;
+      const std::size_t out_at = out_.size();
+      out_ += '"';
+      out_.append(in_.data() + i_, k - i_);
+      out_ += '"';
+      note("unquoted_key", repair_tier::syntactic, i_, k, out_.view(out_at));
       i_ = k;
       token_done();
       expect_ = expect::colon;
@@ -696,7 +751,8 @@ class repair_engine {
   }
 
   [[nodiscard]] static std::string_view requote_code(quote q) noexcept {
-    return q == quote::sq ? "single_quotes" : "smart_quotes";
+    // Views of literals, not a pointer chosen at run time (which strlen would measure).
+    return q == quote::sq ? std::string_view("single_quotes") : std::string_view("smart_quotes");
   }
 
   /// Reads a string, writing it in double quotes. A string quoted otherwise
@@ -979,7 +1035,7 @@ class repair_engine {
       return fail(start, "the number is beyond the range of a double or a 64-bit integer");
     }
     if (rewritten) {
-      note("number_lexeme", repair_tier::syntactic, start, i_, std::string(out_.view(out_start)));
+      note("number_lexeme", repair_tier::syntactic, start, i_, out_.view(out_start));
     }
     value_done();
   }
@@ -1000,7 +1056,7 @@ class repair_engine {
     const std::string_view word = in_.substr(i_, k - i_);
     const bool negative = start < i_;
     auto replace = [&](std::string_view code, repair_tier tier, std::string_view json) {
-      note(code, tier, start, k, std::string(json));
+      note(code, tier, start, k, json);
       out_ += json;
       i_ = k;
       value_done();

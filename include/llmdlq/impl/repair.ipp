@@ -259,7 +259,7 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
     strict.max_depth = options.max_depth;
     const std::string_view content = raw.substr(from, to - from);
     if (is_strict_json(content, strict)) {
-      return repair_candidate{from, to, fenced, repaired_value{std::string(content), {}, content.size(), false}, true};
+      return repair_candidate{from, to, fenced, repaired_value{std::string(content), {}, {}, content.size(), false}, true};
     }
   }
   repair_engine engine(raw.substr(from, to - from), from, options.max_depth);
@@ -295,6 +295,7 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
   }
   const std::size_t end = raw_offset(again->end);
   again->actions = unescaping_actions(raw, text, std::move(again->actions), again->end, raw_offset);
+  again->tiers.bits |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(repair_tier::syntactic));
   return repair_candidate{from, end, fenced, std::move(*again)};
 }
 
@@ -491,7 +492,8 @@ inline std::size_t first_invalid_utf8(std::string_view text) noexcept {
 }
 
 LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_view raw, const repair_options& options,
-                                                                   candidate_filter filter, void* filter_context) {
+                                                                   candidate_filter filter, void* filter_context,
+                                                                   repair_tiers* tiers) {
   if (raw.size() > options.max_bytes) {
     return unexpected(repair_error{repair_errc::budget_exceeded, options.max_bytes,
                                    "the response is larger than the repair budget", false});
@@ -531,14 +533,10 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
   repair_result result;
   result.truncated = c.value.truncated;
   const std::string_view code = c.fenced ? "markdown_fence" : "prose_around_json";
-  auto& actions = c.value.actions;
-  // In scan order already, but for a few noted late (a trailing comma, a
-  // missing comma).
-  if (!std::is_sorted(actions.begin(), actions.end(), replays_before)) {
-    std::stable_sort(actions.begin(), actions.end(), replays_before);
-  }
-  // The value's own actions move over whole; prose around it is rare.
-  result.actions = std::move(actions);
+  // The value's own actions, in replay order already, move over whole;
+  // prose around it is rare.
+  result.actions = std::move(c.value.actions);
+  if (tiers) *tiers = c.value.tiers;
   if (c.begin > 0) {
     const std::string_view before = raw.substr(0, c.begin);
     const bool bom_only = before.starts_with("\xEF\xBB\xBF") &&
@@ -546,12 +544,40 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
     result.actions.insert(result.actions.begin(), repair_action{bom_only ? "byte_order_mark" : code,
                                                                 repair_tier::lossless, 0, c.begin, std::string(before),
                                                                 "", {}});
+    if (tiers) tiers->bits |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(repair_tier::lossless));
   }
   if (c.end < raw.size()) {
     result.actions.push_back({code, repair_tier::lossless, c.end, raw.size(), std::string(raw.substr(c.end)), "", {}});
+    if (tiers) tiers->bits |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(repair_tier::lossless));
   }
   result.json = std::move(c.value.json);
   return result;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// Whether the first bytes of the text already show it is not strict JSON
+/// (prose, a quote other than `"`, a bare key or a comment where JSON must
+/// have a value or key): such text needs no strict check of all of it.
+/// Never true of strict JSON.
+inline bool starts_not_json(std::string_view raw) noexcept {
+  std::size_t k = 0;
+  const auto next = [&]() -> char {
+    while (k < raw.size() && is_blank(raw[k])) ++k;
+    return k < raw.size() ? raw[k] : '\0';
+  };
+  const auto may_start_value = [](char c) noexcept {
+    return c == '{' || c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n';
+  };
+  const char first = next();
+  if (static_cast<unsigned char>(first) >= 0x80) return false;  // a byte order mark: the strict check decides
+  if (!may_start_value(first)) return true;
+  if (first != '{' && first != '[') return false;
+  ++k;
+  const char second = next();
+  return first == '{' ? second != '"' && second != '}' : second != ']' && !may_start_value(second);
 }
 
 }  // namespace detail
@@ -564,9 +590,12 @@ LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
   parse_options strict;
   strict.max_size = std::max<std::size_t>(options.max_bytes, 1);
   strict.max_depth = options.max_depth;
-  if (is_strict_json(raw, strict)) return repair_result{std::string(raw), {}, false};
-  auto result = detail::find_and_repair(raw, options);
+  if (!detail::starts_not_json(raw) && is_strict_json(raw, strict)) return repair_result{std::string(raw), {}, false};
+  repair_tiers used;
+  auto result = detail::find_and_repair(raw, options, nullptr, nullptr, &used);
   if (!result) return result;
+  // Most results need no look at each action: every tier used is allowed.
+  if ((used.bits & ~options.allowed.bits) == 0) return result;
   for (const auto& a : result->actions) {
     if (options.allowed.allows(a.tier)) continue;
     return unexpected(repair_error{repair_errc::tier_not_allowed, a.begin,
