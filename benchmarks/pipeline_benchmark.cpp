@@ -7,7 +7,9 @@
 //     and the whole success path on the same document;
 //   - threads_success/<size> and threads_dead_letter/<kind>: one pipeline,
 //     one compiled schema and one memory_sink shared by 1 and 2 threads, as
-//     a worker pool shares them (items_per_second over wall time).
+//     a worker pool shares them (items_per_second over wall time);
+//   - machine/host_interruptions: how often the machine itself stretches a
+//     call, which bounds the p99s above.
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -191,6 +193,7 @@ const int registered = [] {
   for (const auto& [name, failure] : failures) {
     benchmark::RegisterBenchmark(name, [failure](benchmark::State& s) { dead_letter(s, failure); });
   }
+  benchmark::RegisterBenchmark("machine/host_interruptions", llmdlq_bench::host_interruptions);
   for (const auto& [label, bytes] : {std::pair{"1KB", 1024}, std::pair{"4KB", 4096}, std::pair{"16KB", 16384},
                                      std::pair{"256KB", 262144}}) {
     const std::string document = llmdlq_bench::make_receipt(static_cast<std::size_t>(bytes));

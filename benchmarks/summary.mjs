@@ -187,16 +187,38 @@ const pipeline = medians(load('pipeline_benchmark.json'));
 if (pipeline.size) {
   say('## The pipeline', '');
   const dead = [...pipeline].filter(([name]) => name.startsWith('dead_letter/'));
+  // The machine's own interruptions: a call of p50 us meets one with a
+  // probability of p50 * rate; past 1 %, its p99 is the machine's.
+  const host = pipeline.get('machine/host_interruptions');
+  const rate = host && !host.error ? host.interruptions_per_s : null;
+  const stretched = (r) => (rate == null ? null : (r.p50_us * rate) / 1e6);
+  const hostBound = (r) => r.p99_us >= 20 && stretched(r) != null && stretched(r) >= 0.01;
   if (dead.length) {
-    say(table(['failed 4 KB response (memory sink)', 'p50', 'p99', 'mean (CPU)', 'p99 < 20 µs'],
-      dead.map(([name, r]) => r.error ? [`\`${name.slice(12)}\``, 'error', '-', '-', '-']
-        : [`\`${name.slice(12)}\``, `${fixed(r.p50_us, 1)} µs`, `${fixed(r.p99_us, 1)} µs`,
-           `${fixed(r.cpu_ns / 1e3, 1)} µs`, r.p99_us < 20 ? 'yes' : '**no**'])), '');
+    const header = ['failed 4 KB response (memory sink)', 'p50', 'p99', 'mean (CPU)'];
+    if (rate != null) header.push('calls the machine stretches');
+    header.push('p99 < 20 µs');
+    say(table(header, dead.map(([name, r]) => {
+      if (r.error) return [`\`${name.slice(12)}\``, 'error', ...header.slice(3).map(() => '-')];
+      const row = [`\`${name.slice(12)}\``, `${fixed(r.p50_us, 1)} µs`, `${fixed(r.p99_us, 1)} µs`, `${fixed(r.cpu_ns / 1e3, 1)} µs`];
+      if (rate != null) row.push(`${fixed(stretched(r) * 100, 1)} %`);
+      row.push(r.p99_us < 20 ? 'yes' : hostBound(r) ? '**no** (the machine\'s)' : '**no**');
+      return row;
+    })), '');
+    if (rate != null) {
+      say(`This machine took the CPU from a thread that only reads the clock ${thousands(rate)} times a second, ` +
+          `for ${fixed(host.mean_interruption_us, 1)} µs on average (\`machine/host_interruptions\`, same run): a call ` +
+          `longer than ${fixed(1e4 / rate, 1)} µs meets one more often than once in a hundred, and its p99 is then ` +
+          'its p50 plus that gap, whatever the code does. Where the last column says so, the p50 is the code\'s latency.', '');
+    }
     const p99 = dead.filter(([, r]) => !r.error);
     const worst = p99.reduce((w, x) => (!w || x[1].p99_us > w[1].p99_us ? x : w), null);
+    const under = p99.filter(([, r]) => r.p99_us < 20).length;
+    const bound = p99.filter(([, r]) => hostBound(r)).length;
+    const p50worst = p99.reduce((w, x) => (!w || x[1].p50_us > w[1].p50_us ? x : w), null);
     targets.push(['every failure category at 4 KB enveloped in < 20 µs p99',
-      worst ? `${p99.filter(([, r]) => r.p99_us < 20).length} of ${dead.length} under; worst ` +
-              `${fixed(worst[1].p99_us, 1)} µs (\`${worst[0].slice(12)}\`)` : 'error',
+      worst ? `${under} of ${dead.length} under; worst ${fixed(worst[1].p99_us, 1)} µs (\`${worst[0].slice(12)}\`)` +
+              (bound ? `; ${bound} bounded by the machine's interruptions, p50 ≤ ${fixed(p50worst[1].p50_us, 1)} µs` : '')
+            : 'error',
       dead.length > 0 && dead.every(([, r]) => !r.error && r.p99_us < 20)]);
   }
   const sizes = unique([...pipeline.keys()].filter((n) => n.startsWith('process_accepted/')).map((n) => n.split('/')[1])).sort(bySize);
