@@ -15,20 +15,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import process from 'node:process';
 
-import { measure } from './node_timing.mjs';
-import { parseOptions } from './repair_common.mjs';
+import { measure, peerOptions } from './node_timing.mjs';
 
-const options = parseOptions(process.argv.slice(2), {
-  inputs: 'build/bench/validation_inputs',
-  'node-prefix': 'build/bench/node',
-  repetitions: '5',
-  'min-time': '0.5',
-  out: '',
-  filter: '',
-});
-const repetitions = Math.max(1, Number(options.repetitions));
-const minTime = Number(options['min-time']);
-const filter = options.filter ? new RegExp(options.filter) : null;
+const options = peerOptions(process.argv.slice(2), 'build/bench/validation_inputs');
+const { repetitions, minTime, filter } = options;
 
 const require = createRequire(path.resolve(options['node-prefix'], 'node_modules', '.package'));
 const Ajv2020 = require('ajv/dist/2020').default;

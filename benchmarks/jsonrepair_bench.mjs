@@ -10,20 +10,11 @@
 import fs from 'node:fs';
 import process from 'node:process';
 
-import { measure } from './node_timing.mjs';
-import { generatedInputs, jsonEqual, loadJsonrepair, parseOptions } from './repair_common.mjs';
+import { measure, peerOptions } from './node_timing.mjs';
+import { generatedInputs, jsonEqual, loadJsonrepair } from './repair_common.mjs';
 
-const options = parseOptions(process.argv.slice(2), {
-  inputs: 'build/bench/repair_inputs',
-  'node-prefix': 'build/bench/node',
-  repetitions: '5',
-  'min-time': '0.5',
-  out: '',
-  filter: '',
-});
-const repetitions = Math.max(1, Number(options.repetitions));
-const minTime = Number(options['min-time']);
-const filter = options.filter ? new RegExp(options.filter) : null;
+const options = peerOptions(process.argv.slice(2), 'build/bench/repair_inputs');
+const { repetitions, minTime, filter } = options;
 
 const { jsonrepair, version } = await loadJsonrepair(options['node-prefix']);
 

@@ -6,6 +6,8 @@
 // so garbage collection counts), as Google Benchmark reports llmdlq's.
 import process from 'node:process';
 
+import { parseOptions } from './repair_common.mjs';
+
 function cpuNs() {
   const u = process.cpuUsage();
   return (u.user + u.system) * 1e3;
@@ -51,4 +53,25 @@ export function measure(fn, { repetitions, minTime }) {
     wall.push(w / n);
   }
   return { iterations: n, cpu_ns: median(cpu), wall_ns: median(wall), cpu_ns_repetitions: cpu };
+}
+
+/**
+ * The options every peer script takes: --inputs, --node-prefix,
+ * --repetitions, --min-time, --out and --filter (a regex on input names).
+ */
+export function peerOptions(argv, defaultInputs) {
+  const options = parseOptions(argv, {
+    inputs: defaultInputs,
+    'node-prefix': 'build/bench/node',
+    repetitions: '5',
+    'min-time': '0.5',
+    out: '',
+    filter: '',
+  });
+  return {
+    ...options,
+    repetitions: Math.max(1, Number(options.repetitions)),
+    minTime: Number(options['min-time']),
+    filter: options.filter ? new RegExp(options.filter) : null,
+  };
 }
