@@ -5,12 +5,16 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/private_file.hpp"
@@ -23,15 +27,32 @@ namespace detail::sqlite {
 // others can write, and creates a missing database 0600 whatever the umask
 // (SQLite gives its WAL, shared-memory and journal files the database's
 // mode). Returns why it refuses; any other failure is left for SQLite to report.
+//
+// An existing database is judged by lstat alone, never opened: POSIX locks
+// belong to the process, and closing any descriptor of a file drops every
+// lock the process holds on it, those of its open SQLite connections too.
+// Another process could then checkpoint and delete the WAL under them.
+// Only a file this call creates (O_EXCL: open nowhere else) is opened and closed.
 inline std::optional<std::string> prepare_private_database(const std::string& path) {
   for (const char* beside : {"-wal", "-shm", "-journal"}) {
     if (auto why = existing_file_refusal(path + beside)) return why;
   }
-  bool created = false;
-  std::string refusal;
-  const int fd = open_private_file(path, O_RDONLY | O_CLOEXEC, created, refusal);
-  if (fd >= 0) ::close(fd);
-  if (!refusal.empty()) return refusal;
+  for (int attempt = 0; attempt < 4; ++attempt) {  // another process may create or remove it in between
+    struct stat info;
+    if (::lstat(path.c_str(), &info) == 0) {
+      if (S_ISLNK(info.st_mode)) return symbolic_link_refusal(path);
+      return exposed_file_refusal(path, info);
+    }
+    if (errno != ENOENT) return std::nullopt;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, private_file_mode);
+    if (fd >= 0) {
+      const bool owner_only = ::fchmod(fd, private_file_mode) == 0;  // the umask may have taken the owner's bits
+      ::close(fd);
+      if (!owner_only) return fmt::format("cannot make {} its owner's only", path);
+      return std::nullopt;
+    }
+    if (errno != EEXIST) return std::nullopt;
+  }
   return std::nullopt;
 }
 

@@ -2,10 +2,13 @@
 // Runs the `llmdlq` binary the way a shell user would, capturing its output.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "support/temp_dir.hpp"
 
@@ -38,6 +41,35 @@ inline tool_run run_llmdlq_reading(const std::string& arguments, const std::stri
 inline tool_run run_llmdlq(const std::string& arguments, std::string_view input = {}) {
   temp_dir io;
   return run_llmdlq_reading(arguments, io.write("stdin", input));
+}
+
+/// Starts `llmdlq <arguments...>` in the background with standard input read
+/// from `in` and standard output written to `out` (standard error dropped);
+/// returns its pid, for waitpid or kill.
+inline pid_t start_llmdlq(const std::vector<std::string>& arguments, const std::string& in = "/dev/null",
+                          const std::string& out = "/dev/null") {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int input = ::open(in.c_str(), O_RDONLY);
+    const int output = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(input, STDIN_FILENO);
+    ::dup2(output, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    std::vector<char*> argv{const_cast<char*>("llmdlq")};
+    for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+    argv.push_back(nullptr);
+    ::execv(LLMDLQ_TOOL, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// The exit status of the child `pid` (128 + N when signal N ended it), once it ended.
+inline int exit_code_of(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace llmdlq::test

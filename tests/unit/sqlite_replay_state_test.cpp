@@ -11,6 +11,9 @@
 #include <llmdlq/sqlite/store.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "catch.hpp"
@@ -35,6 +38,25 @@ sqlite_replay_state open_state(const std::filesystem::path& file, llmdlq::clock_
   auto state = sqlite_replay_state::open(file, {.clock = std::move(clock)});
   REQUIRE(state.has_value());
   return std::move(*state);
+}
+
+// The POSIX locks /proc/locks shows this process holding on `file`.
+std::size_t locks_held_on(const std::filesystem::path& file) {
+  struct stat info {};
+  REQUIRE(::stat(file.c_str(), &info) == 0);
+  const std::string pid = std::to_string(::getpid());
+  const std::string inode = ":" + std::to_string(info.st_ino);
+  std::ifstream locks("/proc/locks");
+  REQUIRE(locks);
+  std::size_t held = 0;
+  // "1: POSIX  ADVISORY  READ 1234 fe:01:56789 1073741826 1073742335"
+  for (std::string line; std::getline(locks, line);) {
+    std::istringstream fields(line);
+    std::string number, kind, mode, access, owner, device;
+    fields >> number >> kind >> mode >> access >> owner >> device;
+    if (kind == "POSIX" && owner == pid && device.ends_with(inode)) ++held;
+  }
+  return held;
 }
 
 }  // namespace
@@ -297,4 +319,26 @@ TEST_CASE("sqlite_replay_state: a private file, shareable with the dead-letter s
   REQUIRE_FALSE(unopenable.has_value());
   CHECK(unopenable.error().code == replay_state_errc::store_unavailable);
   CHECK(unopenable.error().message.starts_with("sqlite: "));
+}
+
+// Closing any descriptor of a file drops every POSIX lock the process holds
+// on it: opening the state beside a store must leave the store's locks in
+// place, or another process's last connection deletes the WAL under it.
+TEST_CASE("sqlite_replay_state: opened beside a store on one file, the process keeps its locks on the file",
+          "[sqlite][replay_state]") {
+  llmdlq::test::temp_dir dir;
+  const auto file = dir.path() / "dlq.db";
+  auto store = llmdlq::sqlite_store::open(file);
+  REQUIRE(store.has_value());
+  REQUIRE(store->statistics().has_value());  // a WAL connection holds its shared lock from its first read on
+  REQUIRE(locks_held_on(file) > 0);
+
+  auto state = sqlite_replay_state::open(file);
+  REQUIRE(state.has_value());
+  CHECK(locks_held_on(file) > 0);
+  REQUIRE(state->reserve_attempt("k", 2).has_value());
+  CHECK(locks_held_on(file) > 0);
+  auto again = llmdlq::sqlite_store::open(file);
+  REQUIRE(again.has_value());
+  CHECK(locks_held_on(file) > 0);
 }
