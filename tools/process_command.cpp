@@ -23,6 +23,7 @@
 #include "store_spec.hpp"
 #include "commands.hpp"
 #include "line_reader.hpp"
+#include "line_writer.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -60,7 +61,8 @@ constexpr std::string_view usage =
     "  --schema-version, --prompt-version, --model  recorded in every envelope: `llmdlq replay` asks\n"
     "              that model again, and judges a letter written under other versions again first.\n"
     "  Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
-    "  written (retry those lines), 2 for usage errors, invalid input lines or unreadable input.\n";
+    "  written (retry those lines) or standard output could not be written (stderr says after how many\n"
+    "  verdicts; it stops there), 2 for usage errors, invalid input lines or unreadable input.\n";
 
 // The DLQ named by --sink.
 struct sink_target {
@@ -96,42 +98,6 @@ expected<std::unique_ptr<sink>, sink_error> open_sink(const sink_target& target)
   return std::unique_ptr<sink>(std::move(*store));
 }
 
-// Adds the run's counts to a moderation store's traffic, a minute at a
-// time: the counts of each minute go out when the next minute starts, and
-// at the end. A store that cannot record is reported once, never fatal.
-class traffic_recorder {
- public:
-  explicit traffic_recorder(moderation_store* store) : store_(store) {}
-  traffic_recorder(const traffic_recorder&) = delete;
-  traffic_recorder& operator=(const traffic_recorder&) = delete;
-  ~traffic_recorder() { flush(); }
-
-  void count(timestamp at, bool dead_lettered) {
-    if (!store_) return;
-    const auto minute = std::chrono::floor<std::chrono::minutes>(at);
-    if (minute != minute_) flush();
-    minute_ = minute;
-    ++processed_;
-    if (dead_lettered) ++dead_lettered_;
-  }
-
-  void flush() {
-    if (!store_ || processed_ == 0) return;
-    if (auto r = store_->record_traffic(minute_, processed_, dead_lettered_); !r && !warned_) {
-      complain("process", "cannot record the traffic: " + r.error().message);
-      warned_ = true;
-    }
-    processed_ = dead_lettered_ = 0;
-  }
-
- private:
-  moderation_store* store_;
-  timestamp minute_{};
-  std::uint64_t processed_ = 0;
-  std::uint64_t dead_lettered_ = 0;
-  bool warned_ = false;
-};
-
 // What happened to the lines, for the summary on stderr.
 struct run_totals {
   std::uint64_t lines = 0;
@@ -159,7 +125,16 @@ class judge {
     if (!dead_letters) return;
     std::optional<sink_handle> spool;
     if (fallback) spool.emplace(std::move(fallback));
-    worker_.emplace(schema, std::move(dead_letters), options, std::move(spool));
+    // A sqlite: or postgres: DLQ also gets the run's traffic, for the DLQ rate over time.
+    worker_.emplace(schema, std::move(dead_letters), options, std::move(spool), traffic_recording::on);
+  }
+
+  // The traffic counted since the last flush goes to the store; a store that cannot record is reported, never fatal.
+  void flush_traffic() const {
+    if (!worker_) return;
+    if (auto flushed = worker_->flush_traffic(); !flushed) {
+      complain("process", "cannot record the traffic: " + flushed.error().message);
+    }
   }
 
   [[nodiscard]] disposition handle(std::string_view raw, const request_context& context) const {
@@ -243,31 +218,42 @@ struct response_line {
   request_context context;
 };
 
+// What is wrong with an input line, and its id when that could be read.
+struct invalid_line {
+  std::string message;
+  boost::json::value id;  // null when unreadable
+};
+
 // Reads one input line, or says what is wrong with it.
-expected<response_line, std::string> read_response_line(std::string_view text, std::size_t max_bytes) {
+expected<response_line, invalid_line> read_response_line(std::string_view text, std::size_t max_bytes) {
   parse_options limits;
   limits.max_size = max_bytes;
   auto parsed = parse_value(text, limits);
-  if (!parsed) return unexpected("not JSON: " + parsed.error().message);
+  if (!parsed) return unexpected(invalid_line{"not JSON: " + parsed.error().message, nullptr});
   response_line line;
   line.input = std::move(*parsed);
   const auto* object = line.input.if_object();
+  const auto* given_id = object ? object->if_contains("id") : nullptr;
+  const auto refuse = [&](std::string message) {
+    const bool readable = given_id && (given_id->is_string() || given_id->is_number());
+    return unexpected(invalid_line{std::move(message), readable ? *given_id : boost::json::value()});
+  };
   const auto* response = object ? object->if_contains("response") : nullptr;
   if (!response || !response->is_string()) {
-    return unexpected(std::string("expected an object with a string \"response\""));
+    return refuse("expected an object with a string \"response\"");
   }
   line.response = response->get_string();
   for (auto [name, field] :
        {std::pair{"finish_reason", &line.context.finish_reason}, std::pair{"input", &line.context.original_input}}) {
     const auto* v = object->if_contains(name);
-    if (v && !v->is_null() && !v->is_string()) return unexpected(fmt::format("\"{}\" must be a string", name));
+    if (v && !v->is_null() && !v->is_string()) return refuse(fmt::format("\"{}\" must be a string", name));
     if (v && v->is_string()) *field = v->get_string();
   }
   request_context& context = line.context;
   for (auto [name, field] :
        {std::pair{"id", &context.record_id}, std::pair{"idempotency_key", &context.idempotency_key}}) {
     auto value = identity_text(object->if_contains(name));
-    if (!value) return unexpected(fmt::format("\"{}\" must be a string or a number", name));
+    if (!value) return refuse(fmt::format("\"{}\" must be a string or a number", name));
     *field = std::move(*value);
   }
   if (const auto* c = object->if_contains("confidence"); c && !c->is_null()) {
@@ -414,9 +400,6 @@ int process_command(arguments args) {
     }
     dead_letters = std::move(*opened);
   }
-  // Owned by the worker below, which outlives the recorder.
-  moderation_store* const traffic_store = dynamic_cast<moderation_store*>(dead_letters.get());
-  const auto now = [&options] { return options.clock ? options.clock() : system_now(); };
   std::unique_ptr<sink> fallback;
   if (*fallback_target) {
     auto opened = open_sink(**fallback_target);
@@ -427,12 +410,13 @@ int process_command(arguments args) {
     fallback = std::move(*opened);
   }
   const judge worker{*schema, std::move(dead_letters), std::move(fallback), options};
-  traffic_recorder traffic(traffic_store);
 
   run_totals totals;
   bool read_failed = false;
   line_reader lines(STDIN_FILENO, max_line_bytes, oversized_prefix_bytes);
-  for (std::uint64_t line_number = 1;; ++line_number) {
+  // A terminal sees each verdict as its line is judged.
+  line_writer verdicts(STDOUT_FILENO, ::isatty(STDOUT_FILENO) ? 1 : 64 * 1024);
+  for (std::uint64_t line_number = 1; !verdicts.failed(); ++line_number) {
     auto next = lines.next();
     if (!next) {
       complain("process", "cannot read standard input: " + next.error());
@@ -448,16 +432,16 @@ int process_command(arguments args) {
       const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, *schema, options));
       verdict.emplace("length", line.length);
       describe_dead_letter(verdict, d, totals);
-      if (d.should_commit()) traffic.count(now(), true);  // a line to retry is counted when it is retried
-      std::cout << boost::json::serialize(verdict) << '\n';
+      verdicts.write_line(boost::json::serialize(verdict));
       continue;
     }
     auto input = read_response_line(line.text, max_line_bytes);
     if (!input) {
       ++totals.invalid;
+      if (!input.error().id.is_null()) verdict.emplace("id", std::move(input.error().id));
       verdict.emplace("status", "invalid_input");
-      verdict.emplace("error", input.error());
-      std::cout << boost::json::serialize(verdict) << '\n';
+      verdict.emplace("error", std::move(input.error().message));
+      verdicts.write_line(boost::json::serialize(verdict));
       continue;
     }
     if (const auto* id = input->input.as_object().if_contains("id")) verdict.emplace("id", *id);
@@ -471,16 +455,20 @@ int process_command(arguments args) {
       verdict.emplace("status", "accepted");
       verdict.emplace("value", d.accepted->value());
       verdict.emplace("repairs", std::move(repairs));
-      traffic.count(now(), false);
     } else {
       describe_dead_letter(verdict, d, totals);
-      if (d.should_commit()) traffic.count(now(), true);
     }
-    std::cout << boost::json::serialize(verdict) << '\n';
+    verdicts.write_line(boost::json::serialize(verdict));
   }
-  std::cout.flush();
-  traffic.flush();
+  verdicts.flush();
+  worker.flush_traffic();
   complain("process", totals.summary());
+  if (verdicts.failed()) {
+    // What was judged is in the sink (a rerun stores nothing twice); what was said of it is lost from there on.
+    complain("process", fmt::format("{}; the verdicts after the first {} are missing: run those lines again",
+                                    verdicts.failure("standard output"), verdicts.lines_written()));
+    return exit_sink;
+  }
   if (totals.retry > 0) return exit_sink;
   return read_failed || totals.invalid > 0 ? exit_usage : exit_ok;
 }

@@ -3,10 +3,16 @@
 // and tell the host whether it may commit its input offset.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/moderation.hpp"
 #include "llmdlq/process.hpp"
 #include "llmdlq/schema.hpp"
 #include "llmdlq/sink.hpp"
@@ -38,6 +44,63 @@ struct disposition {
   friend bool operator==(const disposition& d, action_type a) noexcept { return d.action == a; }
 };
 
+/// Whether a pipeline adds what it judged to its dead-letter store's traffic
+/// (moderation_store::record_traffic), from which timeline(), the console
+/// and `llmdlq report` give each minute its DLQ rate.
+enum class traffic_recording : std::uint8_t {
+  off,  ///< nothing is recorded (for a host that records the traffic itself)
+  on,   ///< the default: recorded when the dead-letter sink is a moderation_store; a no-op for other sinks
+};
+
+/// How a pipeline's traffic flushes have gone (pipeline::traffic()).
+struct traffic_status {
+  bool recording = false;            ///< traffic_recording::on, and the sink is a moderation_store
+  std::uint64_t failed_flushes = 0;  ///< record_traffic calls that failed (their counts were kept for the next)
+  std::optional<moderation_error> last_error;  ///< why the latest flush failed; cleared when one succeeds
+};
+
+template <class T>
+class typed_pipeline;
+
+namespace detail {
+
+// The counts a pipeline owes its store's traffic, shared by the pipeline's
+// copies; what is left is flushed when the last copy goes.
+class traffic_counter {
+ public:
+  LLMDLQ_INLINE traffic_counter(sink_handle dead_letters, moderation_store& store, clock_function clock);
+  traffic_counter(const traffic_counter&) = delete;
+  traffic_counter& operator=(const traffic_counter&) = delete;
+  LLMDLQ_INLINE ~traffic_counter();
+
+  void count_accepted() noexcept { accepted_.fetch_add(1, std::memory_order_relaxed); }
+  // A stored dead letter; flushes when the minute has moved on since the last flush.
+  LLMDLQ_INLINE void count_dead_letter();
+  LLMDLQ_INLINE expected<void, moderation_error> flush();
+  [[nodiscard]] LLMDLQ_INLINE traffic_status status() const;
+
+ private:
+  [[nodiscard]] LLMDLQ_INLINE timestamp now() const;
+  // Under mutex_.
+  LLMDLQ_INLINE expected<void, moderation_error> flush_locked(timestamp at);
+
+  alignas(64) std::atomic<std::uint64_t> accepted_{0};  // the success path's only write, on a line of its own
+  alignas(64) std::atomic<std::uint64_t> dead_lettered_{0};
+  std::atomic<std::int64_t> flushed_minute_;  // minutes since the epoch of the last flush
+  sink_handle sink_;                          // keeps an owned store alive for the last flush
+  moderation_store* store_;
+  clock_function clock_;
+  mutable std::mutex mutex_;
+  std::uint64_t failed_flushes_ = 0;  // under mutex_
+  std::optional<moderation_error> last_error_;
+};
+
+// A counter for `dead_letters` when it is a moderation_store, else nothing.
+[[nodiscard]] LLMDLQ_INLINE std::shared_ptr<traffic_counter> make_traffic_counter(const sink_handle& dead_letters,
+                                                                                const clock_function& clock);
+
+}  // namespace detail
+
 /// A schema, a sink and options: what a worker holds for its lifetime.
 /// handle() is thread-safe when the sinks are (every built-in sink is).
 ///
@@ -54,6 +117,19 @@ struct disposition {
 /// With process_options::metrics, each sink's publishes and failures are
 /// counted under its handle's name() (sink_handle::named, else its kind).
 ///
+/// With traffic_recording::on (the default) and a dead-letter sink that is a
+/// moderation_store (sqlite_store, postgres_store), the pipeline adds the
+/// responses it judged, and the dead letters it stored, to the store's
+/// traffic. An accepted response costs one relaxed atomic increment: no
+/// clock, no lock, no I/O. The counts go to the store at a flush: when a
+/// dead letter is stored in a later minute than the last flush (that path
+/// does I/O already), at each flush_traffic(), which the host calls from a
+/// timer (the one that calls metrics::check_alarm()), and when the last copy
+/// of the pipeline is destroyed. Everything counted since the last flush is
+/// attributed to the minute of the flush (the options' clock), so a timer
+/// every few seconds keeps each minute right to within that interval. A
+/// dead letter whose answer is retry is counted when it is stored.
+///
 /// \code
 ///   llmdlq::pipeline p{*llmdlq::schema::compile(text), *llmdlq::sqlite_store::open("dlq.db"), options};
 ///   for (auto& message : consumer) {
@@ -65,7 +141,7 @@ struct disposition {
 class pipeline {
  public:
   pipeline(llmdlq::schema schema, sink_handle dead_letters, process_options options = {},
-           std::optional<sink_handle> fallback = std::nullopt)
+           std::optional<sink_handle> fallback = std::nullopt, traffic_recording traffic = traffic_recording::on)
       : schema_(std::move(schema)),
         sink_(std::move(dead_letters)),
         fallback_(std::move(fallback)),
@@ -74,6 +150,7 @@ class pipeline {
       sink_slot_ = options_.metrics->sink_slot(sink_.name());
       if (fallback_) fallback_slot_ = options_.metrics->sink_slot(fallback_->name());
     }
+    if (traffic == traffic_recording::on) traffic_ = detail::make_traffic_counter(sink_, options_.clock);
   }
 
   /// Accepted: commit. Failed and stored in the sink: commit (the failure
@@ -87,13 +164,35 @@ class pipeline {
 
   [[nodiscard]] const process_options& options() const noexcept { return options_; }
 
+  /// Whether the pipeline records traffic: made with traffic_recording::on,
+  /// and its dead-letter sink is a moderation_store.
+  [[nodiscard]] bool records_traffic() const noexcept { return traffic_ != nullptr; }
+
+  /// Adds what was counted since the last flush to the store's traffic, in
+  /// the minute of now. Thread-safe; success, and nothing done, when the
+  /// pipeline does not record traffic or nothing was counted. On an error
+  /// the counts are kept for the next flush; handle() is never affected.
+  [[nodiscard]] LLMDLQ_INLINE expected<void, moderation_error> flush_traffic() const;
+
+  /// Whether the flushes fail, and why the latest did.
+  [[nodiscard]] LLMDLQ_INLINE traffic_status traffic() const;
+
  private:
+  template <class T>
+  friend class typed_pipeline;
+
+  // An accepted response: handle()'s, or typed_pipeline's (which judges it itself).
+  void count_accepted() const noexcept {
+    if (traffic_) traffic_->count_accepted();
+  }
+
   llmdlq::schema schema_;
   sink_handle sink_;
   std::optional<sink_handle> fallback_;
   process_options options_;
   std::size_t sink_slot_ = 0;  // the sinks' series in options_.metrics
   std::size_t fallback_slot_ = 0;
+  std::shared_ptr<detail::traffic_counter> traffic_;  // null when no traffic is recorded
 };
 
 LLMDLQ_END_NAMESPACE

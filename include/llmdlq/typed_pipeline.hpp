@@ -25,7 +25,8 @@ struct typed_disposition : disposition {
 /// to pass, so the two cannot disagree), and an accepted one is read as a T
 /// without a second parse. Failures go to the sinks as pipeline's do, with
 /// the same commit/retry answer, and the sinks are held the same way (see
-/// sink_handle). Thread-safe when the sinks are.
+/// sink_handle), and traffic is recorded as pipeline records it
+/// (traffic_recording). Thread-safe when the sinks are.
 ///
 /// \code
 ///   llmdlq::typed_pipeline<Receipt> p{*llmdlq::sqlite_store::open("dlq.db"), options};
@@ -37,8 +38,9 @@ template <class T>
 class typed_pipeline {
  public:
   explicit typed_pipeline(sink_handle dead_letters, process_options options = {},
-                          std::optional<sink_handle> fallback = std::nullopt)
-      : pipeline_(schema_for<T>(), std::move(dead_letters), std::move(options), std::move(fallback)) {}
+                          std::optional<sink_handle> fallback = std::nullopt,
+                          traffic_recording traffic = traffic_recording::on)
+      : pipeline_(schema_for<T>(), std::move(dead_letters), std::move(options), std::move(fallback), traffic) {}
 
   /// As pipeline::handle, and an accepted response's value as a T.
   [[nodiscard]] typed_disposition<T> handle(std::string_view raw, const request_context& context) const {
@@ -48,6 +50,7 @@ class typed_pipeline {
       d.action = disposition::commit;
       d.accepted = std::move(result->response);
       d.value = std::move(result->value);
+      pipeline_.count_accepted();
     } else {
       static_cast<disposition&>(d) = pipeline_.dead_letter(std::move(result.error()));
     }
@@ -59,8 +62,13 @@ class typed_pipeline {
 
   [[nodiscard]] const process_options& options() const noexcept { return pipeline_.options(); }
 
+  /// As pipeline::records_traffic, flush_traffic and traffic.
+  [[nodiscard]] bool records_traffic() const noexcept { return pipeline_.records_traffic(); }
+  [[nodiscard]] expected<void, moderation_error> flush_traffic() const { return pipeline_.flush_traffic(); }
+  [[nodiscard]] traffic_status traffic() const { return pipeline_.traffic(); }
+
  private:
-  pipeline pipeline_;  // made with schema_for<T>(); handle() judges with process_typed and uses only its dead_letter()
+  pipeline pipeline_;  // made with schema_for<T>(); handle() judges with process_typed, then counts or dead-letters
 };
 
 LLMDLQ_END_NAMESPACE

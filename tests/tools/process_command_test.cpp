@@ -301,6 +301,47 @@ TEST_CASE("process: the id is the record id, the idempotency_key the key", "[too
   CHECK(lines[3].at("error") == "\"id\" must be a string or a number");
   CHECK(lines[4].at("status") == "invalid_input");
   CHECK(lines[4].at("error") == "\"finish_reason\" must be a string");
+  CHECK_FALSE(lines[4].contains("id"));  // it had none
+}
+
+TEST_CASE("process: an invalid line's verdict keeps the id it could read", "[tools][process]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  const auto run = run_llmdlq("process --schema " + schema,
+                              R"({"id": "scan-9", "response": 17})" "\n"
+                              R"({"id": 12, "response": "nope", "finish_reason": 3})" "\n"
+                              R"({"id": 13, "response": "nope", "idempotency_key": [1]})" "\n"
+                              R"(["id", 14])" "\n");
+  CHECK(run.exit_code == 2);
+  const auto lines = lines_of(run.out);
+  REQUIRE(lines.size() == 4);
+  for (const auto& line : lines) CHECK(line.at("status") == "invalid_input");
+  CHECK(lines[0].at("id") == "scan-9");
+  CHECK(lines[1].at("id") == 12);
+  CHECK(lines[2].at("id") == 13);
+  CHECK_FALSE(lines[3].contains("id"));
+}
+
+TEST_CASE("process: a standard output that fails is exit 3 and says how many verdicts were written",
+          "[tools][process]") {
+  if (!std::filesystem::exists("/dev/full")) LLMDLQ_SKIP("/dev/full is missing: no output that fails");
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", schema_json);
+  std::string input;
+  for (int i = 0; i < 2000; ++i) input += R"({"id": )" + std::to_string(i) + R"(, "response": "{\"total\": 1, \"date\": \"2026-01-01\"}"})" "\n";
+  const auto in = dir.write("in.jsonl", input);
+  for (const std::string sink : {std::string("none"), "sqlite:" + (dir.path() / "dlq.db").string()}) {
+    INFO(sink);
+    const auto err = dir.path() / "err";
+    const std::string command = "'" + std::string(LLMDLQ_TOOL) + "' process --schema " + schema + " --sink " + sink +
+                                " <'" + in + "' >/dev/full 2>'" + err.string() + "'";
+    const int status = std::system(command.c_str());
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 3);
+    const auto said = llmdlq::test::slurp(err);
+    CHECK(said.find("cannot write standard output after 0 whole lines: No space left on device") != std::string::npos);
+    CHECK(said.find("the verdicts after the first 0 are missing") != std::string::npos);
+  }
 }
 
 TEST_CASE("process: exit 3 when the DLQ cannot be opened, 2 only for usage and input", "[tools][process]") {

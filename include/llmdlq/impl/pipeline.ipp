@@ -2,6 +2,8 @@
 // Definitions for pipeline.hpp.
 #pragma once
 
+#include <chrono>
+
 #include "llmdlq/config.hpp"
 #include "llmdlq/pipeline.hpp"
 
@@ -13,6 +15,7 @@ LLMDLQ_INLINE disposition pipeline::handle(std::string_view raw, const request_c
     disposition d;
     d.action = disposition::commit;
     d.accepted = std::move(*result);
+    count_accepted();
     return d;
   }
   return dead_letter(std::move(result.error()));
@@ -52,7 +55,83 @@ LLMDLQ_INLINE disposition pipeline::dead_letter(envelope e) const {
     d.error = std::move(stored.error());
   }
   d.dead_letter = std::move(e);
+  if (traffic_ && d.should_commit()) traffic_->count_dead_letter();
   return d;
 }
+
+LLMDLQ_INLINE expected<void, moderation_error> pipeline::flush_traffic() const {
+  if (!traffic_) return {};
+  return traffic_->flush();
+}
+
+LLMDLQ_INLINE traffic_status pipeline::traffic() const {
+  if (!traffic_) return {};
+  return traffic_->status();
+}
+
+namespace detail {
+
+inline std::int64_t minute_of(timestamp t) noexcept {
+  return std::chrono::floor<std::chrono::minutes>(t).time_since_epoch().count();
+}
+
+LLMDLQ_INLINE traffic_counter::traffic_counter(sink_handle dead_letters, moderation_store& store, clock_function clock)
+    : sink_(std::move(dead_letters)), store_(&store), clock_(std::move(clock)) {
+  flushed_minute_.store(minute_of(now()), std::memory_order_relaxed);
+}
+
+LLMDLQ_INLINE traffic_counter::~traffic_counter() {
+  const std::lock_guard lock(mutex_);
+  (void)flush_locked(now());  // best effort: nobody is left to tell
+}
+
+LLMDLQ_INLINE timestamp traffic_counter::now() const { return clock_ ? clock_() : system_now(); }
+
+LLMDLQ_INLINE void traffic_counter::count_dead_letter() {
+  dead_lettered_.fetch_add(1, std::memory_order_relaxed);
+  const timestamp at = now();
+  if (minute_of(at) == flushed_minute_.load(std::memory_order_relaxed)) return;
+  // Another thread flushing takes this count along, or leaves it for the next flush.
+  const std::unique_lock lock(mutex_, std::try_to_lock);
+  if (lock) (void)flush_locked(at);
+}
+
+LLMDLQ_INLINE expected<void, moderation_error> traffic_counter::flush() {
+  const std::lock_guard lock(mutex_);
+  return flush_locked(now());
+}
+
+LLMDLQ_INLINE expected<void, moderation_error> traffic_counter::flush_locked(timestamp at) {
+  flushed_minute_.store(minute_of(at), std::memory_order_relaxed);
+  // Accepted and dead-lettered are counted apart, so each exchange takes a
+  // consistent share: processed is their sum, never fewer than the dead letters.
+  const std::uint64_t accepted = accepted_.exchange(0, std::memory_order_relaxed);
+  const std::uint64_t dead_lettered = dead_lettered_.exchange(0, std::memory_order_relaxed);
+  if (accepted == 0 && dead_lettered == 0) return {};
+  auto recorded = store_->record_traffic(at, accepted + dead_lettered, dead_lettered);
+  if (!recorded) {
+    accepted_.fetch_add(accepted, std::memory_order_relaxed);
+    dead_lettered_.fetch_add(dead_lettered, std::memory_order_relaxed);
+    ++failed_flushes_;
+    last_error_ = recorded.error();
+    return recorded;
+  }
+  last_error_.reset();
+  return {};
+}
+
+LLMDLQ_INLINE traffic_status traffic_counter::status() const {
+  const std::lock_guard lock(mutex_);
+  return {true, failed_flushes_, last_error_};
+}
+
+LLMDLQ_INLINE std::shared_ptr<traffic_counter> make_traffic_counter(const sink_handle& dead_letters,
+                                                                  const clock_function& clock) {
+  auto* store = dynamic_cast<moderation_store*>(&dead_letters.get());
+  if (!store) return nullptr;
+  return std::make_shared<traffic_counter>(dead_letters, *store, clock);
+}
+
+}  // namespace detail
 
 LLMDLQ_END_NAMESPACE
