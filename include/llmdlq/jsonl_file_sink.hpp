@@ -154,9 +154,12 @@ struct jsonl_contents {
 ///   changed), as jsonl_file_sink::open() does; so does a last line without
 ///   a newline that is neither an envelope nor the start of one. The start
 ///   of one (a publish a crash cut short) is dropped, not counted.
-/// - Audit: each purge that is not a dry run appends to_json(report) as one
-///   line to `<path>.audit.jsonl` (created 0600), synced, after the rename:
-///   a crash between the two loses the audit line, not the purge.
+/// - Audit: each purge that is not a dry run appends to_json(report) with
+///   `"phase": "done"` as one line to `<path>.audit.jsonl` (created 0600),
+///   synced, after the rename; one that deletes appends the same line with
+///   `"phase": "intent"` before it, and deletes nothing when it cannot. A
+///   crash or a full disk between the two leaves the intent: letters are
+///   never deleted without an audit line.
 /// - A dry run reads the file without the lock (it may run beside a sink)
 ///   and writes nothing. Nothing to purge: the file is not rewritten, the
 ///   purge is still audited.

@@ -6,6 +6,9 @@
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/sqlite/store.hpp>
 
+#include <sstream>
+#include <vector>
+
 #include "catch.hpp"
 #include "support/expiring_letters.hpp"
 #include "tools/run_tool.hpp"
@@ -67,7 +70,16 @@ TEST_CASE("purge: a JSON Lines DLQ is compacted and audited beside it", "[tools]
   REQUIRE(purged.exit_code == 0);
   CHECK(boost::json::parse(purged.out).at("count") == 3);
   CHECK(llmdlq::read_jsonl_envelopes(file)->envelopes.size() == 3);
-  CHECK(boost::json::parse(slurp(llmdlq::jsonl_purge_audit_path(file))).at("operator") == "alice");
+  // The intent, then the purge done.
+  std::istringstream audit(slurp(llmdlq::jsonl_purge_audit_path(file)));
+  std::vector<std::string> phases;
+  for (std::string line; std::getline(audit, line);) {
+    const auto entry = boost::json::parse(line);
+    CHECK(entry.at("operator") == "alice");
+    CHECK(entry.at("count") == 3);
+    phases.emplace_back(entry.at("phase").as_string());
+  }
+  CHECK(phases == std::vector<std::string>{"intent", "done"});
 }
 
 TEST_CASE("purge: usage errors and a missing store exit 2", "[tools][purge]") {

@@ -58,15 +58,17 @@ TEST_CASE("a JSONL purge keeps exactly the unexpired lines and audits each purge
     CHECK(llmdlq::test::slurp(path) == lines_of(letters.kept));
     CHECK(mode_of(path) == 0640);
     CHECK(mode_of(audit) == 0600);
+    const std::string report_text =
+        R"({"count":3,"oldest_expires_at":"2026-05-30T00:00:00.000Z","newest_expires_at":"2026-06-01T00:00:00.000Z",)"
+        R"("operator":"alice","at":"2026-06-01T00:00:00.000Z","dry_run":false)";
     CHECK(llmdlq::test::slurp(audit) ==
-          R"({"count":3,"oldest_expires_at":"2026-05-30T00:00:00.000Z","newest_expires_at":"2026-06-01T00:00:00.000Z",)"
-          R"("operator":"alice","at":"2026-06-01T00:00:00.000Z","dry_run":false})" "\n");
+          report_text + R"(,"phase":"intent"})" "\n" + report_text + R"(,"phase":"done"})" "\n");
     auto again = llmdlq::purge_jsonl_file(path, letters.request());
     REQUIRE(again.has_value());
     CHECK(again->count == 0);
     CHECK(llmdlq::test::slurp(path) == lines_of(letters.kept));
     CHECK(llmdlq::test::slurp(audit).ends_with(
-        R"({"count":0,"operator":"alice","at":"2026-06-01T00:00:00.000Z","dry_run":false})" "\n"));
+        R"({"count":0,"operator":"alice","at":"2026-06-01T00:00:00.000Z","dry_run":false,"phase":"done"})" "\n"));
     for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
       CHECK(entry.path().string().find(".purge-") == std::string::npos);  // no temporary file left
     }
@@ -86,6 +88,17 @@ TEST_CASE("a JSONL purge keeps exactly the unexpired lines and audits each purge
     CHECK_FALSE(std::filesystem::exists(abandoned));
     CHECK(std::filesystem::exists(other));
     CHECK(llmdlq::test::slurp(path) == lines_of(letters.kept));
+  }
+
+  SECTION("an audit that cannot be written deletes nothing") {
+    std::filesystem::create_directory(audit);  // no line can be appended to it
+    auto refused = llmdlq::purge_jsonl_file(path, letters.request());
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message.find(audit.string()) != std::string::npos);
+    CHECK(llmdlq::test::slurp(path) == lines_of(all));
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      CHECK(entry.path().string().find(".purge-") == std::string::npos);  // no temporary file left
+    }
   }
 
   SECTION("a line that is not an envelope makes it refuse, changing nothing") {

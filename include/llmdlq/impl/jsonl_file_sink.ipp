@@ -493,21 +493,34 @@ LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::fil
   if (write_error == 0 && !pending.empty()) write_error = detail::write_all(compacted.file.fd, pending);
   if (write_error != 0) return unexpected(detail::io_failure("cannot write", compacted.path, write_error));
 
+  // The audit says what a purge will delete before it deletes (an intent
+  // line, synced) and that it did after: no crash or full disk deletes
+  // letters without an audit line.
+  const auto audit_line = [&](std::string_view phase) {
+    auto line = to_json(report);
+    line["phase"] = phase;
+    return boost::json::serialize(line);
+  };
   if (report.count > 0) {
     const int fd = compacted.file.fd;
     (void)::fchown(fd, info.st_uid, info.st_gid);  // kept where allowed; a non-root purge keeps its own
     if (::fchmod(fd, info.st_mode & 07777) != 0) return unexpected(detail::io_failure("cannot chmod", compacted.path, errno));
     if (::fsync(fd) != 0) return unexpected(detail::io_failure("cannot sync", compacted.path, errno));
+    if (auto intended = detail::append_audit_line(path, audit_line("intent")); !intended) {
+      return unexpected(std::move(intended.error()));
+    }
     if (::rename(compacted.path.c_str(), path.c_str()) != 0) {
       return unexpected(detail::io_failure("cannot rename the compacted file over", path, errno));
     }
     compacted.kept = true;
   }
-  if (auto audited = detail::append_audit_line(path, boost::json::serialize(to_json(report))); !audited) {
-    return unexpected(std::move(audited.error()));
-  }
   if (const int error = detail::sync_directory_of(path)) {
     return unexpected(detail::io_failure("cannot sync the directory of", path, error));
+  }
+  if (auto audited = detail::append_audit_line(path, audit_line("done")); !audited) {
+    auto error = std::move(audited.error());
+    if (report.count > 0) error.message = "the purge is done and its intent audited, but " + error.message;
+    return unexpected(std::move(error));
   }
   return report;
 }
