@@ -13,6 +13,7 @@ int process_command(arguments args);
 int stats_command(arguments args);
 int repair_command(arguments args);
 int replay_command(arguments args);
+int deliver_command(arguments args);
 int purge_command(arguments args);
 int rekey_command(arguments args);  // with llmdlq::crypto
 int keys_command(arguments args);   // with llmdlq::crypto

@@ -25,9 +25,16 @@ class kafka_replay_source final : public replay_source {
   /// read on each partition. Letters that are not envelopes are skipped.
   [[nodiscard]] expected<std::vector<stored_letter>, std::string> next(std::string_view after,
                                                                        std::size_t limit) override;
-  [[nodiscard]] expected<void, std::string> update(const stored_letter&, const envelope&,
-                                                   const recovery_result&) override {
-    return {};
+  // A topic keeps no records to update or to be acted on.
+  [[nodiscard]] expected<letter_standing, std::string> update(const stored_letter&, const envelope&,
+                                                              const recovery_result&) override {
+    return letter_standing::ours;
+  }
+  [[nodiscard]] expected<letter_standing, std::string> recheck(const stored_letter&) override {
+    return letter_standing::ours;
+  }
+  [[nodiscard]] expected<letter_standing, std::string> record_call(const stored_letter&, const envelope&) override {
+    return letter_standing::ours;
   }
 
   /// Messages skipped because they held no envelope.

@@ -17,6 +17,7 @@ constexpr std::string_view usage =
     "  stats      count a DLQ's records by category, triage and status\n"
     "  repair     repair the JSON in an LLM response, reporting every change\n"
     "  replay     run the recovery ladder over a DLQ (dry run by default)\n"
+    "  deliver    send the corrections of resolved dead letters downstream, each once\n"
     "  purge      remove a DLQ's expired dead letters, with an audit record\n"
     "  list       list a DLQ's dead letters, filtered, a page at a time\n"
     "  show       show one dead letter: its response with the failing places marked, its history\n"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   if (command == "stats") return stats_command(rest);
   if (command == "repair") return repair_command(rest);
   if (command == "replay") return replay_command(rest);
+  if (command == "deliver") return deliver_command(rest);
   if (command == "purge") return purge_command(rest);
   if (command == "list") return list_command(rest);
   if (command == "show") return show_command(rest);

@@ -125,6 +125,11 @@ boost::json::object record_summary_json(const moderation_record& r, timestamp no
                         {"created_at", r.created_at},
                         {"updated_at", r.updated_at}};
   if (!r.claimed_by.empty()) o.emplace("claimed_by", r.claimed_by);
+  if (r.resolution) {
+    boost::system::error_code ec;
+    auto corrected = boost::json::parse(*r.resolution, ec);
+    o.emplace("resolution", ec ? boost::json::value(*r.resolution) : std::move(corrected));
+  }
   if (const auto created = parse_rfc3339(r.created_at)) {
     o.emplace("age_seconds", std::chrono::duration_cast<std::chrono::seconds>(now - *created).count());
   }

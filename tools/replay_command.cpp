@@ -62,7 +62,8 @@ constexpr std::string_view usage =
     "run:\n"
     "  --execute              call models and write results (default: dry run)\n"
     "  --rate N               letters per second (default 10; 0: no limit)\n"
-    "  --name NAME            the replay's lease and cursor (default: replay)\n"
+    "  --name NAME            the replay's cursor (default: replay); one replay of a store runs at a\n"
+    "                         time whatever the name\n"
     "  --to jsonl:PATH        also append recovered payloads here; the target must be on the allowlist\n"
     "                         named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST, as jsonl: and its\n"
     "                         absolute path with links resolved (an entry ending in * is a prefix)\n"
@@ -335,7 +336,8 @@ class no_replay_state final : public replay_state {
   expected<std::optional<std::string>, replay_state_error> load_cursor(std::string_view) override {
     return std::nullopt;
   }
-  expected<void, replay_state_error> store_cursor(std::string_view, std::string_view, std::string_view) override {
+  expected<void, replay_state_error> store_cursor(std::string_view, std::string_view, std::string_view,
+                                                  std::string_view) override {
     return refuse();
   }
   expected<std::uint32_t, replay_state_error> attempts(std::string_view) override { return 0u; }
@@ -343,6 +345,11 @@ class no_replay_state final : public replay_state {
     return refuse();
   }
   expected<void, replay_state_error> release_attempt(std::string_view) override { return refuse(); }
+  expected<call_hold, replay_state_error> record_call_failure(std::string_view, timestamp, std::string_view) override {
+    return refuse();
+  }
+  expected<call_hold, replay_state_error> hold(std::string_view) override { return call_hold{}; }
+  expected<void, replay_state_error> clear_hold(std::string_view) override { return refuse(); }
   expected<ledger_entry, replay_state_error> record_output(std::string_view, std::string_view, std::string_view,
                                                            std::string_view) override {
     return refuse();
@@ -366,6 +373,7 @@ void print_summary(const settings& s, const replay_summary& r) {
     boost::json::object out{{"store", s.store},        {"dry_run", r.dry_run},     {"seen", r.seen},
                             {"selected", r.selected}, {"recovered", r.recovered}, {"duplicates", r.duplicates},
                             {"exhausted", r.exhausted}, {"held", r.held},       {"delivered", r.delivered},
+                            {"superseded", r.superseded}, {"purged", r.purged},
                             {"calls", r.calls},       {"finished", r.finished}};
     out.emplace("tokens", boost::json::object{{"prompt", r.usage.prompt_tokens},
                                               {"completion", r.usage.completion_tokens},
@@ -397,6 +405,9 @@ void print_summary(const settings& s, const replay_summary& r) {
   if (!r.dry_run) {
     std::cout << fmt::format("recovered {}, exhausted {}, held {}, already written {}, delivered {}\n", r.recovered,
                              r.exhausted, r.held, r.duplicates, r.delivered);
+    if (r.superseded + r.purged > 0) {
+      std::cout << fmt::format("acted on by an operator meanwhile {}, purged meanwhile {}\n", r.superseded, r.purged);
+    }
     std::cout << fmt::format("tokens {} (prompt {}, completion {}) in {} calls\n", r.usage.total(),
                              r.usage.prompt_tokens, r.usage.completion_tokens, r.calls);
   }
@@ -431,23 +442,9 @@ int replay_command(arguments args) {
   }
   std::optional<jsonl_replay_target> target;
   if (!s.to.empty()) {
-    if (!s.to.starts_with("jsonl:") || s.to.size() == 6) {
-      complain("replay", "--to wants jsonl:PATH");
-      return exit_usage;
-    }
-    const char* env = std::getenv("LLMDLQ_REPLAY_ALLOWLIST");
-    const std::string allowlist = !s.allowlist.empty() ? s.allowlist : env != nullptr ? env : "";
-    if (allowlist.empty()) {
-      complain("replay", "--to needs an allowlist of targets (--allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST)");
-      return exit_usage;
-    }
-    const auto path = resolve_jsonl_target(std::string_view(s.to).substr(6));
+    const auto path = allowed_jsonl_target(s.to, s.allowlist);
     if (!path) {
       complain("replay", path.error());
-      return exit_usage;
-    }
-    if (auto allowed = check_allowlist("jsonl:" + path->string(), allowlist); !allowed) {
-      complain("replay", allowed.error());
       return exit_usage;
     }
     if (!s.replay.dry_run) {
@@ -471,7 +468,9 @@ int replay_command(arguments args) {
 
   if (!s.replay.dry_run) {
     s.replay.owner = lease_owner();
-    give_lease_back_on_signal(s.store.starts_with("kafka:") ? s.state : s.store, s.replay.name, s.replay.owner);
+    // One replay per store: a topic's state may be shared by several topics, so its lease names the topic.
+    if (s.store.starts_with("kafka:")) s.replay.lease = std::string(default_replay_lease) + ":" + s.store;
+    give_lease_back_on_signal(s.store.starts_with("kafka:") ? s.state : s.store, s.replay.lease, s.replay.owner);
   }
   auto store = open_store(s);
   if (!store) {
@@ -529,6 +528,10 @@ int replay_command(arguments args) {
     return exit_sink;
   }
   print_summary(s, *summary);
+  if (!std::cout.flush()) {
+    complain("replay", "cannot write the summary to standard output: what the run did is in the store");
+    return exit_sink;
+  }
   return exit_ok;
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -42,6 +43,21 @@ expected<void, std::string> check_allowlist(std::string_view target, const std::
   return unexpected(fmt::format("{} is not on the allowlist {}", target, allowlist_file.string()));
 }
 
+expected<std::filesystem::path, std::string> allowed_jsonl_target(std::string_view to, std::string_view allowlist) {
+  if (!to.starts_with("jsonl:") || to.size() == 6) return unexpected(std::string("--to wants jsonl:PATH"));
+  const char* env = std::getenv("LLMDLQ_REPLAY_ALLOWLIST");
+  const std::string list = !allowlist.empty() ? std::string(allowlist) : env != nullptr ? env : "";
+  if (list.empty()) {
+    return unexpected(std::string("--to needs an allowlist of targets (--allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST)"));
+  }
+  auto path = resolve_jsonl_target(to.substr(6));
+  if (!path) return unexpected(std::move(path.error()));
+  if (auto allowed = check_allowlist("jsonl:" + path->string(), list); !allowed) {
+    return unexpected(std::move(allowed.error()));
+  }
+  return path;
+}
+
 expected<jsonl_replay_target, std::string> jsonl_replay_target::open(const std::filesystem::path& path) {
   bool created = false;
   std::string refusal;
@@ -53,6 +69,14 @@ expected<jsonl_replay_target, std::string> jsonl_replay_target::open(const std::
   std::error_code ec;
   const bool earlier_lines = !created && std::filesystem::is_regular_file(path, ec);
   if (auto existing = earlier_lines ? read_file(path.string()) : expected<std::string, std::string>(); existing) {
+    // A line a crash or a full disk cut short is cut off, so the next line starts on a line of its own;
+    // its payload is still undelivered in the ledger and is written again whole.
+    if (const auto whole = existing->rfind('\n') + 1; whole < existing->size()) {
+      if (::ftruncate(fd, static_cast<off_t>(whole)) != 0) {
+        return unexpected(fmt::format("cannot cut the torn last line of {}: {}", path.string(), std::strerror(errno)));
+      }
+      existing->resize(whole);
+    }
     std::string_view rest = *existing;
     while (!rest.empty()) {
       const auto end = rest.find('\n');
@@ -95,6 +119,8 @@ expected<void, std::string> jsonl_replay_target::deliver(const ledger_entry& ent
   // 2920.00), on one line: a line break in JSON can only be whitespace.
   boost::json::object head{{"idempotency_key", entry.idempotency_key}, {"source", entry.source}};
   if (!entry.dlq_id.empty()) head.emplace("dlq_id", entry.dlq_id);
+  if (!entry.resolved_by.empty()) head.emplace("resolved_by", entry.resolved_by);
+  if (!entry.note.empty()) head.emplace("note", entry.note);
   std::string text = boost::json::serialize(head);
   text.pop_back();  // the closing brace
   text += ",\"output\":";

@@ -22,8 +22,13 @@ expected<std::filesystem::path, std::string> resolve_jsonl_target(std::string_vi
 /// says why not.
 expected<void, std::string> check_allowlist(std::string_view target, const std::filesystem::path& allowlist_file);
 
+/// The file a `--to` spec names, once the allowlist (`allowlist`, or else
+/// $LLMDLQ_REPLAY_ALLOWLIST) allows it; the error says why not (a usage error).
+expected<std::filesystem::path, std::string> allowed_jsonl_target(std::string_view to, std::string_view allowlist);
+
 /// Appends each recovered payload as a JSON line {"idempotency_key", "dlq_id",
-/// "source", "output"} and syncs it. It reads the file's keys when it opens,
+/// "source", "output"} (a correction also "resolved_by" and "note") and
+/// syncs it. A last line a crash cut short is cut off when it opens. It reads the file's keys when it opens,
 /// so a payload delivered before a crash is not written twice. A new file is
 /// its owner's only (0600); one that group or others can write is refused.
 class jsonl_replay_target final : public replay_target {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // What a replay keeps in the store, so that it holds across processes and
 // crashes: who is replaying (a lease), how far it got (a cursor), how many
-// automated attempts each payload has had, and which payloads already went
-// downstream (the replay ledger).
+// automated attempts each payload has had, which calls got no answer and
+// must wait (holds), and which payloads already went downstream (the
+// replay ledger).
 #pragma once
 
 #include <chrono>
@@ -52,7 +53,34 @@ struct ledger_entry {
   std::string output;        ///< the document written first
   timestamp written_at{};
   bool delivered = false;    ///< the downstream write was confirmed (mark_delivered)
+  // Not kept in the ledger: deliver_resolutions() fills them in from the record.
+  std::string resolved_by;   ///< source `operator`: who resolved the letter
+  std::string note;          ///< source `operator`: the note they resolved it with
 };
+
+/// What the state knows of the calls for one key that got no completion
+/// (429, 5xx, a timeout, a cut connection, a body that is no completion).
+/// The key is a payload's idempotency key or an endpoint and model
+/// (endpoint_hold_key), so waits and caps hold across runs and processes.
+struct call_hold {
+  std::uint32_t failures = 0;           ///< such calls in a row
+  std::optional<timestamp> not_before;  ///< no call for this key before then
+  std::string last_error;               ///< what the last of them got
+};
+
+/// The call_hold key of a payload.
+[[nodiscard]] inline std::string payload_hold_key(std::string_view idempotency_key) {
+  std::string key = "payload ";
+  key.append(idempotency_key);
+  return key;
+}
+
+/// The call_hold key of a model at an endpoint.
+[[nodiscard]] inline std::string endpoint_hold_key(std::string_view endpoint, std::string_view model) {
+  std::string key = "endpoint ";
+  key.append(endpoint).append(" ").append(model);
+  return key;
+}
 
 /// The state of replays, kept in a store (sqlite_replay_state,
 /// postgres_replay_state). Every operation is one transaction, so two
@@ -73,8 +101,10 @@ class replay_state {
 
   /// Where the replay `name` stopped: an opaque position (a dlq_id, an offset).
   [[nodiscard]] virtual expected<std::optional<std::string>, replay_state_error> load_cursor(std::string_view name) = 0;
-  /// Moves the cursor, only while `owner` holds the lease `name` (else lease_lost).
-  [[nodiscard]] virtual expected<void, replay_state_error> store_cursor(std::string_view name, std::string_view owner,
+  /// Moves the cursor `name`, only while `owner` holds the lease `lease`
+  /// (else lease_lost): the lease is the store's, the cursor the replay's.
+  [[nodiscard]] virtual expected<void, replay_state_error> store_cursor(std::string_view lease, std::string_view owner,
+                                                                        std::string_view name,
                                                                         std::string_view position) = 0;
 
   /// Automated attempts made on the payload with this idempotency key.
@@ -87,6 +117,17 @@ class replay_state {
   /// Takes back a reserved attempt that made no call to a model (the
   /// endpoint was unreachable, throttled or its breaker open).
   [[nodiscard]] virtual expected<void, replay_state_error> release_attempt(std::string_view idempotency_key) = 0;
+
+  /// Notes a call for `key` that got no completion: one more failure in a
+  /// row, no call before `not_before` (a later time already held stays).
+  /// Returns the hold as it now is.
+  [[nodiscard]] virtual expected<call_hold, replay_state_error> record_call_failure(std::string_view key,
+                                                                                   timestamp not_before,
+                                                                                   std::string_view error) = 0;
+  /// The hold on `key`: no failures and no time when there is none.
+  [[nodiscard]] virtual expected<call_hold, replay_state_error> hold(std::string_view key) = 0;
+  /// A call for `key` got a completion: its hold is lifted.
+  [[nodiscard]] virtual expected<void, replay_state_error> clear_hold(std::string_view key) = 0;
 
   /// Records `output` as the payload's result, unless one is recorded
   /// already: then the entry returned is the earlier one, with `first`

@@ -20,6 +20,16 @@ std::pair<std::string_view, std::string_view> split_position(std::string_view po
   return {position.substr(0, space), position.substr(space + 1)};
 }
 
+// What a refused act says of the record's standing; an error only when the store failed.
+expected<letter_standing, std::string> standing_after(const expected<moderation_record, moderation_error>& acted) {
+  if (acted) return letter_standing::ours;
+  switch (acted.error().code) {
+    case moderation_errc::invalid_transition: return letter_standing::acted_on;  // the operator wins
+    case moderation_errc::not_found: return letter_standing::purged;
+    default: return unexpected(acted.error().message);
+  }
+}
+
 }  // namespace
 
 expected<std::vector<stored_letter>, std::string> moderation_replay_source::next(std::string_view after,
@@ -50,7 +60,7 @@ expected<std::vector<stored_letter>, std::string> moderation_replay_source::next
   return letters;
 }
 
-expected<void, std::string> moderation_replay_source::update(const stored_letter& before, const envelope& after,
+expected<letter_standing, std::string> moderation_replay_source::update(const stored_letter& before, const envelope& after,
                                                              const recovery_result& result) {
   moderation_request request;
   request.dlq_id = before.letter.dlq_id;
@@ -74,14 +84,33 @@ expected<void, std::string> moderation_replay_source::update(const stored_letter
     case stop_effect::exhausted: request.action = moderation_action::exhaust; break;
     case stop_effect::unchanged:
     case stop_effect::later:
-      if (!tried) return {};
+      if (!tried) return letter_standing::ours;
       request.action = moderation_action::record_attempt;
       break;
   }
-  auto acted = store_->act(request);
-  // An operator who acted on the record meanwhile wins: the replay leaves it.
-  if (!acted && acted.error().code != moderation_errc::invalid_transition) return unexpected(acted.error().message);
-  return {};
+  return standing_after(store_->act(request));
+}
+
+
+expected<letter_standing, std::string> moderation_replay_source::record_call(const stored_letter& letter,
+                                                                           const envelope& with_call) {
+  moderation_request request;
+  request.dlq_id = letter.letter.dlq_id;
+  request.operator_name = operator_;
+  request.action = moderation_action::record_attempt;
+  const auto& call = with_call.attempts.history.back();
+  request.note = fmt::format("a call to {} starts", call.model.empty() ? "the model" : call.model);
+  request.envelope_json = serialize(with_call);
+  return standing_after(store_->act(request));
+}
+
+expected<letter_standing, std::string> moderation_replay_source::recheck(const stored_letter& letter) {
+  auto record = store_->get(letter.letter.dlq_id);
+  if (!record) return unexpected(fmt::format("reading {}: {}", letter.letter.dlq_id, record.error().message));
+  if (!*record) return letter_standing::purged;
+  const moderation_status status = (*record)->status;
+  const bool replayable = status == moderation_status::requeued || (!requeued_only_ && status == moderation_status::pending);
+  return replayable ? letter_standing::ours : letter_standing::acted_on;
 }
 
 LLMDLQ_END_NAMESPACE

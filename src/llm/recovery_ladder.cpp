@@ -49,6 +49,7 @@ std::string_view to_string(stop_reason reason) noexcept {
     case stop_reason::throttled: return "throttled";
     case stop_reason::call_failed: return "call_failed";
     case stop_reason::call_rejected: return "call_rejected";
+    case stop_reason::call_waiting: return "call_waiting";
   }
   return "held";
 }
@@ -70,7 +71,8 @@ stop_effect effect_of(stop_reason reason) noexcept {
     case stop_reason::window_budget_spent:
     case stop_reason::circuit_open:
     case stop_reason::throttled:
-    case stop_reason::call_failed: return stop_effect::later;
+    case stop_reason::call_failed:
+    case stop_reason::call_waiting: return stop_effect::later;
   }
   return stop_effect::unchanged;
 }
@@ -96,6 +98,9 @@ namespace {
 constexpr std::string_view outcome_recovered = "recovered";
 constexpr std::string_view outcome_relaxed = "relaxed";
 constexpr std::string_view outcome_call_failed = "call_failed";  // no model answered: not counted
+// Written before a call and replaced by its outcome after: left only by a
+// process that died during the call, which counts (the model may have answered).
+constexpr std::string_view outcome_call_started = "call_started";
 
 bool is_model_step(std::string_view strategy) {
   return strategy == to_string(recovery_step_kind::repair_prompt) ||
@@ -348,8 +353,9 @@ recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attemp
 }
 
 std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recovery_step& step,
-                                                       recovery_result& result, replay_state* state) {
-  auto stop = take_step(e, step, result, state);
+                                                       recovery_result& result, replay_state* state,
+                                                       const call_journal& journal) {
+  auto stop = take_step(e, step, result, state, journal);
   if (const auto& m = impl_->options.metrics) {
     m->count_replay(to_string(step.kind), stop ? to_string(stop->reason) : std::string_view("continued"));
   }
@@ -357,7 +363,8 @@ std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recove
 }
 
 std::optional<recovery_step> recovery_ladder::take_step(envelope& e, const recovery_step& step,
-                                                        recovery_result& result, replay_state* state) {
+                                                        recovery_result& result, replay_state* state,
+                                                        const call_journal& journal) {
   impl& m = *impl_;
   const recovery_ladder_options& o = m.options;
   result.steps.push_back(step);
@@ -444,12 +451,46 @@ std::optional<recovery_step> recovery_ladder::take_step(envelope& e, const recov
   const std::string key = endpoint + '\n' + step.model;
   const timestamp now = o.clock();
   timestamp not_before = now;
+  // What earlier runs and other processes were told, when a state keeps it.
+  call_hold payload_hold, endpoint_hold;
+  const std::string payload_key = payload_hold_key(e.idempotency_key);
+  const std::string endpoint_key = endpoint_hold_key(endpoint, step.model);
+  if (state != nullptr) {
+    auto held = state->hold(payload_key);
+    auto at_endpoint = held ? state->hold(endpoint_key) : held;
+    if (!held || !at_endpoint) {
+      result.retry_after = std::chrono::seconds(1);
+      return stop_with(stop_reason::call_failed,
+                       "the replay state is unavailable: " + (!held ? held : at_endpoint).error().message);
+    }
+    payload_hold = std::move(*held);
+    endpoint_hold = std::move(*at_endpoint);
+    if (payload_hold.failures >= o.max_call_failures) {
+      return stop_with(stop_reason::exhausted, fmt::format("{} calls in a row got no completion (the last: {})",
+                                                           payload_hold.failures, payload_hold.last_error));
+    }
+    if (payload_hold.not_before && *payload_hold.not_before > now) {
+      result.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(*payload_hold.not_before - now);
+      return stop_with(stop_reason::call_waiting,
+                       fmt::format("its last call got no completion ({}); it waits until {}", payload_hold.last_error,
+                                   format_rfc3339(*payload_hold.not_before)));
+    }
+    if (endpoint_hold.not_before && *endpoint_hold.not_before > now) {
+      if (endpoint_hold.failures >= o.breaker.failure_threshold) {
+        result.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(*endpoint_hold.not_before - now);
+        return stop_with(stop_reason::circuit_open,
+                         fmt::format("the circuit of {} is open after {} failed calls in a row", step.model,
+                                     endpoint_hold.failures));
+      }
+      not_before = *endpoint_hold.not_before;
+    }
+  }
   if (auto refusal = m.breaker.admit(endpoint, step.model)) {
     if (refusal->reason == call_refusal::reason_kind::circuit_open) {
       result.retry_after = std::chrono::duration_cast<std::chrono::milliseconds>(refusal->until - now);
       return stop_with(stop_reason::circuit_open, "the circuit of " + step.model + " is open");
     }
-    not_before = refusal->until;
+    not_before = std::max(not_before, refusal->until);
   }
   {
     const std::lock_guard lock(m.mutex);
@@ -486,6 +527,17 @@ std::optional<recovery_step> recovery_ladder::take_step(envelope& e, const recov
   request.temperature = o.temperature;
   if (o.send_schema) request.json_schema = m.schema_text;
   record.model = step.model;
+  if (journal) {
+    e.attempts.history.push_back(record);
+    e.attempts.history.back().outcome = std::string(outcome_call_started);
+    const bool written = journal(e);
+    e.attempts.history.pop_back();
+    if (!written) {
+      if (state != nullptr) (void)state->release_attempt(e.idempotency_key);
+      result.retry_after = std::chrono::seconds(1);
+      return stop_with(stop_reason::call_failed, "the call could not be written down before it was made");
+    }
+  }
 
   auto answer = m.client->complete(request);
   ++result.calls;
@@ -512,7 +564,18 @@ std::optional<recovery_step> recovery_ladder::take_step(envelope& e, const recov
       until = after + wait;
     }
     result.retry_after = wait;
-    if (error.decision.reason == "rate_limited") {
+    const bool rate_limited = error.decision.reason == "rate_limited";
+    if (state != nullptr) {
+      // The payload waits at least the backoff's ceiling for its failures so far, so a next run does not ask
+      // again at once; the endpoint waits what it said, or the cool-down once the breaker's threshold is met.
+      const std::string what = error.decision.reason + ": " + error.message;
+      const auto payload_wait = std::max(wait, backoff_ceiling(payload_hold.failures, o.backoff));
+      (void)state->record_call_failure(payload_key, after + payload_wait, what);
+      const bool opens = !rate_limited && endpoint_hold.failures + 1 >= o.breaker.failure_threshold;
+      (void)state->record_call_failure(endpoint_key, after + (opens ? std::max(wait, o.breaker.cool_down) : wait),
+                                       what);
+    }
+    if (rate_limited) {
       m.breaker.record_throttle(endpoint, step.model, after + wait);
       return stop_with(stop_reason::throttled, "rate limited: " + error.message);
     }
@@ -522,6 +585,10 @@ std::optional<recovery_step> recovery_ladder::take_step(envelope& e, const recov
 
   completion& c = *answer;
   m.breaker.record_success(endpoint, step.model);
+  if (state != nullptr) {
+    if (payload_hold.failures > 0) (void)state->clear_hold(payload_key);
+    if (endpoint_hold.failures > 0) (void)state->clear_hold(endpoint_key);
+  }
   {
     const std::lock_guard lock(m.mutex);
     m.backing_off.erase(key);
@@ -566,7 +633,7 @@ std::optional<recovery_step> recovery_ladder::take_step(envelope& e, const recov
   return std::nullopt;
 }
 
-recovery_result recovery_ladder::run(envelope& e, replay_state* state) {
+recovery_result recovery_ladder::run(envelope& e, replay_state* state, const call_journal& journal) {
   recovery_result result;
   std::uint32_t made = 0;
   if (state != nullptr) {
@@ -576,7 +643,7 @@ recovery_result recovery_ladder::run(envelope& e, replay_state* state) {
   // this ends; the bound is a second guard.
   for (int steps = 0; steps < 16; ++steps) {
     const recovery_step step = next_step(e, made);
-    if (auto stop = run_step(e, step, result, state)) {
+    if (auto stop = run_step(e, step, result, state, journal)) {
       result.reason = stop->reason;
       result.detail = std::move(stop->detail);
       if (step.kind != recovery_step_kind::stop) result.steps.push_back(*stop);

@@ -30,6 +30,14 @@ bool is_zero_token(recovery_step_kind kind) {
          kind == recovery_step_kind::relax_schema;
 }
 
+// A later that holds back this letter only (its call got no completion, and
+// the state keeps its wait): the run goes on with the others, whose calls
+// wait for the endpoint or stop the run when it says so before a call.
+bool waits_alone(const recovery_result& result) {
+  if (result.reason == stop_reason::call_waiting) return true;
+  return result.calls > 0 && (result.reason == stop_reason::call_failed || result.reason == stop_reason::throttled);
+}
+
 constexpr std::size_t sample_text_bytes = 512;
 
 // The ledger's `source` of what replays write.
@@ -81,7 +89,7 @@ expected<replay_summary, replay_state_error> replayer::run() {
   std::string cursor;
   timestamp lease_taken{};
   if (!o.dry_run) {
-    if (auto lease = state_->acquire_lease(o.name, o.owner, o.lease_ttl); !lease) return unexpected(lease.error());
+    if (auto lease = state_->acquire_lease(o.lease, o.owner, o.lease_ttl); !lease) return unexpected(lease.error());
     lease_taken = o.clock();
     auto stored = state_->load_cursor(o.name);
     if (!stored) return unexpected(stored.error());
@@ -92,7 +100,7 @@ expected<replay_summary, replay_state_error> replayer::run() {
     replayer* self;
     bool held;
     ~lease_guard() {
-      if (held) (void)self->state_->release_lease(self->options_.name, self->options_.owner);
+      if (held) (void)self->state_->release_lease(self->options_.lease, self->options_.owner);
     }
   } guard{this, !o.dry_run};
 
@@ -127,7 +135,7 @@ expected<replay_summary, replay_state_error> replayer::run() {
   const auto keep_lease = [&]() -> expected<void, replay_state_error> {
     const timestamp now = o.clock();
     if (now - lease_taken < o.lease_ttl / 3) return {};
-    if (auto lease = state_->acquire_lease(o.name, o.owner, o.lease_ttl); !lease) {
+    if (auto lease = state_->acquire_lease(o.lease, o.owner, o.lease_ttl); !lease) {
       return unexpected(replay_state_error{replay_state_errc::lease_lost, "the lease went to " + lease.error().holder,
                                            lease.error().holder, lease.error().expires_at});
     }
@@ -137,7 +145,7 @@ expected<replay_summary, replay_state_error> replayer::run() {
   const auto move_cursor = [&](const std::string& position) -> expected<void, replay_state_error> {
     cursor = position;
     if (o.dry_run) return {};
-    return state_->store_cursor(o.name, o.owner, cursor);
+    return state_->store_cursor(o.lease, o.owner, o.name, cursor);
   };
 
   std::size_t ran = 0;
@@ -200,6 +208,15 @@ expected<replay_summary, replay_state_error> replayer::run() {
       }
       pace();
       if (auto lease = keep_lease(); !lease) return unexpected(lease.error());
+      if (!*written) {
+        auto standing = source_->recheck(stored);
+        if (!standing) return fail("the source could not read a letter again: " + standing.error());
+        if (*standing != letter_standing::ours) {
+          ++(*standing == letter_standing::purged ? summary.purged : summary.superseded);
+          if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
+          continue;
+        }
+      }
       envelope letter = stored.letter;
       recovery_result result;
       if (*written) {
@@ -209,7 +226,17 @@ expected<replay_summary, replay_state_error> replayer::run() {
         ++summary.duplicates;
         ++summary.by_outcome["duplicate"];
       } else {
-        result = ladder_->run(letter, state_);
+        expected<letter_standing, std::string> journaled = letter_standing::ours;
+        result = ladder_->run(letter, state_, [&](const envelope& with_call) {
+          journaled = source_->record_call(stored, with_call);
+          return journaled && *journaled == letter_standing::ours;
+        });
+        if (!journaled) return fail("the source could not record a call before it: " + journaled.error());
+        if (*journaled != letter_standing::ours) {  // taken or purged just now: no call was made
+          ++(*journaled == letter_standing::purged ? summary.purged : summary.superseded);
+          if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
+          continue;
+        }
         summary.usage += result.usage;
         summary.calls += result.calls;
         ++summary.by_outcome[std::string(to_string(result.reason))];
@@ -231,10 +258,11 @@ expected<replay_summary, replay_state_error> replayer::run() {
           case stop_effect::later: break;
         }
       }
-      if (auto updated = source_->update(stored, letter, result); !updated) {
-        return fail("the source could not record the replay: " + updated.error());
-      }
-      if (result.effect() == stop_effect::later) {
+      auto updated = source_->update(stored, letter, result);
+      if (!updated) return fail("the source could not record the replay: " + updated.error());
+      summary.superseded += *updated == letter_standing::acted_on;
+      summary.purged += *updated == letter_standing::purged;
+      if (result.effect() == stop_effect::later && !waits_alone(result)) {
         // The endpoint or the budget says later: stop here, and resume at this letter.
         summary.stopped_because = fmt::format("{}: {}", to_string(result.reason), result.detail);
         return summary;

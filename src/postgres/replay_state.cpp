@@ -60,7 +60,7 @@ ledger_entry read_entry(const PGresult* r, int row) {
 struct postgres_replay_state::impl {
   std::string conninfo;
   postgres_replay_state_options options;
-  std::string leases, cursors, attempts, ledger;  // quoted table names
+  std::string leases, cursors, attempts, ledger, holds;  // quoted table names
   std::string ledger_columns;
   connection conn;
   bool session_ready = false;
@@ -132,10 +132,16 @@ struct postgres_replay_state::impl {
         delivered       boolean NOT NULL DEFAULT false
       );
       CREATE INDEX IF NOT EXISTS {4} ON {3} (written_at) WHERE NOT delivered;
+      CREATE TABLE IF NOT EXISTS {6} (
+        key        text PRIMARY KEY,
+        failures   bigint NOT NULL CHECK (failures >= 0),
+        not_before timestamptz NOT NULL,
+        last_error text NOT NULL
+      );
       COMMIT;
     )sql",
         leases, cursors, attempts, ledger, quote_identifier(options.table_prefix + "_ledger_undelivered"),
-        fmt::format("'{}'", options.table_prefix));
+        fmt::format("'{}'", options.table_prefix), holds);
     const result r(PQexec(conn.get(), ddl.c_str()));
     if (!r || PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
       auto error = to_error(classify(conn.get(), r.get(), "create the replay tables"));
@@ -143,6 +149,18 @@ struct postgres_replay_state::impl {
       return unexpected(std::move(error));
     }
     return {};
+  }
+
+  expected<call_hold, replay_state_error> hold_of(const std::string& key) {
+    auto r = query(fmt::format("SELECT failures, {}, last_error FROM {} WHERE key = $1", epoch_ms("not_before"), holds),
+                   std::array<const char*, 1>{key.c_str()}, "hold");
+    if (!r) return unexpected(std::move(r.error()));
+    call_hold found;
+    if (PQntuples(r->get()) == 0) return found;
+    found.failures = static_cast<std::uint32_t>(std::strtoull(PQgetvalue(r->get(), 0, 0), nullptr, 10));
+    found.not_before = read_time(r->get(), 0, 1);
+    found.last_error = std::string(PQgetvalue(r->get(), 0, 2), PQgetlength(r->get(), 0, 2));
+    return found;
   }
 
   expected<std::optional<ledger_entry>, replay_state_error> entry(const std::string& key) {
@@ -175,6 +193,7 @@ expected<postgres_replay_state, replay_state_error> postgres_replay_state::open(
   state->cursors = quote_identifier(p + "_cursors");
   state->attempts = quote_identifier(p + "_attempts");
   state->ledger = quote_identifier(p + "_ledger");
+  state->holds = quote_identifier(p + "_holds");
   state->ledger_columns =
       fmt::format("idempotency_key, source, dlq_id, output, {}, delivered", epoch_ms("written_at"));
   state->options = std::move(options);
@@ -245,24 +264,26 @@ expected<std::optional<std::string>, replay_state_error> postgres_replay_state::
   });
 }
 
-expected<void, replay_state_error> postgres_replay_state::store_cursor(std::string_view name, std::string_view owner,
+expected<void, replay_state_error> postgres_replay_state::store_cursor(std::string_view lease, std::string_view owner,
+                                                                       std::string_view name,
                                                                        std::string_view position) {
-  const std::string cursor(name), who(owner), where(position);
+  const std::string held_lease(lease), cursor(name), who(owner), where(position);
   auto& s = *impl_;
   return s.run(true, [&]() -> expected<void, replay_state_error> {
     const std::string at = format_rfc3339(s.now());
     // The lease row is share-locked until the cursor moved: it cannot change hands meanwhile.
     auto r = s.query(fmt::format("WITH held AS (SELECT 1 FROM {} WHERE name = $1 AND owner = $2 "
                                  "AND expires_at > $4::timestamptz FOR SHARE) "
-                                 "INSERT INTO {} (name, position) SELECT $1, $3 FROM held "
+                                 "INSERT INTO {} (name, position) SELECT $5, $3 FROM held "
                                  "ON CONFLICT (name) DO UPDATE SET position = EXCLUDED.position RETURNING 1",
                                  s.leases, s.cursors),
-                     std::array<const char*, 4>{cursor.c_str(), who.c_str(), where.c_str(), at.c_str()},
+                     std::array<const char*, 5>{held_lease.c_str(), who.c_str(), where.c_str(), at.c_str(),
+                                                cursor.c_str()},
                      "store_cursor");
     if (!r) return unexpected(std::move(r.error()));
     if (PQntuples(r->get()) == 0) {
       return unexpected(refused(replay_state_errc::lease_lost,
-                                fmt::format("{} does not hold the lease {}: the cursor stays", owner, name)));
+                                fmt::format("{} does not hold the lease {}: the cursor {} stays", owner, lease, name)));
     }
     return {};
   });
@@ -308,6 +329,41 @@ expected<void, replay_state_error> postgres_replay_state::release_attempt(std::s
     auto r = s.query(fmt::format("UPDATE {} SET count = count - 1 WHERE idempotency_key = $1 AND count > 0",
                                  s.attempts),
                      std::array<const char*, 1>{key.c_str()}, "release_attempt", PGRES_COMMAND_OK);
+    if (!r) return unexpected(std::move(r.error()));
+    return {};
+  });
+}
+
+expected<call_hold, replay_state_error> postgres_replay_state::record_call_failure(std::string_view key,
+                                                                                 timestamp not_before,
+                                                                                 std::string_view error) {
+  const std::string k(key), until = format_rfc3339(not_before), what(error);
+  auto& s = *impl_;
+  return s.run(false, [&]() -> expected<call_hold, replay_state_error> {
+    auto r = s.query(fmt::format("INSERT INTO {} AS h (key, failures, not_before, last_error) "
+                                 "VALUES ($1, 1, $2::timestamptz, $3) ON CONFLICT (key) DO UPDATE "
+                                 "SET failures = h.failures + 1, not_before = GREATEST(h.not_before, "
+                                 "EXCLUDED.not_before), last_error = EXCLUDED.last_error",
+                                 s.holds),
+                     std::array<const char*, 3>{k.c_str(), until.c_str(), what.c_str()}, "record_call_failure",
+                     PGRES_COMMAND_OK);
+    if (!r) return unexpected(std::move(r.error()));
+    return s.hold_of(k);
+  });
+}
+
+expected<call_hold, replay_state_error> postgres_replay_state::hold(std::string_view key) {
+  const std::string k(key);
+  auto& s = *impl_;
+  return s.run(true, [&] { return s.hold_of(k); });
+}
+
+expected<void, replay_state_error> postgres_replay_state::clear_hold(std::string_view key) {
+  const std::string k(key);
+  auto& s = *impl_;
+  return s.run(true, [&]() -> expected<void, replay_state_error> {
+    auto r = s.query(fmt::format("DELETE FROM {} WHERE key = $1", s.holds), std::array<const char*, 1>{k.c_str()},
+                     "clear_hold", PGRES_COMMAND_OK);
     if (!r) return unexpected(std::move(r.error()));
     return {};
   });

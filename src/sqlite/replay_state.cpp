@@ -47,6 +47,12 @@ std::string create_schema(const std::string& p) {
       delivered       INTEGER NOT NULL DEFAULT 0
     );
     CREATE INDEX IF NOT EXISTS {0}_ledger_undelivered ON {0}_ledger (written_at) WHERE delivered = 0;
+    CREATE TABLE IF NOT EXISTS {0}_holds (
+      key        TEXT PRIMARY KEY,
+      failures   INTEGER NOT NULL CHECK (failures >= 0),
+      not_before TEXT NOT NULL,
+      last_error TEXT NOT NULL
+    );
   )sql", p);
 }
 
@@ -77,6 +83,7 @@ struct sqlite_replay_state::impl {
   statement get_cursor, put_cursor;
   statement get_attempts, reserve, unreserve;
   statement insert_output, select_output, deliver, pending_outputs;
+  statement note_failure, select_hold, drop_hold;
   std::mutex mutex;
 
   replay_state_error failure(std::string_view what) const {
@@ -116,6 +123,18 @@ struct sqlite_replay_state::impl {
   }
   bool run(statement& s) {
     return run(s, [](sqlite3_stmt*) {});
+  }
+
+  expected<call_hold, replay_state_error> hold_of(std::string_view key) {
+    bind_text(select_hold.get(), 1, key);
+    call_hold found;
+    const bool read = run(select_hold, [&](sqlite3_stmt* row) {
+      found.failures = static_cast<std::uint32_t>(sqlite3_column_int64(row, 0));
+      found.not_before = parse_rfc3339(column_text(row, 1));
+      found.last_error = column_text(row, 2);
+    });
+    if (!read) return unexpected(failure("hold"));
+    return found;
   }
 
   expected<std::optional<ledger_entry>, replay_state_error> entry(std::string_view key) {
@@ -166,7 +185,7 @@ expected<sqlite_replay_state, replay_state_error> sqlite_replay_state::open(cons
       state->drop_lease.prepare(db, fmt::format("DELETE FROM {}_leases WHERE name = ?1 AND owner = ?2", p)) &&
       state->get_cursor.prepare(db, fmt::format("SELECT position FROM {}_cursors WHERE name = ?1", p)) &&
       state->put_cursor.prepare(db, fmt::format(
-          "INSERT INTO {0}_cursors (name, position) SELECT ?1, ?3 WHERE EXISTS (SELECT 1 FROM {0}_leases "
+          "INSERT INTO {0}_cursors (name, position) SELECT ?5, ?3 WHERE EXISTS (SELECT 1 FROM {0}_leases "
           "WHERE name = ?1 AND owner = ?2 AND expires_at > ?4) ON CONFLICT (name) DO UPDATE "
           "SET position = excluded.position", p)) &&
       state->get_attempts.prepare(db, fmt::format(
@@ -184,7 +203,15 @@ expected<sqlite_replay_state, replay_state_error> sqlite_replay_state::open(cons
       state->deliver.prepare(db, fmt::format(
           "UPDATE {}_ledger SET delivered = 1 WHERE idempotency_key = ?1", p)) &&
       state->pending_outputs.prepare(db, fmt::format(
-          "SELECT {} FROM {}_ledger WHERE delivered = 0 AND source = ?2 ORDER BY written_at, rowid LIMIT ?1", ledger_columns, p));
+          "SELECT {} FROM {}_ledger WHERE delivered = 0 AND source = ?2 ORDER BY written_at, rowid LIMIT ?1", ledger_columns, p)) &&
+      // RFC 3339 UTC texts of one width order as their times do: max() keeps the later wait.
+      state->note_failure.prepare(db, fmt::format(
+          "INSERT INTO {0}_holds (key, failures, not_before, last_error) VALUES (?1, 1, ?2, ?3) "
+          "ON CONFLICT (key) DO UPDATE SET failures = failures + 1, not_before = max(not_before, excluded.not_before), "
+          "last_error = excluded.last_error", p)) &&
+      state->select_hold.prepare(db, fmt::format(
+          "SELECT failures, not_before, last_error FROM {}_holds WHERE key = ?1", p)) &&
+      state->drop_hold.prepare(db, fmt::format("DELETE FROM {}_holds WHERE key = ?1", p));
   if (!prepared) return unexpected(state->failure("prepare"));
   return sqlite_replay_state(std::move(state));
 }
@@ -235,19 +262,21 @@ expected<std::optional<std::string>, replay_state_error> sqlite_replay_state::lo
   });
 }
 
-expected<void, replay_state_error> sqlite_replay_state::store_cursor(std::string_view name, std::string_view owner,
+expected<void, replay_state_error> sqlite_replay_state::store_cursor(std::string_view lease, std::string_view owner,
+                                                                     std::string_view name,
                                                                      std::string_view position) {
   return impl_->transaction("store_cursor", [&]() -> expected<void, replay_state_error> {
     const std::string at = format_rfc3339(impl_->now());
     sqlite3_stmt* s = impl_->put_cursor.get();
-    bind_text(s, 1, name);
+    bind_text(s, 1, lease);
     bind_text(s, 2, owner);
     bind_text(s, 3, position);
     bind_text(s, 4, at);
+    bind_text(s, 5, name);
     if (!impl_->run(impl_->put_cursor)) return unexpected(impl_->failure("store_cursor"));
     if (sqlite3_changes(impl_->db) == 0) {
       return unexpected(refused(replay_state_errc::lease_lost,
-                                fmt::format("{} does not hold the lease {}: the cursor stays", owner, name)));
+                                fmt::format("{} does not hold the lease {}: the cursor {} stays", owner, lease, name)));
     }
     return {};
   });
@@ -290,6 +319,32 @@ expected<void, replay_state_error> sqlite_replay_state::release_attempt(std::str
   return impl_->transaction("release_attempt", [&]() -> expected<void, replay_state_error> {
     bind_text(impl_->unreserve.get(), 1, idempotency_key);
     if (!impl_->run(impl_->unreserve)) return unexpected(impl_->failure("release_attempt"));
+    return {};
+  });
+}
+
+expected<call_hold, replay_state_error> sqlite_replay_state::record_call_failure(std::string_view key,
+                                                                               timestamp not_before,
+                                                                               std::string_view error) {
+  return impl_->transaction("record_call_failure", [&]() -> expected<call_hold, replay_state_error> {
+    const std::string until = format_rfc3339(not_before);
+    sqlite3_stmt* s = impl_->note_failure.get();
+    bind_text(s, 1, key);
+    bind_text(s, 2, until);
+    bind_text(s, 3, error);
+    if (!impl_->run(impl_->note_failure)) return unexpected(impl_->failure("record_call_failure"));
+    return impl_->hold_of(key);
+  });
+}
+
+expected<call_hold, replay_state_error> sqlite_replay_state::hold(std::string_view key) {
+  return impl_->transaction("hold", [&] { return impl_->hold_of(key); });
+}
+
+expected<void, replay_state_error> sqlite_replay_state::clear_hold(std::string_view key) {
+  return impl_->transaction("clear_hold", [&]() -> expected<void, replay_state_error> {
+    bind_text(impl_->drop_hold.get(), 1, key);
+    if (!impl_->run(impl_->drop_hold)) return unexpected(impl_->failure("clear_hold"));
     return {};
   });
 }

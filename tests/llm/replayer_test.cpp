@@ -204,28 +204,44 @@ TEST_CASE("One replay per store: the lease", "[replay][lease]") {
   CHECK(f.model.calls() == 1);
 }
 
-TEST_CASE("A stopped replay resumes after the last letter it finished", "[replay][cursor]") {
+TEST_CASE("A stopped replay resumes after the last letter it finished, and one that waits is asked on the next pass",
+          "[replay][cursor]") {
   fixture f;
   fill(f.store, 4, f.clock);
-  f.recovery.max_wait = 0ms;
   f.model.then_reply(valid(0)).then_fail("server_error");  // the second letter meets a failing endpoint
   auto ladder = f.ladder();
   llmdlq::moderation_replay_source source(f.store);
+  f.replay.limit = 2;
   auto first = llmdlq::replayer(ladder, source, f.state, f.replay).run();
   REQUIRE(first.has_value());
   CHECK_FALSE(first->finished);
   CHECK(first->recovered == 1);
-  CHECK(first->stopped_because.starts_with("call_failed"));
-  // Resumed later: it starts at the letter that met the failure, not at the start.
+  CHECK(first->by_outcome.at("call_failed") == 1);
+  const auto hold = f.state.hold(llmdlq::payload_hold_key("k1"));
+  REQUIRE(hold.has_value());
+  CHECK(hold->failures == 1);
+  CHECK(f.state.attempts("k1") == 0u);  // the failed call gave its attempt back
+
+  // Resumed later: it starts after the last letter it finished, the one that waits included.
   f.clock.advance(5min);
-  for (int i = 1; i < 4; ++i) f.model.then_reply(valid(i));
+  f.replay.limit = 0;
+  for (int i = 2; i < 4; ++i) f.model.then_reply(valid(i));
   auto second = llmdlq::replayer(ladder, source, f.state, f.replay).run();
   REQUIRE(second.has_value());
   CHECK(second->finished);
-  CHECK(second->seen == 3);
-  CHECK(second->recovered == 3);
+  CHECK(second->seen == 2);
+  CHECK(second->recovered == 2);
+
+  // The next pass starts over and asks the letter that waited.
+  f.model.then_reply(valid(1));
+  auto third = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(third.has_value());
+  CHECK(third->finished);
+  CHECK(third->seen == 1);
+  CHECK(third->recovered == 1);
   CHECK(f.model.calls() == 5);
-  CHECK(f.state.attempts("k1") == 1u);  // the failed call gave its attempt back
+  CHECK(f.state.attempts("k1") == 1u);
+  CHECK(f.state.hold(llmdlq::payload_hold_key("k1"))->failures == 0);  // lifted by the answer
 }
 
 TEST_CASE("The rate paces letters", "[replay][rate]") {

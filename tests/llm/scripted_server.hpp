@@ -24,6 +24,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -51,6 +52,8 @@ struct scripted_reply {
   /// Sends the body in chunks without a Content-Length, so that the client
   /// learns its size only while reading it.
   bool chunked = false;
+  /// Sends half the body in chunks, then drops the connection.
+  bool cut = false;
 };
 
 /// One request the server received.
@@ -59,6 +62,7 @@ struct recorded_request {
   std::string path;
   std::string body;
   httplib::Headers headers;  // names compare case-insensitively
+  std::chrono::steady_clock::time_point at{};  // when it arrived
 
   /// The value of header `name` (the first one), if the request had it.
   [[nodiscard]] std::optional<std::string> header(const std::string& name) const {
@@ -111,6 +115,13 @@ class scripted_server {
   /// `http://127.0.0.1:<port>/v1`, what an OpenAI-compatible client takes.
   [[nodiscard]] std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
 
+  /// Answers each request `answer` gives a reply for, ahead of the script
+  /// (which then answers the others, in order).
+  void answer_with(std::function<std::optional<scripted_reply>(const recorded_request&)> answer) {
+    const std::lock_guard lock(mutex_);
+    responder_ = std::move(answer);
+  }
+
   /// Appends a reply to the script.
   void add(scripted_reply reply) {
     const std::lock_guard lock(mutex_);
@@ -132,9 +143,14 @@ class scripted_server {
     scripted_reply reply;
     {
       std::unique_lock lock(mutex_);
-      const std::size_t index = requests_.size();
-      requests_.push_back({request.method, request.path, request.body, request.headers});
-      if (index < script_.size()) {
+      requests_.push_back(
+          {request.method, request.path, request.body, request.headers, std::chrono::steady_clock::now()});
+      std::optional<scripted_reply> chosen = responder_ ? responder_(requests_.back()) : std::nullopt;
+      const std::size_t index = scripted_++;
+      if (chosen) {
+        --scripted_;
+        reply = std::move(*chosen);
+      } else if (index < script_.size()) {
         reply = script_[index];
       } else {
         reply.status = 500;
@@ -144,13 +160,15 @@ class scripted_server {
     }
     response.status = reply.status;
     for (const auto& [name, value] : reply.headers) response.set_header(name, value);
-    if (!reply.chunked) {
+    if (!reply.chunked && !reply.cut) {
       response.set_content(reply.body, reply.content_type.c_str());
       return;
     }
     auto body = std::make_shared<std::string>(std::move(reply.body));
-    response.set_chunked_content_provider(reply.content_type, [body](std::size_t offset, httplib::DataSink& sink) {
+    const bool cut = reply.cut;
+    response.set_chunked_content_provider(reply.content_type, [body, cut](std::size_t offset, httplib::DataSink& sink) {
       constexpr std::size_t chunk = 1024;
+      if (cut && offset >= body->size() / 2) return false;  // httplib closes the connection
       if (offset < body->size()) {
         sink.write(body->data() + offset, std::min(chunk, body->size() - offset));
       } else {
@@ -167,6 +185,8 @@ class scripted_server {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::vector<scripted_reply> script_;
+  std::size_t scripted_ = 0;  // requests the script answered (or had no reply for)
+  std::function<std::optional<scripted_reply>(const recorded_request&)> responder_;
   std::vector<recorded_request> requests_;
 };
 

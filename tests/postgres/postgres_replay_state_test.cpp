@@ -95,14 +95,14 @@ TEST_CASE("postgres_replay_state: a lease is exclusive, renewed by its holder, r
 
   // The cursor moves only for the holder of an unexpired lease.
   CHECK(alice.load_cursor("receipts").value() == std::nullopt);
-  REQUIRE(alice.store_cursor("receipts", "alice", "dlq-0001").has_value());
+  REQUIRE(alice.store_cursor("receipts", "alice", "receipts", "dlq-0001").has_value());
   CHECK(bob.load_cursor("receipts").value() == "dlq-0001");
-  CHECK(bob.store_cursor("receipts", "bob", "dlq-0009").error().code == replay_state_errc::lease_lost);
+  CHECK(bob.store_cursor("receipts", "bob", "receipts", "dlq-0009").error().code == replay_state_errc::lease_lost);
   clock.now += 30s;  // alice's lease expired
-  CHECK(alice.store_cursor("receipts", "alice", "dlq-0002").error().code == replay_state_errc::lease_lost);
+  CHECK(alice.store_cursor("receipts", "alice", "receipts", "dlq-0002").error().code == replay_state_errc::lease_lost);
   REQUIRE(bob.acquire_lease("receipts", "bob", 60s).has_value());
   CHECK(alice.acquire_lease("receipts", "alice", 60s).error().holder == "bob");
-  REQUIRE(bob.store_cursor("receipts", "bob", "dlq-0003").has_value());
+  REQUIRE(bob.store_cursor("receipts", "bob", "receipts", "dlq-0003").has_value());
   CHECK(alice.load_cursor("receipts").value() == "dlq-0003");
   REQUIRE(bob.release_lease("receipts", "bob").has_value());
   CHECK(alice.acquire_lease("receipts", "alice", 60s).has_value());
@@ -263,7 +263,7 @@ TEST_CASE("postgres_replay_state: after a server restart the state is there and 
   scratch_prefix prefix;
   auto state = open_state(prefix);
   REQUIRE(state.acquire_lease("receipts", "alice", 600s).has_value());
-  REQUIRE(state.store_cursor("receipts", "alice", "dlq-0001").has_value());
+  REQUIRE(state.store_cursor("receipts", "alice", "receipts", "dlq-0001").has_value());
   REQUIRE(state.reserve_attempt("receipt-1", 2).value() == 1);
   REQUIRE(std::system(restart) == 0);
 

@@ -2,11 +2,17 @@
 // The operator commands as a shell user runs them: list (filters, pages and
 // cursors), show (the failing places marked), claim/resolve/discard/requeue
 // (the log, refused corrections, lost races), top.
+#include <sqlite3.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
 #include <boost/json.hpp>
+#include <llmdlq/envelope.hpp>
+#include <llmdlq/llm/resolution_delivery.hpp>
+#include <llmdlq/sqlite/replay_state.hpp>
 #include <llmdlq/sqlite/store.hpp>
 
 #include "catch.hpp"
@@ -264,4 +270,92 @@ TEST_CASE("process records its traffic in a SQLite sink", "[tools][operator]") {
   CHECK(timeline->front().processed == 2);
   CHECK(timeline->front().dead_lettered == 1);
   CHECK(timeline->front().dead_letters() == 1);
+}
+
+TEST_CASE("deliver: resolved corrections go downstream once, with who resolved them, across a crash",
+          "[tools][operator][deliver]") {
+  filled_dlq dlq(response_line(1, schema_failure) + response_line(2, syntax_failure) +
+                 response_line(3, R"({"total": 3 "email": "z@y.x"})"));
+  const auto ids = [&] {
+    std::vector<std::string> found;
+    for (const auto& row : json_lines(run_llmdlq("list " + dlq.store + " --json").out)) {
+      found.emplace_back(row.at("dlq_id").as_string());
+    }
+    return found;
+  }();
+  REQUIRE(ids.size() == 3);
+  const auto corrected = dlq.dir.write("corrected.json", R"({"total": 12, "email": "a@b.c"})");
+  for (const std::string& id : {ids[0], ids[1]}) {
+    REQUIRE(run_llmdlq("claim " + dlq.store + " " + id + " --operator ann").exit_code == 0);
+    REQUIRE(run_llmdlq("resolve " + dlq.store + " " + id + " --operator ann --note 'read off the scan' --schema " +
+                       dlq.schema + " --corrected " + corrected)
+                .exit_code == 0);
+  }
+  // list --json shows the resolution.
+  std::size_t shown = 0;
+  for (const auto& row : json_lines(run_llmdlq("list " + dlq.store + " --json").out)) {
+    if (row.contains("resolution")) {
+      CHECK(row.at("resolution").at("total") == 12);
+      ++shown;
+    }
+  }
+  CHECK(shown == 2);
+
+  const auto root = std::filesystem::canonical(dlq.dir.path());
+  const auto out = (root / "corrections.jsonl").string();
+  const auto allowlist = dlq.dir.write("targets.allow", "jsonl:" + out + "\n");
+  const std::string deliver = "deliver " + dlq.store + " --json --to jsonl:" + out + " --allowlist " + allowlist;
+  const auto lines_of_out = [&] { return json_lines(llmdlq::test::slurp(out)); };
+
+  // A run killed after the ledger took one correction and before it was written: the next run writes it.
+  std::string first_key;
+  {
+    auto store = llmdlq::sqlite_store::open(dlq.db);
+    REQUIRE(store.has_value());
+    auto record = store->get(ids[0]);
+    REQUIRE(record.has_value());
+    REQUIRE(record->has_value());
+    first_key = llmdlq::parse_envelope((*record)->envelope_json)->idempotency_key;
+    auto state = llmdlq::sqlite_replay_state::open(dlq.db);
+    REQUIRE(state.has_value());
+    REQUIRE(state->record_output(first_key, llmdlq::resolution_source_name, ids[0], *(*record)->resolution)
+                .has_value());
+  }
+  auto run = run_llmdlq(deliver);
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  auto summary = boost::json::parse(run.out);
+  CHECK(summary.at("resolved") == 2);
+  CHECK(summary.at("delivered") == 2);
+  auto lines = lines_of_out();
+  REQUIRE(lines.size() == 2);
+  for (const auto& line : lines) {
+    CHECK(line.at("source") == "operator");
+    CHECK(line.at("resolved_by") == "ann");
+    CHECK(line.at("note") == "read off the scan");
+    CHECK(line.at("output").at("total") == 12);
+  }
+
+  // A run killed after it wrote a correction and before the ledger said so: the target has it, nothing twice.
+  {
+    auto state = llmdlq::sqlite_replay_state::open(dlq.db);
+    REQUIRE(state.has_value());
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(dlq.db.c_str(), &db) == SQLITE_OK);
+    const std::string undo = "UPDATE llmdlq_replay_ledger SET delivered = 0 WHERE idempotency_key = '" + first_key + "'";
+    CHECK(sqlite3_exec(db, undo.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  run = run_llmdlq(deliver);
+  REQUIRE(run.exit_code == 0);
+  CHECK(lines_of_out().size() == 2);
+  run = run_llmdlq(deliver);
+  REQUIRE(run.exit_code == 0);
+  summary = boost::json::parse(run.out);
+  CHECK(summary.at("delivered") == 0);
+  CHECK(summary.at("already_delivered") == 2);
+  CHECK(lines_of_out().size() == 2);
+
+  CHECK(run_llmdlq("deliver " + dlq.store).exit_code == 2);                     // no target
+  CHECK(run_llmdlq("deliver " + dlq.store + " --to jsonl:" + out).exit_code == 2);  // no allowlist
 }

@@ -235,7 +235,7 @@ TEST_CASE("replay: the selection takes only the letters it names", "[tools][repl
   CHECK(q.replay("--category sideways").exit_code == 2);
 }
 
-TEST_CASE("replay: while another replay holds the lease, exit 4 and no call", "[tools][replay]") {
+TEST_CASE("replay: while another replay of the store holds the lease, whatever its name, exit 4 and no call", "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(2));
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
                           chat_completion(llmdlq::test::recovered_answer(1))});
@@ -251,7 +251,15 @@ TEST_CASE("replay: while another replay holds the lease, exit 4 and no call", "[
   CHECK(server.calls() == 0);
   for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::pending);
 
-  // Another name is another lease.
+  // Another name is another cursor, never a second replay of the same letters.
+  run = q.replay("--execute --rate 0 --name other --model-url " + server.base_url());
+  CHECK(run.exit_code == 4);
+  CHECK(server.calls() == 0);
+  {
+    auto state = llmdlq::sqlite_replay_state::open(q.db);
+    REQUIRE(state.has_value());
+    REQUIRE(state->release_lease("replay", "another-host:1").has_value());
+  }
   run = q.replay("--execute --rate 0 --name other --model-url " + server.base_url());
   INFO(run.err);
   CHECK(run.exit_code == 0);
@@ -291,6 +299,58 @@ TEST_CASE("replay: a TERM gives the lease back, so the next run need not wait fo
   for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::recovered);
 }
 
+TEST_CASE("replay: a call cut off by kill -9 is in the letter's history and counted", "[tools][replay]") {
+  const auto letters = llmdlq::test::cut_off_letters(1);
+  dlq q(letters);
+  scripted_server server({llmdlq::test::delayed(chat_completion(llmdlq::test::recovered_answer(0)), 20s),
+                          chat_completion(llmdlq::test::recovered_answer(0), "stop", 7, 4)});
+  REQUIRE(server.listening());
+  const std::string url = server.base_url();
+  const pid_t pid = llmdlq::test::start_llmdlq(
+      {"replay", "sqlite:" + q.db, "--schema", q.schema, "--execute", "--rate", "0", "--model-url", url});
+  REQUIRE(pid > 0);
+  CHECK(llmdlq::test::eventually([&] { return server.calls() == 1; }));
+  REQUIRE(::kill(pid, SIGKILL) == 0);
+  CHECK(llmdlq::test::exit_code_of(pid) == 128 + SIGKILL);
+
+  const auto history_of = [&] {
+    auto opened = llmdlq::sqlite_store::open(q.db, {.read_only = true});
+    REQUIRE(opened.has_value());
+    auto record = opened->get(letters.front().dlq_id);
+    REQUIRE(record.has_value());
+    REQUIRE(record->has_value());
+    return boost::json::parse((*record)->envelope_json).at("attempts").at("history").as_array();
+  };
+  // The call was written down before it was made: who was asked, and when.
+  auto history = history_of();
+  REQUIRE(history.size() == 1);
+  CHECK(history[0].at("outcome") == "call_started");
+  CHECK(history[0].at("model") == "m");
+  CHECK(history[0].at("at").is_string());
+  {
+    auto state = llmdlq::sqlite_replay_state::open(q.db);
+    REQUIRE(state.has_value());
+    CHECK(state->attempts("key-0").value() == 1);
+    char host[256] = {};
+    REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+    // The killed replay's lease would expire on its own; it is given back here so the test need not wait.
+    REQUIRE(state->release_lease("replay", "llmdlq-replay:" + std::string(host) + ":" + std::to_string(pid))
+                .has_value());
+  }
+
+  // The next run makes the second and last automated attempt, and the history keeps both.
+  const auto run = q.replay("--execute --json --rate 0 --model-url " + url);
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(boost::json::parse(run.out).at("recovered") == 1);
+  CHECK(server.calls() == 2);
+  history = history_of();
+  REQUIRE(history.size() == 2);
+  CHECK(history[0].at("outcome") == "call_started");
+  CHECK(history[1].at("outcome") == "recovered");
+  CHECK(history[1].at("tokens") == 11);
+}
+
 TEST_CASE("replay: --rate paces the letters", "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(3));
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
@@ -307,41 +367,55 @@ TEST_CASE("replay: --rate paces the letters", "[tools][replay]") {
   CHECK(took >= 500ms);
 }
 
-TEST_CASE("replay: a run stopped by a failing endpoint resumes where it stopped", "[tools][replay]") {
+TEST_CASE("replay: a letter whose call fails waits in the state, the run goes on, a later run asks it again",
+          "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(3));
-  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)), llmdlq::test::server_error()});
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)), llmdlq::test::server_error(),
+                          chat_completion(llmdlq::test::recovered_answer(2))});
   REQUIRE(server.listening());
   auto run = q.replay("--execute --json --rate 0 --model-url " + server.base_url());
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   auto summary = boost::json::parse(run.out).as_object();
-  CHECK(summary.at("finished") == false);
-  CHECK(summary.at("recovered") == 1);
-  CHECK(summary.at("stopped_because").as_string().starts_with("call_failed"));
-  CHECK(server.calls() == 2);
+  CHECK(summary.at("finished") == true);
+  CHECK(summary.at("recovered") == 2);
+  CHECK(summary.at("by_outcome").at("call_failed") == 1);
+  CHECK(server.calls() == 3);
   CHECK(q.statuses() == std::map<std::string, moderation_status>{{"key-0", moderation_status::recovered},
                                                                  {"key-1", moderation_status::pending},
-                                                                 {"key-2", moderation_status::pending}});
+                                                                 {"key-2", moderation_status::recovered}});
+  {
+    auto state = llmdlq::sqlite_replay_state::open(q.db);
+    REQUIRE(state.has_value());
+    const auto hold = state->hold(llmdlq::payload_hold_key("key-1"));
+    REQUIRE(hold.has_value());
+    CHECK(hold->failures == 1);
+    REQUIRE(hold->not_before.has_value());
+    CHECK(*hold->not_before > llmdlq::system_now());
+    CHECK(hold->last_error.starts_with("server_error"));
+  }
 
-  // The endpoint is back: the next run starts at the letter that failed.
-  server.add(chat_completion(llmdlq::test::recovered_answer(1)));
-  server.add(chat_completion(llmdlq::test::recovered_answer(2)));
+  // At once, the letter still waits: no call.
   run = q.replay("--execute --json --rate 0 --model-url " + server.base_url());
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
-  summary = boost::json::parse(run.out).as_object();
-  CHECK(summary.at("finished") == true);
-  CHECK(summary.at("recovered") == 2);
-  CHECK(summary.at("calls") == 2);
+  CHECK(boost::json::parse(run.out).at("by_outcome").at("call_waiting") == 1);
+  CHECK(server.calls() == 3);
+
+  // Its wait over, the next run asks it again, and only it.
+  server.add(chat_completion(llmdlq::test::recovered_answer(1)));
+  CHECK(llmdlq::test::eventually([&] {
+    run = q.replay("--execute --json --rate 0 --model-url " + server.base_url());
+    return run.exit_code == 0 && q.statuses().at("key-1") == moderation_status::recovered;
+  }));
   CHECK(server.calls() == 4);
-  CHECK(asked_about(server, 2, "letter-1"));
-  CHECK_FALSE(asked_about(server, 2, "letter-0"));
+  CHECK(asked_about(server, 3, "letter-1"));
   for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::recovered);
 }
 
 TEST_CASE("replay: --to writes only to an allowed target, each payload once", "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(3));
-  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)), llmdlq::test::server_error(),
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
                           chat_completion(llmdlq::test::recovered_answer(1)),
                           chat_completion(llmdlq::test::recovered_answer(2))});
   REQUIRE(server.listening());
@@ -366,13 +440,13 @@ TEST_CASE("replay: --to writes only to an allowed target, each payload once", "[
   // Entries name absolute paths, links resolved.
   const auto root = std::filesystem::canonical(q.dir.path());
   const auto allowed = q.dir.write("allowed.allow", "jsonl:" + (root / "out").string() + "*\n");
-  // The first run stops at the failing call, the second finishes, the third finds nothing.
+  // The first run delivers all three, the next ones find nothing to write.
   for (int i = 0; i < 3; ++i) {
     run = q.replay(execute + " --allowlist " + allowed, no_env);
     INFO(run.err);
     CHECK(run.exit_code == 0);
   }
-  CHECK(server.calls() == 4);
+  CHECK(server.calls() == 3);
   std::multiset<std::string> keys;
   std::size_t lines = 0;
   std::istringstream written_lines(slurp(out));
@@ -452,6 +526,60 @@ TEST_CASE("replay: a target that fails stops the run (exit 3), the next run deli
   }
   CHECK(keys == std::multiset<std::string>{"key-0", "key-1"});
   for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::recovered);
+}
+
+TEST_CASE("replay: a target's line torn by a crash is cut off before anything is appended", "[tools][replay]") {
+  dlq q(llmdlq::test::cut_off_letters(2));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
+                          chat_completion(llmdlq::test::recovered_answer(1))});
+  REQUIRE(server.listening());
+  const auto root = std::filesystem::canonical(q.dir.path());
+  const auto out = (root / "out.jsonl").string();
+  const auto allowed = q.dir.write("allowed.allow", "jsonl:" + out + "\n");
+  const std::string earlier = R"({"idempotency_key":"earlier","source":"replay","output":{"total":1}})" "\n";
+  q.dir.write("out.jsonl", earlier + R"({"idempotency_key":"key-9","source":"rep)");
+  REQUIRE(::chmod(out.c_str(), 0600) == 0);
+  const auto run = q.replay("--execute --rate 0 --allowlist " + allowed + " --model-url " + server.base_url() +
+                            " --to jsonl:" + out);
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const std::string written = slurp(out);
+  CHECK(written.starts_with(earlier));
+  std::istringstream lines(written);
+  std::multiset<std::string> keys;
+  for (std::string line; std::getline(lines, line);) {
+    keys.insert(std::string(boost::json::parse(line).at("idempotency_key").as_string()));  // every line parses
+  }
+  CHECK(keys == std::multiset<std::string>{"earlier", "key-0", "key-1"});
+}
+
+TEST_CASE("replay: letters purged while it runs are skipped and counted, and the run goes on to its end",
+          "[tools][replay]") {
+  dlq q(llmdlq::test::cut_off_letters(3));
+  scripted_server server;
+  for (int i = 0; i < 3; ++i) {
+    server.add(llmdlq::test::delayed(chat_completion(llmdlq::test::recovered_answer(i)), 300ms));
+  }
+  REQUIRE(server.listening());
+  const std::string store = "sqlite:" + q.db;
+  const std::string url = server.base_url();
+  const auto out = (q.dir.path() / "summary.json").string();
+  const pid_t pid = llmdlq::test::start_llmdlq(
+      {"replay", store, "--schema", q.schema, "--execute", "--json", "--rate", "0", "--model-url", url}, "/dev/null",
+      out);
+  REQUIRE(pid > 0);
+  // While the first answer is on its way, a purge removes every letter.
+  CHECK(llmdlq::test::eventually([&] { return server.calls() == 1; }));
+  const auto purge = llmdlq::test::run_llmdlq("purge " + store + " --now 2100-01-01T00:00:00Z --operator ops");
+  INFO(purge.err);
+  REQUIRE(purge.exit_code == 0);
+  CHECK(llmdlq::test::exit_code_of(pid) == 0);
+  const auto summary = boost::json::parse(slurp(out)).as_object();
+  CHECK(summary.at("finished") == true);
+  CHECK(summary.at("purged") == 3);
+  CHECK(summary.at("recovered") == 1);  // the call in flight: in the ledger, so no replay asks again
+  CHECK(server.calls() == 1);           // the others were skipped, not asked
+  CHECK(q.statuses().empty());
 }
 
 TEST_CASE("replay: --to is matched by the path it writes, not by how it is spelled", "[tools][replay]") {

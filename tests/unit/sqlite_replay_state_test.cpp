@@ -101,18 +101,18 @@ TEST_CASE("sqlite_replay_state: a lease expires by the injected clock, the curso
 
   CHECK(alice.load_cursor("receipts").value() == std::nullopt);
   REQUIRE(alice.acquire_lease("receipts", "alice", 30s).has_value());
-  REQUIRE(alice.store_cursor("receipts", "alice", "dlq-0001").has_value());
+  REQUIRE(alice.store_cursor("receipts", "alice", "receipts", "dlq-0001").has_value());
   CHECK(bob.load_cursor("receipts").value() == "dlq-0001");
-  auto refused = bob.store_cursor("receipts", "bob", "dlq-0009");
+  auto refused = bob.store_cursor("receipts", "bob", "receipts", "dlq-0009");
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().code == replay_state_errc::lease_lost);
 
   clock.now += 30s;  // expired: nobody holds it, not even alice
-  CHECK(alice.store_cursor("receipts", "alice", "dlq-0002").error().code == replay_state_errc::lease_lost);
+  CHECK(alice.store_cursor("receipts", "alice", "receipts", "dlq-0002").error().code == replay_state_errc::lease_lost);
   REQUIRE(bob.acquire_lease("receipts", "bob", 30s).has_value());
-  CHECK(alice.store_cursor("receipts", "alice", "dlq-0002").error().code == replay_state_errc::lease_lost);
+  CHECK(alice.store_cursor("receipts", "alice", "receipts", "dlq-0002").error().code == replay_state_errc::lease_lost);
   CHECK(alice.acquire_lease("receipts", "alice", 30s).error().code == replay_state_errc::lease_held);
-  REQUIRE(bob.store_cursor("receipts", "bob", "dlq-0003").has_value());
+  REQUIRE(bob.store_cursor("receipts", "bob", "receipts", "dlq-0003").has_value());
   CHECK(alice.load_cursor("receipts").value() == "dlq-0003");
 }
 
@@ -264,7 +264,7 @@ TEST_CASE("sqlite_replay_state: what a process did before SIGKILL is there when 
   if (pid == 0) {
     auto state = sqlite_replay_state::open(file);
     const bool done = state && state->acquire_lease("receipts", "doomed", 60s) &&
-                      state->store_cursor("receipts", "doomed", "dlq-0042") &&
+                      state->store_cursor("receipts", "doomed", "receipts", "dlq-0042") &&
                       state->reserve_attempt("receipt-42", 2) &&
                       state->record_output("receipt-42", "replay", "dlq-0042", R"({"total": 42})");
     if (!done) ::_exit(1);

@@ -24,8 +24,11 @@ class moderation_replay_source final : public replay_source {
 
   [[nodiscard]] expected<std::vector<stored_letter>, std::string> next(std::string_view after,
                                                                        std::size_t limit) override;
-  [[nodiscard]] expected<void, std::string> update(const stored_letter& before, const envelope& after,
-                                                   const recovery_result& result) override;
+  [[nodiscard]] expected<letter_standing, std::string> update(const stored_letter& before, const envelope& after,
+                                                              const recovery_result& result) override;
+  [[nodiscard]] expected<letter_standing, std::string> recheck(const stored_letter& letter) override;
+  [[nodiscard]] expected<letter_standing, std::string> record_call(const stored_letter& letter,
+                                                                   const envelope& with_call) override;
 
  private:
   moderation_store* store_;

@@ -35,6 +35,12 @@ struct recovery_ladder_options {
   /// Model calls per payload. With a replay_state the count lives in the
   /// store and holds across processes; without one, in the envelope's history.
   std::uint32_t max_attempts = 2;
+  /// Calls in a row for one payload that get no completion (429, 5xx, a
+  /// timeout, a cut connection, a body that is no completion) before it goes
+  /// to a person. They give their attempt back; with a replay_state the
+  /// count, the payload's wait and the endpoint's wait and breaker live in
+  /// the store and hold across runs.
+  std::uint32_t max_call_failures = 5;
   std::int64_t max_tokens = 2048;  ///< a re-ask's max_tokens when the envelope names none
   /// A truncated output is asked again only with a larger max_tokens
   /// (doubled each time), up to this.
@@ -92,15 +98,23 @@ class recovery_ladder {
   /// process_llm_response stored, which is redacted already).
   [[nodiscard]] repair_prompt prompt_for(const envelope& e) const;
 
+  /// Given `e` with the model call about to start as the last record of its
+  /// history (outcome `call_started`: model, time), writes it down; false
+  /// when it could not, and the call is not made. A process killed during
+  /// the call so leaves the call in the letter's history, as the store's
+  /// attempt count has it.
+  using call_journal = std::function<bool(const envelope& with_call)>;
+
   /// Runs `step` on `e`, appending an attempt to `e.attempts.history`, and
   /// returns the step to stop with when it ended the ladder. A model step
   /// reserves its attempt in `state` first (when given), and gives it back
-  /// when no model answered.
+  /// when no model answered; `journal` (when given) writes it down before
+  /// the call.
   std::optional<recovery_step> run_step(envelope& e, const recovery_step& step, recovery_result& result,
-                                        replay_state* state = nullptr);
+                                        replay_state* state = nullptr, const call_journal& journal = {});
 
   /// Runs steps until one stops the ladder.
-  [[nodiscard]] recovery_result run(envelope& e, replay_state* state = nullptr);
+  [[nodiscard]] recovery_result run(envelope& e, replay_state* state = nullptr, const call_journal& journal = {});
 
   [[nodiscard]] const circuit_breaker& breaker() const noexcept;
   [[nodiscard]] const recovery_ladder_options& options() const noexcept;
@@ -109,7 +123,7 @@ class recovery_ladder {
   struct impl;
   explicit recovery_ladder(std::unique_ptr<impl> impl) noexcept;
   std::optional<recovery_step> take_step(envelope& e, const recovery_step& step, recovery_result& result,
-                                         replay_state* state);
+                                         replay_state* state, const call_journal& journal);
   std::unique_ptr<impl> impl_;
 };
 

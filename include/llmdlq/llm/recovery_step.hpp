@@ -45,6 +45,7 @@ enum class stop_reason : std::uint8_t {
   throttled,             ///< later: the endpoint asked to wait (429, Retry-After)
   call_failed,           ///< later: the call failed (timeout, network, 5xx)
   call_rejected,         ///< the request can never succeed as it stands (context too long, filtered)
+  call_waiting,          ///< later: this payload's last call got no completion; it waits, the others go on
 };
 
 [[nodiscard]] std::string_view to_string(recovery_step_kind kind) noexcept;

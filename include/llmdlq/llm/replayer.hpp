@@ -32,6 +32,13 @@ struct stored_letter {
   std::string position;  ///< where it is in the source, for the cursor (increasing)
 };
 
+/// Whether a letter's record is still the replay's, since the source read it.
+enum class letter_standing : std::uint8_t {
+  ours,      ///< as read (before the call), or written with the run (after); a source keeping no records says so
+  acted_on,  ///< an operator acted on the record meanwhile: what the operator did stands
+  purged,    ///< the record was purged meanwhile
+};
+
 /// Where a replay reads dead letters and writes what became of them.
 class replay_source {
  public:
@@ -42,8 +49,22 @@ class replay_source {
   /// Records the ladder's run on `letter` (whose history it extended): the
   /// record is recovered, exhausted, or keeps its status with the new
   /// history. A source that cannot write (a Kafka topic) does nothing.
-  [[nodiscard]] virtual expected<void, std::string> update(const stored_letter& before, const envelope& after,
-                                                           const recovery_result& result) = 0;
+  /// Fails only when the source failed: a record an operator acted on or a
+  /// purge removed meanwhile is an outcome, not an error.
+  [[nodiscard]] virtual expected<letter_standing, std::string> update(const stored_letter& before,
+                                                                      const envelope& after,
+                                                                      const recovery_result& result) = 0;
+  /// Writes `with_call` (the letter, its history ending with the model call
+  /// about to start) before the call is made, so that a replay killed
+  /// during it leaves the call in the letter's history. Anything but `ours`
+  /// stops the call (and the letter is skipped and counted). A source that
+  /// keeps no records has nothing to write.
+  [[nodiscard]] virtual expected<letter_standing, std::string> record_call(const stored_letter& letter,
+                                                                           const envelope& with_call) = 0;
+  /// Asked right before the letter's model call: whether the record is
+  /// still the replay's (a batch is read ahead, and operators and purges act
+  /// meanwhile). A letter that is not is skipped and counted.
+  [[nodiscard]] virtual expected<letter_standing, std::string> recheck(const stored_letter& letter) = 0;
 };
 
 /// Where recovered payloads go. Each delivery carries the idempotency key,
@@ -85,12 +106,18 @@ struct replay_progress {
   std::string position;
 };
 
+/// The lease every replay of a store takes unless told otherwise.
+inline constexpr std::string_view default_replay_lease = "replay";
+
 struct replayer_options {
   bool dry_run = true;             ///< judge and count, call no model, change nothing
   double rate = 10.0;              ///< letters per second (a token bucket); 0: no limit
   std::size_t limit = 0;           ///< letters to run at most; 0: all
   std::size_t batch = 100;         ///< letters read per call to the source
-  std::string name = "replay";     ///< the lease's and the cursor's name
+  std::string name = "replay";     ///< the cursor's name: where this replay goes on from
+  /// The lease's name: one replay of a store at a time holds it, whatever
+  /// its `name` (two replays of one store would ask the model twice).
+  std::string lease = std::string(default_replay_lease);
   std::string owner;               ///< who holds the lease (empty: host and pid)
   std::chrono::seconds lease_ttl{120};
   replay_filter filter;
@@ -111,6 +138,8 @@ struct replay_summary {
   std::size_t exhausted = 0;    ///< handed to people
   std::size_t held = 0;         ///< left as they were (held, for review, never replayed)
   std::size_t delivered = 0;    ///< ledger entries delivered to the target (resumed ones too)
+  std::size_t superseded = 0;   ///< an operator acted on the letter after it was read: skipped, or (during its call) the operator's action stands
+  std::size_t purged = 0;       ///< purged after it was read: skipped, or (during its call) its result is in the ledger only
   token_usage usage;
   std::uint32_t calls = 0;
   bool finished = false;        ///< reached the end of the source (the cursor starts over next time)

@@ -80,12 +80,17 @@ class postgres_replay_state final : public replay_state {
   [[nodiscard]] expected<void, replay_state_error> release_lease(std::string_view name,
                                                                  std::string_view owner) override;
   [[nodiscard]] expected<std::optional<std::string>, replay_state_error> load_cursor(std::string_view name) override;
-  [[nodiscard]] expected<void, replay_state_error> store_cursor(std::string_view name, std::string_view owner,
+  [[nodiscard]] expected<void, replay_state_error> store_cursor(std::string_view lease, std::string_view owner,
+                                                                std::string_view name,
                                                                 std::string_view position) override;
   [[nodiscard]] expected<std::uint32_t, replay_state_error> attempts(std::string_view idempotency_key) override;
   [[nodiscard]] expected<std::uint32_t, replay_state_error> reserve_attempt(std::string_view idempotency_key,
                                                                             std::uint32_t max_attempts) override;
   [[nodiscard]] expected<void, replay_state_error> release_attempt(std::string_view idempotency_key) override;
+  [[nodiscard]] expected<call_hold, replay_state_error> record_call_failure(std::string_view key, timestamp not_before,
+                                                                           std::string_view error) override;
+  [[nodiscard]] expected<call_hold, replay_state_error> hold(std::string_view key) override;
+  [[nodiscard]] expected<void, replay_state_error> clear_hold(std::string_view key) override;
   [[nodiscard]] expected<ledger_entry, replay_state_error> record_output(std::string_view idempotency_key,
                                                                          std::string_view source,
                                                                          std::string_view dlq_id,

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq deliver`: sends the corrections people resolved dead letters with
+// downstream, each payload once, through the replay ledger kept in the store.
+#include <iostream>
+#include <memory>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <llmdlq/llm/resolution_delivery.hpp>
+#include <llmdlq/sqlite/replay_state.hpp>
+#ifdef LLMDLQ_TOOL_WITH_POSTGRES
+#  include <llmdlq/postgres/replay_state.hpp>
+#endif
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "replay_targets.hpp"
+#include "store_spec.hpp"
+
+namespace llmdlq::cli {
+namespace {
+
+constexpr std::string_view usage =
+    "usage: llmdlq deliver STORE --to jsonl:PATH [--allowlist FILE] [--json]\n"
+    "  Writes the correction of every resolved dead letter to the target, once per payload: each\n"
+    "  is recorded in the store's replay ledger before it is written and marked delivered after,\n"
+    "  so a run killed midway and run again writes each once. A line holds idempotency_key,\n"
+    "  source (operator), dlq_id, resolved_by, note and output. A payload that went downstream\n"
+    "  before (the original, a replay) is not written again.\n"
+    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE]\n"
+    "  --to jsonl:PATH    the target; it must be on the allowlist named by --allowlist FILE or\n"
+    "                     $LLMDLQ_REPLAY_ALLOWLIST, as for `llmdlq replay --to`\n"
+    "  --json             print the summary as one JSON object\n"
+    "  Exit 0 when done, 2 for usage errors, 3 when the store, the ledger or the target fails (what\n"
+    "  was delivered stays delivered: run it again).\n";
+
+// The replay state kept beside the store's records.
+expected<std::unique_ptr<replay_state>, std::string> open_ledger(const store_spec& spec) {
+  if (spec.kind == store_spec::store_kind::sqlite) {
+    auto state = sqlite_replay_state::open(spec.location);
+    if (!state) return unexpected(state.error().message);
+    return std::unique_ptr<replay_state>(std::make_unique<sqlite_replay_state>(std::move(*state)));
+  }
+#ifdef LLMDLQ_TOOL_WITH_POSTGRES
+  if (spec.kind == store_spec::store_kind::postgres) {
+    auto state = postgres_replay_state::open(spec.location);
+    if (!state) return unexpected(state.error().message);
+    return std::unique_ptr<replay_state>(std::make_unique<postgres_replay_state>(std::move(*state)));
+  }
+#endif
+  return unexpected(std::string("deliver needs a store that keeps a ledger (sqlite: or postgres:)"));
+}
+
+}  // namespace
+
+int deliver_command(arguments args) {
+  std::string_view store_text, to, allowlist;
+  bool json = false;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return exit_ok;
+    }
+    if (arg == "--json") {
+      json = true;
+    } else if (arg == "--to" || arg == "--allowlist") {
+      const auto value = args.value_of(arg);
+      if (!value) return exit_usage;
+      (arg == "--to" ? to : allowlist) = *value;
+    } else if (store_text.empty() && !arg.starts_with("-")) {
+      store_text = arg;
+    } else {
+      return usage_error("deliver", usage, "unexpected argument " + std::string(arg));
+    }
+  }
+  if (store_text.empty()) return usage_error("deliver", usage, "give the DLQ whose resolutions to deliver");
+  if (to.empty()) return usage_error("deliver", usage, "--to is required");
+  const auto spec = parse_store_spec(store_text);
+  if (!spec) return usage_error("deliver", usage, spec.error());
+  if (spec->kind == store_spec::store_kind::kafka) {
+    return usage_error("deliver", usage, "a Kafka topic holds no resolutions: deliver from the moderation store");
+  }
+  const auto path = allowed_jsonl_target(to, allowlist);
+  if (!path) return usage_error("deliver", usage, path.error());
+  auto target = jsonl_replay_target::open(*path);
+  if (!target) {
+    complain("deliver", target.error());
+    return exit_usage;
+  }
+  auto store = open_store(*spec, /*read_only=*/false);
+  if (!store) {
+    complain("deliver", store.error().message);
+    return store.error().usage ? exit_usage : exit_sink;
+  }
+  auto ledger = open_ledger(*spec);
+  if (!ledger) {
+    complain("deliver", ledger.error());
+    return exit_sink;
+  }
+  const auto summary = deliver_resolutions(**store, **ledger, *target);
+  if (!summary) {
+    complain("deliver", summary.error().message);
+    return exit_sink;
+  }
+  if (json) {
+    std::cout << boost::json::serialize(boost::json::object{{"resolved", summary->resolved},
+                                                            {"delivered", summary->delivered},
+                                                            {"already_delivered", summary->already_delivered},
+                                                            {"superseded", summary->superseded}})
+              << '\n';
+  } else {
+    std::cout << fmt::format("{} resolved, {} delivered now, {} delivered before, {} already downstream otherwise\n",
+                             summary->resolved, summary->delivered, summary->already_delivered, summary->superseded);
+  }
+  if (!std::cout.flush()) {
+    complain("deliver", "cannot write the summary to standard output: what was delivered is in the ledger");
+    return exit_sink;
+  }
+  return exit_ok;
+}
+
+}  // namespace llmdlq::cli
