@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The `llmdlq` command-line tool: dispatches to its subcommands.
+#include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string_view>
 
 #include <llmdlq/version.hpp>
@@ -36,16 +38,9 @@ constexpr std::string_view usage =
 #endif
     "run 'llmdlq <command> --help' for a command's options\n";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The command's exit code, or nothing for a command there is not.
+std::optional<int> run_command(std::string_view command, llmdlq::cli::arguments rest) {
   using namespace llmdlq::cli;
-  if (argc < 2) {
-    std::cerr << usage;
-    return exit_usage;
-  }
-  const std::string_view command = argv[1];
-  const arguments rest(std::span<char* const>(argv + 2, static_cast<std::size_t>(argc - 2)));
   if (command == "validate") return validate_command(rest);
   if (command == "process") return process_command(rest);
   if (command == "stats") return stats_command(rest);
@@ -68,6 +63,27 @@ int main(int argc, char** argv) {
 #ifdef LLMDLQ_TOOL_WITH_CONSOLE
   if (command == "console") return console_command(rest);
 #endif
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace llmdlq::cli;
+  if (argc < 2) {
+    std::cerr << usage;
+    return exit_usage;
+  }
+  const std::string_view command = argv[1];
+  const arguments rest(std::span<char* const>(argv + 2, static_cast<std::size_t>(argc - 2)));
+  if (const auto code = run_command(command, rest)) {
+    // Results that did not reach standard output are never a success.
+    if (!std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::cerr << "llmdlq " << command << ": cannot write standard output: what it printed is incomplete\n";
+      return *code == exit_ok ? exit_sink : *code;
+    }
+    return *code;
+  }
   if (command == "--version") {
     std::cout << "llmdlq " << llmdlq::version_string << '\n';
     return exit_ok;

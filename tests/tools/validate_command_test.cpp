@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq validate` as a user runs it: output lines, exit codes, stderr.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "tools/run_tool.hpp"
 
 using llmdlq::test::run_llmdlq;
@@ -157,4 +163,23 @@ TEST_CASE("validate --jsonl: a line over the document limit is invalid, and the 
   const auto run = run_llmdlq("validate --jsonl --schema " + schema, huge + "\n[]\n");
   CHECK(run.exit_code == 1);
   CHECK(run.out == "{\"valid\":false,\"too_large\":{\"length\":16777218,\"limit\":16777216}}\n{\"valid\":true}\n");
+}
+
+TEST_CASE("every command: results that do not reach standard output are exit 3, never 0", "[tools]") {
+  if (!std::filesystem::exists("/dev/full")) LLMDLQ_SKIP("/dev/full is missing: no output that fails");
+  llmdlq::test::temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object"})");
+  const auto document = dir.write("doc.json", "{}");
+  const auto to_full = [&](const std::string& arguments) {
+    const std::string command =
+        "'" + std::string(LLMDLQ_TOOL) + "' " + arguments + " </dev/null >/dev/full 2>'" + (dir.path() / "err").string() + "'";
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  CHECK(to_full("validate --schema " + schema + " " + document) == 3);
+  CHECK(llmdlq::test::slurp(dir.path() / "err").find("cannot write standard output") != std::string::npos);
+  CHECK(to_full("validate --help") == 3);
+  CHECK(to_full("repair " + document) == 3);
+  // A failure of its own keeps its code.
+  CHECK(to_full("validate --schema " + dir.path().string() + "/missing.json " + document) == 2);
 }
