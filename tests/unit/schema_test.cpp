@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Schema compilation and validation: the errors a user sees, compile errors
 // with their locations, and the guarantees around them.
+#include <algorithm>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -130,6 +131,28 @@ TEST_CASE("uniqueItems compares by JSON equality, also on large arrays", "[schem
   CHECK(errors[0].message == "items 17 and 5000 are equal");
 }
 
+// A looping model repeats one value: comparing every pair of equal items took
+// 19 s for 40,000 of them. Each item is now compared only with the first
+// occurrences that share its hash, and the first repeat ends the scan.
+TEST_CASE("uniqueItems: many equal items, and a repeat at the end of many distinct ones", "[schema]") {
+  const auto schema = compile(R"({"uniqueItems": true})");
+  std::string same = "[";
+  for (int i = 0; i < 40000; ++i) same += std::string(i ? "," : "") + R"("Kubernetes")";
+  auto errors = errors_of(schema, same + "]");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message == "items 0 and 1 are equal");
+  std::string distinct = "[";
+  for (int i = 0; i < 70000; ++i) distinct += R"("skill-)" + std::to_string(i) + R"(",)";
+  CHECK(errors_of(schema, distinct + R"("last"])").empty());
+  errors = errors_of(schema, distinct + R"("skill-0"])");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message == "items 0 and 70000 are equal");
+  // Small arrays report the same pair: the first repeat, and the first item equal to it.
+  errors = errors_of(schema, R"([1, 2, 3, 2, 1])");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message == "items 1 and 3 are equal");
+}
+
 TEST_CASE("format is an annotation unless asserted", "[schema]") {
   constexpr std::string_view json = R"({"format": "date"})";
   CHECK(errors_of(compile(json), R"("2026-02-30")").empty());
@@ -204,6 +227,23 @@ TEST_CASE("a reference loop that never consumes the instance is rejected", "[sch
   // Recursion through properties descends into the instance and is fine.
   const auto tree = compile(R"({"properties": {"child": {"$ref": "#"}}, "required": ["id"]})");
   CHECK(errors_of(tree, R"({"id": 1, "child": {"id": 2, "child": {}}})").size() == 1);
+}
+
+// Two self-references in one schema (npm's package.json schema has this
+// shape) never finished compiling: the walk for x-llmdlq-pii marks followed
+// every reference to a depth of 48, 2^48 paths.
+TEST_CASE("a tree with several self-references compiles, marked or not", "[schema]") {
+  const auto tree = compile(R"({"properties": {"a": {"$ref": "#"}, "b": {"$ref": "#"}, "c": {"$ref": "#"}},
+                                "required": ["id"]})");
+  CHECK(errors_of(tree, R"({"id": 1, "a": {"id": 2, "b": {}}})").size() == 1);
+  CHECK(tree.pii_paths().empty());
+  // Marked: the walk is bounded by the schema's size, and still finds the marks near the root.
+  const auto marked = compile(R"({"properties": {"email": {"type": "string", "x-llmdlq-pii": "email"},
+                                                 "left": {"$ref": "#"}, "right": {"$ref": "#"}}})");
+  const auto paths = marked.pii_paths();
+  CHECK(std::find(paths.begin(), paths.end(), llmdlq::pii_path{"/email", "email"}) != paths.end());
+  CHECK(std::find(paths.begin(), paths.end(), llmdlq::pii_path{"/left/right/email", "email"}) != paths.end());
+  CHECK(paths.size() < 200);
 }
 
 TEST_CASE("deeply nested schemas are rejected, not a stack overflow", "[schema]") {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/json/serialize.hpp>
@@ -714,35 +715,29 @@ class evaluator {
       elements.push_back(e);
       return true;
     });
-    std::optional<std::pair<std::size_t, std::size_t>> found;
-    auto consider = [&](std::size_t a, std::size_t b) {
-      if (a > b) std::swap(a, b);
-      if (!found || std::pair(b, a) < std::pair(found->second, found->first)) found.emplace(a, b);
-    };
+    // The pair reported is the first repeat: the smallest second index, and
+    // the first element equal to it.
     if (size <= 16) {
-      for (std::size_t i = 0; i < size; ++i) {
-        for (std::size_t j = i + 1; j < size; ++j) {
-          if (json_equal<View, View>(elements[i], elements[j])) consider(i, j);
+      for (std::size_t b = 1; b < size; ++b) {
+        for (std::size_t a = 0; a < b; ++a) {
+          if (json_equal<View, View>(elements[a], elements[b])) return std::pair(a, b);
         }
       }
-      return found;
+      return std::nullopt;
     }
-    std::vector<std::pair<std::uint64_t, std::size_t>> hashes(size);
-    for (std::size_t i = 0; i < size; ++i) hashes[i] = {json_hash<View>(elements[i]), i};
-    std::sort(hashes.begin(), hashes.end());
-    for (std::size_t i = 0; i < size;) {
-      std::size_t j = i + 1;
-      while (j < size && hashes[j].first == hashes[i].first) ++j;
-      for (std::size_t a = i; a < j; ++a) {
-        for (std::size_t b = a + 1; b < j; ++b) {
-          if (json_equal<View, View>(elements[hashes[a].second], elements[hashes[b].second])) {
-            consider(hashes[a].second, hashes[b].second);
-          }
-        }
+    // In index order, each element is compared only with the first
+    // occurrences of the distinct values that share its hash, and the scan
+    // stops at the first repeat: linear expected, however many are equal.
+    std::unordered_map<std::uint64_t, std::vector<std::size_t>> first_of_hash;
+    first_of_hash.reserve(size);
+    for (std::size_t b = 0; b < size; ++b) {
+      auto& seen = first_of_hash[json_hash<View>(elements[b])];
+      for (const std::size_t a : seen) {
+        if (json_equal<View, View>(elements[a], elements[b])) return std::pair(a, b);
       }
-      i = j;
+      seen.push_back(b);
     }
-    return found;
+    return std::nullopt;
   }
 
   bool check_object(const node& n, value v, small_bitset* marks) {
