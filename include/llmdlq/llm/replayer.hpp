@@ -63,7 +63,9 @@ class replay_source {
                                                                            const envelope& with_call) = 0;
   /// Asked right before the letter's model call: whether the record is
   /// still the replay's (a batch is read ahead, and operators and purges act
-  /// meanwhile). A letter that is not is skipped and counted.
+  /// meanwhile). A letter that is not is skipped and counted. An operator who
+  /// acts during the call itself wins the record (update() says acted_on),
+  /// while the payload, already in the ledger, goes downstream once.
   [[nodiscard]] virtual expected<letter_standing, std::string> recheck(const stored_letter& letter) = 0;
 };
 
