@@ -27,7 +27,9 @@ TEST_CASE("replay: against a model server", "[tools][replay]") {
 #include <sstream>
 
 #include <boost/json/parse.hpp>
+#include <sqlite3.h>
 
+#include <llmdlq/llm/backoff.hpp>
 #include <llmdlq/sqlite/replay_state.hpp>
 #include <llmdlq/sqlite/store.hpp>
 
@@ -373,6 +375,7 @@ TEST_CASE("replay: a letter whose call fails waits in the state, the run goes on
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)), llmdlq::test::server_error(),
                           chat_completion(llmdlq::test::recovered_answer(2))});
   REQUIRE(server.listening());
+  const auto before = llmdlq::system_now();
   auto run = q.replay("--execute --json --rate 0 --model-url " + server.base_url());
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
@@ -391,11 +394,22 @@ TEST_CASE("replay: a letter whose call fails waits in the state, the run goes on
     REQUIRE(hold.has_value());
     CHECK(hold->failures == 1);
     REQUIRE(hold->not_before.has_value());
-    CHECK(*hold->not_before > llmdlq::system_now());
+    CHECK(*hold->not_before >= before + llmdlq::backoff_options{}.base);  // at least the backoff's first ceiling
     CHECK(hold->last_error.starts_with("server_error"));
   }
+  // The wait is moved by hand, so that the test does not depend on how fast the runs come.
+  const auto wait_until = [&](const std::string& time) {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(q.db.c_str(), &db) == SQLITE_OK);
+    const std::string sql =
+        "UPDATE llmdlq_replay_holds SET not_before = '" + time + "' WHERE key = 'payload key-1'";
+    CHECK(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    CHECK(sqlite3_changes(db) == 1);
+    sqlite3_close(db);
+  };
 
-  // At once, the letter still waits: no call.
+  // While the letter waits, a run does not ask it.
+  wait_until("2999-01-01T00:00:00.000Z");
   run = q.replay("--execute --json --rate 0 --model-url " + server.base_url());
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
@@ -403,11 +417,12 @@ TEST_CASE("replay: a letter whose call fails waits in the state, the run goes on
   CHECK(server.calls() == 3);
 
   // Its wait over, the next run asks it again, and only it.
+  wait_until("2000-01-01T00:00:00.000Z");
   server.add(chat_completion(llmdlq::test::recovered_answer(1)));
-  CHECK(llmdlq::test::eventually([&] {
-    run = q.replay("--execute --json --rate 0 --model-url " + server.base_url());
-    return run.exit_code == 0 && q.statuses().at("key-1") == moderation_status::recovered;
-  }));
+  run = q.replay("--execute --json --rate 0 --model-url " + server.base_url());
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(q.statuses().at("key-1") == moderation_status::recovered);
   CHECK(server.calls() == 4);
   CHECK(asked_about(server, 3, "letter-1"));
   for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::recovered);

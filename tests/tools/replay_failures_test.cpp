@@ -112,7 +112,6 @@ TEST_CASE("replay: a letter whose calls get no completion waits across runs, the
 
       // The failing letter was asked again only after its wait: the server's, or the backoff's for its failures.
       REQUIRE_FALSE(first_letter_calls.empty());
-      CHECK(first_letter_calls.size() < static_cast<std::size_t>(runs));
       for (std::size_t i = 1; i < first_letter_calls.size(); ++i) {
         const auto waited = first_letter_calls[i] - first_letter_calls[i - 1];
         const auto wait =
