@@ -21,13 +21,13 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <boost/json.hpp>
 
 #include "catch.hpp"
 #include "llm/scripted_server.hpp"
+#include "support/eventually.hpp"
 #include "support/replay_letters.hpp"
 #include "tools/run_tool.hpp"
 
@@ -48,6 +48,25 @@ struct fault_run_store {
 namespace fault_run_detail {
 
 // The dlq_ids a writer's verdicts acknowledge: stored, or a duplicate of a stored one.
+// How a writer's lines that were not stored ended: told to retry after waiting on the
+// lock past its busy timeout (a loaded machine can cause it; the host retries them), or otherwise.
+struct retried_lines {
+  std::size_t after_lock_wait = 0, otherwise = 0;
+};
+inline retried_lines retried(const std::string& verdicts) {
+  retried_lines count;
+  std::istringstream lines(verdicts);
+  for (std::string line; std::getline(lines, line);) {
+    boost::system::error_code ec;
+    const auto verdict = boost::json::parse(line, ec);
+    if (ec || !verdict.is_object()) continue;
+    const auto& o = verdict.as_object();
+    if (!o.contains("status") || o.at("status") != "retry") continue;
+    ++(o.contains("sink_error") && o.at("sink_error") == "timeout" ? count.after_lock_wait : count.otherwise);
+  }
+  return count;
+}
+
 inline std::vector<std::string> acknowledged(const std::string& verdicts) {
   std::vector<std::string> ids;
   std::istringstream lines(verdicts);
@@ -100,18 +119,20 @@ inline void run_fault_rounds(const fault_run_store& store, int rounds, int lines
 
   std::mt19937 random(20261202);
   std::set<std::string> fresh, old;  // acknowledged dlq_ids: never purged, and purgeable
-  std::size_t kills = 0, rounds_with_kills = 0;
+  std::size_t kills = 0, rounds_with_kills = 0, told_to_retry = 0;
   for (int round = 0; round < rounds; ++round) {
     INFO("round " << round);
+    const std::uint64_t baseline = store.stored();
     std::vector<pid_t> pids;
-    std::vector<std::string> verdict_files;
+    std::vector<std::string> verdict_files, error_files;
     for (int w = 0; w < writers; ++w) {
       const auto in = dir.write("in-" + std::to_string(w), writer_input(round, w, lines_per_writer));
       verdict_files.push_back((root / ("verdicts-" + std::to_string(w))).string());
+      error_files.push_back((root / ("errors-" + std::to_string(w))).string());
       std::vector<std::string> arguments{"process", "--schema", schema, "--sink", spec, "--model", "m"};
       // Half the writers write letters that expired long ago, for the purge.
       if (w % 2 == 1) arguments.insert(arguments.end(), {"--now", "2020-01-01T00:00:00.000Z"});
-      pids.push_back(start_llmdlq(arguments, in, verdict_files.back()));
+      pids.push_back(start_llmdlq(arguments, in, verdict_files.back(), error_files.back()));
     }
     const pid_t replay = start_llmdlq({"replay", spec, "--schema", schema, "--execute", "--rate", "0", "--limit",
                                        "25", "--model-url", server.base_url(), "--to", "jsonl:" + out,
@@ -133,8 +154,11 @@ inline void run_fault_rounds(const fault_run_store& store, int rounds, int lines
       }
     }
     // kill -9 on some of them, at a moment drawn for the round.
-    // One of those still running at that moment is killed, and each of the others with a chance of 1 in 4.
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(10, 200)(random)));
+    // The kill lands once the writers have stored a number of letters drawn for the round (or after a
+    // deadline): one of the processes still running then is killed, each of the others with a chance of 1 in 4.
+    const std::uint64_t target =
+        baseline + std::uniform_int_distribution<std::uint64_t>(1, lines_per_writer / 2)(random);
+    (void)eventually([&] { return store.stored() >= target; }, 3s);
     std::vector<int> statuses(pids.size(), 0);
     std::vector<bool> ended(pids.size(), false);
     std::vector<std::size_t> running;
@@ -159,8 +183,17 @@ inline void run_fault_rounds(const fault_run_store& store, int rounds, int lines
         store.release_lease("llmdlq-replay:" + std::string(host) + ":" + std::to_string(replay));
       }
       if (!died && i < static_cast<std::size_t>(writers)) {
-        INFO("writer " << i);
-        CHECK(WEXITSTATUS(status) == 0);
+        // Exit 0, or 3 with each line it could not store (or the DLQ's opening) told to retry after its lock wait.
+        const std::string verdicts = slurp(verdict_files[i]), errors = slurp(error_files[i]);
+        const auto retries = retried(verdicts);
+        const bool open_waited = verdicts.empty() && errors.find("cannot open the DLQ") != std::string::npos &&
+                                 errors.find("locked") != std::string::npos;
+        INFO("writer " << i << ": " << errors << retries.after_lock_wait << " lines told to retry after a lock wait, "
+                       << retries.otherwise << " otherwise");
+        CHECK(WIFEXITED(status));
+        CHECK(retries.otherwise == 0);
+        CHECK(WEXITSTATUS(status) == (retries.after_lock_wait > 0 || open_waited ? 3 : 0));
+        told_to_retry += retries.after_lock_wait > 0 || open_waited;
       }
     }
     rounds_with_kills += kills > kills_before;
@@ -191,7 +224,7 @@ inline void run_fault_rounds(const fault_run_store& store, int rounds, int lines
     delivered.insert(std::string(boost::json::parse(line).at("idempotency_key").as_string()));
   }
   std::cerr << "fault run (" << store.kind << "): " << rounds << " rounds, " << rounds_with_kills << " with a kill -9, " << kills
-            << " processes killed, "
+            << " processes killed, " << told_to_retry << " writers told to retry after a lock wait, "
             << fresh.size() + old.size() << " dead letters acknowledged (" << old.size()
             << " purgeable), " << store.stored() << " stored, " << purged << " purged with an audit row, "
             << old_missing << " acknowledged and purged, " << fresh_missing << " acknowledged and lost, " << twice

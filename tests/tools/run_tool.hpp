@@ -44,18 +44,18 @@ inline tool_run run_llmdlq(const std::string& arguments, std::string_view input 
 }
 
 /// Starts `llmdlq <arguments...>` in the background with standard input read
-/// from `in` and standard output written to `out` (standard error dropped);
+/// from `in`, standard output written to `out` and standard error to `err`;
 /// returns its pid, for waitpid or kill.
 inline pid_t start_llmdlq(const std::vector<std::string>& arguments, const std::string& in = "/dev/null",
-                          const std::string& out = "/dev/null") {
+                          const std::string& out = "/dev/null", const std::string& err = "/dev/null") {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int input = ::open(in.c_str(), O_RDONLY);
     const int output = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int null = ::open("/dev/null", O_WRONLY);
+    const int error = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(input, STDIN_FILENO);
     ::dup2(output, STDOUT_FILENO);
-    ::dup2(null, STDERR_FILENO);
+    ::dup2(error, STDERR_FILENO);
     std::vector<char*> argv{const_cast<char*>("llmdlq")};
     for (const auto& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);

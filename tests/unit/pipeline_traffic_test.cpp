@@ -217,7 +217,7 @@ TEST_CASE("pipeline traffic: threads handling and flushing at once lose no count
     std::thread flusher([&] {
       while (!done.load()) {
         (void)pipeline.flush_traffic();
-        std::this_thread::sleep_for(100us);
+        std::this_thread::yield();
       }
     });
     std::vector<std::thread> workers;
