@@ -58,7 +58,7 @@ try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:
     skip("python3-selenium is not installed")
@@ -120,10 +120,23 @@ def browser():
 
 
 def submit(driver, button):
-    """Clicks a form's button and waits until the page it leads to replaced this one."""
-    page = driver.find_element(By.TAG_NAME, "html")
+    """Clicks a form's button and waits until the page it leads to replaced this one.
+
+    The old page is marked with a window property a new document does not have.
+    Asking for an element of a page mid-navigation can fail in ways other than
+    "stale" (chromedriver: "Node with given id does not belong to the document"),
+    so any error while asking means "not loaded yet", never "failed"."""
+    driver.execute_script("window.llmdlqPageBeforeSubmit = true")
     button.click()
-    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(page))
+
+    def replaced(driver):
+        try:
+            return driver.execute_script(
+                "return window.llmdlqPageBeforeSubmit === undefined && document.readyState === 'complete'")
+        except WebDriverException:
+            return False
+
+    WebDriverWait(driver, 15).until(replaced)
 
 
 def requested_urls(driver):
