@@ -29,10 +29,25 @@ enum class regex_match : unsigned char {
   budget_exceeded,  ///< the search hit its backtracking budget (a pathological subject)
 };
 
+/// Which pattern grammar ecma_regex::compile() reads. Either way a pattern
+/// matches with the `u` flag's meaning (code points, ECMA-262's classes).
+enum class regex_syntax : unsigned char {
+  /// The `u` flag's grammar plus the web-compatible syntax of ECMA-262 Annex B
+  /// that real schemas write, and that JavaScript without `u`, Python and PCRE
+  /// accept: identity escapes of punctuation and non-ASCII characters (`\-`,
+  /// `\_`, `\~`, `\'`, `\@`), a class escape beside a `-` in a class (`[\w-.]`
+  /// holds `\w`, `-` and `.`), and `{`, `}` and `]` as literals where they
+  /// start no quantifier and end no class. Escaped letters and digits that
+  /// ECMA-262 does not define (`\a`, `\8`) stay errors: engines disagree on them.
+  web_compatible,
+  /// Exactly the `u` flag's grammar: each construct above is a compile error.
+  strict_unicode,
+};
+
 /// A compiled ECMA-262 pattern, searched the way JSON Schema's `pattern` is:
 /// unanchored, code-point based (UTF-8 subjects), with ECMA-262's meaning of
 /// `\d`, `\w`, `\s`, `.` and `$`. Escapes and constructs ECMA-262 does not
-/// define are compile errors.
+/// define are compile errors (see regex_syntax for the ones Annex B adds).
 ///
 /// Immutable and thread-safe once compiled; copies share the compiled code.
 /// A search is bounded by a backtracking budget, so a hostile subject cannot
@@ -60,7 +75,7 @@ class ecma_regex {
   /// Translates and compiles `pattern` (ECMA-262 with the `u` flag, as JSON
   /// Schema uses it). The error's offset points at the offending construct.
   [[nodiscard]] static LLMDLQ_INLINE expected<ecma_regex, regex_error> compile(
-      std::string_view pattern);
+      std::string_view pattern, regex_syntax syntax = regex_syntax::web_compatible);
 
   /// Looks for a match anywhere in `subject`, which must be valid UTF-8 (a
   /// subject that is not never matches).

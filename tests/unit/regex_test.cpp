@@ -51,9 +51,10 @@ bool matches(std::string_view pattern, std::string_view subject) {
   return search(pattern, subject) == regex_match::match;
 }
 
-llmdlq::regex_error error_of(std::string_view pattern) {
+llmdlq::regex_error error_of(std::string_view pattern,
+                             llmdlq::regex_syntax syntax = llmdlq::regex_syntax::strict_unicode) {
   INFO("pattern: " << pattern);
-  auto re = ecma_regex::compile(pattern);
+  auto re = ecma_regex::compile(pattern, syntax);
   REQUIRE_FALSE(re.has_value());
   return re.error();
 }
@@ -119,6 +120,36 @@ TEST_CASE("what ECMA-262 does not define is rejected with its offset", "[regex]"
     CHECK(error.offset == offset);
     CHECK_FALSE(error.message.empty());
   }
+}
+
+// Real schemas escape punctuation ECMA-262's Unicode mode does not let them
+// escape; JavaScript without `u`, Python and PCRE read it as the character.
+TEST_CASE("the web-compatible syntax real schemas write, and strict Unicode mode", "[regex]") {
+  CHECK(matches(R"(^(\*|\d{4}\-\d{2}\-\d{2})$)", "2026-12-02"));
+  CHECK(matches(R"(^(\*|\d{4}\-\d{2}\-\d{2})$)", "*"));
+  CHECK_FALSE(matches(R"(^(\*|\d{4}\-\d{2}\-\d{2})$)", "2026\\12-02"));
+  CHECK(matches(R"(^[\w\.\d\_]+$)", "llmdlq_v1.2"));
+  CHECK_FALSE(matches(R"(^[\w\.\d\_]+$)", "llmdlq-v1"));
+  CHECK(matches(R"(^mailto:[\w\_\~\!\$\&\'\(\)\*\+\,\;\=\:\@\.\-]+$)", "mailto:ops@example.com"));
+  CHECK(matches(R"(^[\w-.]+$)", "a-b.c_d"));  // \w, '-' and '.'
+  CHECK_FALSE(matches(R"(^[\w-.]+$)", "a,b"));
+  CHECK(matches(R"(^[a-z\d-\s]+$)", "a 1-b"));
+  CHECK(matches("^a{$", "a{"));
+  CHECK(matches("^x{1,a}$", "x{1,a}"));
+  CHECK(matches("^{name}$", "{name}"));
+  CHECK(matches("^a]$", "a]"));
+  CHECK(matches("^\\é\\ \\/\\\"$", "é /\""));
+  CHECK(matches("^a{2}$", "aa"));  // a quantifier is still one
+  CHECK_FALSE(matches("^a{2}$", "a{2}"));
+  // Still errors: letters and digits engines read differently, and broken quantifiers.
+  for (const auto* pattern : {"\\a", "\\8", "\\e", "{2}", "a{2,1}", "a**", "[z-a]", "(?i)a"}) {
+    CHECK_FALSE(error_of(pattern, llmdlq::regex_syntax::web_compatible).message.empty());
+  }
+  // Strict Unicode mode refuses each web-compatible form, where it stands.
+  CHECK(error_of(R"(^\d{4}\-\d{2})").offset == 6);
+  CHECK(error_of(R"([\w-.])").offset == 1);
+  CHECK(error_of("a{").offset == 1);
+  CHECK(error_of("a]").offset == 1);
 }
 
 TEST_CASE("what PCRE2 cannot run is an error that says so", "[regex]") {

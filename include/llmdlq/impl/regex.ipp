@@ -8,8 +8,11 @@
 
 LLMDLQ_BEGIN_NAMESPACE
 
-LLMDLQ_INLINE expected<ecma_regex, regex_error> ecma_regex::compile(std::string_view pattern) {
-  return detail::ecma_regex_access::compile(pattern, {});
+LLMDLQ_INLINE expected<ecma_regex, regex_error> ecma_regex::compile(std::string_view pattern,
+                                                                   regex_syntax syntax) {
+  detail::ecma_regex_options options;
+  options.syntax = syntax;
+  return detail::ecma_regex_access::compile(pattern, options);
 }
 
 LLMDLQ_INLINE regex_match ecma_regex::search(std::string_view subject) const noexcept {

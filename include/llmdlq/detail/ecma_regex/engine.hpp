@@ -134,12 +134,13 @@ inline std::string pcre2_error_message(int code) {
 struct ecma_regex_options {
   bool fast_path = true;  ///< use the direct scanner when it decides the pattern exactly
   bool jit = true;        ///< JIT-compile the PCRE2 code when the platform allows
+  regex_syntax syntax = regex_syntax::web_compatible;
 };
 
 /// Access to the parts of an ecma_regex that its public interface hides.
 struct ecma_regex_access {
   static expected<ecma_regex, regex_error> compile(std::string_view pattern, ecma_regex_options options) {
-    ecma_pattern_parser parser(pattern);
+    ecma_pattern_parser parser(pattern, options.syntax == regex_syntax::web_compatible);
     auto parsed = parser.parse();
     if (!parsed) return unexpected(std::move(parsed.error()));
     reduce_lookbehinds(*parsed);

@@ -69,14 +69,17 @@ struct parsed_pattern {
 
 /// Reads an ECMA-262 Pattern with the `u` flag in one pass over the text,
 /// keeping open groups on an explicit stack, so no pattern can exhaust the
-/// call stack. It accepts exactly the ECMA-262 syntax, with these limits of
+/// call stack. It accepts exactly the ECMA-262 syntax (with `web_compatible`,
+/// also Annex B's identity escapes of punctuation, `[\w-.]` and literal
+/// `{`, `}` and `]`, each read as JavaScript without `u` reads it), with these limits of
 /// the engine behind it: quantifier bounds up to 65535 and the `v` flag's
 /// set notation absent. Non-ASCII group names are taken as they are (the
 /// Unicode ID_Start/ID_Continue check is not made), and a script name in
 /// `\p{sc=..}` is checked by PCRE2, which ignores case.
 class ecma_pattern_parser {
  public:
-  explicit ecma_pattern_parser(std::string_view pattern) noexcept : text_(pattern) {}
+  explicit ecma_pattern_parser(std::string_view pattern, bool web_compatible = false) noexcept
+      : text_(pattern), web_compatible_(web_compatible) {}
 
   expected<parsed_pattern, regex_error> parse() {
     if (const auto bad = first_invalid_utf8(text_)) return fail(*bad, "the pattern is not valid UTF-8");
@@ -121,9 +124,13 @@ class ecma_pattern_parser {
           if (!parse_quantifier()) return unexpected(error_);
           break;
         case ']':
-          return fail(start, "a lone ']' must be escaped as '\\]'");
+          if (!web_compatible_) return fail(start, "a lone ']' must be escaped as '\\]'");
+          push_literal(start, static_cast<char32_t>(text_[pos_++]));
+          break;
         case '}':
-          return fail(start, "a lone '}' must be escaped as '\\}'");
+          if (!web_compatible_) return fail(start, "a lone '}' must be escaped as '\\}'");
+          push_literal(start, static_cast<char32_t>(text_[pos_++]));
+          break;
         default: {
           const char32_t cp = take_code_point();
           push(token_kind::literal, start, cp);
@@ -246,14 +253,20 @@ class ecma_pattern_parser {
     } else if (c == '{') {
       constexpr const char* lone_brace = "a '{' must be escaped as '\\{' unless it starts a quantifier {n}, {n,} or {n,m}";
       const auto low = read_decimal();
-      if (!low) return error(start, lone_brace);
-      min = max = *low;
-      if (at(pos_, ',')) {
-        ++pos_;
-        max = unbounded;
-        if (const auto high = read_decimal()) max = *high;
+      if (low) {
+        min = max = *low;
+        if (at(pos_, ',')) {
+          ++pos_;
+          max = unbounded;
+          if (const auto high = read_decimal()) max = *high;
+        }
       }
-      if (!at(pos_, '}')) return error(start, lone_brace);
+      if (!low || !at(pos_, '}')) {
+        if (!web_compatible_) return error(start, lone_brace);
+        pos_ = start + 1;  // a '{' that starts no quantifier is itself
+        push_literal(start, '{');
+        return true;
+      }
       ++pos_;
     }
     if (!quantifiable_) {
@@ -464,6 +477,11 @@ class ecma_pattern_parser {
           ++pos_;
           return static_cast<char32_t>(c);
         }
+        // An identity escape of any other punctuation (`\-`, `\_`, `\~`, `\'`) or
+        // non-ASCII character. Letters and digits stay errors: engines disagree on them.
+        if (web_compatible_ && (static_cast<unsigned char>(c) >= 0x80 || !(is_ascii_letter(c) || is_digit(c)))) {
+          return take_code_point();
+        }
         error(start, "invalid escape '" + escape_text(start) + "': ECMA-262 (Unicode mode) defines no such escape");
         return std::nullopt;
     }
@@ -657,21 +675,36 @@ class ecma_pattern_parser {
         ++pos_;
         class_atom high;
         if (!parse_class_atom(high)) return false;
+        if ((low.is_set || high.is_set) && web_compatible_) {  // [\w-.]: \w, '-' and '.'
+          add_class_atom(cls, low);
+          cls.ranges.push_back({'-', '-'});
+          add_class_atom(cls, high);
+          continue;
+        }
         if (low.is_set || high.is_set)
           return error(atom_start, "a class escape such as \\d cannot bound a range in a character class");
         if (low.cp > high.cp) return error(atom_start, "range out of order in character class");
         cls.ranges.push_back({low.cp, high.cp});
         continue;
       }
-      if (low.is_set) {
-        cls.ranges.insert(cls.ranges.end(), low.ranges.begin(), low.ranges.end());
-        cls.properties += low.properties;
-      } else {
-        cls.ranges.push_back({low.cp, low.cp});
-      }
+      add_class_atom(cls, low);
     }
     push_class(std::move(cls), start);
     return true;
+  }
+
+  static void add_class_atom(char_class& cls, const class_atom& atom) {
+    if (atom.is_set) {
+      cls.ranges.insert(cls.ranges.end(), atom.ranges.begin(), atom.ranges.end());
+      cls.properties += atom.properties;
+    } else {
+      cls.ranges.push_back({atom.cp, atom.cp});
+    }
+  }
+
+  void push_literal(std::size_t start, char32_t cp) {
+    push(token_kind::literal, start, cp);
+    quantifiable_ = true;
   }
 
   bool resolve_backrefs() {
@@ -689,6 +722,7 @@ class ecma_pattern_parser {
   }
 
   std::string_view text_;
+  bool web_compatible_ = false;
   std::size_t pos_ = 0;
   bool quantifiable_ = false;
   parsed_pattern out_;
