@@ -24,6 +24,7 @@
 #include "commands.hpp"
 #include "line_reader.hpp"
 #include "line_writer.hpp"
+#include "schema_flags.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -35,7 +36,7 @@ constexpr std::size_t oversized_prefix_bytes = 64u << 10;
 constexpr std::string_view usage =
     "usage: llmdlq process --schema FILE [--repair local|off] [--min-confidence X] [--now RFC3339]\n"
     "                      [--sink none|jsonl:PATH|sqlite:PATH|postgres:CONNINFO] [--code-prefix PREFIX]\n"
-    "                      [--format-assertion]\n"
+    "                      [--draft NAME] [--catalog DIR] [--format-assertion] [--strict-patterns]\n"
     "                      [--coerce] [--no-instruction-phrases] [--max-line-bytes N]\n"
     "                      [--fallback jsonl:PATH|sqlite:PATH] [--schema-version V] [--prompt-version V]\n"
     "                      [--model NAME]\n"
@@ -55,6 +56,8 @@ constexpr std::string_view usage =
     "  its key derived from that hash. When the sink fails, a line gets \"status\": \"retry\".\n"
     "  A summary of the run goes to stderr. A sqlite: or postgres: sink also records the run's traffic\n"
     "  (responses judged and dead-lettered, per minute) for the DLQ rate over time.\n"
+    "  --draft, --catalog, --format-assertion, --strict-patterns  how the schema compiles, as for\n"
+    "              `llmdlq validate`\n"
     "  --no-instruction-phrases  do not treat \"ignore previous instructions\" and the like as injection\n"
     "  --fallback  where a dead letter the DLQ refuses for good (too large, read-only) goes instead;\n"
     "              its verdict then says \"in_fallback\": true. Without one such a line is a retry.\n"
@@ -306,8 +309,8 @@ int process_command(arguments args) {
       std::cout << usage;
       return exit_ok;
     }
-    if (arg == "--format-assertion") {
-      compile.format_assertion = true;
+    if (const auto flag = take_schema_flag("process", arg, args, compile); flag != flag_outcome::not_a_schema_flag) {
+      if (flag == flag_outcome::refused) return exit_usage;
       continue;
     }
     if (arg == "--coerce") {  // schema-guided coercion, reported as repairs of tier "coercion"

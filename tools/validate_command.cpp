@@ -14,17 +14,23 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "line_reader.hpp"
+#include "schema_flags.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq validate --schema FILE [--format-assertion] [--remote URI=DIR]... [--jsonl] [FILE...]\n"
+constexpr std::string_view usage_head =
+    "usage: llmdlq validate --schema FILE [--draft NAME] [--catalog DIR] [--format-assertion]\n"
+    "                       [--strict-patterns] [--remote URI=DIR]... [--jsonl] [FILE...]\n"
     "  Validates each FILE (its whole content is one document), or with --jsonl one\n"
     "  document per line of standard input, or else all of standard input as one.\n"
     "  Prints one JSON line per document. Exit 0 when all are valid, 1 when any is\n"
     "  invalid, 2 for usage errors, an unusable schema or an unreadable file.\n"
-    "  --remote URI=DIR  serves $ref targets under the URI prefix from files in DIR\n";
+    "  Each verdict names the schema's draft (\"dialect\").\n";
+constexpr std::string_view usage_remote =
+    "  --remote URI=DIR    serves $ref targets under the URI prefix from files in DIR\n";
+
+void print_usage(std::ostream& out) { out << usage_head << schema_flags_usage << usage_remote; }
 
 struct remote_mapping {
   std::string prefix;
@@ -60,6 +66,7 @@ class validator {
     } else {
       verdict = errors_verdict(schema_.validate(*parsed));
     }
+    verdict.emplace("dialect", to_string(schema_.dialect()));
     std::cout << boost::json::serialize(verdict) << '\n';
     return valid;
   }
@@ -73,18 +80,18 @@ class validator {
 
 int validate_command(arguments args) {
   std::optional<std::string> schema_path;
-  bool format_assertion = false;
+  compile_options options;
   bool jsonl = false;
   std::vector<remote_mapping> remotes;
   std::vector<std::string> files;
   while (!args.done()) {
     const std::string_view arg = args.take();
-    if (arg == "--schema") {
+    if (const auto flag = take_schema_flag("validate", arg, args, options); flag != flag_outcome::not_a_schema_flag) {
+      if (flag == flag_outcome::refused) return exit_usage;
+    } else if (arg == "--schema") {
       const auto value = args.value_of(arg);
       if (!value) return exit_usage;
       schema_path = std::string(*value);
-    } else if (arg == "--format-assertion") {
-      format_assertion = true;
     } else if (arg == "--jsonl") {
       jsonl = true;
     } else if (arg == "--remote") {
@@ -97,11 +104,11 @@ int validate_command(arguments args) {
       }
       remotes.push_back({std::string(value->substr(0, equals)), std::string(value->substr(equals + 1))});
     } else if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
+      print_usage(std::cout);
       return exit_ok;
     } else if (arg.starts_with("--")) {
       complain("validate", "unknown option " + std::string(arg));
-      std::cerr << usage;
+      print_usage(std::cerr);
       return exit_usage;
     } else {
       files.emplace_back(arg);
@@ -109,7 +116,7 @@ int validate_command(arguments args) {
   }
   if (!schema_path) {
     complain("validate", "--schema is required");
-    std::cerr << usage;
+    print_usage(std::cerr);
     return exit_usage;
   }
   if (jsonl && !files.empty()) {
@@ -122,8 +129,6 @@ int validate_command(arguments args) {
     complain("validate", "cannot read schema " + *schema_path + ": " + schema_text.error());
     return exit_usage;
   }
-  compile_options options;
-  options.format_assertion = format_assertion;
   options.resolver = [&remotes](std::string_view uri) -> std::optional<std::string> {
     for (const auto& remote : remotes) {
       if (!uri.starts_with(remote.prefix)) continue;
@@ -156,7 +161,9 @@ int validate_command(arguments args) {
       if (!*line) break;
       if ((*line)->over_limit) {
         std::cout << boost::json::serialize(boost::json::object{
-                         {"valid", false}, {"too_large", {{"length", (*line)->length}, {"limit", max_document}}}})
+                         {"valid", false},
+                         {"too_large", {{"length", (*line)->length}, {"limit", max_document}}},
+                         {"dialect", to_string(schema->dialect())}})
                   << '\n';
         all_valid = false;
         continue;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// JSON Schema draft 2020-12, compiled once into an immutable validator.
+// JSON Schema (drafts 4, 6, 7, 2019-09 and 2020-12), compiled once into an
+// immutable validator.
 #pragma once
 
 #include <cstddef>
@@ -17,9 +18,11 @@
 #include <simdjson.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/dialect.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/pii_path.hpp"
+#include "llmdlq/regex.hpp"
 #include "llmdlq/timestamp.hpp"
 #include "llmdlq/validation_error.hpp"
 
@@ -33,12 +36,13 @@ struct schema_access;
 /// Why a schema could not be compiled.
 enum class schema_errc : std::uint8_t {
   invalid_json,            ///< the schema text is not JSON (see schema_error::syntax)
-  invalid_keyword,         ///< a keyword's value is not what draft 2020-12 allows
+  invalid_keyword,         ///< a keyword's value is not what the schema's draft allows
   invalid_pattern,         ///< a `pattern` or `patternProperties` regex does not compile
   unresolved_reference,    ///< a `$ref` or `$dynamicRef` target is neither local nor registered
   unsupported_vocabulary,  ///< the meta-schema requires a vocabulary llmdlq does not implement
   infinite_recursion,      ///< references loop without ever descending into the instance
-  too_complex,             ///< the schema nests deeper than the compiler's limit
+  too_complex,             ///< the schema nests deeper, or compiles to more nodes, than the compiler's limits
+  unknown_dialect,         ///< `$schema` names a meta-schema that is neither a draft nor a document found
 };
 
 /// A compile error and the schema location it concerns.
@@ -54,19 +58,40 @@ struct schema_error {
 
 /// How a schema is compiled.
 struct compile_options {
+  /// The draft of a schema resource without `$schema` (the root, and remote
+  /// documents it refers to).
+  dialect default_dialect = dialect::draft2020_12;
+  /// A `$schema` naming a meta-schema that is neither a known draft nor a
+  /// document `remotes` or `resolver` gives is schema_errc::unknown_dialect;
+  /// with this set, the resource is compiled in `default_dialect` and
+  /// schema::warnings() says so.
+  bool allow_unknown_dialect = false;
   /// Treat `format` as an assertion (validation fails on a mismatch) rather
-  /// than the annotation draft 2020-12 makes it by default.
+  /// than the annotation every draft's suite makes it by default.
   bool format_assertion = false;
   /// Other schemas a `$ref` may name, by absolute URI (without fragment).
   std::map<std::string, std::string, std::less<>> remotes;
   /// Asked for a URI that is neither in the schema nor in `remotes`: returns
   /// that document's JSON text, or nothing. Called only while compiling.
   std::function<std::optional<std::string>(std::string_view uri)> resolver;
+  /// A directory of schemas that refer to each other, searched (after
+  /// `remotes` and `resolver`) for a URI the schema does not hold: by each
+  /// file's `$id` (`id` in draft 4), then by file name, the longest tail of
+  /// the URI's path that names a file under the directory (so
+  /// `"$ref": "common/address.json"` finds DIR/common/address.json). Files
+  /// are read once per compile; nothing is fetched from a network.
+  std::string catalog_directory;
+  /// How `pattern` and `patternProperties` are read: by default also the
+  /// web-compatible syntax real schemas write (`\-`, `\_`, `[\w-.]`, see regex_syntax).
+  regex_syntax pattern_syntax = regex_syntax::web_compatible;
   /// The retrieval URI of the root schema, against which a root without
   /// `$id` resolves its relative references.
   std::string base_uri;
   /// Largest nesting of subschemas accepted; deeper schemas are rejected as too_complex.
   std::size_t max_nesting = 256;
+  /// Largest number of compiled subschemas; a schema that needs more is too_complex.
+  /// Each subschema compiles once however many references reach it.
+  std::size_t max_nodes = 1'000'000;
 };
 
 /// Caps on a validation that collects errors.
@@ -84,7 +109,7 @@ struct validate_options {
   std::optional<timestamp> now;
 };
 
-/// A compiled JSON Schema (draft 2020-12).
+/// A compiled JSON Schema, in the draft its `$schema` names (each resource its own).
 ///
 /// Compile once, validate many times: a schema is immutable, thread-safe and
 /// cheap to copy (copies share the compiled program). Validation walks a
@@ -134,6 +159,13 @@ class schema {
       simdjson::dom::element instance, const validate_options& options = {}) const;
   [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(
       const boost::json::value& instance, const validate_options& options = {}) const;
+
+  /// The draft of the root schema resource.
+  [[nodiscard]] LLMDLQ_INLINE llmdlq::dialect dialect() const noexcept;
+
+  /// What the compiler accepted but a reader should know: an unknown
+  /// meta-schema compiled as `default_dialect` (with allow_unknown_dialect).
+  [[nodiscard]] LLMDLQ_INLINE const std::vector<std::string>& warnings() const noexcept;
 
   /// The options this schema was compiled with.
   [[nodiscard]] LLMDLQ_INLINE const compile_options& options() const noexcept;

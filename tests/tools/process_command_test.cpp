@@ -136,7 +136,7 @@ TEST_CASE("process: dead letters land in the sink, stats counts them", "[tools][
   const std::string envelope_schema = std::string(LLMDLQ_SOURCE_DIR) + "/schemas/envelope-v1.json";
   run = run_llmdlq("validate --format-assertion --jsonl --schema " + envelope_schema, llmdlq::test::slurp(jsonl));
   CHECK(run.exit_code == 0);
-  CHECK(run.out == "{\"valid\":true}\n{\"valid\":true}\n");
+  CHECK(run.out == "{\"valid\":true,\"dialect\":\"draft2020-12\"}\n{\"valid\":true,\"dialect\":\"draft2020-12\"}\n");
 }
 
 TEST_CASE("process: a malformed input line gets its own line and the run goes on", "[tools][process]") {

@@ -30,15 +30,15 @@ TEST_CASE("validate: one verdict line per file, exit 1 when any is invalid", "[t
 
   auto run = run_llmdlq("validate --schema " + schema + " " + good);
   CHECK(run.exit_code == 0);
-  CHECK(run.out == "{\"valid\":true}\n");
+  CHECK(run.out == "{\"valid\":true,\"dialect\":\"draft2020-12\"}\n");
 
   run = run_llmdlq("validate --schema " + schema + " " + good + " " + bad + " " + broken);
   CHECK(run.exit_code == 1);
   CHECK(run.out ==
-        "{\"valid\":true}\n"
-        R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/minimum","keyword":"minimum","message":"must be >= 0, found -3"}]})"
+        "{\"valid\":true,\"dialect\":\"draft2020-12\"}\n"
+        R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/minimum","keyword":"minimum","message":"must be >= 0, found -3"}],"dialect":"draft2020-12"})"
         "\n"
-        R"({"valid":false,"syntax":{"offset":16,"line":3,"column":1,"message":"trailing comma before '}'"}})"
+        R"({"valid":false,"syntax":{"offset":16,"line":3,"column":1,"message":"trailing comma before '}'"},"dialect":"draft2020-12"})"
         "\n");
   CHECK(run.err.empty());
 }
@@ -50,11 +50,11 @@ TEST_CASE("validate --jsonl: one document per line of standard input", "[tools][
                               "{\"total\": 1}\n{\"total\": \"1\"}\n[\n{\"total\": 2}\r\n");
   CHECK(run.exit_code == 1);
   CHECK(run.out ==
-        "{\"valid\":true}\n"
-        R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/type","keyword":"type","message":"expected number, found string"}]})"
+        "{\"valid\":true,\"dialect\":\"draft2020-12\"}\n"
+        R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/type","keyword":"type","message":"expected number, found string"}],"dialect":"draft2020-12"})"
         "\n"
-        R"({"valid":false,"syntax":{"offset":1,"line":1,"column":2,"message":"the input ends where a value or ']' was expected"}})"
-        "\n{\"valid\":true}\n");
+        R"({"valid":false,"syntax":{"offset":1,"line":1,"column":2,"message":"the input ends where a value or ']' was expected"},"dialect":"draft2020-12"})"
+        "\n{\"valid\":true,\"dialect\":\"draft2020-12\"}\n");
 }
 
 TEST_CASE("validate: standard input as one document when no file is given", "[tools][validate]") {
@@ -62,7 +62,7 @@ TEST_CASE("validate: standard input as one document when no file is given", "[to
   const auto schema = dir.write("schema.json", schema_json);
   const auto run = run_llmdlq("validate --schema " + schema, "{\n\"total\": 0\n}\n");
   CHECK(run.exit_code == 0);
-  CHECK(run.out == "{\"valid\":true}\n");
+  CHECK(run.out == "{\"valid\":true,\"dialect\":\"draft2020-12\"}\n");
 }
 
 TEST_CASE("validate: format is asserted only with --format-assertion", "[tools][validate]") {
@@ -82,7 +82,7 @@ TEST_CASE("validate: invalid UTF-8 in a document is a positioned syntax error", 
   const auto run = run_llmdlq("validate --schema " + schema + " " + doc);
   CHECK(run.exit_code == 1);
   CHECK(run.out ==
-        R"({"valid":false,"syntax":{"offset":25,"line":1,"column":26,"message":"invalid UTF-8 in a string"}})"
+        R"({"valid":false,"syntax":{"offset":25,"line":1,"column":26,"message":"invalid UTF-8 in a string"},"dialect":"draft2020-12"})"
         "\n");
 }
 
@@ -119,7 +119,7 @@ TEST_CASE("validate: an unreadable document exits 2 but the others are still che
   CHECK(run.exit_code == 2);
   CHECK(run.out.find(R"("read_error":"No such file or directory")") != std::string::npos);
   CHECK(run.out.find(R"("read_error":"Is a directory")") != std::string::npos);
-  CHECK(run.out.find("{\"valid\":true}\n") != std::string::npos);
+  CHECK(run.out.find("{\"valid\":true,\"dialect\":\"draft2020-12\"}\n") != std::string::npos);
   CHECK(run.err.find("cannot read " + missing) != std::string::npos);
 }
 
@@ -162,7 +162,7 @@ TEST_CASE("validate --jsonl: a line over the document limit is invalid, and the 
   const std::string huge = "[" + std::string(16u << 20, ' ') + "]";
   const auto run = run_llmdlq("validate --jsonl --schema " + schema, huge + "\n[]\n");
   CHECK(run.exit_code == 1);
-  CHECK(run.out == "{\"valid\":false,\"too_large\":{\"length\":16777218,\"limit\":16777216}}\n{\"valid\":true}\n");
+  CHECK(run.out == "{\"valid\":false,\"too_large\":{\"length\":16777218,\"limit\":16777216},\"dialect\":\"draft2020-12\"}\n{\"valid\":true,\"dialect\":\"draft2020-12\"}\n");
 }
 
 TEST_CASE("every command: results that do not reach standard output are exit 3, never 0", "[tools]") {
@@ -182,4 +182,59 @@ TEST_CASE("every command: results that do not reach standard output are exit 3, 
   CHECK(to_full("repair " + document) == 3);
   // A failure of its own keeps its code.
   CHECK(to_full("validate --schema " + dir.path().string() + "/missing.json " + document) == 2);
+}
+
+// Schemas that refer to each other by $id and by file name, from one directory,
+// as a user keeps them; a draft-07 one among them keeps its own meaning.
+TEST_CASE("validate --catalog: schemas in a directory refer to each other", "[tools][validate]") {
+  temp_dir dir;
+  std::filesystem::create_directories(dir.path() / "catalog" / "common");
+  const std::string catalog = (dir.path() / "catalog").string();
+  dir.write("catalog/address.json", R"({"$schema": "http://json-schema.org/draft-07/schema#",
+    "$id": "https://schemas.example.com/address.json", "type": "object",
+    "properties": {"city": {"type": "string"}}, "required": ["city"], "dependencies": {"zip": ["city"]}})");
+  dir.write("catalog/common/money.json", R"({"type": "object", "required": ["amount", "currency"],
+    "properties": {"amount": {"type": "number"}, "currency": {"pattern": "^[A-Z]{3}\\-?$"}}})");
+  const auto schema = dir.write("order.json", R"({"type": "object", "properties": {
+    "ship_to": {"$ref": "https://schemas.example.com/address.json"},
+    "total": {"$ref": "common/money.json"}}})");
+  const auto good = dir.write("good.json", R"({"ship_to": {"city": "Utrecht"}, "total": {"amount": 3, "currency": "EUR"}})");
+  const auto bad = dir.write("bad.json", R"({"ship_to": {}, "total": {"amount": "3", "currency": "EUR"}})");
+  auto run = run_llmdlq("validate --schema " + schema + " --catalog " + catalog + " " + good + " " + bad);
+  CHECK(run.exit_code == 1);
+  CHECK(run.out.starts_with("{\"valid\":true,\"dialect\":\"draft2020-12\"}\n{\"valid\":false"));
+  CHECK(run.out.find(R"("instance_path":"/ship_to","schema_path":"/properties/ship_to/$ref/required")") !=
+        std::string::npos);
+  CHECK(run.out.find(R"("instance_path":"/total/amount")") != std::string::npos);
+  // Without the catalogue the reference cannot be resolved: an unusable schema.
+  run = run_llmdlq("validate --schema " + schema + " " + good);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("https://schemas.example.com/address.json") != std::string::npos);
+  run = run_llmdlq("validate --schema " + schema + " --catalog " + catalog + "-missing " + good);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--catalog wants a directory") != std::string::npos);
+  // A pattern with `\-`: accepted as JavaScript reads it, refused in strict Unicode mode.
+  run = run_llmdlq("validate --strict-patterns --schema " + schema + " --catalog " + catalog + " " + good);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("invalid regular expression") != std::string::npos);
+}
+
+TEST_CASE("validate --draft: a schema without $schema read as draft-07", "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"items": [{"type": "integer"}], "additionalItems": false,
+    "properties": {"n": {"$ref": "#/definitions/positive", "type": "string"}},
+    "definitions": {"positive": {"type": "integer", "exclusiveMinimum": 0}}})");
+  const auto doc = dir.write("doc.json", R"({"n": 3})");
+  const auto list = dir.write("list.json", R"([1, 2])");
+  auto run = run_llmdlq("validate --draft draft7 --schema " + schema + " " + doc + " " + list);
+  CHECK(run.out == "{\"valid\":true,\"dialect\":\"draft7\"}\n"
+                   R"v({"valid":false,"errors":[{"instance_path":"/1","schema_path":"/additionalItems","keyword":"additionalItems","message":"no item is allowed at index 1 (at most 1)"}],"dialect":"draft7"})v"
+                   "\n");
+  // As 2020-12, `$ref` and its sibling both apply.
+  run = run_llmdlq("validate --schema " + schema + " " + doc);
+  CHECK(run.exit_code == 1);
+  CHECK(run.out.find(R"("schema_path":"/properties/n/type")") != std::string::npos);
+  run = run_llmdlq("validate --draft draft5 --schema " + schema + " " + doc);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--draft wants draft4") != std::string::npos);
 }

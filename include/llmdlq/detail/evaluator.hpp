@@ -32,10 +32,22 @@ inline constexpr std::size_t max_evaluation_depth = 1024;
 
 /// State shared by the evaluators of one validation.
 struct eval_context {
+  explicit eval_context(const program& p, std::optional<timestamp> at = std::nullopt) : prog(p), now(at) {}
+
   const program& prog;
   std::vector<std::uint32_t> scope;  ///< dynamic scope: schema resources entered, outermost first
   std::size_t depth = 0;
   std::optional<timestamp> now;      ///< for content rules; none: they are skipped
+  /// Work done: subschemas applied to values, and items compared for
+  /// uniqueItems. Tests read it to show that cost grows linearly with the document.
+  std::uint64_t steps = 0;
+  // Kept as the scope grows, so that resolving a dynamic reference costs the
+  // same at any depth: per scope entry, the outermost "$recursiveAnchor": true
+  // root of the run of such resources ending there (no_node: none); per anchor
+  // name, the outermost `$dynamicAnchor` in scope; the names each entry set.
+  std::vector<node_id> recursive_run;
+  std::vector<node_id> outermost_dynamic;
+  std::vector<std::uint32_t> dynamic_names_set;
 };
 
 /// Where collected errors go, and the paths of the current evaluation.
@@ -151,6 +163,7 @@ class evaluator {
   }
 
   LLMDLQ_ALWAYS_INLINE bool evaluate(const node& n, value v, small_bitset* evaluated) {
+    ++ctx_.steps;
     // Most subschemas of an extraction schema are leaves ({"type": "string",
     // "maxLength": 80}): check them inline, without the bookkeeping below.
     if ((n.flags & ~leaf_flags) == 0) return check_assertions(n, View::kind(v), v);
@@ -303,7 +316,7 @@ class evaluator {
       }
     }
     if (n.flags & has_dynamic_ref) {
-      step s(this, "$dynamicRef");
+      step s(this, n.recursive_ref ? "$recursiveRef" : "$dynamicRef");
       if (!evaluate(resolve_dynamic(n), v, marks)) {
         if (!keep_going()) return false;
         valid = false;
@@ -328,15 +341,39 @@ class evaluator {
   struct scope_guard {
     eval_context& ctx;
     bool pushed = false;
+    std::size_t names_mark = 0;
     scope_guard(eval_context& c, std::uint32_t resource) : ctx(c) {
-      if (ctx.prog.uses_dynamic_scope && (ctx.scope.empty() || ctx.scope.back() != resource)) {
-        ctx.scope.push_back(resource);
-        pushed = true;
+      if (!ctx.prog.uses_dynamic_scope || (!ctx.scope.empty() && ctx.scope.back() == resource)) return;
+      pushed = true;
+      const schema_resource& entered = ctx.prog.resources[resource];
+      node_id run = entered.recursive_anchor;
+      if (run != no_node && !ctx.recursive_run.empty() && ctx.recursive_run.back() != no_node) {
+        run = ctx.recursive_run.back();
+      }
+      ctx.scope.push_back(resource);
+      ctx.recursive_run.push_back(run);
+      names_mark = ctx.dynamic_names_set.size();
+      if (entered.dynamic_anchors.empty()) return;
+      if (ctx.outermost_dynamic.size() < ctx.prog.dynamic_anchor_names) {
+        ctx.outermost_dynamic.resize(ctx.prog.dynamic_anchor_names, no_node);
+      }
+      for (const auto& [name, target] : entered.dynamic_anchors) {
+        if (ctx.outermost_dynamic[name] != no_node) continue;
+        ctx.outermost_dynamic[name] = target;
+        ctx.dynamic_names_set.push_back(name);
       }
     }
     ~scope_guard() {
-      if (pushed) ctx.scope.pop_back();
+      if (!pushed) return;
+      ctx.scope.pop_back();
+      ctx.recursive_run.pop_back();
+      while (ctx.dynamic_names_set.size() > names_mark) {
+        ctx.outermost_dynamic[ctx.dynamic_names_set.back()] = no_node;
+        ctx.dynamic_names_set.pop_back();
+      }
     }
+    scope_guard(const scope_guard&) = delete;
+    scope_guard& operator=(const scope_guard&) = delete;
   };
 
   // Appends one schema step (and optionally one instance step) to the paths
@@ -504,13 +541,17 @@ class evaluator {
   }
 
   node_id resolve_dynamic(const node& n) const noexcept {
-    if (n.dynamic_anchor == no_index) return n.dynamic_ref;
-    for (const std::uint32_t resource : ctx_.scope) {
-      for (const auto& [name, target] : prog_.resources[resource].dynamic_anchors) {
-        if (name == n.dynamic_anchor) return target;
-      }
+    if (n.recursive_ref) {
+      // The innermost resources of the dynamic scope whose roots have "$recursiveAnchor": true,
+      // if the target's has it: the outermost of that run.
+      const node_id target = n.dynamic_ref;
+      if (prog_.resources[prog_.nodes[target].resource].recursive_anchor != target) return target;
+      const node_id run = ctx_.recursive_run.empty() ? no_node : ctx_.recursive_run.back();
+      return run != no_node ? run : target;
     }
-    return n.dynamic_ref;
+    if (n.dynamic_anchor == no_index || n.dynamic_anchor >= ctx_.outermost_dynamic.size()) return n.dynamic_ref;
+    const node_id outermost = ctx_.outermost_dynamic[n.dynamic_anchor];
+    return outermost != no_node ? outermost : n.dynamic_ref;
   }
 
   LLMDLQ_ALWAYS_INLINE bool check_number(const node& n, const json_number& x) {
@@ -646,16 +687,18 @@ class evaluator {
         const bool in_prefix = i < n.prefix_items.count;
         const node_id schema = in_prefix ? prog_.children[n.prefix_items.begin + i] : n.items;
         if (schema == no_node) return false;  // past prefixItems, no `items`: nothing to do
+        const bool items_array = n.spelling & detail::items_array;
+        const char* rest = items_array ? "additionalItems" : "items";
         if (!in_prefix && is_false_schema(schema)) {
-          step s(this, "items");
+          step s(this, rest);
           s.instance(i);
           valid = false;
-          return fail_at_step("items", LLMDLQ_MESSAGE("no item is allowed at index {} (at most {})", i,
+          return fail_at_step(rest, LLMDLQ_MESSAGE("no item is allowed at index {} (at most {})", i,
                                            n.prefix_items.count));
         }
         const node& child = prog_.nodes[schema];
         if (passes_quietly(child, element)) return true;
-        step s = in_prefix ? step(this, "prefixItems", i) : step(this, "items");
+        step s = in_prefix ? step(this, items_array ? "items" : "prefixItems", i) : step(this, rest);
         s.instance(i);
         if (evaluate(child, element, nullptr)) return true;
         valid = false;
@@ -708,7 +751,7 @@ class evaluator {
 
   // The first pair of equal elements, by hashing: linear on average instead
   // of comparing every pair.
-  static std::optional<std::pair<std::size_t, std::size_t>> find_duplicate(value v, std::size_t size) {
+  std::optional<std::pair<std::size_t, std::size_t>> find_duplicate(value v, std::size_t size) {
     std::vector<value> elements;
     elements.reserve(size);
     View::for_each_element(v, [&](std::size_t, value e) {
@@ -720,6 +763,7 @@ class evaluator {
     if (size <= 16) {
       for (std::size_t b = 1; b < size; ++b) {
         for (std::size_t a = 0; a < b; ++a) {
+          ++ctx_.steps;
           if (json_equal<View, View>(elements[a], elements[b])) return std::pair(a, b);
         }
       }
@@ -732,7 +776,9 @@ class evaluator {
     first_of_hash.reserve(size);
     for (std::size_t b = 0; b < size; ++b) {
       auto& seen = first_of_hash[json_hash<View>(elements[b])];
+      ++ctx_.steps;
       for (const std::size_t a : seen) {
+        ++ctx_.steps;
         if (json_equal<View, View>(elements[a], elements[b])) return std::pair(a, b);
       }
       seen.push_back(b);
@@ -869,9 +915,10 @@ class evaluator {
       if (!present.test(rule.trigger_bit)) continue;
       for (const auto& property : rule.required) {
         if (present.test(property.first)) continue;
-        step s(this, "dependentRequired", rule.trigger);
+        const char* keyword = n.spelling & dependencies_keyword ? "dependencies" : "dependentRequired";
+        step s(this, keyword, rule.trigger);
         valid = false;
-        if (!fail_at_step("dependentRequired", LLMDLQ_MESSAGE("property '{}' requires property '{}'", rule.trigger,
+        if (!fail_at_step(keyword, LLMDLQ_MESSAGE("property '{}' requires property '{}'", rule.trigger,
                                                    property.second))) {
           return false;
         }
@@ -879,7 +926,7 @@ class evaluator {
     }
     for (const auto& rule : n.dependent_schemas) {
       if (!present.test(rule.trigger_bit)) continue;
-      step s(this, "dependentSchemas", rule.trigger);
+      step s(this, n.spelling & dependencies_keyword ? "dependencies" : "dependentSchemas", rule.trigger);
       if (!evaluate(rule.schema, v, marks)) {
         valid = false;
         if (!keep_going()) return false;

@@ -61,6 +61,13 @@ enum node_flag : std::uint32_t {
   has_content_rules = 1u << 15,  // x-dlq-rule: checked only when validation is given a time
 };
 
+/// Bits of node::spelling: the node holds keywords older drafts spell otherwise,
+/// and errors name them as the schema wrote them.
+enum spelling_bit : std::uint8_t {
+  items_array = 1,          ///< prefix_items came from an `items` array, items from `additionalItems`
+  dependencies_keyword = 2, ///< dependent_required and dependent_schemas came from `dependencies`
+};
+
 /// Content rules a schema can name with `x-dlq-rule`.
 enum class content_rule : std::uint8_t {
   not_future,  ///< a date or date-time no later than now
@@ -233,6 +240,8 @@ struct node {
   node_id ref = no_node;
   node_id dynamic_ref = no_node;           ///< the statically resolved target
   std::uint32_t dynamic_anchor = no_index; ///< anchor name id when the target is a $dynamicAnchor
+  bool recursive_ref = false;              ///< dynamic_ref is a 2019-09 `$recursiveRef`
+  std::uint8_t spelling = 0;               ///< spelling_bit: keywords of older drafts, for error paths
   node_span all_of, any_of, one_of;
   node_id not_schema = no_node, if_schema = no_node, then_schema = no_node, else_schema = no_node;
 
@@ -289,6 +298,7 @@ struct enum_values {
 struct schema_resource {
   std::string uri;
   std::vector<std::pair<std::uint32_t, node_id>> dynamic_anchors;  ///< (anchor name id, node)
+  node_id recursive_anchor = no_node;  ///< the root, when it has "$recursiveAnchor": true
 };
 
 inline void key_table::resolve(const std::vector<node>& nodes) noexcept {
@@ -307,7 +317,10 @@ struct program {
   std::vector<enum_values> enums;
   std::vector<schema_resource> resources;
   bool uses_dynamic_scope = false;
+  std::uint32_t dynamic_anchor_names = 0;  ///< how many distinct `$dynamicAnchor` names there are
   node_id root = no_node;
+  dialect root_dialect = dialect::draft2020_12;
+  std::vector<std::string> warnings;
   compile_options options;
   std::string fingerprint;  ///< SHA-256 of the schema's JSON, as Boost.JSON serializes it
   std::vector<pii_path> pii_paths;  ///< the properties marked x-llmdlq-pii

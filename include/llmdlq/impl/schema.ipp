@@ -18,7 +18,8 @@ LLMDLQ_INLINE std::string_view describe(schema_errc code) noexcept {
     case schema_errc::unresolved_reference: return "a reference cannot be resolved";
     case schema_errc::unsupported_vocabulary: return "the meta-schema requires an unknown vocabulary";
     case schema_errc::infinite_recursion: return "references loop without descending into the instance";
-    case schema_errc::too_complex: return "the schema nests too deeply";
+    case schema_errc::too_complex: return "the schema nests too deeply or compiles to too many nodes";
+    case schema_errc::unknown_dialect: return "$schema names an unknown meta-schema";
   }
   return "unknown error";
 }
@@ -55,7 +56,7 @@ namespace detail {
 template <class View>
 bool is_valid_against(const program& prog, typename View::value instance,
                       std::optional<timestamp> now = std::nullopt) {
-  eval_context context{prog, {}, 0, now};
+  eval_context context(prog, now);
   evaluator<View, false> eval(context, nullptr);
   return eval.evaluate(prog.root, instance, nullptr);
 }
@@ -65,7 +66,7 @@ std::vector<validation_error> errors_against(const program& prog, typename View:
                                              const validate_options& options) {
   std::vector<validation_error> errors;
   if (options.max_errors == 0 && !options.find_structural) return errors;
-  eval_context context{prog, {}, 0, options.now};
+  eval_context context(prog, options.now);
   error_sink sink{errors, options.max_errors, {}, {}, options.find_structural};
   evaluator<View, true> eval(context, &sink);
   eval.evaluate(prog.root, instance, nullptr);
@@ -109,6 +110,10 @@ LLMDLQ_INLINE std::vector<validation_error> schema::validate(const boost::json::
 }
 
 LLMDLQ_INLINE const compile_options& schema::options() const noexcept { return program_->options; }
+
+LLMDLQ_INLINE dialect schema::dialect() const noexcept { return program_->root_dialect; }
+
+LLMDLQ_INLINE const std::vector<std::string>& schema::warnings() const noexcept { return program_->warnings; }
 
 LLMDLQ_INLINE std::string_view schema::fingerprint() const noexcept { return program_->fingerprint; }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Compiles JSON Schema documents into a detail::program: indexes identifiers
-// ($id, $anchor, $dynamicAnchor), resolves references, checks every keyword's
-// value and lays the subschemas out as nodes. The keywords are read by family,
-// one file each in impl/schema_compiler/, included at the end.
+// Compiles JSON Schema documents into a detail::program: finds each schema
+// resource's draft, indexes identifiers (id/$id, $anchor, $dynamicAnchor,
+// $recursiveAnchor), resolves references, checks every keyword's value and
+// lays the subschemas out as nodes, each compiled once. The keywords are read
+// by family, one file each in impl/schema_compiler/, included at the end.
 #pragma once
 
 #include <algorithm>
@@ -19,7 +20,9 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/metaschemas.hpp"
+#include "llmdlq/detail/metaschemas_drafts.hpp"
 #include "llmdlq/detail/pii_annotations.hpp"
+#include "llmdlq/detail/schema_catalog.hpp"
 #include "llmdlq/detail/schema_program.hpp"
 #include "llmdlq/detail/uri.hpp"
 #include "llmdlq/schema.hpp"
@@ -37,7 +40,32 @@ enum vocabulary : std::uint8_t {
 inline constexpr std::uint8_t default_vocabularies =
     applicator_vocabulary | unevaluated_vocabulary | validation_vocabulary;
 
-inline constexpr std::string_view draft_2020_12 = "https://json-schema.org/draft/2020-12/schema";
+/// Whether `keyword` is one of draft `d`'s: keywords of other drafts are
+/// unknown keywords there, ignored as annotations.
+inline bool keyword_in_dialect(std::string_view keyword, dialect d) noexcept {
+  const auto from = [&](dialect first) { return d >= first; };
+  if (keyword == "const" || keyword == "contains" || keyword == "propertyNames") return from(dialect::draft6);
+  if (keyword == "if" || keyword == "then" || keyword == "else") return from(dialect::draft7);
+  if (keyword == "$anchor" || keyword == "unevaluatedItems" || keyword == "unevaluatedProperties" ||
+      keyword == "dependentRequired" || keyword == "dependentSchemas" || keyword == "minContains" ||
+      keyword == "maxContains") {
+    return from(dialect::draft2019_09);
+  }
+  if (keyword == "$recursiveRef" || keyword == "$recursiveAnchor") return d == dialect::draft2019_09;
+  if (keyword == "prefixItems" || keyword == "$dynamicRef" || keyword == "$dynamicAnchor") {
+    return from(dialect::draft2020_12);
+  }
+  if (keyword == "additionalItems") return d <= dialect::draft2019_09;
+  // `dependencies` split into dependentRequired and dependentSchemas in 2019-09; schemas moving to
+  // the newer drafts keep writing it, so it keeps its meaning there (the suites' optional compatibility).
+  return true;
+}
+
+/// Up to draft 7, a `$ref` replaces the schema that holds it: its siblings are ignored.
+inline bool ref_overrides_siblings(dialect d) noexcept { return d <= dialect::draft7; }
+
+/// The keyword that names a schema resource: `id` in draft 4, `$id` after.
+inline std::string_view id_keyword(dialect d) noexcept { return d == dialect::draft4 ? "id" : "$id"; }
 
 class schema_compiler {
  public:
@@ -51,11 +79,14 @@ class schema_compiler {
     prog_->fingerprint = sha256_hex(boost::json::serialize(root));
     prog_->pii_paths = pii_annotated_paths(root);
     const std::uint32_t doc = add_document(root_uri, std::move(root));
-    if (!error_) prog_->root = compile_at(doc, "", 0);
+    prog_->root_dialect = scope_at(doc, "").draft;
+    if (!error_) prog_->root = compile_with_references(doc, "");
     finish_dynamic_anchors();
+    finish_recursive_anchors();
     if (!error_) mark_annotating_nodes();
     if (!error_) check_in_place_cycles();
     for (auto& keys : prog_->key_tables) keys.resolve(prog_->nodes);
+    prog_->dynamic_anchor_names = static_cast<std::uint32_t>(anchor_names_.size());
     if (error_) return unexpected(std::move(*error_));
     return std::shared_ptr<const program>(std::move(prog_));
   }
@@ -64,6 +95,11 @@ class schema_compiler {
   struct document {
     std::string uri;
     boost::json::value json;
+  };
+  // What is in force at a location: its base URI, its draft and vocabularies.
+  struct scope {
+    std::string base;
+    dialect draft = dialect::draft2020_12;
     std::uint8_t vocabularies = default_vocabularies;
   };
   struct location {
@@ -91,38 +127,61 @@ class schema_compiler {
 
   std::uint32_t add_document(std::string uri, boost::json::value json) {
     const auto doc = static_cast<std::uint32_t>(docs_.size());
-    docs_.push_back(document{uri, std::move(json), default_vocabularies});
+    docs_.push_back(document{uri, std::move(json)});
     resources_.emplace(uri, location{doc, ""});
-    read_dialect(doc);
     std::string pointer;
-    index(doc, docs_[doc].json, pointer, uri, 0);
+    index(doc, docs_[doc].json, pointer, scope{uri, options_.default_dialect, default_vocabularies}, 0);
     return doc;
   }
 
-  // Sets the document's vocabularies from its `$schema`.
-  void read_dialect(std::uint32_t doc) {
-    const auto* object = docs_[doc].json.if_object();
-    if (!object) return;
-    const auto it = object->find("$schema");
-    if (it == object->end()) return;
-    if (!it->value().is_string()) {
-      set_error(schema_errc::invalid_keyword, doc, "/$schema", "$schema must be a URI string");
-      return;
+  // The draft and vocabularies of a schema resource whose `$schema` is `meta`
+  // (at `pointer`, for errors); `inherited` for a resource without one.
+  scope read_dialect(std::uint32_t doc, const std::string& pointer, const boost::json::value* meta,
+                     scope inherited) {
+    if (!meta) return inherited;
+    if (!meta->is_string()) {
+      set_error(schema_errc::invalid_keyword, doc, pointer + "/$schema", "$schema must be a URI string");
+      return inherited;
     }
-    const std::string meta_uri{without_fragment(std::string_view(it->value().get_string()))};
-    if (meta_uri == draft_2020_12 || is_older_draft(meta_uri)) return;
-    const auto meta = resources_.find(meta_uri) != resources_.end() ? std::optional<std::uint32_t>(resources_[meta_uri].doc)
-                                                                    : load(meta_uri);
-    if (!meta) return;  // an unknown meta-schema: assume the standard vocabularies
-    const auto* meta_object = docs_[*meta].json.if_object();
-    if (!meta_object) return;
-    const auto vocab = meta_object->find("$vocabulary");
-    if (vocab == meta_object->end() || !vocab->value().is_object()) return;
+    const std::string meta_uri{without_fragment(std::string_view(meta->get_string()))};
+    if (const auto known = dialect_of_meta_schema(meta_uri)) {
+      inherited.draft = *known;
+      inherited.vocabularies = default_vocabularies;
+      return inherited;
+    }
+    // A meta-schema of one's own: its own `$schema` gives the draft, its `$vocabulary` the vocabularies.
+    const auto found = resources_.find(meta_uri);
+    const auto meta_doc = found != resources_.end() ? std::optional<std::uint32_t>(found->second.doc) : load(meta_uri);
+    if (error_) return inherited;
+    if (!meta_doc) {
+      if (!options_.allow_unknown_dialect) {
+        set_error(schema_errc::unknown_dialect, doc, pointer + "/$schema",
+                  fmt::format("$schema names {}, which is no JSON Schema draft and no document registered "
+                              "or resolved (compile_options::allow_unknown_dialect compiles it as {})",
+                              meta_uri, to_string(options_.default_dialect)));
+      } else {
+        prog_->warnings.push_back(fmt::format("{}: $schema names the unknown meta-schema {}; compiled as {}",
+                                              describe_location(doc, pointer + "/$schema"), meta_uri,
+                                              to_string(options_.default_dialect)));
+      }
+      return inherited;
+    }
+    inherited.draft = scope_at(*meta_doc, "").draft;
+    inherited.vocabularies = default_vocabularies;
+    const auto* meta_object = docs_[*meta_doc].json.if_object();
+    const auto vocab = meta_object ? meta_object->find("$vocabulary") : nullptr;
+    if (!meta_object || vocab == meta_object->end() || !vocab->value().is_object() ||
+        inherited.draft < dialect::draft2019_09) {
+      return inherited;
+    }
     std::uint8_t mask = 0;
     for (const auto& [name, required] : vocab->value().get_object()) {
       const std::string_view uri(name.data(), name.size());
-      const std::string_view prefix = "https://json-schema.org/draft/2020-12/vocab/";
-      const std::string_view known = uri.starts_with(prefix) ? uri.substr(prefix.size()) : std::string_view();
+      std::string_view known;
+      for (const std::string_view prefix : {"https://json-schema.org/draft/2020-12/vocab/",
+                                            "https://json-schema.org/draft/2019-09/vocab/"}) {
+        if (uri.starts_with(prefix)) known = uri.substr(prefix.size());
+      }
       if (known == "applicator") {
         mask |= applicator_vocabulary;
       } else if (known == "unevaluated") {
@@ -132,19 +191,15 @@ class schema_compiler {
       } else if (known == "format-assertion") {
         mask |= format_assertion_vocabulary;
       } else if (known.empty() && required.is_bool() && required.get_bool()) {
-        set_error(schema_errc::unsupported_vocabulary, doc, "/$schema",
+        set_error(schema_errc::unsupported_vocabulary, doc, pointer + "/$schema",
                   fmt::format("the meta-schema requires the unknown vocabulary {}", uri));
-        return;
+        return inherited;
       }
     }
-    docs_[doc].vocabularies = mask;
-  }
-
-  static bool is_older_draft(std::string_view uri) {
-    return uri == "https://json-schema.org/draft/2019-09/schema" ||
-           uri == "http://json-schema.org/draft-07/schema" ||
-           uri == "http://json-schema.org/draft-06/schema" ||
-           uri == "http://json-schema.org/draft-04/schema";
+    // 2019-09 has no vocabulary of its own for the unevaluated keywords: the applicator one holds them.
+    if (inherited.draft == dialect::draft2019_09 && (mask & applicator_vocabulary)) mask |= unevaluated_vocabulary;
+    inherited.vocabularies = mask;
+    return inherited;
   }
 
   // Finds a document by URI: registered remotes, the resolver, then the
@@ -157,8 +212,12 @@ class schema_compiler {
     } else if (options_.resolver) {
       text = options_.resolver(uri);
     }
+    if (!text) text = catalog_.find(uri);
     if (!text) {
       for (const auto& builtin : builtin_schemas) {
+        if (builtin.uri == uri) text = std::string(builtin.json);
+      }
+      for (const auto& builtin : draft_builtin_schemas) {
         if (builtin.uri == uri) text = std::string(builtin.json);
       }
     }
@@ -180,10 +239,10 @@ class schema_compiler {
     return key;
   }
 
-  // Records identifiers and base URIs of every subschema reachable through
-  // applicator keywords (not through unknown keywords, `const` or `enum`).
-  void index(std::uint32_t doc, const boost::json::value& schema, std::string& pointer,
-             std::string base, std::size_t depth) {
+  // Records identifiers, base URIs and drafts of every subschema reachable
+  // through applicator keywords (not through unknown keywords, `const` or `enum`).
+  void index(std::uint32_t doc, const boost::json::value& schema, std::string& pointer, scope in_force,
+             std::size_t depth) {
     const auto* object = schema.if_object();
     if (!object || error_) return;
     if (depth > options_.max_nesting) {
@@ -191,27 +250,49 @@ class schema_compiler {
                 fmt::format("subschemas nest deeper than {}", options_.max_nesting));
       return;
     }
-    if (const auto it = object->find("$id"); it != object->end() && it->value().is_string()) {
-      const std::string_view id(it->value().get_string());
-      const std::string resolved = resolve_uri(base, id);
-      if (const auto hash = resolved.find('#'); hash != std::string::npos && hash + 1 != resolved.size()) {
-        set_error(schema_errc::invalid_keyword, doc, pointer + "/$id",
+    const auto member = [&](std::string_view keyword) -> const boost::json::value* {
+      const auto it = object->find(keyword);
+      return it == object->end() ? nullptr : &it->value();
+    };
+    // `$schema` where a resource starts: the document's root, or a subschema with its own identifier.
+    const auto* meta = member("$schema");
+    if (meta && (depth == 0 || member("$id") || member("id"))) in_force = read_dialect(doc, pointer, meta, in_force);
+    if (error_) return;
+    const dialect d = in_force.draft;
+    const auto* id = member(id_keyword(d));
+    if (id && id->is_string() && !(ref_overrides_siblings(d) && member("$ref"))) {
+      const std::string resolved = resolve_uri(in_force.base, std::string_view(id->get_string()));
+      const auto hash = resolved.find('#');
+      const bool named = hash != std::string::npos && hash + 1 != resolved.size();
+      if (named && d >= dialect::draft2019_09) {
+        set_error(schema_errc::invalid_keyword, doc, pointer + "/" + std::string(id_keyword(d)),
                   "$id must not have a fragment; use $anchor to name a subschema");
         return;
       }
-      base = std::string(without_fragment(resolved));
-      resources_.insert_or_assign(base, location{doc, pointer});
+      const std::string base{without_fragment(resolved)};
+      // Up to draft 7, an identifier with a fragment ("#name") names the subschema, as $anchor does later.
+      if (named) anchors_[base + resolved.substr(hash)].where = location{doc, pointer};
+      if (!named || base != in_force.base) {
+        in_force.base = base;
+        resources_.insert_or_assign(base, location{doc, pointer});
+      }
     }
-    bases_.emplace(location_key(doc, pointer), base);
+    scopes_.emplace(location_key(doc, pointer), in_force);
+    const std::string& base = in_force.base;
     for (const std::string_view keyword : {"$anchor", "$dynamicAnchor"}) {
-      const auto it = object->find(keyword);
-      if (it == object->end() || !it->value().is_string()) continue;
-      const std::string name(it->value().get_string());
+      if (!keyword_in_dialect(keyword, d)) continue;
+      const auto* value = member(keyword);
+      if (!value || !value->is_string()) continue;
+      const std::string name(value->get_string());
       const bool dynamic = keyword == "$dynamicAnchor";
       auto& entry = anchors_[base + "#" + name];
       entry.where = location{doc, pointer};
       entry.dynamic = entry.dynamic || dynamic;
       if (dynamic) dynamic_anchors_.push_back({base, name, location{doc, pointer}});
+    }
+    if (const auto* value = member("$recursiveAnchor");
+        value && keyword_in_dialect("$recursiveAnchor", d) && *value == true) {
+      recursive_anchors_.push_back({base, {}, location{doc, pointer}});
     }
 
     const std::size_t mark = pointer.size();
@@ -223,16 +304,16 @@ class schema_compiler {
         for (std::size_t i = 0; i < array.size(); ++i) {
           const std::size_t inner = pointer.size();
           append_pointer_token(pointer, i);
-          index(doc, array[i], pointer, base, depth + 1);
+          index(doc, array[i], pointer, in_force, depth + 1);
           pointer.resize(inner);
         }
       } else if (is_schema_keyword(keyword)) {
-        index(doc, value, pointer, base, depth + 1);
+        index(doc, value, pointer, in_force, depth + 1);
       } else if (is_schema_map_keyword(keyword) && value.is_object()) {
         for (const auto& [name, subschema] : value.get_object()) {
           const std::size_t inner = pointer.size();
           append_pointer_token(pointer, std::string_view(name.data(), name.size()));
-          index(doc, subschema, pointer, base, depth + 1);
+          index(doc, subschema, pointer, in_force, depth + 1);
           pointer.resize(inner);
         }
       }
@@ -253,16 +334,17 @@ class schema_compiler {
     return k == "allOf" || k == "anyOf" || k == "oneOf" || k == "prefixItems" || k == "items";
   }
 
-  // The base URI in force at a location: recorded by index(), or that of the
+  // What is in force at a location: recorded by index(), or that of the
   // nearest indexed ancestor (for locations inside unknown keywords).
-  std::string base_at(std::uint32_t doc, std::string pointer) const {
+  scope scope_at(std::uint32_t doc, std::string pointer) const {
     for (;;) {
-      if (const auto it = bases_.find(location_key(doc, pointer)); it != bases_.end()) return it->second;
+      if (const auto it = scopes_.find(location_key(doc, pointer)); it != scopes_.end()) return it->second;
       const auto slash = pointer.rfind('/');
-      if (slash == std::string::npos) return docs_[doc].uri;
+      if (slash == std::string::npos) return scope{docs_[doc].uri, options_.default_dialect, default_vocabularies};
       pointer.resize(slash);
     }
   }
+  std::string base_at(std::uint32_t doc, const std::string& pointer) const { return scope_at(doc, pointer).base; }
 
   std::uint32_t resource_index(const std::string& uri) {
     const auto [it, inserted] = resource_ids_.emplace(uri, static_cast<std::uint32_t>(prog_->resources.size()));
@@ -333,7 +415,7 @@ class schema_compiler {
   std::optional<std::uint32_t> compile_regex(std::uint32_t doc, const std::string& where,
                                              std::string_view pattern) {
     if (const auto it = regex_ids_.find(std::string(pattern)); it != regex_ids_.end()) return it->second;
-    auto regex = ecma_regex::compile(pattern);
+    auto regex = ecma_regex::compile(pattern, options_.pattern_syntax);
     if (!regex) {
       set_error(schema_errc::invalid_pattern, doc, where,
                 fmt::format("invalid regular expression {} (at offset {}): {}", pattern,
@@ -380,6 +462,30 @@ class schema_compiler {
     return span;
   }
 
+  // The subschema at `pointer` and, from the work list, every reference
+  // target it leads to: the way into the compiler.
+  node_id compile_with_references(std::uint32_t doc, const std::string& pointer) {
+    const node_id id = compile_at(doc, pointer, 0);
+    while (!pending_.empty() && !error_) {
+      const pending_reference next = std::move(pending_.front());
+      pending_.pop_front();
+      compile_node(next.id, next.doc, next.pointer, 0);
+    }
+    return id;
+  }
+
+  // A reference's target: linked now, compiled later from the work list, so
+  // references chained to any length compile without recursion. A target
+  // compiled or queued already is linked as it is: each compiles once.
+  node_id compile_later(std::uint32_t doc, const std::string& pointer) {
+    if (error_) return no_node;
+    const std::string key = location_key(doc, pointer);
+    if (const auto it = compiled_.find(key); it != compiled_.end()) return it->second;
+    const node_id id = reserve_node(doc, pointer, key);
+    if (id != no_node) pending_.push_back({doc, pointer, id});
+    return id;
+  }
+
   node_id compile_at(std::uint32_t doc, const std::string& pointer, std::size_t depth) {
     if (error_) return no_node;
     const std::string key = location_key(doc, pointer);
@@ -389,27 +495,42 @@ class schema_compiler {
                 fmt::format("subschemas nest deeper than {}", options_.max_nesting));
       return no_node;
     }
+    const node_id id = reserve_node(doc, pointer, key);
+    if (id != no_node) compile_node(id, doc, pointer, depth);
+    return id;
+  }
+
+  node_id reserve_node(std::uint32_t doc, const std::string& pointer, const std::string& key) {
+    if (prog_->nodes.size() >= options_.max_nodes) {
+      set_error(schema_errc::too_complex, doc, pointer,
+                fmt::format("the schema compiles to more than {} nodes", options_.max_nodes));
+      return no_node;
+    }
+    const auto id = static_cast<node_id>(prog_->nodes.size());
+    prog_->nodes.emplace_back();
+    compiled_.emplace(key, id);
+    return id;
+  }
+
+  void compile_node(node_id id, std::uint32_t doc, const std::string& pointer, std::size_t depth) {
     boost::json::error_code ec;
     const boost::json::value* found = docs_[doc].json.find_pointer(pointer, ec);
     if (!found) {
       set_error(schema_errc::unresolved_reference, doc, pointer, "no schema at this location");
-      return no_node;
+      return;
     }
     const boost::json::value& schema = *found;
-    const auto id = static_cast<node_id>(prog_->nodes.size());
-    prog_->nodes.emplace_back();
-    compiled_.emplace(key, id);
     node n;
-    n.resource = resource_index(base_at(doc, pointer));
+    const scope in_force = scope_at(doc, pointer);
+    n.resource = resource_index(in_force.base);
     if (schema.is_bool()) {
       n.flags = schema.get_bool() ? 0u : std::uint32_t{always_false};
     } else if (!schema.is_object()) {
       set_error(schema_errc::invalid_keyword, doc, pointer, "a schema must be an object or a boolean");
     } else {
-      compile_object(doc, pointer, schema.get_object(), n, depth);
+      compile_object(doc, pointer, schema.get_object(), in_force, n, depth);
     }
     prog_->nodes[id] = std::move(n);
-    return id;
   }
 
   // The schema object compile_object() reads, and the node it fills in.
@@ -420,10 +541,12 @@ class schema_compiler {
     node& n;
     key_table& keys;
     std::size_t depth;
+    dialect draft;
 
+    // The keyword's value, when the schema has it and it is one of the draft's keywords.
     const boost::json::value* get(std::string_view keyword) const {
       const auto it = schema.find(keyword);
-      return it == schema.end() ? nullptr : &it->value();
+      return it == schema.end() || !keyword_in_dialect(keyword, draft) ? nullptr : &it->value();
     }
   };
 
@@ -437,8 +560,8 @@ class schema_compiler {
   // stops at the first error. The order is fixed: it decides the node and
   // regex numbering, the presence bits and which error is reported.
   void compile_object(std::uint32_t doc, const std::string& at, const boost::json::object& schema,
-                      node& n, std::size_t depth) {
-    const std::uint8_t vocab = docs_[doc].vocabularies;
+                      const scope& in_force, node& n, std::size_t depth) {
+    const std::uint8_t vocab = in_force.vocabularies;
     const bool applicators = vocab & applicator_vocabulary;
     const bool validation = vocab & validation_vocabulary;
     const bool unevaluated = vocab & unevaluated_vocabulary;
@@ -447,7 +570,11 @@ class schema_compiler {
     // Properties enter the key table first, in the schema's order: documents
     // follow that order, and the evaluator's lookup tries the next entry first.
     key_table keys;
-    schema_site site{doc, at, schema, n, keys, depth};
+    schema_site site{doc, at, schema, n, keys, depth, in_force.draft};
+    if (ref_overrides_siblings(site.draft) && site.get("$ref")) {
+      read_references(site);
+      return;
+    }
     if (const auto* v = site.get("properties"); v && v->is_object() && applicators) {
       for (const auto& member : v->get_object()) keys.at(std::string_view(member.key().data(), member.key().size()));
     }
@@ -503,10 +630,27 @@ class schema_compiler {
     if (!prog_->uses_dynamic_scope) return;
     for (std::size_t i = 0; i < dynamic_anchors_.size() && !error_; ++i) {
       const auto entry = dynamic_anchors_[i];  // compiling may load documents and grow the list
-      const node_id target = compile_at(entry.where.doc, entry.where.pointer, 0);
+      const node_id target = compile_with_references(entry.where.doc, entry.where.pointer);
       if (error_) return;
       const std::uint32_t resource = resource_index(entry.resource);
       prog_->resources[resource].dynamic_anchors.emplace_back(anchor_name_id(entry.name), target);
+    }
+  }
+
+  // Compiles every resource root with `"$recursiveAnchor": true`, where a
+  // `$recursiveRef` may land at run time.
+  void finish_recursive_anchors() {
+    if (!prog_->uses_dynamic_scope) return;
+    for (std::size_t i = 0; i < recursive_anchors_.size() && !error_; ++i) {
+      const auto entry = recursive_anchors_[i];
+      const auto root = resources_.find(entry.resource);  // only a resource's root anchors
+      if (root == resources_.end() || root->second.doc != entry.where.doc ||
+          root->second.pointer != entry.where.pointer) {
+        continue;
+      }
+      const node_id target = compile_with_references(entry.where.doc, entry.where.pointer);
+      if (error_) return;
+      prog_->resources[resource_index(entry.resource)].recursive_anchor = target;
     }
   }
 
@@ -537,7 +681,7 @@ class schema_compiler {
           n.unevaluated_items != no_node) {
         n.flags |= annotates_items;
       }
-      if (n.dynamic_anchor != no_index) n.flags |= annotates_properties | annotates_items;
+      if (n.dynamic_anchor != no_index || n.recursive_ref) n.flags |= annotates_properties | annotates_items;
     }
     for (bool changed = true; changed;) {
       changed = false;
@@ -609,15 +753,23 @@ class schema_compiler {
   const compile_options& options_;
   std::shared_ptr<program> prog_;
   std::optional<schema_error> error_;
+  schema_catalog catalog_{options_.catalog_directory};
   std::deque<document> docs_;  // a deque: compiling holds references into documents while loading more
   std::unordered_map<std::string, location> resources_;
   std::unordered_map<std::string, anchor> anchors_;
-  std::unordered_map<std::string, std::string> bases_;
+  std::unordered_map<std::string, scope> scopes_;
   std::unordered_map<std::string, node_id> compiled_;
+  struct pending_reference {
+    std::uint32_t doc;
+    std::string pointer;
+    node_id id;
+  };
+  std::deque<pending_reference> pending_;  // reference targets linked, not yet compiled
   std::unordered_map<std::string, std::uint32_t> resource_ids_;
   std::unordered_map<std::string, std::uint32_t> anchor_names_;
   std::unordered_map<std::string, std::uint32_t> regex_ids_;
   std::vector<dynamic_anchor_entry> dynamic_anchors_;
+  std::vector<dynamic_anchor_entry> recursive_anchors_;  // resources whose root has "$recursiveAnchor": true
 };
 
 }  // namespace detail

@@ -69,6 +69,7 @@ inline bool schema_compiler::read_object_applicators(schema_site& site) {
   // `dependencies` (drafts 4 to 7) is read as dependentRequired or
   // dependentSchemas, value by value, for schemas written for older drafts.
   if (const auto* v = site.get("dependencies"); v && v->is_object()) {
+    n.spelling |= dependencies_keyword;
     for (const auto& [trigger, dependency] : v->get_object()) {
       const std::string_view name(trigger.data(), trigger.size());
       if (dependency.is_array()) {
@@ -102,6 +103,7 @@ inline bool schema_compiler::read_array_applicators(schema_site& site) {
       // The array form of drafts 4 to 2019-09: prefixItems, and
       // additionalItems for the rest.
       n.prefix_items = compile_list(doc, at, "items", *v, depth);
+      n.spelling |= items_array;
       if (site.get("additionalItems")) n.items = compile_child(doc, at, "additionalItems", depth);
     } else {
       n.items = compile_child(doc, at, "items", depth);

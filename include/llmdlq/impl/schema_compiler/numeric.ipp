@@ -40,11 +40,25 @@ inline bool schema_compiler::read_numeric(schema_site& site) {
       {"maximum", &n.maximum},
       {"exclusiveMinimum", &n.exclusive_minimum},
       {"exclusiveMaximum", &n.exclusive_maximum}};
+  const bool boolean_exclusive = site.draft == dialect::draft4;
   for (const auto& [keyword, bound] : bounds) {
+    if (boolean_exclusive && keyword.starts_with("exclusive")) continue;
     if (const auto* v = site.get(keyword)) {
       if (!read_number(site.doc, site.at, keyword, *v, bound->value)) return false;
       bound->present = true;
       n.flags |= has_number_keywords;
+    }
+  }
+  // Draft 4: "exclusiveMinimum": true makes `minimum` exclusive (and the same for the maximum).
+  if (boolean_exclusive) {
+    const std::tuple<std::string_view, number_bound*, number_bound*> exclusives[] = {
+        {"exclusiveMinimum", &n.minimum, &n.exclusive_minimum},
+        {"exclusiveMaximum", &n.maximum, &n.exclusive_maximum}};
+    for (const auto& [keyword, inclusive, exclusive] : exclusives) {
+      const auto* v = site.get(keyword);
+      if (!v) continue;
+      if (!v->is_bool()) return invalid(site, keyword, fmt::format("{} must be a boolean in draft 4", keyword));
+      if (v->get_bool() && inclusive->present) std::swap(*inclusive, *exclusive);
     }
   }
   set_interval(n);

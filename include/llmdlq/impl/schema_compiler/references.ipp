@@ -63,18 +63,34 @@ inline bool schema_compiler::read_references(schema_site& site) {
     if (!v->is_string()) return invalid(site, "$ref", "$ref must be a URI reference string");
     const auto target = resolve_reference(site.doc, site.at, "$ref", std::string_view(v->get_string()));
     if (!target) return false;
-    n.ref = compile_at(target->where.doc, target->where.pointer, site.depth + 1);
+    n.ref = compile_later(target->where.doc, target->where.pointer);
     n.flags |= has_ref;
   }
   if (const auto* v = site.get("$dynamicRef")) {
     if (!v->is_string()) return invalid(site, "$dynamicRef", "$dynamicRef must be a URI reference string");
     const auto target = resolve_reference(site.doc, site.at, "$dynamicRef", std::string_view(v->get_string()));
     if (!target) return false;
-    n.dynamic_ref = compile_at(target->where.doc, target->where.pointer, site.depth + 1);
+    n.dynamic_ref = compile_later(target->where.doc, target->where.pointer);
     n.flags |= has_dynamic_ref;
     const auto it = anchors_.find(target->resource_uri + "#" + target->fragment);
     if (!target->fragment.empty() && target->fragment[0] != '/' && it != anchors_.end() && it->second.dynamic) {
       n.dynamic_anchor = anchor_name_id(target->fragment);
+      prog_->uses_dynamic_scope = true;
+    }
+  }
+  // 2019-09's `$recursiveRef` ("#"): its target, unless that root has "$recursiveAnchor": true,
+  // and then the outermost of the dynamic scope's innermost run of such roots.
+  if (const auto* v = site.get("$recursiveRef")) {
+    if (!v->is_string()) return invalid(site, "$recursiveRef", "$recursiveRef must be a URI reference string");
+    const auto target = resolve_reference(site.doc, site.at, "$recursiveRef", std::string_view(v->get_string()));
+    if (!target) return false;
+    n.dynamic_ref = compile_later(target->where.doc, target->where.pointer);
+    n.flags |= has_dynamic_ref;
+    n.recursive_ref = true;
+    boost::json::error_code ec;
+    if (const auto* root = docs_[target->where.doc].json.find_pointer(target->where.pointer, ec);
+        root && root->is_object() && root->as_object().contains("$recursiveAnchor") &&
+        root->as_object().at("$recursiveAnchor") == true) {
       prog_->uses_dynamic_scope = true;
     }
   }
