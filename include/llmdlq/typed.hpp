@@ -12,6 +12,8 @@
 #include <vector>
 
 #include <boost/describe.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <boost/mp11/algorithm.hpp>
 #include <simdjson.h>
@@ -19,6 +21,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/process.hpp"
 #include "llmdlq/schema.hpp"
+#include "llmdlq/schema_constraints.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -42,18 +45,72 @@ template <class T>
 boost::json::value schema_of();
 
 template <class T>
+concept has_schema_constraints = requires { std::string_view(schema_constraints<T>::json); };
+
+// Adds the keywords of `extra` to `schema`; an `items` object goes into the
+// elements' schema. `where` names the member, for errors.
+inline void add_constraints(boost::json::object& schema, const boost::json::object& extra, const std::string& where) {
+  for (const auto& [keyword, value] : extra) {
+    const std::string_view k(keyword.data(), keyword.size());
+    if (k == "type" || k == "properties" || k == "required" || k == "additionalProperties" || k == "$ref") {
+      throw schema_constraint_error("llmdlq::schema_constraints: " + where + " may not replace '" + std::string(k) +
+                                    "', which gives the member its C++ type's shape");
+    }
+    if (k == "items" && value.is_object() && schema.contains("items") && schema.at("items").is_object()) {
+      add_constraints(schema.at("items").as_object(), value.get_object(), where + "/items");
+      continue;
+    }
+    schema.insert_or_assign(keyword, value);
+  }
+}
+
+// T's schema_constraints as a JSON object whose keys are all members of T.
+template <class T>
+boost::json::object constraints_of() {
+  if constexpr (!has_schema_constraints<T>) {
+    return {};
+  } else {
+    boost::json::error_code ec;
+    auto parsed = boost::json::parse(std::string_view(schema_constraints<T>::json), ec);
+    if (ec || !parsed.is_object()) {
+      throw schema_constraint_error("llmdlq::schema_constraints: the json is not a JSON object" +
+                                    (ec ? ": " + ec.message() : std::string()));
+    }
+    using members = boost::describe::describe_members<T, boost::describe::mod_public | boost::describe::mod_inherited>;
+    for (const auto& [name, extra] : parsed.get_object()) {
+      bool found = false;
+      boost::mp11::mp_for_each<members>([&](auto member) { found = found || name == member.name; });
+      if (!found) {
+        throw schema_constraint_error("llmdlq::schema_constraints: '" + std::string(name) + "' is no member of the struct");
+      }
+      if (!extra.is_object()) {
+        throw schema_constraint_error("llmdlq::schema_constraints: '" + std::string(name) +
+                                      "' must map to an object of keywords");
+      }
+    }
+    return std::move(parsed.get_object());
+  }
+}
+
+template <class T>
 boost::json::object object_schema() {
   boost::json::object properties;
   boost::json::array required;
+  const boost::json::object constraints = constraints_of<T>();
   using members = boost::describe::describe_members<T, boost::describe::mod_public | boost::describe::mod_inherited>;
   boost::mp11::mp_for_each<members>([&](auto member) {
     using type = std::remove_cvref_t<decltype(std::declval<T&>().*member.pointer)>;
+    const auto extra = constraints.find(member.name);
+    const auto constrained = [&](boost::json::value schema) {
+      if (extra != constraints.end()) add_constraints(schema.as_object(), extra->value().get_object(), member.name);
+      return schema;
+    };
     if constexpr (is_optional<type>::value) {
       // Optional members may be absent or null.
-      properties.emplace(member.name,
-                         boost::json::object{{"anyOf", {schema_of<typename type::value_type>(), {{"type", "null"}}}}});
+      properties.emplace(member.name, boost::json::object{{"anyOf", {constrained(schema_of<typename type::value_type>()),
+                                                                     {{"type", "null"}}}}});
     } else {
-      properties.emplace(member.name, schema_of<type>());
+      properties.emplace(member.name, constrained(schema_of<type>()));
       required.push_back(boost::json::string(member.name));
     }
   });
@@ -168,7 +225,8 @@ expected<T, std::string> read_as(simdjson::dom::element v, const std::string& pa
 /// `additionalProperties: false` whose members are required unless they are
 /// std::optional (then they may also be null); std::vector is an array;
 /// described enums are their enumerator names; integers carry their type's
-/// range.
+/// range. A struct's schema_constraints add their keywords to its members'
+/// schemas; a faulty one throws schema_constraint_error on first use.
 template <class T>
 [[nodiscard]] const boost::json::value& json_schema_for() {
   static const boost::json::value schema = [] {
@@ -179,11 +237,20 @@ template <class T>
   return schema;
 }
 
-/// T's schema, compiled once on first use (thread-safe).
+/// T's schema, compiled once on first use (thread-safe). Throws
+/// schema_constraint_error when T's schema_constraints make a schema that
+/// does not compile (a keyword with a value JSON Schema does not allow).
 template <class T>
 [[nodiscard]] const schema& schema_for() {
-  // Derived from T by the code above, so it always compiles.
-  static const schema compiled = *schema::compile(json_schema_for<T>());
+  static const schema compiled = [] {
+    auto s = schema::compile(json_schema_for<T>());
+    if (!s) {
+      throw schema_constraint_error("llmdlq::schema_constraints: the schema does not compile" +
+                                    (s.error().location.empty() ? std::string() : " at " + s.error().location) +
+                                    ": " + s.error().message);
+    }
+    return *std::move(s);
+  }();
   return compiled;
 }
 

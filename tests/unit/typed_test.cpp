@@ -31,7 +31,58 @@ struct receipt {
 };
 BOOST_DESCRIBE_STRUCT(receipt, (), (merchant, currency, year, paid_by_card, items, tax))
 
+// The same shapes with what their C++ types cannot say.
+struct invoice {
+  std::string number;
+  std::string issued;
+  std::vector<line> lines;
+  std::optional<double> discount;
+  std::vector<std::string> tags;
+};
+BOOST_DESCRIBE_STRUCT(invoice, (), (number, issued, lines, discount, tags))
+
+struct misspelt {
+  std::string name;
+};
+BOOST_DESCRIBE_STRUCT(misspelt, (), (name))
+
+struct reshaped {
+  std::string name;
+};
+BOOST_DESCRIBE_STRUCT(reshaped, (), (name))
+
+struct bad_keyword {
+  std::string name;
+};
+BOOST_DESCRIBE_STRUCT(bad_keyword, (), (name))
+
 }  // namespace shop
+
+template <>
+struct llmdlq::schema_constraints<shop::invoice> {
+  static constexpr std::string_view json = R"({
+    "number": {"pattern": "^INV-\\d{4}\\-\\d+$"},
+    "issued": {"format": "date"},
+    "lines": {"minItems": 1, "maxItems": 50},
+    "discount": {"minimum": 0, "maximum": 100},
+    "tags": {"uniqueItems": true, "items": {"minLength": 1}}})";
+};
+template <>
+struct llmdlq::schema_constraints<shop::line> {
+  static constexpr std::string_view json = R"({"quantity": {"exclusiveMinimum": 0}})";
+};
+template <>
+struct llmdlq::schema_constraints<shop::misspelt> {
+  static constexpr std::string_view json = R"({"nmae": {"minLength": 1}})";
+};
+template <>
+struct llmdlq::schema_constraints<shop::reshaped> {
+  static constexpr std::string_view json = R"({"name": {"type": "integer"}})";
+};
+template <>
+struct llmdlq::schema_constraints<shop::bad_keyword> {
+  static constexpr std::string_view json = R"({"name": {"maxLength": -1}})";
+};
 
 TEST_CASE("schema_for derives a strict schema from the struct", "[typed]") {
   const auto& schema = llmdlq::json_schema_for<shop::receipt>();
@@ -132,4 +183,39 @@ TEST_CASE("typed_pipeline: a sink failure answers retry, and the retry stores th
   REQUIRE(d.stored.has_value());
   CHECK(d.stored->dlq_id == dlq_id);
   CHECK(dlq->size() == 1);
+}
+
+TEST_CASE("schema_constraints add keywords to the members, checked against the struct", "[typed]") {
+  const auto& json = llmdlq::json_schema_for<shop::invoice>();
+  CHECK(json.at("properties").at("lines").at("minItems") == 1);
+  CHECK(json.at("properties").at("discount").at("anyOf").at(0).at("maximum") == 100);
+  CHECK(json.at("properties").at("tags").at("items") == boost::json::object{{"type", "string"}, {"minLength", 1}});
+  const auto judge = [](std::string_view raw) { return llmdlq::process_llm_response<shop::invoice>(raw, {}); };
+  const auto good = judge(R"({"number": "INV-2026-7", "issued": "2026-12-02", "discount": null, "tags": ["a", "b"],
+                              "lines": [{"description": "Thee", "quantity": 2}]})");
+  REQUIRE(good.has_value());
+  CHECK(good->lines[0].quantity == 2);
+  const auto keyword_of = [&](std::string_view raw) {
+    const auto r = judge(raw);
+    REQUIRE_FALSE(r.has_value());
+    REQUIRE_FALSE(r.error().failure.errors.empty());
+    return r.error().failure.errors[0].schema_path;
+  };
+  constexpr std::string_view lines = R"("lines": [{"description": "Thee", "quantity": 2}])";
+  CHECK(keyword_of(R"({"number": "INV-2026", "issued": "2026-12-02", "tags": [], )" + std::string(lines) + "}") ==
+        "/properties/number/pattern");
+  CHECK(keyword_of(R"({"number": "INV-2026-7", "issued": "2026-12-02", "tags": [], "lines": []})") ==
+        "/properties/lines/minItems");
+  CHECK(keyword_of(R"({"number": "INV-2026-7", "issued": "2026-12-02", "tags": [], "discount": 120, )" +
+                   std::string(lines) + "}") == "/properties/discount/anyOf");  // neither a number up to 100 nor null
+  CHECK(keyword_of(R"({"number": "INV-2026-7", "issued": "2026-12-02", "tags": ["a", "a"], )" + std::string(lines) +
+                   "}") == "/properties/tags/uniqueItems");
+  CHECK(keyword_of(R"({"number": "INV-2026-7", "issued": "2026-12-02", "tags": [],
+                      "lines": [{"description": "Thee", "quantity": 0}]})") ==
+        "/properties/lines/items/properties/quantity/exclusiveMinimum");
+  // A constraint on no member, one that would change a member's type, or a keyword
+  // with a value JSON Schema does not allow: a programming error, said on first use.
+  CHECK_THROWS_WITH(llmdlq::json_schema_for<shop::misspelt>(), Catch::Contains("'nmae' is no member"));
+  CHECK_THROWS_WITH(llmdlq::json_schema_for<shop::reshaped>(), Catch::Contains("may not replace 'type'"));
+  CHECK_THROWS_WITH(llmdlq::schema_for<shop::bad_keyword>(), Catch::Contains("/properties/name/maxLength"));
 }
