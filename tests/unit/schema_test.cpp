@@ -286,3 +286,55 @@ TEST_CASE("documents for older drafts: items arrays and dependencies", "[schema]
   CHECK(errors_of(schema, R"(["a", 1])").size() == 1);
   CHECK(errors_of(schema, R"({"card": true})").size() == 1);
 }
+
+TEST_CASE("dialects: each resource in its own draft, an unknown one refused or warned about", "[schema][dialect]") {
+  CHECK(compile(R"({"type": "string"})").dialect() == llmdlq::dialect::draft2020_12);
+  CHECK(compile(R"({"$schema": "http://json-schema.org/draft-07/schema#"})").dialect() == llmdlq::dialect::draft7);
+  CHECK(compile(R"({"$schema": "https://json-schema.org/draft-04/schema"})").dialect() == llmdlq::dialect::draft4);
+  llmdlq::compile_options draft4;
+  draft4.default_dialect = llmdlq::dialect::draft4;
+  CHECK(compile(R"({"type": "string"})", draft4).dialect() == llmdlq::dialect::draft4);
+  for (const auto d : {llmdlq::dialect::draft4, llmdlq::dialect::draft6, llmdlq::dialect::draft7,
+                       llmdlq::dialect::draft2019_09, llmdlq::dialect::draft2020_12}) {
+    CHECK(llmdlq::dialect_named(llmdlq::to_string(d)) == d);
+    CHECK(llmdlq::dialect_of_meta_schema(llmdlq::meta_schema_uri(d)) == d);
+  }
+  CHECK_FALSE(llmdlq::dialect_named("draft5").has_value());
+
+  constexpr std::string_view unknown = R"({"$schema": "https://example.com/my-meta", "minimum": 3})";
+  const auto refused = compile_error(unknown);
+  CHECK(refused.code == llmdlq::schema_errc::unknown_dialect);
+  CHECK(refused.location == "/$schema");
+  llmdlq::compile_options lenient;
+  lenient.allow_unknown_dialect = true;
+  const auto warned = compile(unknown, lenient);
+  REQUIRE(warned.warnings().size() == 1);
+  CHECK(warned.warnings()[0].find("https://example.com/my-meta") != std::string::npos);
+  CHECK(errors_of(warned, "2").size() == 1);  // compiled as the default draft
+  CHECK(compile(R"({"type": "string"})").warnings().empty());
+
+  // Draft-04: boolean exclusive bounds and `id`; draft-07: "#name" ids, `$ref` over its siblings,
+  // and no keyword of a later draft.
+  const auto four = compile(R"({"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://example.com/r",
+      "properties": {"n": {"minimum": 0, "exclusiveMinimum": true}, "c": {"$ref": "http://example.com/r#/definitions/c"}},
+      "definitions": {"c": {"type": "string"}}})");
+  CHECK(errors_of(four, R"({"n": 0})").at(0).schema_path == "/properties/n/exclusiveMinimum");
+  CHECK(errors_of(four, R"({"n": 1, "c": "x"})").empty());
+  CHECK(errors_of(four, R"({"c": 1})").at(0).schema_path == "/properties/c/$ref/type");
+  const auto seven = compile(R"({"$schema": "http://json-schema.org/draft-07/schema#",
+      "properties": {"a": {"$ref": "#name", "maxLength": 1}, "b": {"prefixItems": [{"type": "string"}]},
+                     "c": {"unevaluatedProperties": false, "dependentRequired": {"x": ["y"]}}},
+      "definitions": {"named": {"$id": "#name", "type": "string"}}})");
+  CHECK(errors_of(seven, R"({"a": "long", "b": [1], "c": {"x": 1}})").empty());
+  CHECK(errors_of(seven, R"({"a": 1})").at(0).schema_path == "/properties/a/$ref/type");
+  // A 2020-12 schema referring to a draft-07 one: each keeps its own meaning.
+  llmdlq::compile_options mixed;
+  mixed.remotes.emplace("https://example.com/seven", R"({"$schema": "http://json-schema.org/draft-07/schema#",
+      "items": [{"type": "integer"}], "additionalItems": false})");
+  const auto both = compile(R"({"properties": {"old": {"$ref": "https://example.com/seven"},
+                                               "new": {"prefixItems": [{"type": "integer"}], "items": false}}})",
+                            mixed);
+  CHECK(errors_of(both, R"({"old": [1], "new": [1]})").empty());
+  CHECK(errors_of(both, R"({"old": [1, 2]})").at(0).schema_path == "/properties/old/$ref/additionalItems");
+  CHECK(errors_of(both, R"({"new": [1, 2]})").at(0).schema_path == "/properties/new/items");
+}
