@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -532,4 +533,31 @@ TEST_CASE("process: a DLQ it may not write rejects the dead letter for good, exi
   REQUIRE(kept->envelopes.size() == 1);
   CHECK(kept->envelopes[0].dlq_id == verdicts[0].at("dlq_id").as_string());
   CHECK(run_llmdlq("process --schema " + schema + " --fallback bogus", "").exit_code == 2);
+}
+
+// The schema flags are validate's: a draft-07 schema without $schema, its
+// referenced schema from a catalogue, and the usage errors.
+TEST_CASE("process: --draft and --catalog compile the schema as validate does", "[tools][process]") {
+  temp_dir dir;
+  std::filesystem::create_directories(dir.path() / "catalog");
+  dir.write("catalog/total.json", R"({"type": "number", "minimum": 0})");
+  const auto schema = dir.write("schema.json", R"({"type": "object", "required": ["total"],
+      "properties": {"total": {"$ref": "total.json", "type": "string"}}})");
+  const std::string input = R"({"id": 1, "response": "{\"total\": 3}"})" "\n"
+                            R"({"id": 2, "response": "{\"total\": -3}"})" "\n";
+  const std::string catalog = (dir.path() / "catalog").string();
+  // Draft-07: `$ref` replaces its sibling `type`, so 3 is accepted.
+  auto run = run_llmdlq("process --sink none --draft draft7 --catalog " + catalog + " --schema " + schema, input);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find(R"({"line":1,"id":1,"status":"accepted")") == 0);
+  CHECK(run.out.find(R"("schema_path":"/properties/total/$ref/minimum")") != std::string::npos);
+  // 2020-12: both apply, and 3 is no string.
+  run = run_llmdlq("process --sink none --catalog " + catalog + " --schema " + schema, input);
+  CHECK(run.out.find(R"("schema_path":"/properties/total/type")") != std::string::npos);
+  run = run_llmdlq("process --sink none --schema " + schema, input);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("total.json") != std::string::npos);
+  run = run_llmdlq("process --sink none --draft draft3 --schema " + schema, input);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--draft wants") != std::string::npos);
 }
