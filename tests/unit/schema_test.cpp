@@ -2,12 +2,14 @@
 // Schema compilation and validation: the errors a user sees, compile errors
 // with their locations, and the guarantees around them.
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include <boost/json.hpp>
 #include <llmdlq/schema.hpp>
 
 #include "catch.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -337,4 +339,32 @@ TEST_CASE("dialects: each resource in its own draft, an unknown one refused or w
   CHECK(errors_of(both, R"({"old": [1], "new": [1]})").empty());
   CHECK(errors_of(both, R"({"old": [1, 2]})").at(0).schema_path == "/properties/old/$ref/additionalItems");
   CHECK(errors_of(both, R"({"new": [1, 2]})").at(0).schema_path == "/properties/new/items");
+}
+
+TEST_CASE("catalog_directory: by $id, by the tail of the path, never outside the directory", "[schema][catalog]") {
+  llmdlq::test::temp_dir dir;
+  std::filesystem::create_directories(dir.path() / "catalog" / "v1");
+  dir.write("outside.json", R"({"type": "string"})");
+  dir.write("catalog/v1/item.json", R"({"$id": "https://schemas.example.com/v1/item.json", "type": "object",
+      "required": ["sku"], "properties": {"sku": {"$ref": "sku.json"}, "price": {"$ref": "urn:example:money"}}})");
+  dir.write("catalog/money.json", R"({"$id": "urn:example:money", "type": "number", "minimum": 0})");
+  dir.write("catalog/v1/sku.json", R"({"type": "string", "pattern": "^[A-Z]{2}\\-\\d+$"})");
+  dir.write("catalog/broken.json", R"({"type": )");
+  dir.write("catalog/notes.txt", R"({"$id": "urn:example:notes"})");
+  llmdlq::compile_options options;
+  options.catalog_directory = (dir.path() / "catalog").string();
+  // By $id, whose own relative reference (https://schemas.example.com/v1/sku.json) is
+  // found by the tail of its path, v1/sku.json; and by a URN $id.
+  const auto order = compile(R"({"items": {"$ref": "https://schemas.example.com/v1/item.json"}})", options);
+  CHECK(errors_of(order, R"([{"sku": "NL-1", "price": 2}])").empty());
+  CHECK(errors_of(order, R"([{"sku": "nl"}])").at(0).keyword == "pattern");
+  CHECK(errors_of(order, R"([{"sku": "NL-1", "price": -2}])").at(0).keyword == "minimum");
+  // By the longest tail of the URI's path that names a file: v1/sku.json.
+  CHECK(errors_of(compile(R"({"$ref": "https://cdn.example.org/x/v1/sku.json"})", options), R"("NL-2")").empty());
+  // Not outside the directory, not a file that is not *.json by $id, and a broken file is said to be one.
+  CHECK(compile_error(R"({"$ref": "../outside.json"})", options).code == llmdlq::schema_errc::unresolved_reference);
+  CHECK(compile_error(R"({"$ref": "urn:example:notes"})", options).code == llmdlq::schema_errc::unresolved_reference);
+  CHECK(compile_error(R"({"$ref": "broken.json"})", options).code == llmdlq::schema_errc::invalid_json);
+  options.catalog_directory = (dir.path() / "missing").string();
+  CHECK(compile_error(R"({"$ref": "v1/sku.json"})", options).code == llmdlq::schema_errc::unresolved_reference);
 }
