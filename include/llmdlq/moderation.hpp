@@ -224,9 +224,7 @@ class moderation_store : public sink {
 
   /// timeline() until now.
   [[nodiscard]] expected<std::vector<dlq_timeline_bucket>, moderation_error> timeline(timestamp since,
-                                                                                     std::chrono::seconds width) {
-    return timeline(since, system_now(), width);
-  }
+                                                                                     std::chrono::seconds width);
 
   /// Adds to the traffic of the minute holding `at` (a row per minute of
   /// table `llmdlq_traffic`): `processed` responses judged, of which

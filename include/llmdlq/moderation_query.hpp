@@ -94,4 +94,11 @@ struct dlq_timeline_bucket {
   }
 };
 
+// Defined here, where dlq_timeline_bucket is complete (clang instantiates the
+// result's destructor at the definition); moderation.hpp includes this file.
+inline expected<std::vector<dlq_timeline_bucket>, moderation_error> moderation_store::timeline(
+    timestamp since, std::chrono::seconds width) {
+  return timeline(since, system_now(), width);
+}
+
 LLMDLQ_END_NAMESPACE
