@@ -4,6 +4,7 @@
 // the error-collecting path (Collect = true), over simdjson or Boost.JSON.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -772,16 +773,25 @@ class evaluator {
     // In index order, each element is compared only with the first
     // occurrences of the distinct values that share its hash, and the scan
     // stops at the first repeat: linear expected, however many are equal.
-    std::unordered_map<std::uint64_t, std::vector<std::size_t>> first_of_hash;
-    first_of_hash.reserve(size);
+    // The first occurrences sit in one open-addressing table, at most half full.
+    struct first_occurrence {
+      std::uint64_t hash = 0;
+      std::size_t index_plus_one = 0;  // 0: an empty slot
+    };
+    const std::size_t capacity = std::bit_ceil(2 * size);
+    const int shift = 64 - std::countr_zero(capacity);  // a slot from the hash's high bits, mixed
+    std::vector<first_occurrence> table(capacity);
     for (std::size_t b = 0; b < size; ++b) {
-      auto& seen = first_of_hash[json_hash<View>(elements[b])];
+      const std::uint64_t hash = json_hash<View>(elements[b]);
       ++ctx_.steps;
-      for (const std::size_t a : seen) {
+      std::size_t slot = static_cast<std::size_t>((hash * 0x9E3779B97F4A7C15u) >> shift);
+      for (; table[slot].index_plus_one != 0; slot = (slot + 1) & (capacity - 1)) {
+        if (table[slot].hash != hash) continue;
         ++ctx_.steps;
+        const std::size_t a = table[slot].index_plus_one - 1;
         if (json_equal<View, View>(elements[a], elements[b])) return std::pair(a, b);
       }
-      seen.push_back(b);
+      table[slot] = {hash, b + 1};
     }
     return std::nullopt;
   }
