@@ -25,17 +25,19 @@ struct redaction_summary;
 
 /// What the detectors look for.
 enum class pii_kind : std::uint8_t {
-  email,         ///< an address with a domain of two labels or more
-  phone,         ///< `+` and 8-15 digits, `00` and 10-17, or `0` and 9-11, with separators
-  iban,          ///< ISO 13616, mod-97 checked
+  email,         ///< an address with a domain of two labels or more (internationalised too)
+  phone,         ///< `+` and 8-15 digits, `00` and 10-17, `0` and 9-11, or a domestic format of `phone_regions`
+  iban,          ///< ISO 13616 in either case, mod-97 checked
   card,          ///< 13-19 digits starting 2-6, Luhn checked
   ipv4,          ///< dotted quad, each part 0-255
   ipv6,          ///< checked by inet_pton
-  api_key,       ///< OpenAI, Anthropic, GitHub, GitLab, Slack, Stripe, AWS and Google key shapes; JWTs
+  api_key,       ///< OpenAI, Anthropic, GitHub, GitLab, Slack, Stripe (live, test, webhook), AWS and Google keys; JWTs
   bearer_token,  ///< the credential after `Bearer `
   national_id,   ///< a national_id_rule's shape and checksum
+  private_key,   ///< a PEM private key block, or what a cut-off reply kept of one
+  password,      ///< the password in a URL: `postgres://user:PASSWORD@host`
 };
-inline constexpr std::size_t pii_kind_count = 9;
+inline constexpr std::size_t pii_kind_count = 11;
 
 /// The kind's name as envelopes and placeholders spell it: `iban`, `api_key`.
 [[nodiscard]] LLMDLQ_INLINE std::string_view to_string(pii_kind k) noexcept;
@@ -107,6 +109,11 @@ struct redaction_key {
 struct redaction_options {
   pii_kinds detect = pii_kinds::all();
   std::vector<national_id_rule> national_ids;  ///< national_id is detected only with rules here
+  /// Regions whose domestic phone formats are read as well, by ISO 3166 code:
+  /// `US` and `CA` (`(415) 555-2671`), `RU` and `KZ` (`8 (916) 123-45-67`),
+  /// `IN` (`98765 43210`), `CN` (`138 0013 8000`). Numbers written with `+`,
+  /// `00` or a trunk `0` (`07700 900123`, `06-12345678`) are read in every region.
+  std::vector<std::string> phone_regions;
   /// JSON Pointers into the response document whose values are always
   /// redacted (`*` for any member or item): `/customer/iban`, `/lines/*/card`.
   std::vector<std::string> pointers;
@@ -131,22 +138,25 @@ struct redaction_error {
 /// Replaces detected values in texts and envelopes. Immutable, thread-safe
 /// and cheap to copy (copies share the compiled options).
 ///
-/// Detection is one forward pass per text, linear in its length; each value
-/// is validated (mod-97, Luhn, inet_pton, checksums), so a number that only
-/// looks like a card stays. Values the schema or `pointers` name are found
-/// by their place in the JSON, also in a response that is not valid JSON
-/// (truncated, fenced, wrapped in prose), by a lexical walk that follows
-/// keys and array positions.
+/// Detection is one forward pass per text, linear in its length, over the
+/// text as written and as meant: JSON escapes at any depth (`\n`, `\u0040`,
+/// the `\\n` of JSON quoted in JSON), JSON Pointer escapes, percent-encoding,
+/// HTML character references, full-width forms and Unicode spaces and dashes
+/// are decoded first, and each finding is replaced at its exact bytes in the
+/// original (a JSON text stays JSON). Each value is validated (mod-97, Luhn,
+/// inet_pton, checksums), so a number that only looks like a card stays.
+/// Values the schema or `pointers` name are found by their place in the
+/// JSON, also in a response that is not valid JSON (truncated, fenced,
+/// wrapped in prose), by a lexical walk that follows keys and array positions.
 ///
-/// Limits: a value written with JSON escapes (`\u0040` for `@`), split
-/// across fields, or right after a `*` (where a mask's kept end is, which
-/// must not be read again) is not recognised; names, addresses and other
-/// free text are found only where the schema marks them.
+/// Limits: a value split across fields or spelled out in words is not
+/// recognised; names, addresses and other free text are found only where the
+/// schema marks them.
 class redactor {
  public:
   /// Checks and compiles `options`: the key's secret is at least 32 bytes
   /// and its id is set, mask_keep is at most 6, national id rules have a
-  /// name and a shape, pointers are JSON Pointers.
+  /// name and a shape, pointers are JSON Pointers, phone regions are known.
   [[nodiscard]] static LLMDLQ_INLINE expected<redactor, redaction_error> create(redaction_options options);
   /// Every detector, `remove` for each kind, no pointers (what process_options holds by default).
   [[nodiscard]] static LLMDLQ_INLINE const redactor& standard();

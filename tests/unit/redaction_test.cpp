@@ -232,3 +232,142 @@ TEST_CASE("redactor::none() keeps every text as given", "[redaction]") {
   CHECK(*e.raw_response.text == "mail a@example.org");
   CHECK(e.redactions.empty());
 }
+
+namespace {
+
+const redactor& every_rule() {
+  static const redactor r = make({.national_ids = {llmdlq::national_ids::nl_bsn(), llmdlq::national_ids::ru_inn()},
+                                  .phone_regions = {"US", "RU", "IN", "CN"}});
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("values after JSON escapes, in JSON quoted in JSON and in \\u escapes are found, and JSON stays JSON",
+          "[redaction]") {
+  struct sample {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<sample> samples = {
+      {R"({"note": "card:\n4111111111111111 tel:\n+31612345678 iban:\nNL91ABNA0417164300"})",
+       R"({"note": "card:\n<card> tel:\n<phone> iban:\n<iban>"})"},
+      {R"({"note": "key:\tsk-proj-abcdefghijklmnopqrstuvwx1234\r\n"})", R"({"note": "key:\t<api_key>\r\n"})"},
+      {R"({"e": "anna\u0040example.com", "c": "\u0034111111111111111"})", R"({"e": "<email>", "c": "<card>"})"},
+      {R"("{\"content\":\"card:\\n4111111111111111 mail:\\nanna@example.com\"}")",
+       R"("{\"content\":\"card:\\n<card> mail:\\n<email>\"}")"},
+      {R"({"s": "\\\\\\n4111111111111111"})", R"({"s": "\\\\\\n<card>"})"},
+      {R"({"n": "\ud83d\udcb3\u00a04111111111111111"})", R"({"n": "\ud83d\udcb3\u00a0<card>"})"},
+      {"/iban~1GB82WEST12345698765432", "/iban~1<iban>"},
+  };
+  for (const auto& s : samples) {
+    INFO(s.text);
+    CHECK(redacted(s.text) == s.expected);
+    if (s.text.front() == '{' || s.text.front() == '"') CHECK_NOTHROW(boost::json::parse(redacted(s.text)));
+  }
+}
+
+TEST_CASE("values in the forms real text writes them are found and still validated", "[redaction]") {
+  struct sample {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<sample> samples = {
+      {"iban nl91abna0417164300.", "iban <iban>."},
+      {"NL91-ABNA-0417-1643-00 / NL91.ABNA.0417.1643.00", "<iban> / <iban>"},
+      {"NL91\u00a0ABNA\u00a00417\u00a01643\u00a000 and NL91  ABNA  0417\n1643 00", "<iban> and <iban>"},
+      {"card 4111.1111.1111.1111 or 4111\u2009\u20091111 1111\r\n1111", "card <card> or <card>"},
+      {"card \uff14\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11",
+       "card <card>"},
+      {"card 4111 1111 1111 1111 2027", "card <card> 2027"},
+      {"**NL91ABNA0417164300** and *4111 1111 1111 1111* and __anna@example.com__", "**<iban>** and *<card>* and __<email>__"},
+      {"mailto:anna%40example.com?subject=x and ?email=anna%40example.com&x=1", "mailto:<email>?subject=x and ?email=<email>&x=1"},
+      {"anna&#64;example.com, anna&#x40;example.com, anna&commat;example.com", "<email>, <email>, <email>"},
+      {"anna@b\u00fccher.de, \u0430\u043d\u043d\u0430@\u043f\u0440\u0438\u043c\u0435\u0440.\u0440\u0444", "<email>, <email>"},
+      {"anna\uff20example.com", "<email>"},
+  };
+  for (const auto& s : samples) {
+    INFO(s.text);
+    CHECK(redacted(s.text) == s.expected);
+  }
+  // Checked as before: the forms do not make ordinary numbers values.
+  for (const std::string text : {"nl91abna0417164301", "4111-1111-1111-1112", "**1234 5678**", "100%25 of 4111"}) {
+    INFO(text);
+    CHECK(redacted(text) == text);
+  }
+}
+
+TEST_CASE("domestic phone formats are read for the configured regions", "[redaction]") {
+  const std::string text = "(415) 555-2671, 415.555.2671, 1-415-555-2671, 8 (916) 123-45-67, 98765 43210, "
+                           "138 0013 8000, 13800138000";
+  CHECK(every_rule().redact_text(text) == "<phone>, <phone>, <phone>, <phone>, <phone>, <phone>, <phone>");
+  CHECK(redacted(text) == text);  // no region configured: none of them has a +, 00 or trunk 0
+  const auto us = make({.phone_regions = {"US"}});
+  CHECK(us.redact_text("(415) 555-2671 and 98765 43210") == "<phone> and 98765 43210");
+  CHECK(us.redact_text("(115) 555-2671, order 415-555-26712") == "(115) 555-2671, order 415-555-26712");
+  const auto unknown = redactor::create({.phone_regions = {"XX"}});
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.error().option == "phone_regions");
+}
+
+TEST_CASE("secrets: labelled AWS keys, Stripe test and webhook keys, PEM blocks, URL passwords", "[redaction]") {
+  struct sample {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<sample> samples = {
+      {"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+       "aws_secret_access_key = <api_key>\n"},
+      {R"({"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})", R"({"SecretAccessKey": "<api_key>"})"},
+      {"sk_test_4eC39HqLyjWDarjtT1zdp7dc whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "<api_key> <api_key>"},
+      {"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPH\nCozMxH2Mo4lgOEePzNm0\n-----END RSA PRIVATE KEY-----\nok",
+       "<private_key>\nok"},
+      {R"({"pem": "-----BEGIN PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPH\nCozMx"})", R"({"pem": "<private_key>"})"},
+      {"postgres://report:S3cr3t-Passw0rd@db.internal:5432/sales", "postgres://report:<password>@db.internal:5432/sales"},
+      {"redis://:hunter2@cache:6379 and https://example.com/a:b@c", "redis://:<password>@cache:6379 and https://example.com/a:b@c"},
+  };
+  for (const auto& s : samples) {
+    INFO(s.text);
+    CHECK(redacted(s.text) == s.expected);
+  }
+  // A 40-character run without its label is any 40 characters.
+  CHECK(redacted("commit wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == "commit wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY");
+}
+
+TEST_CASE("a token is of the value as meant: every spelling of one value gives one token", "[redaction]") {
+  const auto r = make({.key = llmdlq::redaction_key{"k1", secret}});
+  const std::string plain = r.redact_text("4111111111111111");
+  CHECK(plain.starts_with("<card:"));
+  for (const std::string spelling : {R"(\u0034111111111111111)", "4111-1111-1111-1111", "4111\u00a01111 1111 1111",
+                                     "\uff14111111111111111"}) {
+    INFO(spelling);
+    CHECK(r.redact_text(spelling) == plain);
+  }
+  CHECK(r.redact_text("NL91ABNA0417164300") == r.redact_text("nl91 abna 0417 1643 00"));
+}
+
+TEST_CASE("a second pass over redacted text changes nothing, whatever the action", "[redaction]") {
+  const std::vector<std::string> texts = {
+      R"({"note": "card:\n4111111111111111 tel:\n+31612345678 iban:\nNL91ABNA0417164300"})",
+      "**NL91ABNA0417164300** *4111 1111 1111 1111* mailto:anna%40example.com anna&#64;example.com",
+      "(415) 555-2671 8 (916) 123-45-67 postgres://u:pw12345@h/db -----BEGIN PRIVATE KEY-----\nMIIE",
+      "4111111111111111 1234 5678 and +31612345678 9 and 4111111111111111@example.com",
+      "BSN 111222333 INN 7707083893 fe80::1 192.168.1.1 \\\\n4111111111111111",
+  };
+  const auto masking = make({.national_ids = {llmdlq::national_ids::nl_bsn()},
+                             .phone_regions = {"US", "RU"},
+                             .action = redaction_action::mask,
+                             .mask_keep = 6});
+  const auto tokens = make({.phone_regions = {"US", "RU"}, .key = llmdlq::redaction_key{"k1", secret}});
+  for (const redactor* r : {&redactor::standard(), &every_rule(), &masking, &tokens}) {
+    for (const auto& text : texts) {
+      INFO(text);
+      const std::string once = r->redact_text(text);
+      CHECK(once != text);
+      std::vector<llmdlq::redaction_summary> again;
+      CHECK(r->redact_text(once, "text", &again) == once);
+      CHECK(again.empty());
+      CHECK(r->redact_document(once) == r->redact_document(r->redact_document(once)));
+    }
+  }
+}

@@ -32,7 +32,7 @@ struct pii_match {
 };
 
 namespace pii_chars {
-enum : std::uint8_t { digit = 1, upper = 2, lower = 4, hex = 8, email_local = 16, token = 32, domain = 64 };
+enum : std::uint8_t { digit = 1, upper = 2, lower = 4, hex = 8, email_local = 16, token = 32, domain = 64, non_ascii = 128 };
 
 constexpr std::array<std::uint8_t, 256> make_table() {
   std::array<std::uint8_t, 256> t{};
@@ -44,6 +44,7 @@ constexpr std::array<std::uint8_t, 256> make_table() {
   for (char c : {'.', '_', '%', '+', '-'}) t[static_cast<unsigned char>(c)] |= email_local;
   for (char c : {'_', '-'}) t[static_cast<unsigned char>(c)] |= token;
   t['-'] |= domain;
+  for (int b = 0x80; b < 0x100; ++b) t[b] |= domain | non_ascii;  // internationalised domain names
   return t;
 }
 inline constexpr std::array<std::uint8_t, 256> table = make_table();
@@ -51,6 +52,13 @@ inline constexpr std::array<std::uint8_t, 256> table = make_table();
 inline std::uint8_t of(char c) noexcept { return table[static_cast<unsigned char>(c)]; }
 inline bool is(char c, std::uint8_t cls) noexcept { return (of(c) & cls) != 0; }
 inline bool alnum(char c) noexcept { return is(c, digit | upper | lower); }
+inline bool letter(char c) noexcept { return is(c, upper | lower); }
+inline char upper_case(char c) noexcept { return is(c, lower) ? char(c - 'a' + 'A') : c; }
+// What may stand between the groups of a card number or an IBAN: spaces
+// (Unicode spaces are read as ' '), dashes, dots and line breaks.
+inline bool group_separator(char c) noexcept {
+  return c == ' ' || c == '-' || c == '.' || c == '\n' || c == '\r' || c == '\t';
+}
 }  // namespace pii_chars
 
 /// Luhn's check over the digits of `s` (other characters are skipped).
@@ -92,6 +100,19 @@ inline std::size_t match_shape(std::string_view shape, std::string_view s) noexc
   return at;
 }
 
+/// The regions whose domestic phone formats are read (redaction_options::phone_regions).
+enum class phone_region : std::uint8_t { nanp, ru, in, cn };
+
+class phone_regions {
+ public:
+  void add(phone_region r) noexcept { bits_ |= std::uint8_t(1u << unsigned(r)); }
+  [[nodiscard]] bool contains(phone_region r) const noexcept { return (bits_ >> unsigned(r)) & 1u; }
+  [[nodiscard]] bool any() const noexcept { return bits_ != 0; }
+
+ private:
+  std::uint8_t bits_ = 0;
+};
+
 /// The longest an examined candidate may be: keeps the pass linear.
 inline constexpr std::size_t max_candidate = 128;
 
@@ -99,8 +120,8 @@ class pii_scanner {
  public:
   /// Appends every match in `s` to `out`, in order, not overlapping.
   pii_scanner(const pii_kinds& kinds, const std::vector<national_id_rule>& ids, std::string_view s,
-              std::vector<pii_match>& out) noexcept
-      : kinds_(kinds), ids_(ids), s_(s), out_(&out) {
+              std::vector<pii_match>& out, phone_regions regions = {}) noexcept
+      : kinds_(kinds), ids_(ids), s_(s), out_(&out), regions_(regions) {
     for (const auto& rule : ids_) {
       for (const auto& shape : rule.shapes) {
         const std::size_t digits = static_cast<std::size_t>(std::count(shape.begin(), shape.end(), '#'));
@@ -121,7 +142,7 @@ class pii_scanner {
       if (cls & (pii_chars::digit | pii_chars::upper | pii_chars::lower)) {
         std::size_t end = i + 1;
         while (end < n && pii_chars::alnum(s[end])) ++end;
-        if (i > 0 && s[i - 1] == '*') {  // the kept end of a mask: reading it again could join it to what follows
+        if (mask_end(i, end - i)) {  // reading it again could join it to what follows
           i = end;
           continue;
         }
@@ -133,6 +154,14 @@ class pii_scanner {
         i = std::max(plus_sign(i), i + 1);
       } else if (c == ':' && i + 1 < n && s[i + 1] == ':' && on(pii_kind::ipv6)) {
         i = std::max(ipv6_at(i), i + 1);
+      } else if (c == ':' && at(i + 1) == '/' && at(i + 2) == '/' && on(pii_kind::password)) {
+        i = std::max(url_password_at(i + 3), i + 1);
+      } else if (c == '(' && regions_.any() && on(pii_kind::phone) && pii_chars::is(at(i + 1), pii_chars::digit) &&
+                 (i == 0 || !pii_chars::alnum(s[i - 1]))) {
+        const std::size_t m = domestic_phone_at(i);
+        i = m ? add(i, m, pii_kind::phone) : i + 1;
+      } else if (c == '-' && s.substr(i, 11) == "-----BEGIN " && on(pii_kind::private_key)) {
+        i = std::max(private_key_at(i), i + 1);
       } else {
         ++i;
       }
@@ -151,30 +180,46 @@ class pii_scanner {
   [[nodiscard]] char at(std::size_t i) const noexcept { return i < s_.size() ? s_[i] : '\0'; }
   [[nodiscard]] bool boundary_after(std::size_t i) const noexcept { return !pii_chars::alnum(at(i)); }
 
+  // Whether the `length` letters and digits at `i` are the kept end of a
+  // mask (`**********4300`): a mask keeps at most 6 and never more than it
+  // hides, so a word after Markdown's `*` or `**` is read.
+  [[nodiscard]] bool mask_end(std::size_t i, std::size_t length) const noexcept {
+    if (length > 6) return false;
+    std::size_t stars = 0;
+    while (stars < length && i > stars && s_[i - stars - 1] == '*') ++stars;
+    return stars > 0 && stars >= length;
+  }
+
   // A word of letters and digits starts at `i` (the character before is not
   // one) and ends at `end`. Returns where a match ends, or 0.
   std::size_t at_word(std::size_t i, std::size_t end) {
     const char c = s_[i];
+    if (pii_chars::letter(c) && on(pii_kind::api_key)) {
+      if (const std::size_t m = labelled_secret_at(i)) return m;
+    }
     if (pii_chars::is(c, pii_chars::digit)) {
       if (const std::size_t m = digits_at(i)) return m;
     } else if (pii_chars::is(c, pii_chars::upper)) {
       if (const std::size_t m = upper_at(i, end)) return m;
     } else {
+      if (on(pii_kind::iban)) {  // written in lowercase; mod-97 alone decides, its shape claims nothing
+        if (const std::size_t m = iban_at(i).first) return add(i, m, pii_kind::iban);
+      }
       if (const std::size_t m = lower_at(i)) return m;
     }
     if (on(pii_kind::ipv6) && pii_chars::is(c, pii_chars::hex) && at(end) == ':') return ipv6_at(i);
     return 0;
   }
 
-  // The digits in the number starting at `i`, through single separators, up to 20.
+  // The digits in the number starting at `i`, through separators, up to 20.
   [[nodiscard]] std::size_t run_digits(std::size_t i) const noexcept {
     std::size_t digits = 0;
-    const std::size_t limit = std::min(s_.size(), i + 40);
+    const std::size_t limit = std::min(s_.size(), i + 48);
     for (; i < limit && digits < 20; ++i) {
       const char c = s_[i];
       if (pii_chars::is(c, pii_chars::digit)) {
         ++digits;
-      } else if (c != ' ' && c != '-' && c != '.' && c != '(' && c != ')' && c != '/') {
+      } else if (!pii_chars::group_separator(c) && c != '(' && c != ')' && c != '/') {
         break;
       }
     }
@@ -209,6 +254,9 @@ class pii_scanner {
     }
     if (digits >= 9 && on(pii_kind::phone) && s_[i] == '0') {
       if (const std::size_t m = phone_at(i, i)) return add(i, m, pii_kind::phone);
+    }
+    if (digits >= 10 && regions_.any() && on(pii_kind::phone)) {
+      if (const std::size_t m = domestic_phone_at(i)) return add(i, m, pii_kind::phone);
     }
     return 0;
   }
@@ -247,6 +295,7 @@ class pii_scanner {
       case 'b': case 'e': if (second != 'e' && second != 'y') return 0; break;
       case 'g': if (second != 'h' && second != 'i' && second != 'l') return 0; break;
       case 'r': case 's': if (second != 'k') return 0; break;
+      case 'w': if (second != 'h') return 0; break;
       case 'x': if (second != 'o') return 0; break;
       default: return 0;
     }
@@ -258,7 +307,8 @@ class pii_scanner {
       std::size_t min_rest;
     };
     static constexpr prefixed keys[] = {
-        {"sk-", 20},  {"sk_live_", 16}, {"rk_live_", 16}, {"ghp_", 30}, {"gho_", 30},   {"ghu_", 30},
+        {"sk-", 20},  {"sk_live_", 16}, {"rk_live_", 16}, {"sk_test_", 16}, {"rk_test_", 16}, {"whsec_", 24},
+        {"ghp_", 30}, {"gho_", 30},   {"ghu_", 30},
         {"ghs_", 30}, {"ghr_", 30},     {"github_pat_", 22}, {"glpat-", 20}, {"xoxb-", 10}, {"xoxp-", 10},
         {"xoxa-", 10}, {"xoxs-", 10},   {"xoxr-", 10}};
     for (const auto& key : keys) {
@@ -341,24 +391,26 @@ class pii_scanner {
     return add(i, j, pii_kind::ipv6);
   }
 
-  // 13 to 19 digits, single spaces or dashes between groups, Luhn valid,
-  // starting as card numbers do (2-6).
+  // 13 to 19 digits starting as card numbers do (2-6), Luhn valid, in
+  // groups between which up to two separators stand (`4111 1111`,
+  // `4111-1111`, `4111.1111`, a line break); the longest valid run of whole
+  // groups, so that a number written after it does not hide it.
   [[nodiscard]] std::size_t card_at(std::size_t i) const noexcept {
     if (s_[i] < '2' || s_[i] > '6') return 0;
     std::size_t j = i;
     std::size_t digits = 0;
+    std::size_t best = 0;
     char digits_only[20];
-    while (j < s_.size() && digits < 20) {
-      if (pii_chars::is(s_[j], pii_chars::digit)) {
-        digits_only[digits++] = s_[j++];
-      } else if ((s_[j] == ' ' || s_[j] == '-') && pii_chars::is(at(j + 1), pii_chars::digit)) {
-        ++j;
-      } else {
-        break;
-      }
+    for (;;) {
+      while (j < s_.size() && digits < 20 && pii_chars::is(s_[j], pii_chars::digit)) digits_only[digits++] = s_[j++];
+      if (pii_chars::is(at(j), pii_chars::digit)) break;  // over 19 digits in a row
+      if (digits >= 13 && boundary_after(j) && luhn_valid(std::string_view(digits_only, digits))) best = j;
+      std::size_t k = j;
+      while (k < s_.size() && k - j < 2 && pii_chars::group_separator(s_[k])) ++k;
+      if (k == j || digits >= 19 || !pii_chars::is(at(k), pii_chars::digit)) break;
+      j = k;
     }
-    if (digits < 13 || digits > 19 || !boundary_after(j)) return 0;
-    return luhn_valid(std::string_view(digits_only, digits)) ? j : 0;
+    return best;
   }
 
   // A phone number: digits with single separators, `(` and `)`. From a
@@ -417,28 +469,35 @@ class pii_scanner {
   }
 
   // ISO 13616: a country code, two check digits and 11 to 30 letters and
-  // digits, grouped by single spaces or not; mod-97 decides where it ends.
-  // Returns where the IBAN ends (0: none), and where its shape ends when
-  // it has one of at least 15 characters.
+  // digits, in either case, grouped by up to two separators or not; mod-97
+  // decides where it ends. Returns where the IBAN ends (0: none), and where
+  // its shape ends when it has one of at least 15 uppercase characters
+  // grouped by single spaces.
   [[nodiscard]] std::pair<std::size_t, std::size_t> iban_at(std::size_t i) const noexcept {
-    if (!pii_chars::is(at(i + 1), pii_chars::upper) || !pii_chars::is(at(i + 2), pii_chars::digit) ||
+    if (!pii_chars::letter(s_[i]) || !pii_chars::letter(at(i + 1)) || !pii_chars::is(at(i + 2), pii_chars::digit) ||
         !pii_chars::is(at(i + 3), pii_chars::digit)) {
       return {0, 0};
     }
     char compact[34];
     std::size_t ends[34];  // where the candidate of each length ends in the text
     std::size_t length = 0;
+    std::size_t plain = 0;  // the length written in uppercase with single spaces
+    bool still_plain = true;
     std::size_t j = i;
     while (j < s_.size() && length < 34) {
       const char c = s_[j];
-      if (pii_chars::is(c, pii_chars::digit | pii_chars::upper)) {
-        compact[length] = c;
+      if (pii_chars::alnum(c)) {
+        still_plain = still_plain && !pii_chars::is(c, pii_chars::lower);
+        compact[length] = pii_chars::upper_case(c);
         ends[length++] = ++j;
-      } else if (c == ' ' && pii_chars::is(at(j + 1), pii_chars::digit | pii_chars::upper)) {
-        ++j;
-      } else {
-        break;
+        if (still_plain) plain = length;
+        continue;
       }
+      std::size_t k = j;
+      while (k < s_.size() && k - j < 2 && pii_chars::group_separator(s_[k])) ++k;
+      if (k == j || !pii_chars::alnum(at(k))) break;
+      still_plain = still_plain && k == j + 1 && c == ' ';
+      j = k;
     }
     // mod-97 of every length at once: the remainder of the characters after
     // the first four, then the first four appended (ISO 13616's rotation).
@@ -463,7 +522,7 @@ class pii_scanner {
         if ((remainder[n] * head_scale + head) % 97 == 1 && boundary_after(ends[n - 1])) return {ends[n - 1], 0};
       }
     }
-    return {0, length >= 15 && boundary_after(ends[length - 1]) ? ends[length - 1] : 0};
+    return {0, plain >= 15 && boundary_after(ends[plain - 1]) ? ends[plain - 1] : 0};
   }
 
   [[nodiscard]] std::size_t national_id_at(std::size_t i, std::uint32_t rule) const {
@@ -482,10 +541,12 @@ class pii_scanner {
     if (!on(pii_kind::email)) return 0;
     std::size_t begin = i;
     const std::size_t lowest = std::max(floor_, i > 64 ? i - 64 : 0);
-    while (begin > lowest && pii_chars::is(s_[begin - 1], pii_chars::email_local)) --begin;
-    while (begin < i && (s_[begin] == '.' || s_[begin] == '+' || s_[begin] == '-')) ++begin;
+    // Letters of any script may stand in the local part (RFC 6531).
+    while (begin > lowest && pii_chars::is(s_[begin - 1], pii_chars::email_local | pii_chars::non_ascii)) --begin;
+    while (begin < i && (s_[begin] == '.' || s_[begin] == '+' || s_[begin] == '-' || s_[begin] == '_')) ++begin;
+    while (begin < i && (static_cast<unsigned char>(s_[begin]) & 0xC0) == 0x80) ++begin;  // never half a character
     if (begin == i || s_[i - 1] == '.') return 0;
-    if (begin > 0 && s_[begin - 1] == '*') return 0;  // a mask's kept end (see run)
+    if (mask_end(begin, i - begin)) return 0;  // see run
     std::size_t j = i + 1;
     std::size_t labels = 0;
     std::size_t last_label = j;
@@ -503,15 +564,161 @@ class pii_scanner {
       }
     }
     if (labels < 2) return 0;
-    // The top-level domain is letters, at least two.
+    // The top-level domain is letters, at least two (or an internationalised one).
     std::size_t tld_letters = 0;
     for (std::size_t k = last_label; k < j; ++k) {
-      if (!pii_chars::is(s_[k], pii_chars::upper | pii_chars::lower)) return 0;
+      if (!pii_chars::is(s_[k], pii_chars::upper | pii_chars::lower | pii_chars::non_ascii)) return 0;
       ++tld_letters;
     }
     if (tld_letters < 2) return 0;
     if (!out_->empty() && out_->back().end > begin) return 0;
     return add(begin, j, pii_kind::email);
+  }
+
+  // A phone number in a domestic format of a configured region:
+  // `(415) 555-2671`, `8 (916) 123-45-67`, `98765 43210`, `138 0013 8000`.
+  // Groups are read one by one; after each (parentheses closed, the number
+  // standing alone) each region's shape is tried, and the longest that
+  // fits wins, so that a number written after it does not hide it.
+  // Returns where it ends, or 0.
+  [[nodiscard]] std::size_t domestic_phone_at(std::size_t start) const noexcept {
+    std::array<std::uint8_t, 8> groups{};
+    std::size_t count = 0;
+    char digits[16];
+    std::size_t total = 0;
+    bool open = false;
+    bool parenthesised = false;
+    std::size_t best = 0;
+    std::size_t j = start;
+    const std::size_t limit = std::min(s_.size(), start + 28);
+    auto separator = [](char c) { return c == ' ' || c == '-' || c == '.' || c == '(' || c == ')'; };
+    while (j < limit && count < groups.size()) {
+      const std::size_t gap = j;
+      while (j < limit && j - gap < 2 && separator(s_[j])) {
+        if (s_[j] == '(') {
+          if (open || parenthesised) return best;
+          open = parenthesised = true;
+        } else if (s_[j] == ')') {
+          if (!open) return best;
+          open = false;
+        }
+        ++j;
+      }
+      if (j >= limit || !pii_chars::is(s_[j], pii_chars::digit) || (count > 0 && j == gap)) return best;
+      const std::size_t group = j;
+      while (j < limit && total < sizeof digits && pii_chars::is(s_[j], pii_chars::digit)) digits[total++] = s_[j++];
+      if (pii_chars::is(at(j), pii_chars::digit)) return best;  // longer than any domestic number
+      groups[count++] = static_cast<std::uint8_t>(j - group);
+      if (!open && boundary_after(j) && fits_region(std::string_view(digits, total), groups, count)) best = j;
+    }
+    return best;
+  }
+
+  // Whether the digits, in these groups, are a domestic number of a configured region.
+  [[nodiscard]] bool fits_region(std::string_view d, const std::array<std::uint8_t, 8>& groups,
+                                 std::size_t count) const noexcept {
+    auto shaped = [&](std::initializer_list<int> want) {
+      if (want.size() != count) return false;
+      std::size_t g = 0;
+      for (const int w : want) {
+        if (groups[g++] != w) return false;
+      }
+      return true;
+    };
+    // An area code and exchange that start 2-9, after an optional trunk `1`.
+    if (regions_.contains(phone_region::nanp) && (shaped({3, 3, 4}) || (shaped({1, 3, 3, 4}) && d[0] == '1'))) {
+      const std::size_t area = count == 4 ? 1 : 0;
+      if (d[area] >= '2' && d[area + 3] >= '2') return true;
+    }
+    // A trunk `8` and ten digits, in groups.
+    if (regions_.contains(phone_region::ru) && d.size() == 11 && d[0] == '8' && count >= 3) return true;
+    // Mobiles: ten digits from 6-9, whole or in groups of 5 or 3-3-4.
+    if (regions_.contains(phone_region::in) && d.size() == 10 && d[0] >= '6' &&
+        (count == 1 || shaped({5, 5}) || shaped({3, 3, 4}))) {
+      return true;
+    }
+    // Mobiles: eleven digits from 13-19, whole or 3-4-4.
+    return regions_.contains(phone_region::cn) && d.size() == 11 && d[0] == '1' && d[1] >= '3' &&
+           (count == 1 || shaped({3, 4, 4}));
+  }
+
+  // A secret access key after the label that names it (`aws_secret_access_key
+  // = ...`, `"SecretAccessKey": "..."`): 40 characters of base64. Alone it is
+  // any 40 characters, so the label is what tells it.
+  std::size_t labelled_secret_at(std::size_t i) {
+    static constexpr std::string_view labels[] = {"aws_secret_access_key", "aws-secret-access-key",
+                                                  "secret_access_key",     "secretaccesskey",
+                                                  "aws_secret_key",        "aws_secret"};
+    const char first = pii_chars::upper_case(s_[i]);
+    if (first != 'A' && first != 'S') return 0;
+    std::size_t label_end = 0;
+    for (const std::string_view label : labels) {
+      if (s_.size() - i < label.size()) continue;
+      bool same = true;
+      for (std::size_t k = 0; k < label.size() && same; ++k) {
+        same = pii_chars::upper_case(s_[i + k]) == pii_chars::upper_case(label[k]);
+      }
+      if (same) {
+        label_end = i + label.size();
+        break;
+      }
+    }
+    if (label_end == 0) return 0;
+    std::size_t j = label_end;
+    while (j < s_.size() && j - label_end < 8 &&
+           (s_[j] == ' ' || s_[j] == '"' || s_[j] == '\'' || s_[j] == ':' || s_[j] == '=' || s_[j] == '\t')) {
+      ++j;
+    }
+    auto base64 = [](char c) { return pii_chars::alnum(c) || c == '/' || c == '+'; };
+    const std::size_t key = j;
+    while (j < s_.size() && j - key <= 40 && base64(s_[j])) ++j;
+    if (j - key != 40 || at(j) == '=') return 0;
+    return add(key, j, pii_kind::api_key);
+  }
+
+  // The password in a URL's authority: `postgres://user:PASSWORD@host`.
+  // Returns where it ends, or 0.
+  std::size_t url_password_at(std::size_t authority) {
+    const std::size_t limit = std::min(s_.size(), authority + 256);
+    std::size_t colon = 0;
+    std::size_t last_at = 0;
+    for (std::size_t j = authority; j < limit; ++j) {
+      const char c = s_[j];
+      if (c == '/' || c == '?' || c == '#' || c == ' ' || c == '"' || c == '\'' || c == '<' || c == '>' ||
+          c == '\n' || c == '\r' || c == '\t' || c == '\\') {
+        break;
+      }
+      if (c == ':' && colon == 0) colon = j;
+      if (c == '@') last_at = j;
+    }
+    if (colon == 0 || last_at <= colon + 1) return 0;
+    return add(colon + 1, last_at, pii_kind::password);
+  }
+
+  // A PEM private key, `-----BEGIN ... PRIVATE KEY-----` to its END line;
+  // one cut short (a truncated reply) to where its base64 stops.
+  std::size_t private_key_at(std::size_t i) {
+    const std::size_t header_end = std::min(s_.size(), i + 64);
+    const std::size_t name = s_.substr(i, header_end - i).find("PRIVATE KEY-----");
+    if (name == std::string_view::npos) return 0;
+    std::size_t j = i + name + 16;
+    const std::size_t limit = std::min(s_.size(), j + 64 * 1024);
+    // The body: base64, line breaks, and the headers of an encrypted key (`Proc-Type: 4,ENCRYPTED`).
+    auto body = [](char c) {
+      return pii_chars::alnum(c) || c == '+' || c == '/' || c == '=' || c == ' ' || c == '\n' || c == '\r' ||
+             c == '\t' || c == ':' || c == ',' || c == '-';
+    };
+    const std::size_t from = j;
+    while (j < limit && body(s_[j])) {
+      if (s_[j] == '-' && s_.substr(j, 8) == "-----END") {
+        const std::size_t close = s_.substr(j + 8, 64).find("-----");
+        if (close != std::string_view::npos) return add(i, j + 8 + close + 5, pii_kind::private_key);
+        break;
+      }
+      ++j;
+    }
+    while (j > from && (s_[j - 1] == ' ' || s_[j - 1] == '\n' || s_[j - 1] == '\r' || s_[j - 1] == '\t')) --j;
+    return add(i, j, pii_kind::private_key);
   }
 
   const pii_kinds& kinds_;
@@ -521,6 +728,7 @@ class pii_scanner {
   std::size_t floor_ = 0;
   std::size_t ids_min_digits_ = 20;  // the fewest digits a national id rule's shape has
   bool ids_start_upper_ = false;     // a rule's shape can start with a letter
+  phone_regions regions_;
 };
 
 }  // namespace detail

@@ -19,6 +19,7 @@
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/json_path_scan.hpp"
 #include "llmdlq/detail/pii_detectors.hpp"
+#include "llmdlq/detail/pii_reading.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/redaction.hpp"
 
@@ -35,6 +36,8 @@ LLMDLQ_INLINE std::string_view to_string(pii_kind k) noexcept {
     case pii_kind::api_key: return "api_key";
     case pii_kind::bearer_token: return "bearer_token";
     case pii_kind::national_id: return "national_id";
+    case pii_kind::private_key: return "private_key";
+    case pii_kind::password: return "password";
   }
   return "pii";
 }
@@ -241,6 +244,7 @@ struct replacement {
   std::string_view path;       // the pattern, for schema- and pointer-chosen values
   bool json_value = false;     // a whole JSON value: the replacement must stay JSON
   bool json_string = false;    // ... that is a quoted string
+  std::string_view value;      // a detected value as it was read (escapes decoded): what a token or mask is of
 };
 
 }  // namespace detail
@@ -249,6 +253,7 @@ struct redactor::state {
   redaction_options options;
   std::vector<detail::pointer_pattern> pointers;
   std::unique_ptr<detail::keyed_hmac> hmac;
+  detail::phone_regions regions;
 
   [[nodiscard]] redaction_action action_for(std::string_view kind) const {
     if (const auto it = options.actions.find(kind); it != options.actions.end()) return it->second;
@@ -288,7 +293,7 @@ struct redactor::state {
     for (const auto& r : found) {
       out.append(text, last, r.begin - last);
       const redaction_action action = action_for(r.kind);
-      std::string_view value = text.substr(r.begin, r.end - r.begin);
+      std::string_view value = r.value.empty() ? text.substr(r.begin, r.end - r.begin) : r.value;
       if (r.json_string && value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
         value = value.substr(1, value.size() - 2);
       }
@@ -334,12 +339,19 @@ struct redactor::state {
     if (it->spans.size() < redaction_summary::max_spans) it->spans.emplace_back(r.begin, r.end - r.begin);
   }
 
-  void detect(std::string_view text, std::vector<detail::replacement>& out) const {
+  // The detectors over `text` as it is meant (see pii_reading), each
+  // finding at its span of `text`; `reading` keeps what they read.
+  void detect(std::string_view text, detail::pii_reading& reading, std::vector<detail::replacement>& out) const {
     if (options.detect.empty()) return;
     std::vector<detail::pii_match> matches;
-    detail::pii_scanner(options.detect, options.national_ids, text, matches).run();
+    detail::read_for_detection(text, reading);
+    const std::string_view read = reading.same ? text : std::string_view(reading.text);
+    detail::pii_scanner(options.detect, options.national_ids, read, matches, regions).run();
     out.reserve(out.size() + matches.size());
-    for (const auto& m : matches) out.push_back({m.begin, m.end, kind_name(m), {}, false, false});
+    for (const auto& m : matches) {
+      const auto [begin, end] = reading.original(m.begin, m.end);
+      out.push_back({begin, end, kind_name(m), {}, false, false, read.substr(m.begin, m.end - m.begin)});
+    }
   }
 };
 
@@ -369,6 +381,22 @@ LLMDLQ_INLINE expected<redactor, redaction_error> redactor::create(redaction_opt
     }
   }
   if (options.national_ids.empty()) options.detect.remove(pii_kind::national_id);
+  for (const std::string& region : options.phone_regions) {
+    if (region == "US" || region == "CA") {
+      s->regions.add(detail::phone_region::nanp);
+    } else if (region == "RU" || region == "KZ") {
+      s->regions.add(detail::phone_region::ru);
+    } else if (region == "IN") {
+      s->regions.add(detail::phone_region::in);
+    } else if (region == "CN") {
+      s->regions.add(detail::phone_region::cn);
+    } else {
+      return unexpected(redaction_error{
+          "phone_regions", fmt::format("no domestic phone format is known for '{}' (US, CA, RU, KZ, IN, CN are); numbers "
+                                       "written with +, 00 or a trunk 0 are read in every region",
+                                       region)});
+    }
+  }
   for (std::uint32_t i = 0; i < options.pointers.size(); ++i) {
     const std::string& p = options.pointers[i];
     if (p.empty() || p.front() != '/') {
@@ -402,7 +430,8 @@ LLMDLQ_INLINE bool redactor::active() const noexcept {
 LLMDLQ_INLINE std::string redactor::redact_text(std::string_view text, std::string_view field,
                                                 std::vector<redaction_summary>* report) const {
   std::vector<detail::replacement> found;
-  state_->detect(text, found);
+  detail::pii_reading reading;
+  state_->detect(text, reading, found);
   return state_->apply(text, found, field, report);
 }
 
@@ -428,7 +457,8 @@ LLMDLQ_INLINE std::string redactor::redact_document(std::string_view text, std::
     chosen.push_back({m.begin, m.end, label, pattern.pointer, true, m.is_string});
   }
   std::vector<detail::replacement> detected;
-  st.detect(text, detected);
+  detail::pii_reading reading;
+  st.detect(text, reading, detected);
   if (chosen.empty()) return st.apply(text, detected, field, report);
   // The values the document's structure chose win over detections inside them.
   std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
