@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 
 #include <thread>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "catch.hpp"
 #include "console/access.hpp"
@@ -21,15 +24,65 @@ TEST_CASE("html_escape: markup, quotes and a closing textarea become text", "[co
   CHECK(html_escape("plain text, é and ✓") == "plain text, é and ✓");
 }
 
-TEST_CASE("html_escape: invalid UTF-8 and NUL become U+FFFD, never markup", "[console][escape]") {
+TEST_CASE("html_escape: invalid UTF-8 becomes U+FFFD, never markup", "[console][escape]") {
   const std::string replacement = "\xEF\xBF\xBD";
   CHECK(html_escape(std::string("\xff\xfe<", 3)) == replacement + replacement + "&lt;");
   // An overlong encoding of '<' stays two replaced bytes.
   const auto overlong = html_escape(std::string("\xC0\xBC", 2));
   CHECK(overlong == replacement + replacement);
-  CHECK(html_escape(std::string("a\0b", 3)) == "a" + replacement + "b");
   // A sequence cut at the end.
   CHECK(html_escape(std::string("ok\xE2\x9C", 4)) == "ok" + replacement + replacement);
+}
+
+TEST_CASE("html_escape: bidi controls, invisible format characters and controls become visible escapes",
+          "[console][escape]") {
+  CHECK(html_escape("\u202eevil\u202c") == "\\u202Eevil\\u202C");
+  const auto utf8 = [](char32_t cp) {
+    std::string out;
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return out;
+  };
+  std::vector<char32_t> hidden;
+  const auto add = [&](char32_t first, char32_t last) {
+    for (char32_t cp = first; cp <= last; ++cp) hidden.push_back(cp);
+  };
+  add(0x202A, 0x202E);  // bidi embeddings and overrides
+  add(0x2066, 0x2069);  // bidi isolates
+  add(0x200B, 0x200F);  // zero-width space, non-joiner, joiner; left-to-right and right-to-left marks
+  add(0x061C, 0x061C);  // Arabic letter mark
+  add(0xFEFF, 0xFEFF);  // byte order mark, zero-width no-break space
+  add(0x2060, 0x2064);  // word joiner, invisible operators
+  add(0x00AD, 0x00AD);  // soft hyphen
+  add(0x2028, 0x2029);  // line and paragraph separators
+  add(0x00, 0x08);      // C0 controls but tab and line breaks
+  add(0x0B, 0x0C);
+  add(0x0E, 0x1F);
+  add(0x7F, 0x9F);      // DEL and the C1 controls
+  for (const char32_t cp : hidden) {
+    INFO("U+" << std::hex << static_cast<unsigned>(cp));
+    const auto shown = html_escape("a" + utf8(cp) + "b");
+    CHECK(shown == fmt::format("a\\u{:04X}b", static_cast<unsigned>(cp)));
+  }
+  // Beyond the BMP as JSON writes it: a tag character, used to hide text
+  // from a reader but not from a model.
+  CHECK(html_escape(utf8(0xE0041)) == "\\uDB40\\uDC41");
+  // What a browser draws is left as it is.
+  CHECK(html_escape("tab\tnew line\ncarriage return\r\n") == "tab\tnew line\ncarriage return\r\n");
+  CHECK(html_escape("é ✓ 日本語 \U0001F44D עברית") == "é ✓ 日本語 \U0001F44D עברית");
 }
 
 TEST_CASE("same_secret: equal only for the same bytes, whatever the lengths", "[console][token]") {

@@ -85,6 +85,51 @@ TEST_CASE("record_page_html: record text never becomes markup, and every form ca
   CHECK(count(html, "name=\"csrf\" value=\"" + session.csrf + "\"") == forms);
 }
 
+TEST_CASE("pages: bidi controls in record text and operator names are shown as escapes, never as themselves",
+          "[console][pages][escape]") {
+  // U+202E turns the text after it around; U+202C ends the override.
+  const std::string evil = "\u202e" "evil" "\u202c";
+  const std::string raw_bytes = "\xE2\x80\xAE";
+  const std::string shown = "\\u202Eevil\\u202C";
+  llmdlq::cli::session_table sessions;
+  const auto session = sessions.open("alice" + evil);
+  llmdlq::envelope e;
+  e.dlq_id = "8faed0ba-7bfc-8608-9c87-e19dc253e620";
+  e.raw_response = llmdlq::captured_text::of("{\"name\": \"" + evil + "\", \"total\": -1}");
+  e.failure.category = llmdlq::failure_category::schema;
+  e.failure.code = "schema_violation";
+  e.idempotency_key = "key-1";
+  e.failure.message = "message " + evil;
+  e.failure.errors.push_back({"/total", "/properties/total/minimum", "minimum", "must be >= 0 " + evil});
+  llmdlq::moderation_record record;
+  record.dlq_id = e.dlq_id;
+  record.status = llmdlq::moderation_status::claimed;
+  record.category = "schema" + evil;
+  record.raw_response = *e.raw_response.text;
+  record.envelope_json = boost::json::serialize(llmdlq::to_json(e));
+  record.operator_log = R"([{"at": "2026-01-01T00:00:00Z", "operator": "bob)" + evil +
+                        R"(", "action": "claim", "note": "note)" + evil + R"("}])";
+  record.claimed_by = "bob" + evil;
+
+  const auto check_page = [&](const std::string& page, std::size_t at_least) {
+    CHECK(page.find(raw_bytes) == std::string::npos);
+    CHECK(page.find("\xE2\x80\xAC") == std::string::npos);
+    CHECK(count(page, shown) >= at_least);
+  };
+  // The header's name, the category, claimed by, the raw response (twice:
+  // shown and in the resolve form), the failure message, the error, the
+  // operator log's operator and note, the envelope.
+  check_page(record_page_html(session, record, {}), 9);
+  check_page(record_page_html(session, record, {"", "Refused " + evil, e.failure.errors, "{" + evil + "}"}), 9);
+  llmdlq::moderation_page page;
+  page.records.push_back(record);
+  dlq_overview overview;
+  overview.statistics.by_category = {{record.category, 1}};
+  check_page(queue_page_html(session, {}, page, overview, llmdlq::system_now()), 3);
+  check_page(message_page(&session, "Not found", "No dead letter " + evil + "."), 2);
+  check_page(login_page("Refused " + evil), 1);
+}
+
 TEST_CASE("charts: bars per category, and a rate only with traffic counts", "[console][charts]") {
   const auto day = [](const char* text) { return *llmdlq::parse_rfc3339(text); };
   std::vector<llmdlq::dlq_timeline_bucket> timeline{
