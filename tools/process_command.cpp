@@ -24,6 +24,7 @@
 #include "commands.hpp"
 #include "line_reader.hpp"
 #include "line_writer.hpp"
+#include "redaction_flags.hpp"
 #include "schema_flags.hpp"
 
 namespace llmdlq::cli {
@@ -33,13 +34,14 @@ constexpr std::size_t default_max_line_bytes = 16u << 20;
 // What a line over --max-line-bytes keeps of itself as its dead letter's raw response.
 constexpr std::size_t oversized_prefix_bytes = 64u << 10;
 
-constexpr std::string_view usage =
+constexpr std::string_view usage_head =
     "usage: llmdlq process --schema FILE [--repair local|off] [--min-confidence X] [--now RFC3339]\n"
     "                      [--sink none|jsonl:PATH|sqlite:PATH|postgres:CONNINFO] [--code-prefix PREFIX]\n"
     "                      [--draft NAME] [--catalog DIR] [--format-assertion] [--strict-patterns]\n"
     "                      [--coerce] [--no-instruction-phrases] [--max-line-bytes N]\n"
     "                      [--fallback jsonl:PATH|sqlite:PATH] [--schema-version V] [--prompt-version V]\n"
-    "                      [--model NAME]\n"
+    "                      [--model NAME] [--national-ids LIST] [--phone-regions LIST]\n"
+    "                      [--redact-pointer P]... [--redaction-key FILE] [--keys DIR]\n"
     "  Reads JSON Lines on standard input, one LLM response per line:\n"
     "    {\"id\": ..., \"response\": \"<raw LLM text>\", \"confidence\": 0.9, \"finish_reason\": \"stop\",\n"
     "     \"idempotency_key\": \"...\", \"input\": \"<what the model saw>\"}   (all but response optional)\n"
@@ -63,9 +65,17 @@ constexpr std::string_view usage =
     "              its verdict then says \"in_fallback\": true. Without one such a line is a retry.\n"
     "  --schema-version, --prompt-version, --model  recorded in every envelope: `llmdlq replay` asks\n"
     "              that model again, and judges a letter written under other versions again first.\n"
+    "  Every dead letter is redacted (e-mail, phones, IBANs, cards, IPs, keys and tokens, PEM keys,\n"
+    "  passwords in URLs, and the schema's x-llmdlq-pii values) before it is stored or printed:\n"
+    ;
+constexpr std::string_view usage_tail =
     "  Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
     "  written (retry those lines) or standard output could not be written (stderr says after how many\n"
     "  verdicts; it stops there), 2 for usage errors, invalid input lines or unreadable input.\n";
+
+std::string usage() {
+  return std::string(usage_head) + std::string(redaction_flags_usage) + std::string(usage_tail);
+}
 
 // The DLQ named by --sink.
 struct sink_target {
@@ -297,6 +307,7 @@ int process_command(arguments args) {
   std::size_t max_line_bytes = default_max_line_bytes;
   process_options options;
   compile_options compile;
+  redaction_settings redaction;
   version_set versions;    // recorded in every envelope: a replay compares them with today's
   std::string model_name;  // the model that answered, for a replay to ask again
   auto invalid = [](std::string_view flag, std::string_view wanted, std::string_view got) {
@@ -306,10 +317,14 @@ int process_command(arguments args) {
   while (!args.done()) {
     const std::string_view arg = args.take();
     if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
+      std::cout << usage();
       return exit_ok;
     }
-    if (const auto flag = take_schema_flag("process", arg, args, compile); flag != flag_outcome::not_a_schema_flag) {
+    if (const auto flag = take_schema_flag("process", arg, args, compile); flag != flag_outcome::not_ours) {
+      if (flag == flag_outcome::refused) return exit_usage;
+      continue;
+    }
+    if (const auto flag = take_redaction_flag("process", arg, args, redaction); flag != flag_outcome::not_ours) {
       if (flag == flag_outcome::refused) return exit_usage;
       continue;
     }
@@ -327,7 +342,7 @@ int process_command(arguments args) {
                                                   "--prompt-version", "--model"};
     if (std::find(std::begin(valued), std::end(valued), arg) == std::end(valued)) {
       complain("process", (arg.starts_with("-") ? "unknown option " : "unexpected argument ") + std::string(arg));
-      std::cerr << usage;
+      std::cerr << usage();
       return exit_usage;
     }
     const auto value = args.value_of(arg);
@@ -367,9 +382,10 @@ int process_command(arguments args) {
       options.failure_code_prefix = std::string(*value);
     }
   }
+  if (!apply_redaction("process", std::move(redaction), options)) return exit_usage;
   if (!schema_path) {
     complain("process", "--schema is required");
-    std::cerr << usage;
+    std::cerr << usage();
     return exit_usage;
   }
   const auto target = parse_sink(sink_spec);

@@ -19,7 +19,7 @@ flag_outcome take_schema_flag(std::string_view command, std::string_view arg, ar
     options.pattern_syntax = regex_syntax::strict_unicode;
     return flag_outcome::taken;
   }
-  if (arg != "--draft" && arg != "--catalog") return flag_outcome::not_a_schema_flag;
+  if (arg != "--draft" && arg != "--catalog") return flag_outcome::not_ours;
   const auto value = args.value_of(arg);
   if (!value) return flag_outcome::refused;
   if (arg == "--draft") {

@@ -19,7 +19,7 @@ inline constexpr std::string_view schema_flags_usage =
     "  --strict-patterns   read patterns in ECMA-262's strict Unicode grammar: `\\-`, `[\\w-.]`\n"
     "                      and a lone `{` are errors (accepted by default, as JavaScript does)\n";
 
-enum class flag_outcome { not_a_schema_flag, taken, refused };
+enum class flag_outcome { not_ours, taken, refused };
 
 /// Reads `arg` into `options` when it is one of the flags above (taking its
 /// value from `args`); `refused` after telling stderr why.

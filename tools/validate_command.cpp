@@ -86,7 +86,7 @@ int validate_command(arguments args) {
   std::vector<std::string> files;
   while (!args.done()) {
     const std::string_view arg = args.take();
-    if (const auto flag = take_schema_flag("validate", arg, args, options); flag != flag_outcome::not_a_schema_flag) {
+    if (const auto flag = take_schema_flag("validate", arg, args, options); flag != flag_outcome::not_ours) {
       if (flag == flag_outcome::refused) return exit_usage;
     } else if (arg == "--schema") {
       const auto value = args.value_of(arg);

@@ -376,7 +376,7 @@ class pii_scanner {
     const std::size_t limit = std::min(s_.size(), i + 45);
     while (j < limit && (pii_chars::is(s_[j], pii_chars::hex) || s_[j] == ':' || s_[j] == '.')) colons += s_[j++] == ':';
     while (j > i && (s_[j - 1] == '.' || (s_[j - 1] == ':' && !(j - i >= 2 && s_[j - 2] == ':')))) --j;
-    if (colons < 2 || boundary_after(j) == false || at(j) == ':') return 0;
+    if (colons < 2 || !boundary_after(j)) return 0;  // a colon after it is punctuation: `at 2001:db8::1: ...`
     // `::` alone (no digit) is the unspecified address in theory and JSON's punctuation in practice.
     if (std::none_of(s_.begin() + std::ptrdiff_t(i), s_.begin() + std::ptrdiff_t(j),
                      [](char c) { return pii_chars::is(c, pii_chars::hex); })) {

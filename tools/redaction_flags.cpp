@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#include "redaction_flags.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#ifdef LLMDLQ_TOOL_WITH_CRYPTO
+#  include <llmdlq/crypto/file_key_provider.hpp>
+#  include <llmdlq/crypto/sodium_field_cipher.hpp>
+#endif
+
+namespace llmdlq::cli {
+namespace {
+
+// The items of a comma-separated list, none empty.
+std::vector<std::string> list_items(std::string_view list) {
+  std::vector<std::string> items;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    if (!item.empty()) items.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return items;
+}
+
+std::optional<national_id_rule> national_id_named(std::string_view name) {
+  if (name == "nl_bsn") return national_ids::nl_bsn();
+  if (name == "ru_inn") return national_ids::ru_inn();
+  if (name == "ru_snils") return national_ids::ru_snils();
+  if (name == "lk_nic") return national_ids::lk_nic();
+  return std::nullopt;
+}
+
+// The secret in a key file that only its owner (this user, or root) can read or change.
+expected<redaction_key, std::string> read_redaction_key(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return unexpected(fmt::format("{}: {}", path, std::strerror(errno)));
+  if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return unexpected(fmt::format("{} has mode {:04o}: others may read the key (chmod 600 it)", path,
+                                  info.st_mode & 07777));
+  }
+  if (info.st_uid != ::geteuid() && info.st_uid != 0) {
+    return unexpected(fmt::format("{} belongs to uid {}, not to this user: whoever owns it chooses the key", path,
+                                  info.st_uid));
+  }
+  auto content = read_file(path, 4096);
+  if (!content) return unexpected(fmt::format("{}: {}", path, content.error()));
+  std::string secret = content->substr(0, content->find('\n'));
+  if (!secret.empty() && secret.back() == '\r') secret.pop_back();
+  return redaction_key{std::filesystem::path(path).stem().string(), std::move(secret)};
+}
+
+}  // namespace
+
+flag_outcome take_redaction_flag(std::string_view command, std::string_view arg, arguments& args,
+                                 redaction_settings& settings) {
+  if (arg != "--national-ids" && arg != "--phone-regions" && arg != "--redact-pointer" && arg != "--redaction-key" &&
+      arg != "--keys") {
+    return flag_outcome::not_ours;
+  }
+  const auto value = args.value_of(arg);
+  if (!value) return flag_outcome::refused;
+  redaction_options& o = settings.options;
+  if (arg == "--national-ids") {
+    const std::vector<std::string> names =
+        *value == "all" ? std::vector<std::string>{"nl_bsn", "ru_inn", "ru_snils", "lk_nic"} : list_items(*value);
+    for (const auto& name : names) {
+      auto rule = national_id_named(name);
+      if (!rule) {
+        complain(command, "--national-ids wants all, or some of nl_bsn, ru_inn, ru_snils, lk_nic, not " + name);
+        return flag_outcome::refused;
+      }
+      o.national_ids.push_back(std::move(*rule));
+    }
+  } else if (arg == "--phone-regions") {
+    for (auto& region : list_items(*value)) o.phone_regions.push_back(std::move(region));
+  } else if (arg == "--redact-pointer") {
+    o.pointers.emplace_back(*value);
+  } else if (arg == "--redaction-key") {
+    auto key = read_redaction_key(std::string(*value));
+    if (!key) {
+      complain(command, "--redaction-key: " + key.error());
+      return flag_outcome::refused;
+    }
+    o.key = std::move(*key);
+  } else {
+#ifdef LLMDLQ_TOOL_WITH_CRYPTO
+    settings.keys = std::string(*value);
+#else
+    complain(command, "--keys needs a build with llmdlq::crypto (libsodium)");
+    return flag_outcome::refused;
+#endif
+  }
+  return flag_outcome::taken;
+}
+
+bool apply_redaction(std::string_view command, redaction_settings settings, process_options& options) {
+  auto redactor = redactor::create(std::move(settings.options));
+  if (!redactor) {
+    complain(command, fmt::format("redaction ({}): {}", redactor.error().option, redactor.error().message));
+    return false;
+  }
+  options.redaction = std::move(*redactor);
+#ifdef LLMDLQ_TOOL_WITH_CRYPTO
+  if (settings.keys) {
+    auto keys = std::make_shared<const file_key_provider>(*settings.keys);
+    if (auto current = keys->current_key_id(); !current) {
+      complain(command, "--keys " + *settings.keys + ": " + current.error().message);
+      return false;
+    }
+    options.cipher = std::make_shared<const sodium_field_cipher>(std::move(keys));
+  }
+#endif
+  return true;
+}
+
+}  // namespace llmdlq::cli
