@@ -285,6 +285,7 @@ TEST_CASE("values in the forms real text writes them are found and still validat
       {"anna&#64;example.com, anna&#x40;example.com, anna&commat;example.com", "<email>, <email>, <email>"},
       {"anna@b\u00fccher.de, \u0430\u043d\u043d\u0430@\u043f\u0440\u0438\u043c\u0435\u0440.\u0440\u0444", "<email>, <email>"},
       {"anna\uff20example.com", "<email>"},
+      {"bel **06-12345678** of *+31 6 1234 5678*", "bel **<phone>** of *<phone>*"},
   };
   for (const auto& s : samples) {
     INFO(s.text);

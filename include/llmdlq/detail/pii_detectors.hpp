@@ -180,14 +180,26 @@ class pii_scanner {
   [[nodiscard]] char at(std::size_t i) const noexcept { return i < s_.size() ? s_[i] : '\0'; }
   [[nodiscard]] bool boundary_after(std::size_t i) const noexcept { return !pii_chars::alnum(at(i)); }
 
-  // Whether the `length` letters and digits at `i` are the kept end of a
-  // mask (`**********4300`): a mask keeps at most 6 and never more than it
-  // hides, so a word after Markdown's `*` or `**` is read.
+  // Whether the `length` characters at `i` are (in) the kept end of a mask
+  // (`**********4300`, `******a*bc`): a mask keeps at most 6 letters and
+  // digits, stars standing for the rest of them, and hides at least as many
+  // as it keeps, values being longer than 6. So a word after Markdown's `*`
+  // or `**` is read.
   [[nodiscard]] bool mask_end(std::size_t i, std::size_t length) const noexcept {
-    if (length > 6) return false;
+    if (length > 6 || i == 0 || s_[i - 1] != '*') return false;
+    std::size_t kept = length;
     std::size_t stars = 0;
-    while (stars < length && i > stars && s_[i - stars - 1] == '*') ++stars;
-    return stars > 0 && stars >= length;
+    for (std::size_t k = i; k > 0 && i - k < 64; --k) {
+      const char c = s_[k - 1];
+      if (c == '*') {
+        ++stars;
+      } else if (pii_chars::alnum(c)) {
+        if (++kept > 6) return false;
+      } else {
+        break;
+      }
+    }
+    return stars >= kept && stars >= 3;  // Markdown's emphasis takes one star or two
   }
 
   // A word of letters and digits starts at `i` (the character before is not
