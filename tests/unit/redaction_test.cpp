@@ -372,3 +372,24 @@ TEST_CASE("a second pass over redacted text changes nothing, whatever the action
     }
   }
 }
+
+TEST_CASE("a value chosen by its place is gone from the failure's messages too", "[redaction]") {
+  const auto schema = llmdlq::schema::compile(R"({
+      "type": "object",
+      "properties": {"bsn": {"type": "string", "x-llmdlq-pii": "bsn"},
+                     "born": {"type": "string", "format": "date", "x-llmdlq-pii": "birth_date",
+                              "x-dlq-rule": "not-future"}}})",
+                                              {.format_assertion = true});
+  REQUIRE(schema.has_value());
+  llmdlq::process_options options;
+  options.clock = [] { return *llmdlq::parse_rfc3339("2026-12-02T00:00:00Z"); };
+  const auto result = llmdlq::process_llm_response(R"({"bsn": 987654321, "born": "2031-05-17"})", *schema, {}, options);
+  REQUIRE_FALSE(result.has_value());
+  const auto& e = result.error();
+  const std::string stored = boost::json::serialize(llmdlq::to_json(e));
+  CHECK(e.raw_response.text->find("987654321") == std::string::npos);
+  CHECK(stored.find("987654321") == std::string::npos);
+  CHECK(stored.find("2031-05-17") == std::string::npos);
+  CHECK(e.failure.errors.size() == 2);
+  CHECK(stored.find("<bsn>") != std::string::npos);
+}

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include <boost/json/parse.hpp>
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
@@ -247,6 +248,47 @@ struct replacement {
   std::string_view value;      // a detected value as it was read (escapes decoded): what a token or mask is of
 };
 
+
+// A value the document's structure chose (a schema-marked name, a pointer's
+// date), as messages would quote it, and what replaced it: error messages
+// quote values (`found integer 123456782`, `2027-01-02 is after ...`) that
+// no detector knows.
+struct removed_value {
+  std::string value;
+  std::string placeholder;
+};
+
+inline constexpr std::size_t max_removed_values = 64;
+
+inline void note_removed(std::vector<removed_value>& removed, std::string_view kind, std::string_view raw,
+                         bool quoted, const std::string& placeholder) {
+  (void)kind;
+  if (removed.size() >= max_removed_values) return;
+  std::string value(raw);
+  if (quoted) {  // the string as JSON spells it: decoded as a message would quote it
+    boost::system::error_code ec;
+    const auto parsed = boost::json::parse(fmt::format("\"{}\"", raw), ec);
+    if (!ec && parsed.is_string()) value = std::string(parsed.get_string());
+  }
+  if (value.size() < 3) return;  // shorter values would match ordinary words
+  for (const auto& r : removed) {
+    if (r.value == value) return;
+  }
+  removed.push_back({std::move(value), placeholder});
+}
+
+// `text` with every occurrence of a removed value replaced as it was in the raw text.
+inline bool replace_removed(std::string& text, const std::vector<removed_value>& removed) {
+  bool changed = false;
+  for (const auto& r : removed) {
+    for (std::size_t at = text.find(r.value); at != std::string::npos; at = text.find(r.value, at + r.placeholder.size())) {
+      text.replace(at, r.value.size(), r.placeholder);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 }  // namespace detail
 
 struct redactor::state {
@@ -283,9 +325,10 @@ struct redactor::state {
     return fmt::format("<{}>", kind);
   }
 
-  // Rewrites `text` with `found` (ordered, not overlapping) and reports each.
+  // Rewrites `text` with `found` (ordered, not overlapping) and reports
+  // each; `removed` (when given) gains each value chosen by its place.
   std::string apply(std::string_view text, const std::vector<detail::replacement>& found, std::string_view field,
-                    std::vector<redaction_summary>* report) const {
+                    std::vector<redaction_summary>* report, std::vector<detail::removed_value>* removed = nullptr) const {
     if (found.empty()) return std::string(text);
     std::string out;
     out.reserve(text.size() + found.size() * 24);
@@ -303,6 +346,7 @@ struct redactor::state {
         continue;
       }
       std::string replaced = placeholder(r.kind, action, value);
+      if (removed && r.json_value) detail::note_removed(*removed, r.kind, value, r.json_string, replaced);
       if (r.json_value) {
         // A mask's kept characters never hold a broken escape: it masks everything instead.
         if (replaced.find('\\') != std::string::npos || replaced.find('"') != std::string::npos) {
@@ -341,6 +385,9 @@ struct redactor::state {
 
   // The detectors over `text` as it is meant (see pii_reading), each
   // finding at its span of `text`; `reading` keeps what they read.
+  std::string document(std::string_view text, std::span<const pii_path> schema_paths, std::string_view field,
+                       std::vector<redaction_summary>* report, std::vector<detail::removed_value>* removed) const;
+
   void detect(std::string_view text, detail::pii_reading& reading, std::vector<detail::replacement>& out) const {
     if (options.detect.empty()) return;
     std::vector<detail::pii_match> matches;
@@ -438,7 +485,13 @@ LLMDLQ_INLINE std::string redactor::redact_text(std::string_view text, std::stri
 LLMDLQ_INLINE std::string redactor::redact_document(std::string_view text, std::span<const pii_path> schema_paths,
                                                     std::string_view field,
                                                     std::vector<redaction_summary>* report) const {
-  const state& st = *state_;
+  return state_->document(text, schema_paths, field, report, nullptr);
+}
+
+LLMDLQ_INLINE std::string redactor::state::document(std::string_view text, std::span<const pii_path> schema_paths,
+                                                    std::string_view field, std::vector<redaction_summary>* report,
+                                                    std::vector<detail::removed_value>* removed) const {
+  const state& st = *this;
   // The configured pointers are labelled `pii`; the schema's paths follow them.
   const std::vector<detail::pointer_pattern>* patterns = &st.pointers;
   std::vector<detail::pointer_pattern> with_schema;
@@ -459,7 +512,7 @@ LLMDLQ_INLINE std::string redactor::redact_document(std::string_view text, std::
   std::vector<detail::replacement> detected;
   detail::pii_reading reading;
   st.detect(text, reading, detected);
-  if (chosen.empty()) return st.apply(text, detected, field, report);
+  if (chosen.empty()) return st.apply(text, detected, field, report, removed);
   // The values the document's structure chose win over detections inside them.
   std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
   std::vector<detail::replacement> merged;
@@ -471,7 +524,7 @@ LLMDLQ_INLINE std::string redactor::redact_document(std::string_view text, std::
     merged.push_back(d);
   }
   while (c < chosen.size()) merged.push_back(chosen[c++]);
-  return st.apply(text, merged, field, report);
+  return st.apply(text, merged, field, report, removed);
 }
 
 namespace detail {
@@ -492,15 +545,17 @@ void redact_captured(captured_text& c, Redact&& redact) {
 }
 
 inline void redact_json_strings(boost::json::value& v, const redactor& r, std::vector<redaction_summary>& report,
-                                int depth = 0) {
+                                const std::vector<removed_value>& removed, int depth = 0) {
   if (depth > 64) return;
   if (auto* s = v.if_string()) {
-    std::string redacted = r.redact_text(*s, "extensions", &report);
+    std::string known(*s);
+    replace_removed(known, removed);
+    std::string redacted = r.redact_text(known, "extensions", &report);
     if (redacted != *s) *s = redacted;
   } else if (auto* a = v.if_array()) {
-    for (auto& item : *a) redact_json_strings(item, r, report, depth + 1);
+    for (auto& item : *a) redact_json_strings(item, r, report, removed, depth + 1);
   } else if (auto* o = v.if_object()) {
-    for (auto& member : *o) redact_json_strings(member.value(), r, report, depth + 1);
+    for (auto& member : *o) redact_json_strings(member.value(), r, report, removed, depth + 1);
   }
 }
 
@@ -509,14 +564,16 @@ inline void redact_json_strings(boost::json::value& v, const redactor& r, std::v
 LLMDLQ_INLINE void redactor::redact(envelope& e, std::span<const pii_path> schema_paths) const {
   if (!active()) return;
   auto& report = e.redactions;
+  std::vector<detail::removed_value> removed;
   detail::redact_captured(e.raw_response, [&](std::string_view text) {
-    return redact_document(text, schema_paths, "raw_response", &report);
+    return state_->document(text, schema_paths, "raw_response", &report, &removed);
   });
   if (e.original_input) {
     detail::redact_captured(*e.original_input,
                             [&](std::string_view text) { return redact_text(text, "original_input", &report); });
   }
   auto redact_in_place = [&](std::string& text) {
+    detail::replace_removed(text, removed);
     std::string redacted = redact_text(text, "failure", &report);
     if (redacted != text) text = std::move(redacted);
   };
@@ -527,7 +584,7 @@ LLMDLQ_INLINE void redactor::redact(envelope& e, std::span<const pii_path> schem
   }
   if (!e.extensions.empty()) {
     boost::json::value extensions(std::move(e.extensions));
-    detail::redact_json_strings(extensions, *this, report);
+    detail::redact_json_strings(extensions, *this, report, removed);
     e.extensions = std::move(extensions.as_object());
   }
 }
