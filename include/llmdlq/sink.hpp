@@ -30,8 +30,9 @@ enum class sink_errc : std::uint8_t {
   timeout,      ///< no confirmation in time: the envelope may or may not be stored
   rejected,     ///< the store refused the record (constraint, size, permissions): permanent
   closed,       ///< the sink was closed
-  /// open(): the file is a symbolic link, or group or others can write it;
-  /// it stays refused until its owner fixes it (the message names the mode)
+  /// open(): the file is a symbolic link, group or others can write it,
+  /// another user owns it or a directory above it; it stays refused until
+  /// it is fixed (the message names the file, its owner and mode)
   unsafe_file,
 };
 

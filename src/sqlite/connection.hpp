@@ -23,10 +23,13 @@ LLMDLQ_BEGIN_NAMESPACE
 namespace detail::sqlite {
 
 // Readies `path` for a writable connection: refuses a database, or a -wal,
-// -shm or -journal file beside it, that is a symbolic link or that group or
-// others can write, and creates a missing database 0600 whatever the umask
-// (SQLite gives its WAL, shared-memory and journal files the database's
-// mode). Returns why it refuses; any other failure is left for SQLite to report.
+// -shm or -journal file beside it, that is a symbolic link, that group or
+// others can write or that another user owns, and a path another user could
+// replace through a directory above it (the files beside it share its
+// directory); creates a missing database 0600 whatever the umask (SQLite
+// gives its WAL, shared-memory and journal files the database's mode and,
+// run by root, its owner). Returns why it refuses; any other failure is left
+// for SQLite to report.
 //
 // An existing database is judged by lstat alone, never opened: POSIX locks
 // belong to the process, and closing any descriptor of a file drops every
@@ -34,6 +37,7 @@ namespace detail::sqlite {
 // Another process could then checkpoint and delete the WAL under them.
 // Only a file this call creates (O_EXCL: open nowhere else) is opened and closed.
 inline std::optional<std::string> prepare_private_database(const std::string& path) {
+  if (auto why = directory_chain_refusal(path)) return why;
   for (const char* beside : {"-wal", "-shm", "-journal"}) {
     if (auto why = existing_file_refusal(path + beside)) return why;
   }

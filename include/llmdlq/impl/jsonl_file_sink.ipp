@@ -415,6 +415,10 @@ LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::fil
   if (request.operator_name.empty()) {
     return unexpected(sink_error{sink_errc::rejected, "a purge needs an operator name for its audit"});
   }
+  // The compacted file is renamed into the same directory: nobody else may be able to swap it there.
+  if (auto why = detail::directory_chain_refusal(path)) {
+    return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
+  }
   detail::owned_fd file{-1};
   struct stat info;
   for (int attempt = 0;; ++attempt) {
