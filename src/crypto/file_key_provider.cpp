@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // file_key_provider: key files read with O_NOFOLLOW and checked with fstat,
-// written with O_EXCL and fsync, replaced by rename.
+// written with O_EXCL and fsync, replaced by rename. Whoever owns the
+// directory, a key file or `current`, or may write a directory above them,
+// could choose the key that seals (and read what it sealed): only this user
+// or root may.
 #include "llmdlq/crypto/file_key_provider.hpp"
 
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "llmdlq/detail/private_file.hpp"
 #include "sodium.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -56,8 +60,11 @@ class file_descriptor {
   int fd_;
 };
 
-// Group and others have no access to it.
+// This user or root owns it, and group and others have no access to it.
 expected<void, cipher_error> check_private(const struct stat& status, const fs::path& path, std::string_view id) {
+  if (!detail::owned_by_this_user_or_root(status)) {
+    return unexpected(failure(cipher_failure::provider_failed, id, detail::foreign_owner_refusal(path, status)));
+  }
   if ((status.st_mode & 077) != 0) {
     return unexpected(failure(cipher_failure::provider_failed, id,
                               fmt::format("{} is open to its group or others (mode {:o}): chmod it to {}",
@@ -67,7 +74,16 @@ expected<void, cipher_error> check_private(const struct stat& status, const fs::
   return {};
 }
 
+// No other user can replace `directory` through a directory above it.
+expected<void, cipher_error> check_directory_chain(const fs::path& directory, std::string_view id) {
+  if (auto why = detail::directory_chain_refusal(directory)) {
+    return unexpected(failure(cipher_failure::provider_failed, id, std::move(*why)));
+  }
+  return {};
+}
+
 expected<void, cipher_error> check_directory(const fs::path& directory, std::string_view id) {
+  if (auto ok = check_directory_chain(directory, id); !ok) return ok;
   struct stat status {};
   if (::stat(directory.c_str(), &status) != 0) {
     const int error = errno;
@@ -215,6 +231,7 @@ expected<void, cipher_error> file_key_provider::generate(const std::filesystem::
   if (!detail::sodium_ready()) {
     return unexpected(failure(cipher_failure::provider_failed, id, "libsodium could not be initialised"));
   }
+  if (auto ok = check_directory_chain(directory, id); !ok) return ok;  // before a directory is made there
   if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
     return unexpected(failure(cipher_failure::provider_failed, id,
                               fmt::format("{}: {}", directory.string(), errno_text(errno))));

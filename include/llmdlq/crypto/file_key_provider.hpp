@@ -28,7 +28,10 @@ struct key_listing {
 ///  - `<id>.shredded`: the tombstone of a destroyed key, so that a reader
 ///    learns "key K was shredded" rather than "key K is unknown".
 /// The directory is created 0700 and key files 0600; a key file or
-/// directory that its group or others may read is refused (provider_failed).
+/// directory that its group or others may read, or that another user than
+/// this one or root owns, is refused (provider_failed), and so is a
+/// directory below one another user owns or may write (unless it is sticky,
+/// as /tmp): its owner could choose the key that seals.
 /// Key ids are 1 to 64 of [A-Za-z0-9._-], not starting with a dot.
 /// Files are read on every call, so a rotation or a shred by another
 /// process counts at once; a key lives in guarded memory only while used.
