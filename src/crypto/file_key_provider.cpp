@@ -130,6 +130,14 @@ expected<std::optional<std::string>, cipher_error> read_private(const fs::path& 
   return std::optional<std::string>(std::move(bytes));
 }
 
+cipher_error linked_key_refusal(const fs::path& path, std::string_view id) {
+  return failure(cipher_failure::provider_failed, id,
+                 fmt::format("{} is a symbolic link: a key is shredded by its own path only, and removing the "
+                             "link would leave the key bytes where it leads (shred the file it names, or remove "
+                             "the link)",
+                             path.string()));
+}
+
 expected<void, cipher_error> sync_directory(const fs::path& directory, std::string_view id) {
   const file_descriptor fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd || ::fsync(fd.get()) != 0) {
@@ -281,10 +289,13 @@ expected<void, cipher_error> file_key_provider::shred(const std::filesystem::pat
   const fs::path key_file = key_path(directory, id);
   const fs::path tombstone = tombstone_path(directory, id);
   std::error_code ignored;
-  if (!fs::exists(key_file, ignored)) {
+  if (!fs::exists(fs::symlink_status(key_file, ignored))) {
     if (fs::exists(tombstone, ignored)) return {};
     return unexpected(failure(cipher_failure::unknown_key, id, "no such key"));
   }
+  // Removing a link would leave the key bytes where it leads, and a key is
+  // never read through one: refused, so nobody believes a key gone that is not.
+  if (fs::is_symlink(fs::symlink_status(key_file, ignored))) return unexpected(linked_key_refusal(key_file, id));
   // The tombstone first: a crash in between leaves a key that says it is shredded, never a silent loss.
   if (!fs::exists(tombstone, ignored)) {
     if (auto ok = write_new(tombstone, fmt::format("key {} was shredded\n", id), id); !ok) return ok;
@@ -296,6 +307,8 @@ expected<void, cipher_error> file_key_provider::shred(const std::filesystem::pat
       const std::string zeros(static_cast<std::size_t>(status.st_size), '\0');
       if (::write(fd.get(), zeros.data(), zeros.size()) >= 0) ::fsync(fd.get());
     }
+  } else if (errno == ELOOP) {  // made a link since: its tombstone stays, the link too
+    return unexpected(linked_key_refusal(key_file, id));
   }
   if (::unlink(key_file.c_str()) != 0) {
     return unexpected(failure(cipher_failure::provider_failed, id,

@@ -125,3 +125,21 @@ TEST_CASE("crypto keys: a key directory below one others may write is refused un
   REQUIRE(::chmod(shared.c_str(), 0777) == 0);
   CHECK(file_key_provider(keys).key("k1").error().code == cipher_failure::provider_failed);
 }
+
+TEST_CASE("crypto keys: shred refuses a key file that is a symbolic link and leaves both as they are",
+          "[crypto][keys]") {
+  key_directory dir;
+  REQUIRE(file_key_provider::generate(dir.keys, "k2", false));
+  const auto elsewhere = dir.scratch.path() / "k2.key";
+  std::filesystem::rename(dir.keys / "k2.key", elsewhere);
+  std::filesystem::create_symlink(elsewhere, dir.keys / "k2.key");
+  const std::string bytes = llmdlq::test::slurp(elsewhere);
+
+  const auto shredded = file_key_provider::shred(dir.keys, "k2");
+  REQUIRE_FALSE(shredded);
+  CHECK(shredded.error().code == cipher_failure::provider_failed);
+  CHECK(shredded.error().message.find((dir.keys / "k2.key").string() + " is a symbolic link") != std::string::npos);
+  CHECK(std::filesystem::is_symlink(dir.keys / "k2.key"));
+  CHECK(llmdlq::test::slurp(elsewhere) == bytes);
+  CHECK_FALSE(std::filesystem::exists(dir.keys / "k2.shredded"));
+}

@@ -52,7 +52,8 @@ class file_key_provider final : public key_provider {
                                                                 std::string_view id);
   /// Destroys key `id` and leaves its tombstone: every text sealed with it
   /// is unreadable for good. The current key is refused: make another
-  /// current first.
+  /// current first. So is a key file that is a symbolic link, which removing
+  /// would leave the key bytes behind.
   [[nodiscard]] static expected<void, cipher_error> shred(const std::filesystem::path& directory,
                                                          std::string_view id);
   /// The keys and tombstones, by id.
