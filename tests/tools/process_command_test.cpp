@@ -500,7 +500,7 @@ TEST_CASE("process: a DLQ it may not write rejects the dead letter for good, exi
   std::string launcher;  // root may write any file: run as nobody then
   if (::geteuid() == 0) {
     if (::access("/usr/bin/setpriv", X_OK) != 0) LLMDLQ_SKIP("setpriv is missing: cannot run as another user");
-    REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+    REQUIRE(::chmod(dir.path().c_str(), 01777) == 0);
     REQUIRE(::chmod(schema.c_str(), 0644) == 0);
     launcher = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups";
   }

@@ -507,7 +507,7 @@ LLMDLQ_INLINE std::string redactor::state::document(std::string_view text, std::
     const auto& pattern = (*patterns)[m.pattern];
     const std::string_view label =
         pattern.label < st.pointers.size() ? std::string_view("pii") : schema_paths[pattern.label - st.pointers.size()].label;
-    chosen.push_back({m.begin, m.end, label, pattern.pointer, true, m.is_string});
+    chosen.push_back({m.begin, m.end, label, pattern.pointer, true, m.is_string, {}});
   }
   std::vector<detail::replacement> detected;
   detail::pii_reading reading;
