@@ -52,6 +52,24 @@ const httplib::Headers security_headers{
 
 bool is_loopback(std::string_view host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
+// The fields of a form POSTed as application/x-www-form-urlencoded, from
+// its body only. (cpp-httplib's get_param_value answers from the URL's
+// query too, and a token or CSRF token there lands in logs, the browser's
+// history and Referer headers.)
+httplib::Params form_fields(const httplib::Request& req) {
+  httplib::Params fields;
+  if (req.method == "POST" &&
+      std::string_view(req.get_header_value("Content-Type")).starts_with("application/x-www-form-urlencoded")) {
+    httplib::detail::parse_query_text(req.body, fields);
+  }
+  return fields;
+}
+
+std::string field(const httplib::Params& fields, const std::string& name) {
+  const auto found = fields.find(name);
+  return found == fields.end() ? std::string() : found->second;
+}
+
 // A name fit for the operator log: printable, one line, not blank.
 std::optional<std::string> operator_name_of(std::string_view name) {
   while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
@@ -106,7 +124,8 @@ class console_server {
 
   // A POST's caller, after its Origin and CSRF token are checked; nothing
   // (and the response written) when refused.
-  std::optional<caller> authorize_post(const httplib::Request& req, httplib::Response& res) {
+  std::optional<caller> authorize_post(const httplib::Request& req, const httplib::Params& form,
+                                       httplib::Response& res) {
     if (!origin_allowed(req.get_header_value("Origin"), req.get_header_value("Host"), req.get_header_value("Sec-Fetch-Site"))) {
       html(res, 403, message_page(nullptr, "Refused", "This form was sent from another site: nothing was changed."));
       return std::nullopt;
@@ -117,13 +136,13 @@ class console_server {
       return std::nullopt;
     }
     if (who->by_token) {
-      const auto name = operator_name_of(req.get_param_value("operator"));
+      const auto name = operator_name_of(field(form, "operator"));
       if (!name) {
         html(res, 400, message_page(nullptr, "No operator", "Name the operator (field `operator`): nothing was changed."));
         return std::nullopt;
       }
       who->session.operator_name = *name;
-    } else if (!csrf_matches(who->session, req.get_param_value("csrf"))) {
+    } else if (!csrf_matches(who->session, field(form, "csrf"))) {
       html(res, 403, message_page(&who->session, "Refused",
                                   "The form's CSRF token is missing or wrong: nothing was changed. Reload the page."));
       return std::nullopt;
@@ -142,7 +161,7 @@ class console_server {
     server_.Get("/login", [](const httplib::Request&, httplib::Response& res) { html(res, 200, login_page()); });
     server_.Post("/login", [this](const httplib::Request& req, httplib::Response& res) { login(req, res); });
     server_.Post("/logout", [this](const httplib::Request& req, httplib::Response& res) {
-      if (const auto who = authorize_post(req, res)) {
+      if (const auto who = authorize_post(req, form_fields(req), res)) {
         sessions_.close(who->session.id);
         res.set_header("Set-Cookie", fmt::format("{}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0", session_cookie));
         redirect(res, "/login");
@@ -162,8 +181,9 @@ class console_server {
       html(res, 403, login_page("This form was sent from another site."));
       return;
     }
-    const auto name = operator_name_of(req.get_param_value("operator"));
-    if (!same_secret(token_, req.get_param_value("token"))) {
+    const auto form = form_fields(req);
+    const auto name = operator_name_of(field(form, "operator"));
+    if (!same_secret(token_, field(form, "token"))) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));  // slows guessing
       html(res, 401, login_page("Wrong access token."));
       return;
@@ -237,18 +257,19 @@ class console_server {
   }
 
   void act(const httplib::Request& req, httplib::Response& res) {
-    const auto who = authorize_post(req, res);
+    const auto form = form_fields(req);
+    const auto who = authorize_post(req, form, res);
     if (!who) return;
     const std::string dlq_id = req.matches[1].str();
     const std::string action_name = req.matches[2].str();
-    moderation_request request{dlq_id, moderation_action::claim, who->session.operator_name,
-                               req.get_param_value("note"), std::nullopt, std::nullopt};
+    moderation_request request{dlq_id, moderation_action::claim, who->session.operator_name, field(form, "note"),
+                               std::nullopt, std::nullopt};
     for (const auto action : {moderation_action::claim, moderation_action::resolve, moderation_action::discard,
                               moderation_action::requeue}) {
       if (to_string(action) == action_name) request.action = action;
     }
     if (request.action == moderation_action::resolve) {
-      const auto corrected = req.get_param_value("corrected");
+      const auto corrected = field(form, "corrected");
       if (auto errors = check_resolution(schema_, corrected); !errors.empty()) {
         action_outcome refused{"", "The correction was refused: nothing was stored.", std::move(errors), corrected};
         return render_record(who->session, dlq_id, refused, 422, res);

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+// `llmdlq console` as its clients meet it, over real sockets: a form's
+// fields (the access token above all) are read from its body only.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+#include <httplib.h>
+
+#include "catch.hpp"
+#include "tools/run_tool.hpp"
+
+using llmdlq::test::run_llmdlq;
+using llmdlq::test::slurp;
+using llmdlq::test::start_llmdlq;
+using llmdlq::test::temp_dir;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string form_type = "application/x-www-form-urlencoded";
+
+// `llmdlq console` on a free loopback port over a DLQ of one dead letter,
+// stopped when it goes out of scope.
+class running_console {
+ public:
+  running_console() {
+    const auto schema = dir_.write("schema.json", R"({"type": "object"})");
+    const std::string db = (dir_.path() / "dlq.db").string();
+    const auto processed =
+        run_llmdlq("process --schema " + schema + " --sink sqlite:" + db, "{\"id\": 1, \"response\": \"nope\"}\n");
+    REQUIRE(processed.exit_code == 0);
+    dlq_id = std::string(boost::json::parse(processed.out).at("dlq_id").as_string());
+    const auto token_file = dir_.write("token", token + "\n");
+    REQUIRE(::chmod(token_file.c_str(), 0600) == 0);
+    const auto out = (dir_.path() / "console.out").string();
+    pid_ = start_llmdlq({"console", "sqlite:" + db, "--listen", "127.0.0.1:0", "--token-file", token_file}, "/dev/null",
+                        out, (dir_.path() / "console.err").string());
+    const std::regex listening("listening on http://127\\.0\\.0\\.1:(\\d+)/");
+    for (int i = 0; i < 200 && port == 0; ++i) {
+      std::smatch found;
+      const auto printed = slurp(out);
+      if (!std::regex_search(printed, found, listening)) {
+        std::this_thread::sleep_for(50ms);
+        continue;
+      }
+      port = std::stoi(found[1].str());
+    }
+    INFO(slurp(dir_.path() / "console.err"));
+    REQUIRE(port != 0);
+  }
+
+  ~running_console() {
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 100; ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+      std::this_thread::sleep_for(100ms);
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+
+  running_console(const running_console&) = delete;
+  running_console& operator=(const running_console&) = delete;
+
+  [[nodiscard]] httplib::Client client() const {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(30, 0);
+    return client;
+  }
+
+  /// The Cookie header of a browser logged in as `operator_name`.
+  [[nodiscard]] std::string log_in(const std::string& operator_name = "alice") const {
+    auto answer = client().Post("/login", "operator=" + operator_name + "&token=" + token, form_type);
+    REQUIRE(answer);
+    REQUIRE(answer->status == 303);
+    const auto cookie = answer->get_header_value("Set-Cookie");
+    return cookie.substr(0, cookie.find(';'));
+  }
+
+  const std::string token = "0123456789abcdef0123456789abcdef";
+  std::string dlq_id;
+  int port = 0;
+
+ private:
+  temp_dir dir_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace
+
+TEST_CASE("console: the access token is taken from the login form's body only, never from the URL",
+          "[console][server][login]") {
+  running_console console;
+  auto client = console.client();
+  const std::vector<std::pair<std::string, std::string>> in_the_url{
+      {"/login?operator=alice&token=" + console.token, ""},
+      {"/login?token=" + console.token, "operator=alice"},
+      {"/login?token=" + console.token, "operator=alice&token="}};
+  for (const auto& [path, body] : in_the_url) {
+    INFO("POST " << path << " with " << body);
+    const auto answer = client.Post(path, body, form_type);
+    REQUIRE(answer);
+    CHECK(answer->status == 401);
+    CHECK_FALSE(answer->has_header("Set-Cookie"));
+  }
+  const auto page = client.Get("/login?operator=alice&token=" + console.token);
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK_FALSE(page->has_header("Set-Cookie"));
+  // Not a form.
+  const auto plain = client.Post("/login", "operator=alice&token=" + console.token, "text/plain");
+  REQUIRE(plain);
+  CHECK(plain->status == 401);
+  CHECK_FALSE(plain->has_header("Set-Cookie"));
+
+  const auto logged_in = client.Post("/login", "operator=alice&token=" + console.token, form_type);
+  REQUIRE(logged_in);
+  CHECK(logged_in->status == 303);
+  CHECK(logged_in->get_header_value("Set-Cookie").starts_with("llmdlq_session="));
+}
+
+TEST_CASE("console: an action's CSRF token and operator are read from the form's body, not the URL",
+          "[console][server][login]") {
+  running_console console;
+  auto client = console.client();
+  const auto cookie = console.log_in();
+  const httplib::Headers session{{"Cookie", cookie}};
+  const auto record = client.Get("/records/" + console.dlq_id, session);
+  REQUIRE(record);
+  std::smatch found;
+  REQUIRE(std::regex_search(record->body, found, std::regex("name=\"csrf\" value=\"([0-9a-f]+)\"")));
+  const std::string csrf = found[1].str();
+  const std::string claim = "/records/" + console.dlq_id + "/claim";
+
+  auto answer = client.Post(claim + "?csrf=" + csrf, session, "", form_type);
+  REQUIRE(answer);
+  CHECK(answer->status == 403);
+  const httplib::Headers bearer{{"Authorization", "Bearer " + console.token}};
+  answer = client.Post(claim + "?operator=bob", bearer, "", form_type);
+  REQUIRE(answer);
+  CHECK(answer->status == 400);
+
+  answer = client.Post(claim, session, "csrf=" + csrf, form_type);
+  REQUIRE(answer);
+  CHECK(answer->status == 303);
+}
