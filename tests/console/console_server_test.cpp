@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq console` as its clients meet it, over real sockets: a form's
-// fields (the access token above all) are read from its body only.
+// fields (the access token above all) are read from its body only, and no
+// link puts words of its own on a page.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -152,4 +153,31 @@ TEST_CASE("console: an action's CSRF token and operator are read from the form's
   answer = client.Post(claim, session, "csrf=" + csrf, form_type);
   REQUIRE(answer);
   CHECK(answer->status == 303);
+}
+
+TEST_CASE("console: a record page's notice is one of its own, whatever the link's done= or path says",
+          "[console][server][notice]") {
+  running_console console;
+  auto client = console.client();
+  const httplib::Headers cookie{{"Cookie", console.log_in()}};
+  const std::string record = "/records/" + console.dlq_id;
+  const auto forged =
+      client.Get(record + "?done=" + httplib::detail::encode_query_param("nothing. Call +1 555 0100 now"), cookie);
+  REQUIRE(forged);
+  CHECK(forged->status == 200);
+  CHECK(forged->body.find("555 0100") == std::string::npos);
+  CHECK(forged->body.find("class=\"notice\"") == std::string::npos);
+
+  // Nor does a record's id in the path, when there is no such record.
+  const auto missing = client.Get("/records/" + httplib::detail::encode_query_param("Call +1 555 0100 now"), cookie);
+  REQUIRE(missing);
+  CHECK(missing->status == 404);
+  CHECK(missing->body.find("555 0100") == std::string::npos);
+
+  for (const auto& [action, notice] : std::vector<std::pair<std::string, std::string>>{
+           {"claim", "Claimed"}, {"resolve", "Resolved"}, {"discard", "Discarded"}, {"requeue", "Requeued"}}) {
+    const auto page = client.Get(record + "?done=" + action, cookie);
+    REQUIRE(page);
+    CHECK(page->body.find("<p class=\"notice\">" + notice) != std::string::npos);
+  }
 }

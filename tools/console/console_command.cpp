@@ -39,6 +39,8 @@ constexpr std::string_view usage =
     "  Exit 2 for usage errors, an unusable DLQ, schema or token file, or an address it cannot bind.\n";
 
 constexpr std::string_view session_cookie = "llmdlq_session";
+// Without the id asked for: a link's path is not the console's to print.
+constexpr std::string_view not_found_text = "No dead letter has the id in this link.";
 constexpr std::size_t max_operator_name = 128;
 
 const httplib::Headers security_headers{
@@ -244,7 +246,7 @@ class console_server {
     const auto who = authenticate(req);
     if (!who) return redirect(res, "/login");
     action_outcome outcome;
-    if (const auto done = req.get_param_value("done"); !done.empty()) outcome.notice = "Done: " + done + ".";
+    outcome.notice = action_notice(req.get_param_value("done"));
     render_record(who->session, req.matches[1].str(), outcome, 200, res);
   }
 
@@ -252,7 +254,7 @@ class console_server {
                      int status, httplib::Response& res) {
     const auto record = dlq_.store().get(dlq_id);
     if (!record) return html(res, 503, message_page(&session, "Store unavailable", record.error().message));
-    if (!*record) return html(res, 404, message_page(&session, "Not found", "No dead letter " + dlq_id + "."));
+    if (!*record) return html(res, 404, message_page(&session, "Not found", not_found_text));
     html(res, status, record_page_html(session, **record, outcome));
   }
 
@@ -281,7 +283,7 @@ class console_server {
     const auto& error = done.error();
     switch (error.code) {
       case moderation_errc::not_found:
-        return html(res, 404, message_page(&who->session, "Not found", "No dead letter " + dlq_id + "."));
+        return html(res, 404, message_page(&who->session, "Not found", not_found_text));
       case moderation_errc::invalid_transition:
         return render_record(who->session, dlq_id, {"", lost_race_text(dlq_id, action_name), {}, ""}, 409, res);
       case moderation_errc::invalid_resolution:

@@ -305,6 +305,14 @@ std::string record_page_html(const console_session& session, const moderation_re
   return console_page(session, record.dlq_id, body);
 }
 
+std::string action_notice(std::string_view action_name) {
+  if (action_name == to_string(moderation_action::claim)) return "Claimed: the record is yours to resolve.";
+  if (action_name == to_string(moderation_action::resolve)) return "Resolved: the correction is stored.";
+  if (action_name == to_string(moderation_action::discard)) return "Discarded.";
+  if (action_name == to_string(moderation_action::requeue)) return "Requeued for automated recovery.";
+  return {};
+}
+
 std::string charts_page_html(const console_session& session, const dlq_overview& overview, int days, timestamp now) {
   std::string body = fmt::format("<h1>The last {} days</h1><p>", days);
   for (const int choice : {7, 30, 90}) body += fmt::format("<a href=\"/charts?days={}\">{} days</a> ", choice, choice);

@@ -30,6 +30,11 @@ struct action_outcome {
 std::string record_page_html(const console_session& session, const moderation_record& record,
                              const action_outcome& outcome);
 
+/// The notice a record page shows after `action_name` (claim, resolve,
+/// discard, requeue) was carried out; nothing for any other text, so no
+/// link can put words of its own on the console's page.
+std::string action_notice(std::string_view action_name);
+
 std::string charts_page_html(const console_session& session, const dlq_overview& overview, int days, timestamp now);
 
 /// A whole page around `body`, with the navigation and the logout form.
