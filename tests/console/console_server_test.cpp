@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
-// `llmdlq console` as its clients meet it, over real sockets: a form's
-// fields (the access token above all) are read from its body only, and no
-// link puts words of its own on a page.
+// `llmdlq console` as its clients meet it, over real sockets: slow clients
+// do not stall it, a form's fields (the access token above all) are read
+// from its body only, and no link puts words of its own on a page.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <optional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -96,7 +101,89 @@ class running_console {
   pid_t pid_ = -1;
 };
 
+// A TCP connection to the console, written and read without waiting.
+class raw_connection {
+ public:
+  explicit raw_connection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+    REQUIRE(::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  }
+  raw_connection(raw_connection&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  raw_connection& operator=(raw_connection&&) = delete;
+  ~raw_connection() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  bool send(std::string_view bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT) == static_cast<ssize_t>(bytes.size());
+  }
+
+  /// Appends what has arrived to `answer`; false once the console closed
+  /// the connection.
+  bool receive(std::string& answer) {
+    char buffer[4096];
+    for (;;) {
+      const auto n = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT);
+      if (n > 0) {
+        answer.append(buffer, static_cast<std::size_t>(n));
+        continue;
+      }
+      return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+  }
+
+ private:
+  int fd_;
+};
+
 }  // namespace
+
+TEST_CASE("console: 32 connections trickling their headers do not keep a request from its answer, and are cut off",
+          "[console][server][slow]") {
+  running_console console;
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(console.port) + "\r\n";
+  // One byte every half second, well within any wait for a next byte; the
+  // last header never ends.
+  const std::string trickled = "GET /login HTTP/1.1\r\n" + host + "X-Slow: ";
+  std::vector<raw_connection> slow;
+  std::vector<bool> open(32, true);
+  for (std::size_t i = 0; i < open.size(); ++i) {
+    slow.emplace_back(console.port);
+    REQUIRE(slow.back().send(trickled.substr(0, 1)));
+  }
+  std::this_thread::sleep_for(500ms);  // so every one is accepted first
+  raw_connection quick(console.port);
+  REQUIRE(quick.send("GET /login HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n"));
+
+  const auto start = std::chrono::steady_clock::now();
+  std::string answer;
+  std::optional<std::chrono::steady_clock::duration> answered_after;
+  std::size_t still_open = open.size();
+  for (std::size_t sent = 1; std::chrono::steady_clock::now() - start < 45s; ++sent) {
+    if (!answered_after) {
+      quick.receive(answer);
+      if (answer.find("\r\n\r\n") != std::string::npos) answered_after = std::chrono::steady_clock::now() - start;
+    }
+    still_open = 0;
+    for (std::size_t i = 0; i < slow.size(); ++i) {
+      std::string ignored;
+      const std::string next = sent < trickled.size() ? trickled.substr(sent, 1) : "a";
+      if (open[i]) open[i] = slow[i].receive(ignored) && slow[i].send(next);
+      still_open += open[i];
+    }
+    if (answered_after && still_open == 0) break;
+    std::this_thread::sleep_for(500ms);
+  }
+  INFO(answer.substr(0, 200));
+  REQUIRE(answered_after.has_value());
+  CHECK(*answered_after < 20s);
+  CHECK(answer.starts_with("HTTP/1.1 200"));
+  // Each has its request's deadline, however steadily its bytes come.
+  CHECK(still_open == 0);
+}
 
 TEST_CASE("console: the access token is taken from the login form's body only, never from the URL",
           "[console][server][login]") {

@@ -16,6 +16,7 @@
 #include "../resolution.hpp"
 #include "access.hpp"
 #include "assets.hpp"
+#include "connections.hpp"
 #include "html.hpp"
 #include "pages.hpp"
 #include "store_access.hpp"
@@ -186,7 +187,9 @@ class console_server {
     const auto form = form_fields(req);
     const auto name = operator_name_of(field(form, "operator"));
     if (!same_secret(token_, field(form, "token"))) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // slows guessing
+      // Slows guessing: one wrong token at a time, however many connections.
+      const std::lock_guard one_at_a_time(wrong_token_);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
       html(res, 401, login_page("Wrong access token."));
       return;
     }
@@ -313,7 +316,8 @@ class console_server {
   schema schema_;  ///< what a correction must satisfy
   std::string token_;
   session_table sessions_;
-  httplib::Server server_;
+  std::mutex wrong_token_;
+  guarded_server server_;
 };
 
 }  // namespace
