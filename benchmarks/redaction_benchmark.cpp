@@ -3,7 +3,10 @@
 // every detector on): receipts with an IBAN, an e-mail, a VAT id and card
 // digits, as text and as a document with pointer-chosen values; the same
 // at 256 KB to show the pass is linear; and hostile texts built to make a
-// detector look far (runs of `@`, digits and IBAN-shaped groups).
+// detector look far (runs of `@`, digits and IBAN-shaped groups). Beside
+// them (target: >= 300 MB/s) a 4 KB JSON reply of escaped multi-line
+// strings, the shape a failed answer has, read through its escapes; and
+// hostile texts for the decoding and the newer detectors.
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -64,7 +67,23 @@ std::string repeated(std::string_view unit, std::size_t bytes) {
   return s;
 }
 
+// A model's JSON answer whose strings run over lines, values after the
+// line breaks: every `\n` is decoded before the detectors read on.
+std::string escaped_reply(std::size_t bytes) {
+  std::string s = "{\"notes\": [";
+  static constexpr std::string_view lines[] = {
+      R"("Dear team,\n\nthe invoice below was paid by card:\n4111 1111 1111 1111\nfrom account:\nNL91 ABNA 0417 1643 00.\n")",
+      R"("Contact:\n  \"Anna Petrova\" <anna.petrova@example.ru>\n  tel:\n+31 6 1234 5678\n\tRef: 2026-12-02/\u00e9t\u00e9\n")",
+      R"("Items:\n- 3 \u00d7 paper A4 (\u20ac 12,50)\n- 1 \u00d7 toner\nTotal:\n\u20ac 48,70\n")"};
+  for (std::size_t i = 0; s.size() < bytes; ++i) {
+    if (i) s += ", ";
+    s += lines[i % 3];
+  }
+  return s + "]}";
+}
+
 const std::string receipt_4k = llmdlq_bench::make_receipt(4096);
+const std::string reply_4k = escaped_reply(4096);
 const std::string receipt_256k = llmdlq_bench::make_receipt(256 << 10);
 
 }  // namespace
@@ -73,10 +92,16 @@ BENCHMARK_CAPTURE(text, receipt_4k_tokens, redactor_with_tokens(), receipt_4k);
 BENCHMARK_CAPTURE(text, receipt_4k_remove, redactor_removing(), receipt_4k);
 BENCHMARK_CAPTURE(text, receipt_256k_tokens, redactor_with_tokens(), receipt_256k);
 BENCHMARK_CAPTURE(document, receipt_4k_pointers, receipt_4k);
+BENCHMARK_CAPTURE(text, reply_4k_escaped_multiline, redactor_with_tokens(), reply_4k);
+BENCHMARK_CAPTURE(text, reply_4k_escaped_multiline_remove, redactor_removing(), reply_4k);
 BENCHMARK_CAPTURE(text, hostile_4k_at_signs, redactor_with_tokens(), repeated("a.b-c@", 4096));
 BENCHMARK_CAPTURE(text, hostile_4k_digit_groups, redactor_with_tokens(), repeated("4111 ", 4096));
 BENCHMARK_CAPTURE(text, hostile_4k_iban_groups, redactor_with_tokens(), repeated("NL91 ABNA ", 4096));
 BENCHMARK_CAPTURE(text, hostile_4k_values, redactor_with_tokens(),
                   repeated("a@example.org 4111111111111111 NL91ABNA0417164300 10.0.0.1 ", 4096));
+BENCHMARK_CAPTURE(text, hostile_4k_backslash_runs, redactor_with_tokens(), repeated("\\\\\\\\x\\u00", 4096));
+BENCHMARK_CAPTURE(text, hostile_4k_references, redactor_with_tokens(), repeated("&#64;%40~1&commat", 4096));
+BENCHMARK_CAPTURE(text, hostile_4k_pem_headers, redactor_with_tokens(), repeated("-----BEGIN PRIVATE KEY-----", 4096));
+BENCHMARK_CAPTURE(text, hostile_4k_url_authorities, redactor_with_tokens(), repeated("s://a:b", 4096));
 
 BENCHMARK_MAIN();

@@ -65,7 +65,10 @@ inline long hex4(std::string_view s, std::size_t i) noexcept {
 constexpr std::array<bool, 256> make_triggers() {
   std::array<bool, 256> t{};
   for (const char c : {'\\', '%', '&', '~'}) t[static_cast<unsigned char>(c)] = true;
-  for (int b = 0x80; b < 0x100; ++b) t[b] = true;
+  // The lead bytes of the code points ascii_reading reads otherwise: every
+  // other character is kept as written, so text of any script without
+  // these needs no decoded copy.
+  for (const int b : {0xC2, 0xD8, 0xE1, 0xE2, 0xE3, 0xEF}) t[b] = true;
   return t;
 }
 inline constexpr std::array<bool, 256> triggers = make_triggers();
