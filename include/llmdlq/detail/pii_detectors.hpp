@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/byte_masks.hpp"
 #include "llmdlq/redaction.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -59,6 +60,24 @@ inline char upper_case(char c) noexcept { return is(c, lower) ? char(c - 'a' + '
 inline bool group_separator(char c) noexcept {
   return c == ' ' || c == '-' || c == '.' || c == '\n' || c == '\r' || c == '\t';
 }
+// The first two letters of the labelled AWS secrets (any case), the
+// uppercase keys (`AKIA`, `AIza`, `Bearer`) and the lowercase prefixes the
+// scanner reads: a set of byte pairs.
+constexpr std::array<std::uint64_t, 1024> make_first_letters() {
+  std::array<std::uint64_t, 1024> t{};
+  auto set = [&t](unsigned char a, unsigned char b) {
+    const unsigned pair = unsigned{a} << 8 | b;
+    t[pair / 64] |= std::uint64_t{1} << (pair % 64);
+  };
+  for (const char* pair : {"aw", "aW", "Aw", "AW", "se", "sE", "Se", "SE"}) set(pair[0], pair[1]);
+  for (int b = 0; b < 256; ++b) {
+    set('A', static_cast<unsigned char>(b));
+    set('B', static_cast<unsigned char>(b));
+  }
+  for (const char* pair : {"be", "by", "ee", "ey", "gh", "gi", "gl", "rk", "sk", "wh", "xo"}) set(pair[0], pair[1]);
+  return t;
+}
+inline constexpr std::array<std::uint64_t, 1024> first_letters = make_first_letters();
 }  // namespace pii_chars
 
 /// Luhn's check over the digits of `s` (other characters are skipped).
@@ -134,41 +153,74 @@ class pii_scanner {
 
   void run() {
     const std::string_view s = s_;
-    std::size_t i = 0;
     const std::size_t n = s.size();
-    while (i < n) {
-      const char c = s[i];
-      const std::uint8_t cls = pii_chars::of(c);
-      if (cls & (pii_chars::digit | pii_chars::upper | pii_chars::lower)) {
-        std::size_t end = i + 1;
-        while (end < n && pii_chars::alnum(s[end])) ++end;
-        if (mask_end(i, end - i)) {  // reading it again could join it to what follows
-          i = end;
-          continue;
-        }
-        const std::size_t matched = at_word(i, end);
-        i = matched > end ? matched : end;
-      } else if (c == '@') {
-        i = std::max(at_sign(i), i + 1);
-      } else if (c == '+') {
-        i = std::max(plus_sign(i), i + 1);
-      } else if (c == ':' && i + 1 < n && s[i + 1] == ':' && on(pii_kind::ipv6)) {
-        i = std::max(ipv6_at(i), i + 1);
-      } else if (c == ':' && at(i + 1) == '/' && at(i + 2) == '/' && on(pii_kind::password)) {
-        i = std::max(url_password_at(i + 3), i + 1);
-      } else if (c == '(' && regions_.any() && on(pii_kind::phone) && pii_chars::is(at(i + 1), pii_chars::digit) &&
-                 (i == 0 || !pii_chars::alnum(s[i - 1]))) {
-        const std::size_t m = domestic_phone_at(i);
-        i = m ? add(i, m, pii_kind::phone) : i + 1;
-      } else if (c == '-' && s.substr(i, 11) == "-----BEGIN " && on(pii_kind::private_key)) {
-        i = std::max(private_key_at(i), i + 1);
-      } else {
-        ++i;
+    std::size_t i = 0;  // where reading goes on
+    std::uint64_t carry = 0;  // whether the byte before the block is a letter or digit
+    // Only a word's first letter or digit, `@`, `+`, `::`, `://`, `(` and
+    // `--` can start a value.
+    for (std::size_t block = 0; block < n; block += byte_block::size) {
+      const byte_block bytes(s, block);
+      const std::uint64_t words = bytes.alphanumeric();
+      const char after = block + byte_block::size < n ? s[block + byte_block::size] : '\0';
+      auto before_next = [](std::uint64_t m, bool next_block_starts_with_one) {
+        return m >> 1 | std::uint64_t{next_block_starts_with_one} << 63;
+      };
+      const std::uint64_t colons = bytes.equal_any<':'>();
+      const std::uint64_t dashes = bytes.equal_any<'-'>();
+      std::uint64_t starts = (words & ~(words << 1 | carry)) | bytes.equal_any<'@', '+'>() |
+                             (colons & before_next(bytes.equal_any<':', '/'>(), after == ':' || after == '/')) |
+                             (dashes & before_next(dashes, after == '-'));
+      if (regions_.any()) starts |= bytes.equal_any<'('>();
+      carry = words >> 63;
+      starts &= i > block ? bits_from(i - block) : ~std::uint64_t{0};
+      for (; starts != 0; starts &= starts - 1) {
+        std::size_t k = block + lowest_bit(starts);
+        if (k < i) continue;
+        i = step(k, words, block);
+        // A match can end inside a word: the word's rest is read from there.
+        while (i < n && pii_chars::alnum(s[i]) && pii_chars::alnum(s[i - 1])) i = step(i, words, block);
       }
     }
   }
 
  private:
+  // Reads what starts at `i` (a word, or a character that may start a
+  // value); returns where reading goes on, past `i`. `words` marks the
+  // letters and digits of the block at `block`.
+  std::size_t step(std::size_t i, std::uint64_t words, std::size_t block) {
+    const std::string_view s = s_;
+    const std::size_t n = s.size();
+    const char c = s[i];
+    if (pii_chars::alnum(c)) {
+      std::size_t end = n;
+      const std::uint64_t rest = i - block < byte_block::size ? ~words >> (i - block) : 0;
+      if (rest != 0) {
+        end = i + lowest_bit(rest);
+      } else {
+        end = std::max(i + 1, block + byte_block::size);
+        while (end < n && pii_chars::alnum(s[end])) ++end;
+      }
+      if (!may_start_value(i, end) || mask_end(i, end - i)) return end;  // mask: reading it again could join it to what follows
+      const std::size_t matched = at_word(i, end);
+      return matched > end ? matched : end;
+    }
+    if (c == '@') return std::max(at_sign(i), i + 1);
+    if (c == '+') return std::max(plus_sign(i), i + 1);
+    if (c == ':' && i + 1 < n && s[i + 1] == ':' && on(pii_kind::ipv6)) return std::max(ipv6_at(i), i + 1);
+    if (c == ':' && at(i + 1) == '/' && at(i + 2) == '/' && on(pii_kind::password)) {
+      return std::max(url_password_at(i + 3), i + 1);
+    }
+    if (c == '(' && regions_.any() && on(pii_kind::phone) && pii_chars::is(at(i + 1), pii_chars::digit) &&
+        (i == 0 || !pii_chars::alnum(s[i - 1]))) {
+      const std::size_t m = domestic_phone_at(i);
+      return m ? add(i, m, pii_kind::phone) : i + 1;
+    }
+    if (c == '-' && at(i + 1) == '-' && s.substr(i, 11) == "-----BEGIN " && on(pii_kind::private_key)) {
+      return std::max(private_key_at(i), i + 1);
+    }
+    return i + 1;
+  }
+
   [[nodiscard]] bool on(pii_kind k) const noexcept { return kinds_.contains(k); }
 
   std::size_t add(std::size_t begin, std::size_t end, pii_kind kind, std::uint32_t id = 0) {
@@ -201,6 +253,22 @@ class pii_scanner {
     }
     return stars >= kept && stars >= 3;  // Markdown's emphasis takes one star or two
   }
+
+  // Whether a value can start the word [i, end): a cheap test most words
+  // fail, passing every word a detector in at_word could take.
+  [[nodiscard]] bool may_start_value(std::size_t i, std::size_t end) const noexcept {
+    const char c = s_[i];
+    if (at(end) == ':') return true;  // an IPv6 address, a URL's scheme
+    if (pii_chars::is(c, pii_chars::digit)) {  // four digits, or fewer and a separator
+      return end - i >= 4 || ids_min_digits_ < 4 || pii_chars::group_separator(at(end)) || at(end) == '(' || at(end) == ')' ||
+             at(end) == '/';
+    }
+    if (pii_chars::is(at(i + 2), pii_chars::digit) && pii_chars::is(at(i + 3), pii_chars::digit)) return true;  // IBAN
+    if (ids_start_upper_ && pii_chars::is(c, pii_chars::upper)) return true;
+    const unsigned pair = static_cast<unsigned char>(c) << 8 | static_cast<unsigned char>(at(i + 1));
+    return (pii_chars::first_letters[pair / 64] >> (pair % 64)) & 1u;
+  }
+
 
   // A word of letters and digits starts at `i` (the character before is not
   // one) and ends at `end`. Returns where a match ends, or 0.
@@ -306,7 +374,7 @@ class pii_scanner {
     switch (s_[i]) {  // the first two letters of the shapes below
       case 'b': case 'e': if (second != 'e' && second != 'y') return 0; break;
       case 'g': if (second != 'h' && second != 'i' && second != 'l') return 0; break;
-      case 'r': case 's': if (second != 'k') return 0; break;
+      case 'r': case 's': if (second != 'k' || (at(i + 2) != '-' && at(i + 2) != '_')) return 0; break;
       case 'w': if (second != 'h') return 0; break;
       case 'x': if (second != 'o') return 0; break;
       default: return 0;
@@ -662,7 +730,8 @@ class pii_scanner {
                                                   "secret_access_key",     "secretaccesskey",
                                                   "aws_secret_key",        "aws_secret"};
     const char first = pii_chars::upper_case(s_[i]);
-    if (first != 'A' && first != 'S') return 0;
+    const char second = pii_chars::upper_case(at(i + 1));
+    if (first == 'A' ? second != 'W' : first != 'S' || second != 'E') return 0;
     std::size_t label_end = 0;
     for (const std::string_view label : labels) {
       if (s_.size() - i < label.size()) continue;

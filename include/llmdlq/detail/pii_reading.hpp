@@ -20,23 +20,40 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/byte_masks.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
 
-/// A decoded reading of a text: `text[k]` came from `[begin[k], end[k])` of
-/// the original. Empty spans when the original needed no decoding (`same`).
+/// A decoded reading of a text, as pieces: a piece copied as it was reads
+/// byte for byte from the original; a decoded piece (one character, however
+/// many bytes it reads as) came from one span of it. Nothing is kept when
+/// the original needed no decoding (`same`).
 struct pii_reading {
+  struct piece {
+    std::uint32_t at;    // where the piece starts in `text`
+    std::uint32_t from;  // where it starts in the original
+    std::uint32_t to;    // where it ends there, for a decoded piece; 0 for a copied one
+  };
   std::string text;
-  std::vector<std::uint32_t> begin;
-  std::vector<std::uint32_t> end;
+  std::vector<piece> pieces;
   bool same = true;
 
   /// The original span of the reading's [b, e).
   [[nodiscard]] std::pair<std::size_t, std::size_t> original(std::size_t b, std::size_t e) const noexcept {
     if (same) return {b, e};
-    return {begin[b], end[e - 1]};
+    const piece& first = containing(b);
+    const piece& last = containing(e - 1);
+    return {first.to == 0 ? first.from + (b - first.at) : first.from,
+            last.to == 0 ? last.from + (e - 1 - last.at) + 1 : last.to};
+  }
+
+ private:
+  [[nodiscard]] const piece& containing(std::size_t k) const noexcept {
+    const auto after = std::upper_bound(pieces.begin(), pieces.end(), k,
+                                        [](std::size_t v, const piece& p) { return v < p.at; });
+    return *(after - 1);
   }
 };
 
@@ -60,18 +77,6 @@ inline long hex4(std::string_view s, std::size_t i) noexcept {
   }
   return v;
 }
-
-// Bytes that may start something to decode; plain ASCII otherwise.
-constexpr std::array<bool, 256> make_triggers() {
-  std::array<bool, 256> t{};
-  for (const char c : {'\\', '%', '&', '~'}) t[static_cast<unsigned char>(c)] = true;
-  // The lead bytes of the code points ascii_reading reads otherwise: every
-  // other character is kept as written, so text of any script without
-  // these needs no decoded copy.
-  for (const int b : {0xC2, 0xD8, 0xE1, 0xE2, 0xE3, 0xEF}) t[b] = true;
-  return t;
-}
-inline constexpr std::array<bool, 256> triggers = make_triggers();
 
 // What a code point is read as: an ASCII character, nothing (0: invisible),
 // or itself (-1).
@@ -117,46 +122,75 @@ class reader {
  public:
   reader(std::string_view raw, pii_reading& out) : s_(raw), out_(out) {}
 
-  void run() {
+  /// Reads the text; false when nothing in it needed decoding (`out` untouched).
+  bool run() {
     const std::size_t n = s_.size();
-    out_.text.reserve(n);
-    out_.begin.reserve(n);
-    out_.end.reserve(n);
-    std::size_t i = 0;
-    while (i < n) {
-      const auto b = static_cast<unsigned char>(s_[i]);
-      if (!triggers[b]) {
-        emit(s_[i], i, i + 1);
-        ++i;
-        continue;
+    std::size_t i = 0;  // where reading goes on
+    for (std::size_t block = 0; block < n; block += byte_block::size) {
+      // Escapes, and the lead bytes of the code points ascii_reading reads
+      // otherwise: every other character is kept as written, so text of any
+      // script without these is not copied.
+      const byte_block bytes(s_, block);
+      std::uint64_t starts = bytes.equal_any<'\\', '%', '&', '~'>() | bytes.equal_any<0xC2, 0xD8, 0xE1, 0xE2, 0xE3, 0xEF>();
+      starts &= i > block ? bits_from(i - block) : ~std::uint64_t{0};
+      for (; starts != 0; starts &= starts - 1) {
+        const std::size_t k = block + lowest_bit(starts);
+        if (k < i) continue;
+        std::size_t next = 0;
+        switch (s_[k]) {
+          case '\\': next = backslash(k); break;
+          case '%': next = percent(k); break;
+          case '&': next = reference(k); break;
+          case '~': next = pointer_escape(k); break;
+          default: next = code_point(k); break;
+        }
+        i = next == 0 ? k + 1 : next;  // 0: nothing to decode, the byte as it is
       }
-      std::size_t next = 0;
-      switch (s_[i]) {
-        case '\\': next = backslash(i); break;
-        case '%': next = percent(i); break;
-        case '&': next = reference(i); break;
-        case '~': next = pointer_escape(i); break;
-        default: next = code_point(i); break;
-      }
-      if (next == 0) {  // nothing to decode: the byte as it is
-        emit(s_[i], i, i + 1);
-        next = i + 1;
-      }
-      i = next;
     }
+    if (!changed_) return false;
+    copy_to(n);
+    return true;
   }
 
  private:
-  void emit(char c, std::size_t b, std::size_t e) {
-    out_.text.push_back(c);
-    out_.begin.push_back(static_cast<std::uint32_t>(b));
-    out_.end.push_back(static_cast<std::uint32_t>(e));
+  // The original up to `b` read as it is: joined to the piece before when
+  // that one was copied up to where this starts.
+  void copy_to(std::size_t b) {
+    if (copied_ >= b) return;
+    auto& pieces = out_.pieces;
+    const std::size_t at = out_.text.size();
+    if (pieces.empty() || pieces.back().to != 0 || pieces.back().from + (at - pieces.back().at) != copied_) {
+      pieces.push_back({static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(copied_), 0});
+    }
+    out_.text.append(s_.data() + copied_, b - copied_);
+    copied_ = b;
   }
+
+  // The original's [b, e) read as nothing.
+  std::size_t drop(std::size_t b, std::size_t e) {
+    if (!changed_) out_.text.reserve(s_.size());
+    changed_ = true;
+    copy_to(b);
+    copied_ = e;
+    return e;
+  }
+
+  // One character decoded from the original's [b, e).
+  void emit(std::string_view bytes, std::size_t b, std::size_t e) {
+    drop(b, e);
+    out_.pieces.push_back(
+        {static_cast<std::uint32_t>(out_.text.size()), static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e)});
+    out_.text.append(bytes);
+  }
+  void emit(char c, std::size_t b, std::size_t e) { emit(std::string_view(&c, 1), b, e); }
 
   // A code point read from [b, e) of the original: as ASCII, dropped, or as UTF-8.
   void emit_code_point(char32_t cp, std::size_t b, std::size_t e) {
     const int a = ascii_reading(cp);
-    if (a == 0) return;
+    if (a == 0) {
+      drop(b, e);
+      return;
+    }
     if (a > 0) return emit(static_cast<char>(a), b, e);
     struct {
       char bytes[4];
@@ -164,7 +198,7 @@ class reader {
       void push_back(char c) noexcept { bytes[size++] = c; }
     } utf8;
     append_utf8(utf8, cp);
-    for (int k = 0; k < utf8.size; ++k) emit(utf8.bytes[k], b, e);
+    emit(std::string_view(utf8.bytes, static_cast<std::size_t>(utf8.size)), b, e);
   }
 
   // A run of backslashes and the escape they end in reads as that one
@@ -191,11 +225,11 @@ class reader {
           std::size_t k = e;
           while (k < s_.size() && s_[k] == '\\') ++k;
           const long low = k > e && k < s_.size() && s_[k] == 'u' ? hex4(s_, k + 1) : -1;
-          if (low < 0xDC00 || low > 0xDFFF) return e;  // a lone half reads as nothing
+          if (low < 0xDC00 || low > 0xDFFF) return drop(i, e);  // a lone half reads as nothing
           cp = 0x10000 + ((static_cast<char32_t>(unit) - 0xD800) << 10) + (static_cast<char32_t>(low) - 0xDC00);
           e = k + 5;
         } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
-          return e;
+          return drop(i, e);
         }
         emit_code_point(cp, i, e);
         return e;
@@ -273,16 +307,14 @@ class reader {
     const std::size_t length = utf8_sequence_length(static_cast<unsigned char>(s_[i]));
     const auto cp = decode_utf8(s_.substr(i, length));
     if (!cp) return 0;
-    if (ascii_reading(*cp) == -1) {  // kept as written
-      for (std::size_t k = 0; k < length; ++k) emit(s_[i + k], i + k, i + k + 1);
-    } else {
-      emit_code_point(*cp, i, i + length);
-    }
+    if (ascii_reading(*cp) != -1) emit_code_point(*cp, i, i + length);  // else kept as written
     return i + length;
   }
 
   std::string_view s_;
   pii_reading& out_;
+  std::size_t copied_ = 0;  // the original before it is in `out_.text`
+  bool changed_ = false;
 };
 
 }  // namespace pii_read
@@ -291,21 +323,11 @@ class reader {
 /// it is (`same`, no copy made but `text` left empty: read `raw` itself).
 inline bool read_for_detection(std::string_view raw, pii_reading& out) {
   out.text.clear();
-  out.begin.clear();
-  out.end.clear();
+  out.pieces.clear();
   out.same = true;
   if (raw.size() >= std::numeric_limits<std::uint32_t>::max()) return false;
-  bool plain = true;
-  for (const char c : raw) {
-    if (pii_read::triggers[static_cast<unsigned char>(c)]) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) return false;
-  out.same = false;
-  pii_read::reader(raw, out).run();
-  return true;
+  out.same = !pii_read::reader(raw, out).run();
+  return !out.same;
 }
 
 }  // namespace detail

@@ -308,7 +308,16 @@ struct redactor::state {
     return to_string(m.kind);
   }
 
-  [[nodiscard]] std::string placeholder(std::string_view kind, redaction_action action, std::string_view value) const {
+  // The tokens one call has made: a value the text repeats is hashed once.
+  struct made_token {
+    std::string_view kind;
+    std::string value;  // normalized
+    std::string token;
+  };
+  static constexpr std::size_t max_made_tokens = 32;
+
+  [[nodiscard]] std::string placeholder(std::string_view kind, redaction_action action, std::string_view value,
+                                        std::vector<made_token>& made) const {
     switch (action) {
       case redaction_action::remove: return fmt::format("<{}>", kind);
       case redaction_action::mask: {
@@ -319,8 +328,15 @@ struct redactor::state {
         for (const char c : std::string_view(v).substr(v.size() - keep)) masked += detail::pii_chars::alnum(c) ? c : '*';
         return masked;
       }
-      case redaction_action::token:
-        return fmt::format("<{}:{}>", kind, detail::base32_token((*hmac)(kind, detail::normalized(kind, value))));
+      case redaction_action::token: {
+        std::string v = detail::normalized(kind, value);
+        for (const auto& m : made) {
+          if (m.kind == kind && m.value == v) return m.token;
+        }
+        std::string token = fmt::format("<{}:{}>", kind, detail::base32_token((*hmac)(kind, v)));
+        if (made.size() < max_made_tokens) made.push_back({kind, std::move(v), token});
+        return token;
+      }
     }
     return fmt::format("<{}>", kind);
   }
@@ -332,6 +348,7 @@ struct redactor::state {
     if (found.empty()) return std::string(text);
     std::string out;
     out.reserve(text.size() + found.size() * 24);
+    std::vector<made_token> made;
     std::size_t last = 0;
     for (const auto& r : found) {
       out.append(text, last, r.begin - last);
@@ -345,7 +362,7 @@ struct redactor::state {
         last = r.end;
         continue;
       }
-      std::string replaced = placeholder(r.kind, action, value);
+      std::string replaced = placeholder(r.kind, action, value, made);
       if (removed && r.json_value) detail::note_removed(*removed, r.kind, value, r.json_string, replaced);
       if (r.json_value) {
         // A mask's kept characters never hold a broken escape: it masks everything instead.
