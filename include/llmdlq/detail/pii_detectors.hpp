@@ -392,7 +392,7 @@ class pii_scanner {
         {"ghs_", 30}, {"ghr_", 30},     {"github_pat_", 22}, {"glpat-", 20}, {"xoxb-", 10}, {"xoxp-", 10},
         {"xoxa-", 10}, {"xoxs-", 10},   {"xoxr-", 10}};
     for (const auto& key : keys) {
-      if (rest.starts_with(key.prefix)) {
+      if (key.prefix[1] == rest[1] && rest.starts_with(key.prefix)) {
         const std::size_t m = token_run(i + key.prefix.size());
         if (m - (i + key.prefix.size()) >= key.min_rest) return add(i, m, pii_kind::api_key);
         return 0;
