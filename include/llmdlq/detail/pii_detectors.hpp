@@ -200,7 +200,8 @@ class pii_scanner {
         end = std::max(i + 1, block + byte_block::size);
         while (end < n && pii_chars::alnum(s[end])) ++end;
       }
-      if (!may_start_value(i, end) || mask_end(i, end - i)) return end;  // mask: reading it again could join it to what follows
+      if (!may_start_value(i, end)) return end;
+      if (mask_end(i, end - i)) return end;  // reading it again could join it to what follows
       const std::size_t matched = at_word(i, end);
       return matched > end ? matched : end;
     }
