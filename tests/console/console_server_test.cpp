@@ -22,6 +22,7 @@
 #include <httplib.h>
 
 #include "catch.hpp"
+#include "support/eventually.hpp"
 #include "tools/run_tool.hpp"
 
 using llmdlq::test::run_llmdlq;
@@ -51,25 +52,21 @@ class running_console {
     pid_ = start_llmdlq({"console", "sqlite:" + db, "--listen", "127.0.0.1:0", "--token-file", token_file}, "/dev/null",
                         out, (dir_.path() / "console.err").string());
     const std::regex listening("listening on http://127\\.0\\.0\\.1:(\\d+)/");
-    for (int i = 0; i < 200 && port == 0; ++i) {
-      std::smatch found;
-      const auto printed = slurp(out);
-      if (!std::regex_search(printed, found, listening)) {
-        std::this_thread::sleep_for(50ms);
-        continue;
-      }
-      port = std::stoi(found[1].str());
-    }
+    llmdlq::test::eventually(
+        [&] {
+          std::smatch found;
+          const auto printed = slurp(out);
+          if (std::regex_search(printed, found, listening)) port = std::stoi(found[1].str());
+          return port != 0;
+        },
+        10s);
     INFO(slurp(dir_.path() / "console.err"));
     REQUIRE(port != 0);
   }
 
   ~running_console() {
     ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 100; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-      std::this_thread::sleep_for(100ms);
-    }
+    if (llmdlq::test::eventually([&] { return ::waitpid(pid_, nullptr, WNOHANG) == pid_; }, 10s)) return;
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
@@ -154,7 +151,7 @@ TEST_CASE("console: 32 connections trickling their headers do not keep a request
     slow.emplace_back(console.port);
     REQUIRE(slow.back().send(trickled.substr(0, 1)));
   }
-  std::this_thread::sleep_for(500ms);  // so every one is accepted first
+  std::this_thread::sleep_for(500ms);  // the trickle's first interval: every slow one is accepted before the quick one
   raw_connection quick(console.port);
   REQUIRE(quick.send("GET /login HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n"));
 

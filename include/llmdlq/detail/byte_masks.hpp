@@ -43,6 +43,16 @@ class byte_block {
 #endif
   }
 
+  /// The bytes in [Lo, Hi].
+  template <unsigned char Lo, unsigned char Hi>
+  [[nodiscard]] std::uint64_t in_range() const noexcept {
+#if defined(__SSE2__)
+    return gather([](__m128i v) { return in(v, Lo, Hi); });
+#else
+    return gather([](unsigned char b) { return b >= Lo && b <= Hi; });
+#endif
+  }
+
   /// ASCII letters and digits.
   [[nodiscard]] std::uint64_t alphanumeric() const noexcept {
 #if defined(__SSE2__)

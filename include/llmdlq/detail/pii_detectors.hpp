@@ -160,51 +160,73 @@ class pii_scanner {
     // `--` can start a value.
     for (std::size_t block = 0; block < n; block += byte_block::size) {
       const byte_block bytes(s, block);
-      const std::uint64_t words = bytes.alphanumeric();
+      const block_masks m{bytes.alphanumeric(), bytes.in_range<'0', '9'>(), bytes.equal_any<':'>()};
       const char after = block + byte_block::size < n ? s[block + byte_block::size] : '\0';
-      auto before_next = [](std::uint64_t m, bool next_block_starts_with_one) {
-        return m >> 1 | std::uint64_t{next_block_starts_with_one} << 63;
+      auto before_next = [](std::uint64_t mask, bool next_block_starts_with_one) {
+        return mask >> 1 | std::uint64_t{next_block_starts_with_one} << 63;
       };
-      const std::uint64_t colons = bytes.equal_any<':'>();
       const std::uint64_t dashes = bytes.equal_any<'-'>();
-      std::uint64_t starts = (words & ~(words << 1 | carry)) | bytes.equal_any<'@', '+'>() |
-                             (colons & before_next(bytes.equal_any<':', '/'>(), after == ':' || after == '/')) |
+      const std::uint64_t word_starts = m.words & ~(m.words << 1 | carry);
+      std::uint64_t starts = word_starts | bytes.equal_any<'@', '+'>() |
+                             (m.colons & before_next(bytes.equal_any<':', '/'>(), after == ':' || after == '/')) |
                              (dashes & before_next(dashes, after == '-'));
       if (regions_.any()) starts |= bytes.equal_any<'('>();
-      carry = words >> 63;
+      carry = m.words >> 63;
       starts &= i > block ? bits_from(i - block) : ~std::uint64_t{0};
       for (; starts != 0; starts &= starts - 1) {
-        std::size_t k = block + lowest_bit(starts);
+        const unsigned bit = lowest_bit(starts);
+        const std::size_t k = block + bit;
         if (k < i) continue;
-        i = step(k, words, block);
+        if ((word_starts >> bit) & 1u) {
+          // Most words start nothing: turned away here, from the masks alone.
+          const std::size_t end = word_end(k, m.words, block);
+          if (!may_start_value(k, end, m, block)) {
+            i = end;
+            continue;
+          }
+          i = word(k, end);
+        } else {
+          i = sign(k);
+        }
         // A match can end inside a word: the word's rest is read from there.
-        while (i < n && pii_chars::alnum(s[i]) && pii_chars::alnum(s[i - 1])) i = step(i, words, block);
+        while (i < n && pii_chars::alnum(s[i]) && pii_chars::alnum(s[i - 1])) {
+          const std::size_t end = word_end(i, m.words, block);
+          i = may_start_value(i, end, m, block) ? word(i, end) : end;
+        }
       }
     }
   }
 
  private:
-  // Reads what starts at `i` (a word, or a character that may start a
-  // value); returns where reading goes on, past `i`. `words` marks the
-  // letters and digits of the block at `block`.
-  std::size_t step(std::size_t i, std::uint64_t words, std::size_t block) {
+  // The letters, digits and colons of the block at `block`.
+  struct block_masks {
+    std::uint64_t words;
+    std::uint64_t digits;
+    std::uint64_t colons;
+  };
+
+  // Where the word of letters and digits at `i` ends.
+  [[nodiscard]] std::size_t word_end(std::size_t i, std::uint64_t words, std::size_t block) const noexcept {
+    const std::uint64_t rest = i - block < byte_block::size ? ~words >> (i - block) : 0;
+    if (rest != 0) return i + lowest_bit(rest);
+    std::size_t end = std::max(i + 1, block + byte_block::size);
+    while (end < s_.size() && pii_chars::alnum(s_[end])) ++end;
+    return end;
+  }
+
+  // Reads the word [i, end); returns where reading goes on, past `i`.
+  std::size_t word(std::size_t i, std::size_t end) {
+    if (mask_end(i, end - i)) return end;  // reading it again could join it to what follows
+    const std::size_t matched = at_word(i, end);
+    return matched > end ? matched : end;
+  }
+
+  // Reads what a character other than a letter or digit starts at `i`;
+  // returns where reading goes on, past `i`.
+  std::size_t sign(std::size_t i) {
     const std::string_view s = s_;
     const std::size_t n = s.size();
     const char c = s[i];
-    if (pii_chars::alnum(c)) {
-      std::size_t end = n;
-      const std::uint64_t rest = i - block < byte_block::size ? ~words >> (i - block) : 0;
-      if (rest != 0) {
-        end = i + lowest_bit(rest);
-      } else {
-        end = std::max(i + 1, block + byte_block::size);
-        while (end < n && pii_chars::alnum(s[end])) ++end;
-      }
-      if (!may_start_value(i, end)) return end;
-      if (mask_end(i, end - i)) return end;  // reading it again could join it to what follows
-      const std::size_t matched = at_word(i, end);
-      return matched > end ? matched : end;
-    }
     if (c == '@') return std::max(at_sign(i), i + 1);
     if (c == '+') return std::max(plus_sign(i), i + 1);
     if (c == ':' && i + 1 < n && s[i + 1] == ':' && on(pii_kind::ipv6)) return std::max(ipv6_at(i), i + 1);
@@ -256,20 +278,26 @@ class pii_scanner {
   }
 
   // Whether a value can start the word [i, end): a cheap test most words
-  // fail, passing every word a detector in at_word could take.
-  [[nodiscard]] bool may_start_value(std::size_t i, std::size_t end) const noexcept {
-    const char c = s_[i];
-    if (at(end) == ':') return true;  // an IPv6 address, a URL's scheme
-    if (pii_chars::is(c, pii_chars::digit)) {  // four digits, or fewer and a separator
-      return end - i >= 4 || ids_min_digits_ < 4 || pii_chars::group_separator(at(end)) || at(end) == '(' || at(end) == ')' ||
-             at(end) == '/';
+  // fail, passing every word a detector in at_word could take. `m` holds
+  // the masks of the block at `block`, which `i` is in.
+  [[nodiscard]] bool may_start_value(std::size_t i, std::size_t end, const block_masks& m, std::size_t block) const noexcept {
+    // Whether the byte at `k` is a digit or a colon: from the masks when it is in the block.
+    auto digit = [&](std::size_t k) {
+      return k - block < byte_block::size ? ((m.digits >> (k - block)) & 1u) != 0 : pii_chars::is(at(k), pii_chars::digit);
+    };
+    auto colon = [&](std::size_t k) { return k - block < byte_block::size ? ((m.colons >> (k - block)) & 1u) != 0 : at(k) == ':'; };
+    if (colon(end)) return true;  // an IPv6 address, a URL's scheme
+    if (digit(i)) {  // four digits, or fewer and a separator
+      if (end - i >= 4 || ids_min_digits_ < 4) return true;
+      const char next = at(end);
+      return pii_chars::group_separator(next) || next == '(' || next == ')' || next == '/';
     }
-    if (pii_chars::is(at(i + 2), pii_chars::digit) && pii_chars::is(at(i + 3), pii_chars::digit)) return true;  // IBAN
+    if (digit(i + 2) && digit(i + 3)) return true;  // an IBAN
+    const char c = s_[i];
     if (ids_start_upper_ && pii_chars::is(c, pii_chars::upper)) return true;
     const unsigned pair = static_cast<unsigned char>(c) << 8 | static_cast<unsigned char>(at(i + 1));
     return (pii_chars::first_letters[pair / 64] >> (pair % 64)) & 1u;
   }
-
 
   // A word of letters and digits starts at `i` (the character before is not
   // one) and ends at `end`. Returns where a match ends, or 0.

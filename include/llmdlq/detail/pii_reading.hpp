@@ -40,20 +40,22 @@ struct pii_reading {
   std::vector<piece> pieces;
   bool same = true;
 
-  /// The original span of the reading's [b, e).
-  [[nodiscard]] std::pair<std::size_t, std::size_t> original(std::size_t b, std::size_t e) const noexcept {
+  /// The original span of the reading's [b, e). Spans asked for in order
+  /// share `cursor` (start it at 0): the pieces are then walked once.
+  [[nodiscard]] std::pair<std::size_t, std::size_t> original(std::size_t b, std::size_t e,
+                                                             std::size_t& cursor) const noexcept {
     if (same) return {b, e};
-    const piece& first = containing(b);
-    const piece& last = containing(e - 1);
+    const piece& first = containing(b, cursor);
+    const piece& last = containing(e - 1, cursor);
     return {first.to == 0 ? first.from + (b - first.at) : first.from,
             last.to == 0 ? last.from + (e - 1 - last.at) + 1 : last.to};
   }
 
  private:
-  [[nodiscard]] const piece& containing(std::size_t k) const noexcept {
-    const auto after = std::upper_bound(pieces.begin(), pieces.end(), k,
-                                        [](std::size_t v, const piece& p) { return v < p.at; });
-    return *(after - 1);
+  [[nodiscard]] const piece& containing(std::size_t k, std::size_t& cursor) const noexcept {
+    if (cursor >= pieces.size() || pieces[cursor].at > k) cursor = 0;  // asked out of order: from the start
+    while (cursor + 1 < pieces.size() && pieces[cursor + 1].at <= k) ++cursor;
+    return pieces[cursor];
   }
 };
 

@@ -208,22 +208,21 @@ inline std::string base32_token(const std::array<unsigned char, 32>& digest) {
   return out;
 }
 
-// The value as tokens compare it: equal values differently written get one token.
-inline std::string normalized(std::string_view kind, std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  if (kind == "card" || kind == "phone" || kind == "iban") {
+// The value as tokens compare it, into `out`: equal values differently
+// written get one token.
+inline void normalize(std::string_view kind, std::string_view value, std::string& out) {
+  using namespace std::string_view_literals;  // compared by length first, then inline
+  out.clear();
+  if (kind == "card"sv || kind == "phone"sv || kind == "iban"sv) {
     for (const char c : value) {
       if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || c == '+') out += c;
       if (c >= 'a' && c <= 'z') out += char(c - 'a' + 'A');
     }
-    return out;
-  }
-  if (kind == "email" || kind == "ipv6") {
+  } else if (kind == "email"sv || kind == "ipv6"sv) {
     for (const char c : value) out += (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
-    return out;
+  } else {
+    out.assign(value);
   }
-  return std::string(value);
 }
 
 // A placeholder this redactor writes for `kind`: `<kind>` or `<kind:` and 16 base32 characters `>`.
@@ -316,29 +315,41 @@ struct redactor::state {
   };
   static constexpr std::size_t max_made_tokens = 32;
 
-  [[nodiscard]] std::string placeholder(std::string_view kind, redaction_action action, std::string_view value,
-                                        std::vector<made_token>& made) const {
+  // What one call reuses from value to value.
+  struct scratch {
+    std::vector<made_token> made;
+    std::string value;  // the value normalized
+  };
+
+  // Appends to `out` what replaces `value`.
+  void placeholder(std::string& out, std::string_view kind, redaction_action action, std::string_view value,
+                   scratch& reuse) const {
     switch (action) {
-      case redaction_action::remove: return fmt::format("<{}>", kind);
+      case redaction_action::remove: break;
       case redaction_action::mask: {
-        const std::string v = detail::normalized(kind, value);
+        detail::normalize(kind, value, reuse.value);
+        const std::string_view v = reuse.value;
         const std::size_t keep = std::min(options.mask_keep, v.size() / 2);
-        std::string masked(v.size() - keep, '*');
+        out.append(v.size() - keep, '*');
         // Only letters and digits are kept: `::1` could be read as an address again.
-        for (const char c : std::string_view(v).substr(v.size() - keep)) masked += detail::pii_chars::alnum(c) ? c : '*';
-        return masked;
+        for (const char c : v.substr(v.size() - keep)) out += detail::pii_chars::alnum(c) ? c : '*';
+        return;
       }
       case redaction_action::token: {
-        std::string v = detail::normalized(kind, value);
-        for (const auto& m : made) {
-          if (m.kind == kind && m.value == v) return m.token;
+        detail::normalize(kind, value, reuse.value);
+        for (const auto& m : reuse.made) {
+          if (m.kind == kind && m.value == reuse.value) {
+            out += m.token;
+            return;
+          }
         }
-        std::string token = fmt::format("<{}:{}>", kind, detail::base32_token((*hmac)(kind, v)));
-        if (made.size() < max_made_tokens) made.push_back({kind, std::move(v), token});
-        return token;
+        std::string token = fmt::format("<{}:{}>", kind, detail::base32_token((*hmac)(kind, reuse.value)));
+        out += token;
+        if (reuse.made.size() < max_made_tokens) reuse.made.push_back({kind, reuse.value, std::move(token)});
+        return;
       }
     }
-    return fmt::format("<{}>", kind);
+    fmt::format_to(std::back_inserter(out), "<{}>", kind);
   }
 
   // Rewrites `text` with `found` (ordered, not overlapping) and reports
@@ -348,7 +359,8 @@ struct redactor::state {
     if (found.empty()) return std::string(text);
     std::string out;
     out.reserve(text.size() + found.size() * 24);
-    std::vector<made_token> made;
+    scratch reuse;
+    std::string replaced;
     std::size_t last = 0;
     for (const auto& r : found) {
       out.append(text, last, r.begin - last);
@@ -362,14 +374,17 @@ struct redactor::state {
         last = r.end;
         continue;
       }
-      std::string replaced = placeholder(r.kind, action, value, made);
-      if (removed && r.json_value) detail::note_removed(*removed, r.kind, value, r.json_string, replaced);
+      replaced.clear();
+      if (r.json_value) replaced += '"';
+      placeholder(replaced, r.kind, action, value, reuse);
       if (r.json_value) {
+        const std::string_view inner = std::string_view(replaced).substr(1);
+        if (removed) detail::note_removed(*removed, r.kind, value, r.json_string, std::string(inner));
         // A mask's kept characters never hold a broken escape: it masks everything instead.
-        if (replaced.find('\\') != std::string::npos || replaced.find('"') != std::string::npos) {
-          replaced.assign(replaced.size(), '*');
+        if (inner.find('\\') != std::string_view::npos || inner.find('"') != std::string_view::npos) {
+          replaced.replace(1, std::string::npos, inner.size(), '*');
         }
-        replaced = '"' + replaced + '"';
+        replaced += '"';
       }
       const bool already = replaced == text.substr(r.begin, r.end - r.begin);  // a second pass
       out += replaced;
@@ -408,12 +423,14 @@ struct redactor::state {
   void detect(std::string_view text, detail::pii_reading& reading, std::vector<detail::replacement>& out) const {
     if (options.detect.empty()) return;
     std::vector<detail::pii_match> matches;
+    matches.reserve(text.size() / 256 + 4);
     detail::read_for_detection(text, reading);
     const std::string_view read = reading.same ? text : std::string_view(reading.text);
     detail::pii_scanner(options.detect, options.national_ids, read, matches, regions).run();
     out.reserve(out.size() + matches.size());
+    std::size_t cursor = 0;
     for (const auto& m : matches) {
-      const auto [begin, end] = reading.original(m.begin, m.end);
+      const auto [begin, end] = reading.original(m.begin, m.end, cursor);
       out.push_back({begin, end, kind_name(m), {}, false, false, read.substr(m.begin, m.end - m.begin)});
     }
   }
