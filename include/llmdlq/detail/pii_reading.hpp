@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -26,15 +27,16 @@
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
 
-/// A decoded reading of a text, as pieces: a piece copied as it was reads
-/// byte for byte from the original; a decoded piece (one character, however
-/// many bytes it reads as) came from one span of it. Nothing is kept when
+/// A decoded reading of a text: the characters decoded (or dropped) in it,
+/// in order, each with the span of the original it came from. Between two
+/// of them the reading is the original byte for byte. Nothing is kept when
 /// the original needed no decoding (`same`).
 struct pii_reading {
   struct piece {
-    std::uint32_t at;    // where the piece starts in `text`
-    std::uint32_t from;  // where it starts in the original
-    std::uint32_t to;    // where it ends there, for a decoded piece; 0 for a copied one
+    std::uint32_t at;    // where the character starts in `text`
+    std::uint32_t size;  // its bytes there: 0 for a character read as nothing
+    std::uint32_t from;  // the original's span it was read from
+    std::uint32_t to;
   };
   std::string text;
   std::vector<piece> pieces;
@@ -45,17 +47,23 @@ struct pii_reading {
   [[nodiscard]] std::pair<std::size_t, std::size_t> original(std::size_t b, std::size_t e,
                                                              std::size_t& cursor) const noexcept {
     if (same) return {b, e};
-    const piece& first = containing(b, cursor);
-    const piece& last = containing(e - 1, cursor);
-    return {first.to == 0 ? first.from + (b - first.at) : first.from,
-            last.to == 0 ? last.from + (e - 1 - last.at) + 1 : last.to};
+    const piece* first = last_at_or_before(b, cursor);
+    const piece* last = last_at_or_before(e - 1, cursor);
+    const std::size_t begin = !first ? b : b < first->at + first->size ? first->from : first->to + (b - first->at - first->size);
+    const std::size_t end = !last                                 ? e
+                            : e - 1 < last->at + last->size ? last->to
+                                                            : last->to + (e - last->at - last->size);
+    return {begin, end};
   }
 
  private:
-  [[nodiscard]] const piece& containing(std::size_t k, std::size_t& cursor) const noexcept {
+  // The last piece at or before `k` in the reading (the one `k` is in, or
+  // the one the copied run holding `k` follows), or none.
+  [[nodiscard]] const piece* last_at_or_before(std::size_t k, std::size_t& cursor) const noexcept {
     if (cursor >= pieces.size() || pieces[cursor].at > k) cursor = 0;  // asked out of order: from the start
+    if (pieces.empty() || pieces[cursor].at > k) return nullptr;
     while (cursor + 1 < pieces.size() && pieces[cursor + 1].at <= k) ++cursor;
-    return pieces[cursor];
+    return &pieces[cursor];
   }
 };
 
@@ -151,40 +159,49 @@ class reader {
     }
     if (!changed_) return false;
     copy_to(n);
+    out_.text.resize(written_);
     return true;
   }
 
  private:
-  // The original up to `b` read as it is: joined to the piece before when
-  // that one was copied up to where this starts.
+  // The original up to `b` read as it is.
   void copy_to(std::size_t b) {
-    if (copied_ >= b) return;
-    auto& pieces = out_.pieces;
-    const std::size_t at = out_.text.size();
-    if (pieces.empty() || pieces.back().to != 0 || pieces.back().from + (at - pieces.back().at) != copied_) {
-      pieces.push_back({static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(copied_), 0});
+    if (!changed_) {
+      // Every reading is at most as long as what it reads, so the reading
+      // fits in the original's length, sized once.
+      out_.text.resize(s_.size());
+      out_.pieces.reserve(std::min<std::size_t>(s_.size() / 16, 4096));  // a text with one escape decodes more
+      changed_ = true;
     }
-    out_.text.append(s_.data() + copied_, b - copied_);
+    if (copied_ < b) write(s_.data() + copied_, b - copied_);
     copied_ = b;
   }
 
-  // The original's [b, e) read as nothing.
-  std::size_t drop(std::size_t b, std::size_t e) {
-    if (!changed_) out_.text.reserve(s_.size());
-    changed_ = true;
-    copy_to(b);
-    copied_ = e;
-    return e;
+  void write(const char* bytes, std::size_t size) noexcept {
+    char* to = out_.text.data() + written_;
+    if (size <= 4) {  // a decoded character, or a short run between two: not worth a call
+      for (std::size_t k = 0; k < size; ++k) to[k] = bytes[k];
+    } else {
+      std::memcpy(to, bytes, size);
+    }
+    written_ += size;
   }
 
-  // One character decoded from the original's [b, e).
+  // One character decoded from the original's [b, e), read as `bytes`.
   void emit(std::string_view bytes, std::size_t b, std::size_t e) {
-    drop(b, e);
-    out_.pieces.push_back(
-        {static_cast<std::uint32_t>(out_.text.size()), static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e)});
-    out_.text.append(bytes);
+    copy_to(b);
+    out_.pieces.push_back({static_cast<std::uint32_t>(written_), static_cast<std::uint32_t>(bytes.size()),
+                           static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e)});
+    write(bytes.data(), bytes.size());
+    copied_ = e;
   }
   void emit(char c, std::size_t b, std::size_t e) { emit(std::string_view(&c, 1), b, e); }
+
+  // The original's [b, e) read as nothing.
+  std::size_t drop(std::size_t b, std::size_t e) {
+    emit(std::string_view(), b, e);
+    return e;
+  }
 
   // A code point read from [b, e) of the original: as ASCII, dropped, or as UTF-8.
   void emit_code_point(char32_t cp, std::size_t b, std::size_t e) {
@@ -315,7 +332,8 @@ class reader {
 
   std::string_view s_;
   pii_reading& out_;
-  std::size_t copied_ = 0;  // the original before it is in `out_.text`
+  std::size_t copied_ = 0;   // the original before it is in `out_.text`
+  std::size_t written_ = 0;  // how much of `out_.text` is read so far
   bool changed_ = false;
 };
 

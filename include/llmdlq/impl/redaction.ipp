@@ -212,17 +212,19 @@ inline std::string base32_token(const std::array<unsigned char, 32>& digest) {
 // written get one token.
 inline void normalize(std::string_view kind, std::string_view value, std::string& out) {
   using namespace std::string_view_literals;  // compared by length first, then inline
-  out.clear();
+  out.resize(value.size());  // never longer than the value
+  char* w = out.data();
   if (kind == "card"sv || kind == "phone"sv || kind == "iban"sv) {
     for (const char c : value) {
-      if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || c == '+') out += c;
-      if (c >= 'a' && c <= 'z') out += char(c - 'a' + 'A');
+      if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || c == '+') *w++ = c;
+      if (c >= 'a' && c <= 'z') *w++ = char(c - 'a' + 'A');
     }
   } else if (kind == "email"sv || kind == "ipv6"sv) {
-    for (const char c : value) out += (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+    for (const char c : value) *w++ = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
   } else {
-    out.assign(value);
+    w = std::copy(value.begin(), value.end(), w);
   }
+  out.resize(static_cast<std::size_t>(w - out.data()));
 }
 
 // A placeholder this redactor writes for `kind`: `<kind>` or `<kind:` and 16 base32 characters `>`.
