@@ -6,7 +6,9 @@
 // detector look far (runs of `@`, digits and IBAN-shaped groups). Beside
 // them (target: >= 300 MB/s) a 4 KB JSON reply of escaped multi-line
 // strings, the shape a failed answer has, read through its escapes; and
-// hostile texts for the decoding and the newer detectors.
+// hostile texts for the decoding and the newer detectors. That reply has a
+// value after nearly every line break; the escaped prose beside it has one
+// in a kilobyte, as answers mostly do.
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -82,7 +84,23 @@ std::string escaped_reply(std::size_t bytes) {
   return s + "]}";
 }
 
+// The same shape as a model writes it most days: paragraphs over escaped
+// line breaks, and one value in about every kilobyte.
+std::string escaped_prose(std::size_t bytes) {
+  std::string s = "{\"answer\": \"";
+  static constexpr std::string_view lines[] = {
+      R"(Thank you for the scan.\nThe receipt is from Albert Heijn, dated 2026-12-02, and lists 14 items.\n\n)",
+      R"(- The total is \u20ac 48,70 including 9% VAT;\n- two items were sold by weight (0.734 kg and 1.2 kg).\n)",
+      R"(I could not read the third line:\n  \"Pol\u00f6 t\u00e9a 2x\" is cut off at the fold.\n\n)",
+      R"(If you need the card used, it is printed as:\n4111 1111 1111 1111\nPlease check it against the statement.\n)",
+      R"(Questions can go to the store at:\nklantenservice@ah.example.nl\nor by phone on weekdays.\n\n)",
+      R"(The remaining fields (store number, till, cashier) were read as printed.\n\tNothing else was changed.\n)"};
+  for (std::size_t i = 0; s.size() < bytes; ++i) s += lines[i % 6];
+  return s + "\"}";
+}
+
 const std::string receipt_4k = llmdlq_bench::make_receipt(4096);
+const std::string prose_4k = escaped_prose(4096);
 const std::string reply_4k = escaped_reply(4096);
 const std::string receipt_256k = llmdlq_bench::make_receipt(256 << 10);
 
@@ -94,6 +112,7 @@ BENCHMARK_CAPTURE(text, receipt_256k_tokens, redactor_with_tokens(), receipt_256
 BENCHMARK_CAPTURE(document, receipt_4k_pointers, receipt_4k);
 BENCHMARK_CAPTURE(text, reply_4k_escaped_multiline, redactor_with_tokens(), reply_4k);
 BENCHMARK_CAPTURE(text, reply_4k_escaped_multiline_remove, redactor_removing(), reply_4k);
+BENCHMARK_CAPTURE(text, reply_4k_escaped_prose, redactor_with_tokens(), prose_4k);
 BENCHMARK_CAPTURE(text, hostile_4k_at_signs, redactor_with_tokens(), repeated("a.b-c@", 4096));
 BENCHMARK_CAPTURE(text, hostile_4k_digit_groups, redactor_with_tokens(), repeated("4111 ", 4096));
 BENCHMARK_CAPTURE(text, hostile_4k_iban_groups, redactor_with_tokens(), repeated("NL91 ABNA ", 4096));

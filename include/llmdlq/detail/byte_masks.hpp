@@ -43,6 +43,15 @@ class byte_block {
 #endif
   }
 
+  /// The bytes of 0x80 and above: none in ASCII text.
+  [[nodiscard]] std::uint64_t high() const noexcept {
+#if defined(__SSE2__)
+    return gather([](__m128i v) { return v; });  // the sign bits are what a movemask reads
+#else
+    return gather([](unsigned char b) { return b >= 0x80; });
+#endif
+  }
+
   /// The bytes in [Lo, Hi].
   template <unsigned char Lo, unsigned char Hi>
   [[nodiscard]] std::uint64_t in_range() const noexcept {

@@ -141,7 +141,8 @@ class reader {
       // otherwise: every other character is kept as written, so text of any
       // script without these is not copied.
       const byte_block bytes(s_, block);
-      std::uint64_t starts = bytes.equal_any<'\\', '%', '&', '~'>() | bytes.equal_any<0xC2, 0xD8, 0xE1, 0xE2, 0xE3, 0xEF>();
+      std::uint64_t starts = bytes.equal_any<'\\', '%', '&', '~'>();
+      if (bytes.high() != 0) starts |= bytes.equal_any<0xC2, 0xD8, 0xE1, 0xE2, 0xE3, 0xEF>();
       starts &= i > block ? bits_from(i - block) : ~std::uint64_t{0};
       for (; starts != 0; starts &= starts - 1) {
         const std::size_t k = block + lowest_bit(starts);
