@@ -217,6 +217,9 @@ class pii_scanner {
   // Reads the word [i, end); returns where reading goes on, past `i`.
   std::size_t word(std::size_t i, std::size_t end) {
     if (mask_end(i, end - i)) return end;  // reading it again could join it to what follows
+    if (i > 0 && (s_[i - 1] == '<' || s_[i - 1] == ':')) {  // a placeholder's kind or token is no value
+      if (const std::size_t e = placeholder_around(i)) return e;
+    }
     const std::size_t matched = at_word(i, end);
     return matched > end ? matched : end;
   }
@@ -234,7 +237,7 @@ class pii_scanner {
       return std::max(url_password_at(i + 3), i + 1);
     }
     if (c == '(' && regions_.any() && on(pii_kind::phone) && pii_chars::is(at(i + 1), pii_chars::digit) &&
-        (i == 0 || !pii_chars::alnum(s[i - 1]))) {
+        (i == 0 || !joins(i - 1))) {
       const std::size_t m = domestic_phone_at(i);
       return m ? add(i, m, pii_kind::phone) : i + 1;
     }
@@ -252,29 +255,94 @@ class pii_scanner {
     return end;
   }
 
-  [[nodiscard]] char at(std::size_t i) const noexcept { return i < s_.size() ? s_[i] : '\0'; }
-  [[nodiscard]] bool boundary_after(std::size_t i) const noexcept { return !pii_chars::alnum(at(i)); }
+  // A value's shape that is none, read to `end` like a match: nothing after
+  // it looks back into it (an e-mail's local part), as nothing could into
+  // a placeholder.
+  std::size_t pass_over(std::size_t end) noexcept {
+    floor_ = end;
+    return end;
+  }
 
-  // Whether the `length` characters at `i` are (in) the kept end of a mask
-  // (`**********4300`, `******a*bc`): a mask keeps at most 6 letters and
-  // digits, stars standing for the rest of them, and hides at least as many
-  // as it keeps, values being longer than 6. So a word after Markdown's `*`
-  // or `**` is read.
-  [[nodiscard]] bool mask_end(std::size_t i, std::size_t length) const noexcept {
-    if (length > 6 || i == 0 || s_[i - 1] != '*') return false;
-    std::size_t kept = length;
-    std::size_t stars = 0;
-    for (std::size_t k = i; k > 0 && i - k < 64; --k) {
-      const char c = s_[k - 1];
-      if (c == '*') {
-        ++stars;
-      } else if (pii_chars::alnum(c)) {
-        if (++kept > 6) return false;
-      } else {
-        break;
+  [[nodiscard]] char at(std::size_t i) const noexcept { return i < s_.size() ? s_[i] : '\0'; }
+  [[nodiscard]] bool boundary_after(std::size_t i) const noexcept { return !joins(i); }
+
+  // Whether the byte at `k` joins what is beside it into one word: a letter
+  // or digit, or an edge of a placeholder this redactor writes (`<iban:…>`,
+  // quoted or not), which stands for a value whose edges were letters or
+  // digits. So a second pass over the output reads what is beside a
+  // placeholder as the first read what was beside the value, and finds
+  // nothing new there.
+  [[nodiscard]] bool joins(std::size_t k) const noexcept {
+    const char c = at(k);
+    if (pii_chars::alnum(c)) return true;
+    switch (c) {
+      case '<': return placeholder_end(k) != 0;
+      case '>': return placeholder_ends_at(k + 1);
+      case '"': return (at(k + 1) == '<' && placeholder_end(k + 1) != 0) || (k > 0 && placeholder_ends_at(k));
+      case '*': return in_mask(k);
+      default: return false;
+    }
+  }
+
+  // Whether the byte at `k` is a placeholder's or a mask's edge.
+  [[nodiscard]] bool stands_for_value(std::size_t k) const noexcept { return !pii_chars::alnum(at(k)) && joins(k); }
+
+  // Whether the `*` at `k` is in a run of four or more: a mask's hidden
+  // part, longer than Markdown's emphasis.
+  [[nodiscard]] bool in_mask(std::size_t k) const noexcept {
+    std::size_t b = k;
+    std::size_t e = k + 1;
+    while (b > 0 && k - b < 4 && s_[b - 1] == '*') --b;
+    while (e < s_.size() && e - b < 4 && s_[e] == '*') ++e;
+    return e - b >= 4;
+  }
+
+  // Where the placeholder starting at `p` (a `<`) ends: `<kind>` or `<kind:`
+  // and 16 base32 characters `>`; 0 when none does.
+  [[nodiscard]] std::size_t placeholder_end(std::size_t p) const noexcept {
+    std::size_t j = p + 1;
+    const std::size_t limit = std::min(s_.size(), p + 1 + max_kind);
+    while (j < limit && (pii_chars::is(s_[j], pii_chars::token))) ++j;
+    if (j == p + 1) return 0;
+    if (at(j) == '>') return j + 1;
+    if (at(j) != ':' || j + 18 > s_.size() || s_[j + 17] != '>') return 0;
+    for (std::size_t k = j + 1; k < j + 17; ++k) {
+      if (!((s_[k] >= 'a' && s_[k] <= 'z') || (s_[k] >= '2' && s_[k] <= '7'))) return 0;
+    }
+    return j + 18;
+  }
+
+  // Whether a placeholder ends at `e` (its `>` at e - 1).
+  [[nodiscard]] bool placeholder_ends_at(std::size_t e) const noexcept { return placeholder_around(e - 1) == e; }
+
+  // The end of the placeholder [i] is in after its `<`, or 0.
+  [[nodiscard]] std::size_t placeholder_around(std::size_t i) const noexcept {
+    const std::size_t lowest = i > max_kind + 18 ? i - max_kind - 18 : 0;
+    for (std::size_t p = i; p > lowest; --p) {
+      if (s_[p - 1] == '<') {
+        const std::size_t e = placeholder_end(p - 1);
+        return e > i ? e : 0;
       }
     }
-    return stars >= kept && stars >= 3;  // Markdown's emphasis takes one star or two
+    return 0;
+  }
+  static constexpr std::size_t max_kind = 64;  // the longest kind name a placeholder is read with
+
+  // Whether the `length` characters at `i` are (in) the kept end of a mask
+  // (`**********4300`, `******a*bc`): a mask keeps at most 6 characters,
+  // stars standing for those that are not letters or digits, after a run
+  // of at least four stars and at least as many as it keeps. So a word
+  // after Markdown's `*`, `**` or `***` is read.
+  [[nodiscard]] bool mask_end(std::size_t i, std::size_t length) const noexcept {
+    if (length > 6 || i == 0 || s_[i - 1] != '*') return false;
+    const std::size_t e = i + length;
+    for (std::size_t q = i; q > 0 && e - q <= 6; --q) {  // the kept end is [q, e)
+      if (q < i && s_[q] != '*' && !pii_chars::alnum(s_[q])) return false;
+      std::size_t run = 0;  // the stars before it
+      while (run < 64 && q > run && s_[q - run - 1] == '*') ++run;
+      if (run >= 4 && run >= e - q) return true;
+    }
+    return false;
   }
 
   // Whether a value can start the word [i, end): a cheap test most words
@@ -337,7 +405,7 @@ class pii_scanner {
 
   std::size_t digits_at(std::size_t i) {
     // The rest of a number (`1.2.3.4.5`, `85.07.30`): its start decided already.
-    if (i >= 2 && pii_chars::is(s_[i - 2], pii_chars::digit) &&
+    if (i >= 2 && (pii_chars::is(s_[i - 2], pii_chars::digit) || (!pii_chars::alnum(s_[i - 2]) && joins(i - 2))) &&
         (s_[i - 1] == '.' || s_[i - 1] == ',' || s_[i - 1] == '-' || s_[i - 1] == '/' || s_[i - 1] == ':')) {
       return 0;
     }
@@ -374,7 +442,7 @@ class pii_scanner {
     if (on(pii_kind::iban)) {
       const auto [match, shaped] = iban_at(i);
       if (match) return add(i, match, pii_kind::iban);
-      if (shaped) return shaped;  // an IBAN's shape that fails mod-97: its groups are not read as anything else
+      if (shaped) return pass_over(shaped);  // an IBAN's shape that fails mod-97: its groups are not read as anything else
     }
     if (ids_start_upper_ && on(pii_kind::national_id)) {
       for (std::uint32_t r = 0; r < ids_.size(); ++r) {
@@ -472,7 +540,9 @@ class pii_scanner {
       const std::size_t length = j - start;
       if (length == 0 || length > 3 || value > 255 || (length > 1 && s_[start] == '0')) return 0;
     }
-    if (!boundary_after(j) || (at(j) == '.' && pii_chars::is(at(j + 1), pii_chars::digit))) return 0;
+    if (!boundary_after(j) || (at(j) == '.' && (pii_chars::is(at(j + 1), pii_chars::digit) || stands_for_value(j + 1)))) {
+      return 0;
+    }
     return j;
   }
 
@@ -484,6 +554,7 @@ class pii_scanner {
     int colons = 0;
     const std::size_t limit = std::min(s_.size(), i + 45);
     while (j < limit && (pii_chars::is(s_[j], pii_chars::hex) || s_[j] == ':' || s_[j] == '.')) colons += s_[j++] == ':';
+    if (stands_for_value(j)) return 0;  // it went on into what a placeholder stands for
     while (j > i && (s_[j - 1] == '.' || (s_[j - 1] == ':' && !(j - i >= 2 && s_[j - 2] == ':')))) --j;
     if (colons < 2 || !boundary_after(j)) return 0;  // a colon after it is punctuation: `at 2001:db8::1: ...`
     // `::` alone (no digit) is the unspecified address in theory and JSON's punctuation in practice.
@@ -496,7 +567,7 @@ class pii_scanner {
     in6_addr address{};
     // An address's shape that is not one (`fe8::10::1`, `12:30:45`) is
     // passed over whole: a part of it is not read as an address either.
-    if (inet_pton(AF_INET6, buffer, &address) != 1) return j;
+    if (inet_pton(AF_INET6, buffer, &address) != 1) return pass_over(j);
     return add(i, j, pii_kind::ipv6);
   }
 
@@ -570,7 +641,7 @@ class pii_scanner {
   }
 
   std::size_t plus_sign(std::size_t i) {
-    if (!on(pii_kind::phone) || (i > 0 && pii_chars::alnum(s_[i - 1]))) return 0;
+    if (!on(pii_kind::phone) || (i > 0 && joins(i - 1))) return 0;
     const char next = at(i + 1);
     if (next < '1' || next > '9') return 0;
     if (const std::size_t m = phone_at(i, i + 1)) return add(i, m, pii_kind::phone);
@@ -655,7 +726,7 @@ class pii_scanner {
     while (begin < i && (s_[begin] == '.' || s_[begin] == '+' || s_[begin] == '-' || s_[begin] == '_')) ++begin;
     while (begin < i && (static_cast<unsigned char>(s_[begin]) & 0xC0) == 0x80) ++begin;  // never half a character
     if (begin == i || s_[i - 1] == '.') return 0;
-    if (mask_end(begin, i - begin)) return 0;  // see run
+    if (mask_end(begin, i - begin) || (begin > 0 && in_mask(begin - 1))) return 0;  // see run
     std::size_t j = i + 1;
     std::size_t labels = 0;
     std::size_t last_label = j;
@@ -673,6 +744,8 @@ class pii_scanner {
       }
     }
     if (labels < 2) return 0;
+    // The domain goes on into what a placeholder stands for.
+    if (joins(j) || (at(j) == '.' && joins(j + 1))) return 0;
     // The top-level domain is letters, at least two (or an internationalised one).
     std::size_t tld_letters = 0;
     for (std::size_t k = last_label; k < j; ++k) {
@@ -794,6 +867,11 @@ class pii_scanner {
     std::size_t last_at = 0;
     for (std::size_t j = authority; j < limit; ++j) {
       const char c = s_[j];
+      if (c == '<' && colon != 0 && j == colon + 1) {  // redacted already: the user part is passed over as before
+        const std::size_t e = placeholder_end(j);
+        if (e != 0 && at(e) == '@') return pass_over(e);
+      }
+      if (c == '*' && in_mask(j)) break;  // a value masked already: as at '<'
       if (c == '/' || c == '?' || c == '#' || c == ' ' || c == '"' || c == '\'' || c == '<' || c == '>' ||
           c == '\n' || c == '\r' || c == '\t' || c == '\\') {
         break;

@@ -331,8 +331,10 @@ struct redactor::state {
       case redaction_action::mask: {
         detail::normalize(kind, value, reuse.value);
         const std::string_view v = reuse.value;
-        const std::size_t keep = std::min(options.mask_keep, v.size() / 2);
-        out.append(v.size() - keep, '*');
+        // At least four stars, more than Markdown's emphasis: a second pass
+        // knows a mask by them (see pii_scanner::in_mask).
+        const std::size_t keep = std::min({options.mask_keep, v.size() / 2, v.size() > 4 ? v.size() - 4 : 0});
+        out.append(std::max<std::size_t>(v.size() - keep, 4), '*');
         // Only letters and digits are kept: `::1` could be read as an address again.
         for (const char c : v.substr(v.size() - keep)) out += detail::pii_chars::alnum(c) ? c : '*';
         return;
