@@ -275,10 +275,14 @@ class pii_scanner {
   [[nodiscard]] bool joins(std::size_t k) const noexcept {
     const char c = at(k);
     if (pii_chars::alnum(c)) return true;
-    switch (c) {
+    return (c == '<' || c == '>' || c == '"' || c == '*') && edge_joins(k);
+  }
+
+  [[nodiscard]] bool edge_joins(std::size_t k) const noexcept {
+    switch (at(k)) {
       case '<': return placeholder_end(k) != 0;
       case '>': return placeholder_ends_at(k + 1);
-      case '"': return (at(k + 1) == '<' && placeholder_end(k + 1) != 0) || (k > 0 && placeholder_ends_at(k));
+      case '"': return (at(k + 1) == '<' && placeholder_end(k + 1) != 0) || placeholder_ends_at(k);
       case '*': return in_mask(k);
       default: return false;
     }
@@ -313,19 +317,32 @@ class pii_scanner {
   }
 
   // Whether a placeholder ends at `e` (its `>` at e - 1).
-  [[nodiscard]] bool placeholder_ends_at(std::size_t e) const noexcept { return placeholder_around(e - 1) == e; }
-
-  // The end of the placeholder [i] is in after its `<`, or 0.
-  [[nodiscard]] std::size_t placeholder_around(std::size_t i) const noexcept {
-    const std::size_t lowest = i > max_kind + 18 ? i - max_kind - 18 : 0;
-    for (std::size_t p = i; p > lowest; --p) {
-      if (s_[p - 1] == '<') {
-        const std::size_t e = placeholder_end(p - 1);
-        return e > i ? e : 0;
-      }
-    }
-    return 0;
+  [[nodiscard]] bool placeholder_ends_at(std::size_t e) const noexcept {
+    if (e < 3 || s_[e - 1] != '>') return false;
+    const std::size_t p = placeholder_start_before(e - 1);
+    return p != npos && placeholder_end(p) == e;
   }
+
+  // The end of the placeholder whose kind or token holds [i], or 0.
+  [[nodiscard]] std::size_t placeholder_around(std::size_t i) const noexcept {
+    const std::size_t p = placeholder_start_before(i);
+    if (p == npos) return 0;
+    const std::size_t e = placeholder_end(p);
+    return e > i ? e : 0;
+  }
+
+  // The `<` before `i` with only a kind, a colon and a token between, or npos.
+  [[nodiscard]] std::size_t placeholder_start_before(std::size_t i) const noexcept {
+    const std::size_t lowest = i > max_kind + 18 ? i - max_kind - 18 : 0;
+    bool colon = false;
+    for (std::size_t p = i; p > lowest; --p) {
+      const char c = s_[p - 1];
+      if (c == '<') return p - 1;
+      if (c == ':' ? std::exchange(colon, true) : !pii_chars::is(c, pii_chars::token)) return npos;
+    }
+    return npos;
+  }
+  static constexpr std::size_t npos = ~std::size_t{0};
   static constexpr std::size_t max_kind = 64;  // the longest kind name a placeholder is read with
 
   // Whether the `length` characters at `i` are (in) the kept end of a mask
