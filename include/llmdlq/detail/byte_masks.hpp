@@ -76,10 +76,12 @@ class byte_block {
 
  private:
 #if defined(__SSE2__)
+  // v is in [lo, hi] when v - lo, wrapping, is at most hi - lo unsigned:
+  // when max(v - lo, hi - lo) is hi - lo.
   static __m128i in(__m128i v, unsigned char lo, unsigned char hi) noexcept {
-    const __m128i l = _mm_set1_epi8(static_cast<char>(lo));
-    const __m128i h = _mm_set1_epi8(static_cast<char>(hi));
-    return _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, l), v), _mm_cmpeq_epi8(_mm_min_epu8(v, h), v));
+    const __m128i shifted = _mm_sub_epi8(v, _mm_set1_epi8(static_cast<char>(lo)));
+    const __m128i width = _mm_set1_epi8(static_cast<char>(hi - lo));
+    return _mm_cmpeq_epi8(_mm_max_epu8(shifted, width), width);
   }
   template <class Test>
   [[nodiscard]] std::uint64_t gather(Test test) const noexcept {
