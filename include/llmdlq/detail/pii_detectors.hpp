@@ -78,6 +78,15 @@ constexpr std::array<std::uint64_t, 1024> make_first_letters() {
   return t;
 }
 inline constexpr std::array<std::uint64_t, 1024> first_letters = make_first_letters();
+
+// Whether every pair in first_letters starts with one of `firsts`.
+constexpr bool first_letters_start_with(std::string_view firsts) {
+  for (unsigned pair = 0; pair < 65536; ++pair) {
+    const bool set = (first_letters[pair / 64] >> (pair % 64)) & 1u;
+    if (set && firsts.find(static_cast<char>(pair >> 8)) == std::string_view::npos) return false;
+  }
+  return true;
+}
 }  // namespace pii_chars
 
 /// Luhn's check over the digits of `s` (other characters are skipped).
@@ -155,9 +164,10 @@ class pii_scanner {
     const std::string_view s = s_;
     const std::size_t n = s.size();
     std::size_t i = 0;  // where reading goes on
+    std::size_t read_to = 0;  // the end of the last word read
     std::uint64_t carry = 0;  // whether the byte before the block is a letter or digit
     // Only a word's first letter or digit, `@`, `+`, `::`, `://`, `(` and
-    // `--` can start a value.
+    // `--` can start a value, and a word before `:` (an IPv6 address).
     for (std::size_t block = 0; block < n; block += byte_block::size) {
       const byte_block bytes(s, block);
       const block_masks m{bytes.alphanumeric(), bytes.in_range<'0', '9'>(), bytes.equal_any<':'>()};
@@ -167,7 +177,15 @@ class pii_scanner {
       };
       const std::uint64_t dashes = bytes.equal_any<'-'>();
       const std::uint64_t word_starts = m.words & ~(m.words << 1 | carry);
-      std::uint64_t starts = word_starts | bytes.equal_any<'@', '+'>() |
+      const std::uint64_t colons_after_words = m.colons & (m.words << 1 | carry);
+      // The words may_start_value could let through, told from the masks:
+      // a digit first, or third and fourth (an IBAN), a first letter of a
+      // pair it knows, an uppercase one when a national id can start so;
+      // the last three of the block cannot be told here. The others are
+      // not visited at all.
+      std::uint64_t maybe = m.digits | (m.digits >> 2 & m.digits >> 3) | first_letters(bytes) | std::uint64_t{7} << 61;
+      if (ids_start_upper_) maybe |= bytes.in_range<'A', 'Z'>();
+      std::uint64_t starts = (word_starts & maybe) | colons_after_words | bytes.equal_any<'@', '+'>() |
                              (m.colons & before_next(bytes.equal_any<':', '/'>(), after == ':' || after == '/')) |
                              (dashes & before_next(dashes, after == '-'));
       if (regions_.any()) starts |= bytes.equal_any<'('>();
@@ -178,14 +196,22 @@ class pii_scanner {
         const std::size_t k = block + bit;
         if (k < i) continue;
         if ((word_starts >> bit) & 1u) {
-          // Most words start nothing: turned away here, from the masks alone.
           const std::size_t end = word_end(k, m.words, block);
           if (!may_start_value(k, end, m, block)) {
             i = end;
             continue;
           }
+          read_to = end;
           i = word(k, end);
         } else {
+          if ((colons_after_words >> bit) & 1u && read_to != k) {  // the word before was not visited: it is read now
+            const std::size_t start = word_start_before(k, word_starts, block);
+            if (start >= i) {
+              read_to = k;
+              i = word(start, k);
+              if (i > k) continue;
+            }
+          }
           i = sign(k);
         }
         // A match can end inside a word: the word's rest is read from there.
@@ -204,6 +230,22 @@ class pii_scanner {
     std::uint64_t digits;
     std::uint64_t colons;
   };
+
+  // The bytes that are the first of a pair in pii_chars::first_letters.
+  [[nodiscard]] static std::uint64_t first_letters(const byte_block& bytes) noexcept {
+    static_assert(pii_chars::first_letters_start_with("aAsSbBegrwx"));
+    return bytes.equal_any<'a', 'A', 's', 'S', 'b', 'B', 'e', 'g', 'r', 'w', 'x'>();
+  }
+
+  // Where the word ending at `end` starts: a start in `word_starts`, the
+  // block's, or before the block.
+  [[nodiscard]] std::size_t word_start_before(std::size_t end, std::uint64_t word_starts, std::size_t block) const noexcept {
+    const std::uint64_t below = word_starts & ((std::uint64_t{1} << (end - block)) - 1);
+    if (below != 0) return block + 63 - static_cast<unsigned>(__builtin_clzll(below));
+    std::size_t start = block;
+    while (start > 0 && pii_chars::alnum(s_[start - 1])) --start;
+    return start;
+  }
 
   // Where the word of letters and digits at `i` ends.
   [[nodiscard]] std::size_t word_end(std::size_t i, std::uint64_t words, std::size_t block) const noexcept {
