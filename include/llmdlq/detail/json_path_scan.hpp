@@ -12,6 +12,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/json_locate.hpp"
+#include "llmdlq/detail/placeholder_shape.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
@@ -160,14 +161,18 @@ class json_path_scan {
   }
 
   std::size_t scalar(std::size_t at) {
-    std::size_t j = at;
-    while (j < s_.size()) {
-      const char c = s_[j];
-      if (c == ',' || c == '}' || c == ']' || c == ':' || c == '"' || c == '\'' || c == '{' || c == '[' || c == ' ' ||
-          c == '\t' || c == '\r' || c == '\n') {
-        break;
+    // A redactor's placeholder is one value, though it holds a colon.
+    std::size_t j = placeholder_end(s_, at);
+    if (j == 0) {
+      j = at;
+      while (j < s_.size()) {
+        const char c = s_[j];
+        if (c == ',' || c == '}' || c == ']' || c == ':' || c == '"' || c == '\'' || c == '{' || c == '[' || c == ' ' ||
+            c == '\t' || c == '\r' || c == '\n') {
+          break;
+        }
+        ++j;
       }
-      ++j;
     }
     if (j == at) return at + 1;
     if (frame& top = stack_.back(); top.object && top.expect_key) {  // an unquoted key

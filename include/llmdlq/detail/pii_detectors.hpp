@@ -19,6 +19,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/byte_masks.hpp"
+#include "llmdlq/detail/placeholder_shape.hpp"
 #include "llmdlq/redaction.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -343,20 +344,7 @@ class pii_scanner {
     return e - b >= 4;
   }
 
-  // Where the placeholder starting at `p` (a `<`) ends: `<kind>` or `<kind:`
-  // and 16 base32 characters `>`; 0 when none does.
-  [[nodiscard]] std::size_t placeholder_end(std::size_t p) const noexcept {
-    std::size_t j = p + 1;
-    const std::size_t limit = std::min(s_.size(), p + 1 + max_kind);
-    while (j < limit && (pii_chars::is(s_[j], pii_chars::token))) ++j;
-    if (j == p + 1) return 0;
-    if (at(j) == '>') return j + 1;
-    if (at(j) != ':' || j + 18 > s_.size() || s_[j + 17] != '>') return 0;
-    for (std::size_t k = j + 1; k < j + 17; ++k) {
-      if (!((s_[k] >= 'a' && s_[k] <= 'z') || (s_[k] >= '2' && s_[k] <= '7'))) return 0;
-    }
-    return j + 18;
-  }
+  [[nodiscard]] std::size_t placeholder_end(std::size_t p) const noexcept { return detail::placeholder_end(s_, p); }
 
   // Whether a placeholder ends at `e` (its `>` at e - 1).
   [[nodiscard]] bool placeholder_ends_at(std::size_t e) const noexcept {
@@ -375,7 +363,7 @@ class pii_scanner {
 
   // The `<` before `i` with only a kind, a colon and a token between, or npos.
   [[nodiscard]] std::size_t placeholder_start_before(std::size_t i) const noexcept {
-    const std::size_t lowest = i > max_kind + 18 ? i - max_kind - 18 : 0;
+    const std::size_t lowest = i > placeholder_max_kind + 18 ? i - placeholder_max_kind - 18 : 0;
     bool colon = false;
     for (std::size_t p = i; p > lowest; --p) {
       const char c = s_[p - 1];
@@ -385,7 +373,6 @@ class pii_scanner {
     return npos;
   }
   static constexpr std::size_t npos = ~std::size_t{0};
-  static constexpr std::size_t max_kind = 64;  // the longest kind name a placeholder is read with
 
   // Whether the `length` characters at `i` are (in) the kept end of a mask
   // (`**********4300`, `******a*bc`): a mask keeps at most 6 characters,
