@@ -151,7 +151,7 @@ TEST_CASE("console: 32 connections trickling their headers do not keep a request
     slow.emplace_back(console.port);
     REQUIRE(slow.back().send(trickled.substr(0, 1)));
   }
-  std::this_thread::sleep_for(500ms);  // the trickle's first interval: every slow one is accepted before the quick one
+  // The quick one connects last: the listener accepts in the order connections arrive.
   raw_connection quick(console.port);
   REQUIRE(quick.send("GET /login HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n"));
 
@@ -172,7 +172,7 @@ TEST_CASE("console: 32 connections trickling their headers do not keep a request
       still_open += open[i];
     }
     if (answered_after && still_open == 0) break;
-    std::this_thread::sleep_for(500ms);
+    std::this_thread::sleep_for(500ms);  // the trickle's pace, the behaviour under test: one byte each half second
   }
   INFO(answer.substr(0, 200));
   REQUIRE(answered_after.has_value());
