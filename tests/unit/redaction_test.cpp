@@ -128,6 +128,10 @@ TEST_CASE("masks keep the last characters, and actions are chosen per kind", "[r
                        .mask_keep = 4});
   CHECK(r.redact_text("4111 1111 1111 1111 and a@example.org") == "************1111 and <email>");
   CHECK(redacted(r.redact_text("4111 1111 1111 1111")) == "************1111");
+  // Only the letters and digits that end a value are kept: `**a*bc` would read as a mask's end and a word.
+  const auto six = make({.action = redaction_action::mask, .mask_keep = 6});
+  CHECK(six.redact_text("at 2001:db8::8a2e:370:7334 now") == "at *******************7334 now");
+  CHECK(six.redact_text("mail anna@example.co.uk") == "mail ****************uk");
 }
 
 TEST_CASE("options that would leak or cannot work are refused", "[redaction]") {
@@ -172,6 +176,31 @@ TEST_CASE("schema-marked and pointer-chosen values go, also in broken JSON", "[r
   CHECK(out.find("ring at") == std::string::npos);
   CHECK(out.find("0612345678") == std::string::npos);
   CHECK(out.starts_with("Here you go:\n```json\n{'customer': {\"name\": \"<name>\"}"));
+
+  // A label is written as a placeholder's kind, which a second pass knows.
+  const std::vector<llmdlq::pii_path> labelled = {{"/customer/name", "full name"}};
+  CHECK(r.redact_document(R"({"customer": {"name": "Jan"}})", labelled) == R"({"customer": {"name": "<full_name>"}})");
+}
+
+TEST_CASE("broken JSON is read the same before and after its values are replaced", "[redaction]") {
+  const auto r = make({.pointers = {"/a", "/c/*"}, .key = llmdlq::redaction_key{"k1", secret}});
+  const std::vector<std::string> texts = {
+      // A password holding a bracket: the walk reads it as one word, as it will its placeholder.
+      R"({"a": "x", "b": u://v:]@w, "a": 1})",
+      // A container where a key belongs is read as that key, as the string replacing it will be.
+      R"({"c": {"k": 1, {"x": 2}"y" z}})",
+      // A placeholder's colon does not split the word it is in.
+      R"({"c": {key=+31612345678 y, "k": 2}})",
+      // A URL's scheme taken by a pointer does not hide its user part on a second pass.
+      R"({"a": s://anna@example.com:pw@h})",
+  };
+  for (const auto& text : texts) {
+    INFO(text);
+    std::vector<llmdlq::redaction_summary> again;
+    const std::string once = r.redact_document(text);
+    CHECK(r.redact_document(once, {}, "raw_response", &again) == once);
+    CHECK(again.empty());
+  }
 }
 
 TEST_CASE("a failed response's envelope carries no detected value anywhere", "[redaction]") {
@@ -326,6 +355,10 @@ TEST_CASE("secrets: labelled AWS keys, Stripe test and webhook keys, PEM blocks,
       {R"({"pem": "-----BEGIN PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPH\nCozMx"})", R"({"pem": "<private_key>"})"},
       {"postgres://report:S3cr3t-Passw0rd@db.internal:5432/sales", "postgres://report:<password>@db.internal:5432/sales"},
       {"redis://:hunter2@cache:6379 and https://example.com/a:b@c", "redis://:<password>@cache:6379 and https://example.com/a:b@c"},
+      // The user part is read too: it can be an address.
+      {"postgres://alice@example.com:s3cret-pw@db.internal:5432/app", "postgres://<email>:<password>@db.internal:5432/app"},
+      // A header that names no algorithm is no key's.
+      {"-----BEGIN x@y PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPH", "-----BEGIN x@y PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPH"},
   };
   for (const auto& s : samples) {
     INFO(s.text);

@@ -5,7 +5,9 @@
 // parse and never fails; one pass, linear in the text.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,10 +34,20 @@ struct pattern_match {
   bool is_string = false;     ///< the span is a quoted string
 };
 
+/// A span of the text read as one word whatever it holds: a detected value
+/// the redactor will replace, so that the walk reads the text as it will
+/// read the redacted one, where a placeholder stands instead.
+struct opaque_span {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+};
+
 class json_path_scan {
  public:
-  json_path_scan(std::string_view text, const std::vector<pointer_pattern>& patterns) noexcept
-      : s_(text), patterns_(patterns) {}
+  /// `opaque` is ordered and not overlapping.
+  json_path_scan(std::string_view text, const std::vector<pointer_pattern>& patterns,
+                 std::span<const opaque_span> opaque = {}) noexcept
+      : s_(text), patterns_(patterns), opaque_(opaque) {}
 
   /// The outermost matches, in order.
   std::vector<pattern_match> run() {
@@ -45,6 +57,10 @@ class json_path_scan {
     std::size_t i = 0;
     const std::size_t n = s_.size();
     while (i < n) {
+      if (const std::size_t e = atom_end(i)) {
+        i = stack_.empty() ? e : scalar(i);
+        continue;
+      }
       const char c = s_[i];
       if (stack_.empty() && c != '{' && c != '[') {  // prose around the document
         ++i;
@@ -130,7 +146,15 @@ class json_path_scan {
   }
 
   void open(char c, std::size_t at) {
-    const int m = match_here();
+    int m = -1;
+    if (!stack_.empty() && stack_.back().object && stack_.back().expect_key) {
+      // A container where a key belongs (broken JSON) is read as the key
+      // it stands in for, as a placeholder replacing it would be.
+      stack_.back().key = {};
+      stack_.back().expect_key = false;
+    } else {
+      m = match_here();
+    }
     if (m >= 0) ++inside_match_;
     stack_.push_back({c == '{', true, 0, {}, at, m});
   }
@@ -160,33 +184,50 @@ class json_path_scan {
     return end;
   }
 
+  // An unquoted value or key, to a delimiter. Placeholders and opaque spans
+  // are parts of it, though they hold colons or brackets: each stands for
+  // what the other pass reads there.
   std::size_t scalar(std::size_t at) {
-    // A redactor's placeholder is one value, though it holds a colon.
-    std::size_t j = placeholder_end(s_, at);
-    if (j == 0) {
-      j = at;
-      while (j < s_.size()) {
-        const char c = s_[j];
-        if (c == ',' || c == '}' || c == ']' || c == ':' || c == '"' || c == '\'' || c == '{' || c == '[' || c == ' ' ||
-            c == '\t' || c == '\r' || c == '\n') {
-          break;
-        }
-        ++j;
+    std::size_t j = at;
+    while (j < s_.size()) {
+      if (const std::size_t e = atom_end(j)) {
+        j = e;
+        continue;
       }
+      const char c = s_[j];
+      if (c == ',' || c == '}' || c == ']' || c == ':' || c == '"' || c == '\'' || c == '{' || c == '[' || c == ' ' ||
+          c == '\t' || c == '\r' || c == '\n') {
+        break;
+      }
+      ++j;
     }
     if (j == at) return at + 1;
-    if (frame& top = stack_.back(); top.object && top.expect_key) {  // an unquoted key
-      top.key = s_.substr(at, j - at);
-      top.expect_key = false;
-      return j;
-    }
-    if (const int m = match_here(); m >= 0) out_->push_back({at, j, static_cast<std::uint32_t>(m), false});
+    value(at, j);
     return j;
+  }
+
+  // Where the placeholder or the opaque span that holds `j` ends, or 0.
+  std::size_t atom_end(std::size_t j) noexcept {
+    while (next_opaque_ < opaque_.size() && opaque_[next_opaque_].end <= j) ++next_opaque_;
+    if (next_opaque_ < opaque_.size() && opaque_[next_opaque_].begin <= j) return opaque_[next_opaque_].end;
+    return s_[j] == '<' ? placeholder_end(s_, j) : 0;
+  }
+
+  // The unquoted value or key [at, end).
+  void value(std::size_t at, std::size_t end) {
+    if (frame& top = stack_.back(); top.object && top.expect_key) {  // an unquoted key
+      top.key = s_.substr(at, end - at);
+      top.expect_key = false;
+      return;
+    }
+    if (const int m = match_here(); m >= 0) out_->push_back({at, end, static_cast<std::uint32_t>(m), false});
   }
 
   std::string_view s_;
   const std::vector<pointer_pattern>& patterns_;
   std::vector<frame> stack_;
+  std::span<const opaque_span> opaque_;
+  std::size_t next_opaque_ = 0;  // the first opaque span not behind the walk
   std::vector<pattern_match>* out_ = nullptr;
   int inside_match_ = 0;
 };

@@ -195,6 +195,7 @@ class pii_scanner {
       for (; starts != 0; starts &= starts - 1) {
         const unsigned bit = lowest_bit(starts);
         const std::size_t k = block + bit;
+        if (ahead_.end != 0 && k >= ahead_.begin) i = reach(std::max(i, k));
         if (k < i) continue;
         if ((word_starts >> bit) & 1u) {
           const std::size_t end = word_end(k, m.words, block);
@@ -217,11 +218,16 @@ class pii_scanner {
         }
         // A match can end inside a word: the word's rest is read from there.
         while (i < n && pii_chars::alnum(s[i]) && pii_chars::alnum(s[i - 1])) {
+          if (ahead_.end != 0 && i >= ahead_.begin) {
+            i = reach(i);
+            continue;
+          }
           const std::size_t end = word_end(i, m.words, block);
           i = may_start_value(i, end, m, block) ? word(i, end) : end;
         }
       }
     }
+    reach(n);
   }
 
  private:
@@ -259,7 +265,14 @@ class pii_scanner {
 
   // Reads the word [i, end); returns where reading goes on, past `i`.
   std::size_t word(std::size_t i, std::size_t end) {
-    if (mask_end(i, end - i)) return end;  // reading it again could join it to what follows
+    if (mask_end(i, end - i)) {  // reading it again could join it to what follows
+      // But an address's shape from it is passed over as the first pass
+      // did, when the word was text after a mask and a star (`****` `*e:12:34`).
+      if (at(end) == ':' && on(pii_kind::ipv6) && is_hex(i, end)) {
+        if (const std::size_t shape = ipv6_shape_end(i)) return pass_over(shape);
+      }
+      return end;
+    }
     if (i > 0 && (s_[i - 1] == '<' || s_[i - 1] == ':')) {  // a placeholder's kind or token is no value
       if (const std::size_t e = placeholder_around(i)) return e;
     }
@@ -293,6 +306,7 @@ class pii_scanner {
   [[nodiscard]] bool on(pii_kind k) const noexcept { return kinds_.contains(k); }
 
   std::size_t add(std::size_t begin, std::size_t end, pii_kind kind, std::uint32_t id = 0) {
+    if (ahead_.end != 0 && end > ahead_.begin) ahead_ = {};  // a value read from before it holds it
     out_->push_back({begin, end, kind, id});
     floor_ = end;
     return end;
@@ -307,6 +321,12 @@ class pii_scanner {
   }
 
   [[nodiscard]] char at(std::size_t i) const noexcept { return i < s_.size() ? s_[i] : '\0'; }
+  [[nodiscard]] bool is_hex(std::size_t begin, std::size_t end) const noexcept {
+    for (std::size_t k = begin; k < end; ++k) {
+      if (!pii_chars::is(s_[k], pii_chars::hex)) return false;
+    }
+    return true;
+  }
   [[nodiscard]] bool boundary_after(std::size_t i) const noexcept { return !joins(i); }
 
   // Whether the byte at `k` joins what is beside it into one word: a letter
@@ -374,21 +394,18 @@ class pii_scanner {
   }
   static constexpr std::size_t npos = ~std::size_t{0};
 
-  // Whether the `length` characters at `i` are (in) the kept end of a mask
-  // (`**********4300`, `******a*bc`): a mask keeps at most 6 characters,
-  // stars standing for those that are not letters or digits, after a run
-  // of at least four stars and at least as many as it keeps. So a word
-  // after Markdown's `*`, `**` or `***` is read.
+  // Whether the `length` characters at `i` are the kept end of a mask
+  // (`**********4300`): at most 6 letters and digits after a run of at
+  // least four stars and at least as many as it keeps. So a word after
+  // Markdown's `*`, `**` or `***` is read.
   [[nodiscard]] bool mask_end(std::size_t i, std::size_t length) const noexcept {
     if (length > 6 || i == 0 || s_[i - 1] != '*') return false;
-    const std::size_t e = i + length;
-    for (std::size_t q = i; q > 0 && e - q <= 6; --q) {  // the kept end is [q, e)
-      if (q < i && s_[q] != '*' && !pii_chars::alnum(s_[q])) return false;
-      std::size_t run = 0;  // the stars before it
-      while (run < 64 && q > run && s_[q - run - 1] == '*') ++run;
-      if (run >= 4 && run >= e - q) return true;
+    for (std::size_t k = i; k < i + length; ++k) {
+      if (!pii_chars::alnum(s_[k])) return false;
     }
-    return false;
+    std::size_t run = 0;  // the stars before it
+    while (run < 64 && i > run && s_[i - run - 1] == '*') ++run;
+    return run >= 4 && run >= length;
   }
 
   // Whether a value can start the word [i, end): a cheap test most words
@@ -596,6 +613,20 @@ class pii_scanner {
   // inet_pton. Returns where the address ends, or where the shape it failed
   // to be ends (without a match), or 0.
   std::size_t ipv6_at(std::size_t i) {
+    const std::size_t j = ipv6_shape_end(i);
+    if (j == 0) return 0;
+    char buffer[46] = {};
+    s_.copy(buffer, j - i, i);
+    in6_addr address{};
+    // An address's shape that is not one (`fe8::10::1`, `12:30:45`) is
+    // passed over whole: a part of it is not read as an address either.
+    if (inet_pton(AF_INET6, buffer, &address) != 1) return pass_over(j);
+    return add(i, j, pii_kind::ipv6);
+  }
+
+  // Where the shape of an IPv6 address starting at `i` ends (hex digits,
+  // colons and dots, two colons at least), or 0.
+  [[nodiscard]] std::size_t ipv6_shape_end(std::size_t i) const noexcept {
     std::size_t j = i;
     int colons = 0;
     const std::size_t limit = std::min(s_.size(), i + 45);
@@ -608,13 +639,7 @@ class pii_scanner {
                      [](char c) { return pii_chars::is(c, pii_chars::hex); })) {
       return 0;
     }
-    char buffer[46] = {};
-    s_.copy(buffer, j - i, i);
-    in6_addr address{};
-    // An address's shape that is not one (`fe8::10::1`, `12:30:45`) is
-    // passed over whole: a part of it is not read as an address either.
-    if (inet_pton(AF_INET6, buffer, &address) != 1) return pass_over(j);
-    return add(i, j, pii_kind::ipv6);
+    return j;
   }
 
   // 13 to 19 digits starting as card numbers do (2-6), Luhn valid, in
@@ -905,8 +930,9 @@ class pii_scanner {
     return add(key, j, pii_kind::api_key);
   }
 
-  // The password in a URL's authority: `postgres://user:PASSWORD@host`.
-  // Returns where it ends, or 0.
+  // The password in a URL's authority: `postgres://user:PASSWORD@host`,
+  // kept ahead until the user part before it is read (it can hold an
+  // address). Returns the authority, or 0.
   std::size_t url_password_at(std::size_t authority) {
     const std::size_t limit = std::min(s_.size(), authority + 256);
     std::size_t colon = 0;
@@ -915,9 +941,16 @@ class pii_scanner {
       const char c = s_[j];
       if (c == '<' && colon != 0 && j == colon + 1) {  // redacted already: the user part is passed over as before
         const std::size_t e = placeholder_end(j);
-        if (e != 0 && at(e) == '@') return pass_over(e);
+        if (e != 0 && at(e) == '@') return keep_ahead(j, e, false, authority);
       }
-      if (c == '*' && in_mask(j)) break;  // a value masked already: as at '<'
+      if (c == '*' && in_mask(j)) {  // masked already: as at '<'
+        if (colon == 0 || j != colon + 1) break;
+        std::size_t stars = j;
+        while (stars < limit && s_[stars] == '*') ++stars;
+        std::size_t e = stars;
+        while (e < limit && e - stars < 6 && pii_chars::alnum(s_[e])) ++e;
+        return at(e) == '@' && (e == stars || mask_end(stars, e - stars)) ? keep_ahead(j, e, false, authority) : 0;
+      }
       if (c == '/' || c == '?' || c == '#' || c == ' ' || c == '"' || c == '\'' || c == '<' || c == '>' ||
           c == '\n' || c == '\r' || c == '\t' || c == '\\') {
         break;
@@ -926,7 +959,21 @@ class pii_scanner {
       if (c == '@') last_at = j;
     }
     if (colon == 0 || last_at <= colon + 1) return 0;
-    return add(colon + 1, last_at, pii_kind::password);
+    return keep_ahead(colon + 1, last_at, true, authority);
+  }
+
+  // Keeps [begin, end) ahead, a password or (`added` false) one redacted
+  // already, to be taken when reading reaches it; returns `resume`.
+  std::size_t keep_ahead(std::size_t begin, std::size_t end, bool added, std::size_t resume) noexcept {
+    ahead_ = {begin, end, added};
+    return resume;
+  }
+
+  // Takes what is kept ahead once reading reaches `i`; returns where reading goes on.
+  std::size_t reach(std::size_t i) {
+    if (ahead_.end == 0 || i < ahead_.begin) return i;
+    const kept_ahead a = std::exchange(ahead_, {});
+    return std::max(i, a.added ? add(a.begin, a.end, pii_kind::password) : pass_over(a.end));
   }
 
   // A PEM private key, `-----BEGIN ... PRIVATE KEY-----` to its END line;
@@ -935,6 +982,10 @@ class pii_scanner {
     const std::size_t header_end = std::min(s_.size(), i + 64);
     const std::size_t name = s_.substr(i, header_end - i).find("PRIVATE KEY-----");
     if (name == std::string_view::npos) return 0;
+    // The algorithm's name (`RSA `, `ENCRYPTED `, `OPENSSH `) or none.
+    for (std::size_t k = i + 11; k < i + name; ++k) {
+      if (!pii_chars::is(s_[k], pii_chars::upper | pii_chars::digit) && s_[k] != ' ') return 0;
+    }
     std::size_t j = i + name + 16;
     const std::size_t limit = std::min(s_.size(), j + 64 * 1024);
     // The body: base64, line breaks, and the headers of an encrypted key (`Proc-Type: 4,ENCRYPTED`).
@@ -960,6 +1011,11 @@ class pii_scanner {
   std::string_view s_;
   std::vector<pii_match>* out_;
   std::size_t floor_ = 0;
+  struct kept_ahead {
+    std::size_t begin = 0;
+    std::size_t end = 0;  // 0: none
+    bool added = false;
+  } ahead_;
   std::size_t ids_min_digits_ = 20;  // the fewest digits a national id rule's shape has
   bool ids_start_upper_ = false;     // a rule's shape can start with a letter
   phone_regions regions_;

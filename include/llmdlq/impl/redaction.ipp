@@ -21,6 +21,7 @@
 #include "llmdlq/detail/json_path_scan.hpp"
 #include "llmdlq/detail/pii_detectors.hpp"
 #include "llmdlq/detail/pii_reading.hpp"
+#include "llmdlq/detail/placeholder_shape.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/redaction.hpp"
 
@@ -227,17 +228,6 @@ inline void normalize(std::string_view kind, std::string_view value, std::string
   out.resize(static_cast<std::size_t>(w - out.data()));
 }
 
-// A placeholder this redactor writes for `kind`: `<kind>` or `<kind:` and 16 base32 characters `>`.
-inline bool is_placeholder(std::string_view kind, std::string_view value) noexcept {
-  if (value.size() < kind.size() + 2 || value.front() != '<' || value.back() != '>' || value.substr(1, kind.size()) != kind) {
-    return false;
-  }
-  const std::string_view rest = value.substr(kind.size() + 1, value.size() - kind.size() - 2);
-  if (rest.empty()) return true;
-  if (rest.size() != 17 || rest.front() != ':') return false;
-  return std::all_of(rest.begin() + 1, rest.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '2' && c <= '7'); });
-}
-
 // One replacement to make: [begin, end) of the text, and what it is.
 struct replacement {
   std::size_t begin = 0;
@@ -334,9 +324,12 @@ struct redactor::state {
         // At least four stars, more than Markdown's emphasis: a second pass
         // knows a mask by them (see pii_scanner::in_mask).
         const std::size_t keep = std::min({options.mask_keep, v.size() / 2, v.size() > 4 ? v.size() - 4 : 0});
-        out.append(std::max<std::size_t>(v.size() - keep, 4), '*');
-        // Only letters and digits are kept: `::1` could be read as an address again.
-        for (const char c : v.substr(v.size() - keep)) out += detail::pii_chars::alnum(c) ? c : '*';
+        // Only the letters and digits that end it are kept: `::1` could be
+        // read as an address again, and `**a*bc` as a mask's end and a word.
+        std::size_t kept = 0;
+        while (kept < keep && detail::pii_chars::alnum(v[v.size() - 1 - kept])) ++kept;
+        out.append(std::max<std::size_t>(v.size() - kept, 4), '*');
+        out += v.substr(v.size() - kept);
         return;
       }
       case redaction_action::token: {
@@ -373,7 +366,7 @@ struct redactor::state {
       if (r.json_string && value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
         value = value.substr(1, value.size() - 2);
       }
-      if (r.json_value && detail::is_placeholder(r.kind, value)) {  // chosen again on a second pass
+      if (r.json_value && detail::is_placeholder(value)) {  // chosen again on a second pass
         out.append(text, r.begin, r.end - r.begin);
         last = r.end;
         continue;
@@ -533,23 +526,30 @@ LLMDLQ_INLINE std::string redactor::state::document(std::string_view text, std::
   // The configured pointers are labelled `pii`; the schema's paths follow them.
   const std::vector<detail::pointer_pattern>* patterns = &st.pointers;
   std::vector<detail::pointer_pattern> with_schema;
+  std::vector<std::string> labels;  // as placeholders' kinds
   if (st.options.schema_annotations && !schema_paths.empty()) {
     with_schema = st.pointers;
     for (const auto& p : schema_paths) {
       with_schema.push_back(detail::compile_pointer_pattern(p.pointer, static_cast<std::uint32_t>(with_schema.size())));
+      labels.push_back(detail::placeholder_kind(p.label));
     }
     patterns = &with_schema;
-  }
-  std::vector<detail::replacement> chosen;
-  for (const auto& m : detail::json_path_scan(text, *patterns).run()) {
-    const auto& pattern = (*patterns)[m.pattern];
-    const std::string_view label =
-        pattern.label < st.pointers.size() ? std::string_view("pii") : schema_paths[pattern.label - st.pointers.size()].label;
-    chosen.push_back({m.begin, m.end, label, pattern.pointer, true, m.is_string, {}});
   }
   std::vector<detail::replacement> detected;
   detail::pii_reading reading;
   st.detect(text, reading, detected);
+  // A detected value is one word to the walk, whatever it holds, as its
+  // placeholder will be on a second pass.
+  std::vector<detail::opaque_span> opaque;
+  opaque.reserve(detected.size());
+  for (const auto& d : detected) opaque.push_back({d.begin, d.end});
+  std::vector<detail::replacement> chosen;
+  for (const auto& m : detail::json_path_scan(text, *patterns, opaque).run()) {
+    const auto& pattern = (*patterns)[m.pattern];
+    const std::string_view label =
+        pattern.label < st.pointers.size() ? std::string_view("pii") : std::string_view(labels[pattern.label - st.pointers.size()]);
+    chosen.push_back({m.begin, m.end, label, pattern.pointer, true, m.is_string, {}});
+  }
   if (chosen.empty()) return st.apply(text, detected, field, report, removed);
   // The values the document's structure chose win over detections inside them.
   std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
