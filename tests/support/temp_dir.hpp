@@ -11,13 +11,21 @@
 
 namespace llmdlq::test {
 
-/// A fresh directory under the system temporary folder, removed on destruction.
+/// A fresh directory under the system temporary folder, removed on
+/// destruction. Mode 0755 whatever the umask: only its owner may write it,
+/// as the DLQ's files require of the directories above them, and another
+/// user a test acts as may still reach what it gives them inside.
 class temp_dir {
  public:
   temp_dir() {
     std::random_device seed;
-    path_ = std::filesystem::temp_directory_path() / ("llmdlq-test-" + std::to_string(seed()));
-    std::filesystem::create_directories(path_);
+    do {  // never one another test holds
+      path_ = std::filesystem::temp_directory_path() / ("llmdlq-test-" + std::to_string(seed()));
+    } while (!std::filesystem::create_directory(path_));
+    using std::filesystem::perms;
+    std::filesystem::permissions(path_, perms::owner_all | perms::group_read | perms::group_exec | perms::others_read |
+                                            perms::others_exec,
+                                 std::filesystem::perm_options::replace);
   }
   ~temp_dir() {
     std::error_code ignored;

@@ -138,6 +138,33 @@ TEST_CASE("jsonl_file_sink and its purge refuse a 0600 file another user owns", 
   CHECK_FALSE(std::filesystem::exists(llmdlq::jsonl_purge_audit_path(path)));
 }
 
+TEST_CASE("a JSONL purge refuses a 0600 audit file another user owns, deleting nothing", "[jsonl][purge][owner]") {
+  LLMDLQ_REQUIRE_ROOT();
+  const auto nobody = llmdlq::test::nobody();
+  temp_dir dir;
+  const auto path = dir.path() / "dlq.jsonl";
+  {
+    auto sink = llmdlq::jsonl_file_sink::open(path);
+    REQUIRE(sink.has_value());
+    REQUIRE(sink->publish(sample("stored")).has_value());
+  }
+  const std::string before = slurp(path);
+  // nobody, owning the audit, could rewrite who purged what.
+  const auto audit = llmdlq::jsonl_purge_audit_path(path);
+  dir.write(audit.filename().string(), "");
+  ::chmod(audit.c_str(), 0600);
+  give_to(nobody, audit);
+
+  auto purged = llmdlq::purge_jsonl_file(path, {.now = llmdlq::system_now(), .operator_name = "ops"});
+  REQUIRE_FALSE(purged.has_value());
+  CHECK(purged.error().code == sink_errc::unsafe_file);
+  INFO(purged.error().message);
+  CHECK(purged.error().message.find(audit.string() + " belongs to " + named(nobody) + ", mode 0600") !=
+        std::string::npos);
+  CHECK(slurp(path) == before);
+  CHECK(slurp(audit).empty());
+}
+
 TEST_CASE("a sqlite or jsonl DLQ file below a directory another user owns is refused, whoever owns the file",
           "[sqlite][jsonl][owner]") {
   LLMDLQ_REQUIRE_ROOT();

@@ -101,6 +101,29 @@ TEST_CASE("a JSONL purge keeps exactly the unexpired lines and audits each purge
     }
   }
 
+  SECTION("an audit others could rewrite deletes nothing: the file is held to the DLQ's own rules") {
+    dir.write("dlq.jsonl.audit.jsonl", "");
+    std::filesystem::permissions(audit, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                            std::filesystem::perms::others_write);
+    auto refused = llmdlq::purge_jsonl_file(path, letters.request());
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == llmdlq::sink_errc::unsafe_file);
+    CHECK(refused.error().message.find(audit.string() + " has mode 0602") != std::string::npos);
+    CHECK(llmdlq::test::slurp(path) == lines_of(all));
+    CHECK(llmdlq::test::slurp(audit).empty());
+  }
+
+  SECTION("an audit that is a symbolic link deletes nothing and writes nowhere") {
+    const auto elsewhere = dir.write("elsewhere", "");
+    std::filesystem::create_symlink(elsewhere, audit);
+    auto refused = llmdlq::purge_jsonl_file(path, letters.request());
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == llmdlq::sink_errc::unsafe_file);
+    CHECK(refused.error().message.find(audit.string() + " is a symbolic link") != std::string::npos);
+    CHECK(llmdlq::test::slurp(path) == lines_of(all));
+    CHECK(llmdlq::test::slurp(elsewhere).empty());
+  }
+
   SECTION("a line that is not an envelope makes it refuse, changing nothing") {
     const auto text = lines_of(all) + "not an envelope\n";
     dir.write("dlq.jsonl", text);

@@ -397,10 +397,15 @@ inline void remove_abandoned_compactions(const std::filesystem::path& path) {
   }
 }
 
-// Appends `line` and a newline to the audit file beside `path`, synced.
+// Appends `line` and a newline to the audit file beside `path`, synced. The
+// audit is held to the DLQ's own rules: another user's file, or one others
+// can write, would let them rewrite what was purged and by whom.
 inline expected<void, sink_error> append_audit_line(const std::filesystem::path& path, const std::string& line) {
   const auto audit = jsonl_purge_audit_path(path);
-  const owned_fd file{::open(audit.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)};
+  bool created = false;
+  std::string refusal;
+  const owned_fd file{open_private_file(audit, O_WRONLY | O_APPEND | O_CLOEXEC, created, refusal)};
+  if (!refusal.empty()) return unexpected(sink_error{sink_errc::unsafe_file, std::move(refusal)});
   if (file.fd < 0) return unexpected(io_failure("cannot open", audit, errno));
   if (const int error = write_all(file.fd, line + "\n")) return unexpected(io_failure("cannot write", audit, error));
   if (::fdatasync(file.fd) != 0) return unexpected(io_failure("cannot sync", audit, errno));
