@@ -64,6 +64,15 @@ opened_kinds open_each(const std::filesystem::path& dir) {
   return result;
 }
 
+// A JSON Lines DLQ in `dir` that one letter was published to.
+std::filesystem::path jsonl_holding_one_letter(const temp_dir& dir) {
+  const auto path = dir.path() / "dlq.jsonl";
+  auto sink = llmdlq::jsonl_file_sink::open(path);
+  REQUIRE(sink.has_value());
+  REQUIRE(sink->publish(sample("stored")).has_value());
+  return path;
+}
+
 }  // namespace
 
 TEST_CASE("sqlite_store refuses a 0600 database another user owns, and a -wal or -shm they own", "[sqlite][owner]") {
@@ -115,12 +124,7 @@ TEST_CASE("jsonl_file_sink and its purge refuse a 0600 file another user owns", 
   LLMDLQ_REQUIRE_ROOT();
   const auto nobody = llmdlq::test::nobody();
   temp_dir dir;
-  const auto path = dir.path() / "dlq.jsonl";
-  {
-    auto sink = llmdlq::jsonl_file_sink::open(path);
-    REQUIRE(sink.has_value());
-    REQUIRE(sink->publish(sample("stored")).has_value());
-  }
+  const auto path = jsonl_holding_one_letter(dir);
   give_to(nobody, path);
   const std::string before = slurp(path);
 
@@ -142,12 +146,7 @@ TEST_CASE("a JSONL purge refuses a 0600 audit file another user owns, deleting n
   LLMDLQ_REQUIRE_ROOT();
   const auto nobody = llmdlq::test::nobody();
   temp_dir dir;
-  const auto path = dir.path() / "dlq.jsonl";
-  {
-    auto sink = llmdlq::jsonl_file_sink::open(path);
-    REQUIRE(sink.has_value());
-    REQUIRE(sink->publish(sample("stored")).has_value());
-  }
+  const auto path = jsonl_holding_one_letter(dir);
   const std::string before = slurp(path);
   // nobody, owning the audit, could rewrite who purged what.
   const auto audit = llmdlq::jsonl_purge_audit_path(path);
