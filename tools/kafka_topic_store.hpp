@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include <llmdlq/moderation_query.hpp>
+#include <llmdlq/moderation.hpp>
 
 namespace llmdlq::cli {
 

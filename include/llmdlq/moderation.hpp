@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The moderation queue: dead letters waiting for an operator, what an
-// operator may do with one, and the store that keeps them.
+// The store that keeps the moderation queue, and what an operator asks of
+// it; its records are in moderation_record.hpp, its reads in moderation_query.hpp.
 #pragma once
 
 #include <chrono>
@@ -12,134 +12,12 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
+#include "llmdlq/moderation_query.hpp"
+#include "llmdlq/moderation_record.hpp"
 #include "llmdlq/sink.hpp"
 #include "llmdlq/timestamp.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
-
-// Defined in moderation_query.hpp (included at the end).
-struct moderation_query;
-struct moderation_page;
-struct dlq_statistics;
-struct dlq_timeline_bucket;
-
-/// Where a dead letter is in its life.
-///
-///     pending ──claim──► claimed ──resolve──► resolved
-///        │                 │  ├────discard──► discarded
-///        │                 │  └────requeue──► requeued ──claim──► claimed
-///        ├──discard────────┼──────────────────► discarded
-///        └──requeue────────┘
-///
-///     pending, requeued ──recover──► recovered
-///     pending, requeued ──exhaust──► exhausted ──claim/discard/requeue──► ...
-///
-/// `resolved`, `discarded` and `recovered` are final. `requeued` marks a
-/// record for the replayer; claiming it again takes it back from the
-/// replayer. The replayer records each attempt (`record_attempt`, which
-/// keeps the status), and ends a record as `recovered` (a replay produced a
-/// valid document) or `exhausted` (its automated attempts are spent: it
-/// waits for a person, like `pending`).
-enum class moderation_status : std::uint8_t { pending, claimed, resolved, discarded, requeued, recovered, exhausted };
-
-/// What an operator, or the replayer, does to a record.
-enum class moderation_action : std::uint8_t { claim, resolve, discard, requeue, record_attempt, recover, exhaust };
-
-/// Every status, in declaration order.
-inline constexpr moderation_status all_moderation_statuses[] = {
-    moderation_status::pending,   moderation_status::claimed,   moderation_status::resolved,
-    moderation_status::discarded, moderation_status::requeued,  moderation_status::recovered,
-    moderation_status::exhausted};
-
-[[nodiscard]] constexpr std::string_view to_string(moderation_status s) noexcept {
-  switch (s) {
-    case moderation_status::pending: return "pending";
-    case moderation_status::claimed: return "claimed";
-    case moderation_status::resolved: return "resolved";
-    case moderation_status::discarded: return "discarded";
-    case moderation_status::requeued: return "requeued";
-    case moderation_status::recovered: return "recovered";
-    case moderation_status::exhausted: return "exhausted";
-  }
-  return "pending";
-}
-
-[[nodiscard]] constexpr std::string_view to_string(moderation_action a) noexcept {
-  switch (a) {
-    case moderation_action::claim: return "claim";
-    case moderation_action::resolve: return "resolve";
-    case moderation_action::discard: return "discard";
-    case moderation_action::requeue: return "requeue";
-    case moderation_action::record_attempt: return "record_attempt";
-    case moderation_action::recover: return "recover";
-    case moderation_action::exhaust: return "exhaust";
-  }
-  return "claim";
-}
-
-[[nodiscard]] constexpr std::optional<moderation_status> parse_moderation_status(std::string_view s) noexcept {
-  for (const auto status : all_moderation_statuses) {
-    if (to_string(status) == s) return status;
-  }
-  return std::nullopt;
-}
-
-/// The status `action` leads to from `from`, or nothing when the action is
-/// not allowed there. Stores apply it atomically (a conditional update), so
-/// two operators cannot both claim a record.
-[[nodiscard]] constexpr std::optional<moderation_status> transition(moderation_status from,
-                                                                    moderation_action action) noexcept {
-  using s = moderation_status;
-  switch (action) {
-    case moderation_action::claim:
-      if (from == s::pending || from == s::requeued || from == s::exhausted) return s::claimed;
-      break;
-    case moderation_action::resolve:
-      if (from == s::claimed) return s::resolved;
-      break;
-    case moderation_action::discard:
-      if (from == s::pending || from == s::claimed || from == s::exhausted) return s::discarded;
-      break;
-    case moderation_action::requeue:
-      if (from == s::pending || from == s::claimed || from == s::exhausted) return s::requeued;
-      break;
-    case moderation_action::record_attempt:
-      if (from == s::pending || from == s::requeued) return from;
-      break;
-    case moderation_action::recover:
-      if (from == s::pending || from == s::requeued) return s::recovered;
-      break;
-    case moderation_action::exhaust:
-      if (from == s::pending || from == s::requeued) return s::exhausted;
-      break;
-  }
-  return std::nullopt;
-}
-
-/// The statuses from which `action` is allowed (for a store's conditional update).
-[[nodiscard]] inline std::vector<moderation_status> statuses_allowing(moderation_action action) {
-  std::vector<moderation_status> from;
-  for (const auto status : all_moderation_statuses) {
-    if (transition(status, action)) from.push_back(status);
-  }
-  return from;
-}
-
-/// One row of the moderation queue.
-struct moderation_record {
-  std::string dlq_id;
-  moderation_status status = moderation_status::pending;
-  std::string category;        ///< failure category (`syntax`, `schema`, ...)
-  std::string triage;          ///< triage class
-  std::string failure_code;    ///< e.g. `ocr_structural_broken_json`
-  std::string raw_response;    ///< the model's answer as stored in the envelope
-  std::string envelope_json;   ///< the whole envelope
-  std::string created_at;      ///< RFC 3339 UTC
-  std::string updated_at;      ///< RFC 3339 UTC
-  std::string operator_log;    ///< one line per action: time, operator, action, note
-  std::string claimed_by;      ///< empty unless claimed
-  std::optional<std::string> resolution;  ///< the corrected JSON, once resolved or recovered
-};
 
 /// Why an operator action or a read of a moderation store did not happen.
 enum class moderation_errc : std::uint8_t {
@@ -233,6 +111,9 @@ class moderation_store : public sink {
                                                                         std::uint64_t dead_lettered) = 0;
 };
 
-LLMDLQ_END_NAMESPACE
+inline expected<std::vector<dlq_timeline_bucket>, moderation_error> moderation_store::timeline(
+    timestamp since, std::chrono::seconds width) {
+  return timeline(since, system_now(), width);
+}
 
-#include "llmdlq/moderation_query.hpp"
+LLMDLQ_END_NAMESPACE

@@ -3,7 +3,6 @@
 // counts, and the dead letters (and traffic) over time.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -13,7 +12,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/moderation.hpp"
+#include "llmdlq/moderation_record.hpp"
 #include "llmdlq/timestamp.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -93,12 +92,5 @@ struct dlq_timeline_bucket {
     return n;
   }
 };
-
-// Defined here, where dlq_timeline_bucket is complete (clang instantiates the
-// result's destructor at the definition); moderation.hpp includes this file.
-inline expected<std::vector<dlq_timeline_bucket>, moderation_error> moderation_store::timeline(
-    timestamp since, std::chrono::seconds width) {
-  return timeline(since, system_now(), width);
-}
 
 LLMDLQ_END_NAMESPACE
