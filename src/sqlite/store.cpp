@@ -12,7 +12,11 @@
 #include <fmt/format.h>
 
 #include "llmdlq/detail/moderation_check.hpp"
-#include "llmdlq/detail/moderation_query_sql.hpp"
+#include "llmdlq/detail/store/paging.hpp"
+#include "llmdlq/detail/store/record_reader.hpp"
+#include "llmdlq/detail/store/rewrite.hpp"
+#include "llmdlq/detail/store/statistics.hpp"
+#include "llmdlq/detail/store/timeline.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "connection.hpp"
 
@@ -112,12 +116,6 @@ std::string create_schema(const std::string& t) {
          std::string(traffic_definition);
 }
 
-std::string sqlite_placeholder(std::size_t n) { return fmt::format("?{}", n); }
-std::string sqlite_version_column(std::string_view field) {
-  return fmt::format("json_extract(envelope, '$.versions.{}')", field);
-}
-constexpr detail::moderation_sql_dialect sqlite_dialect{sqlite_placeholder, sqlite_version_column, ""};
-
 // Every column, for copying a table's rows into its rebuilt form.
 constexpr std::string_view all_columns =
     "dlq_id, idempotency_key, attempt, status, category, triage, action, failure_code, message, raw_sha256, "
@@ -136,13 +134,58 @@ constexpr std::string_view purge_audit_definition = R"sql(
     );
   )sql";
 
-constexpr std::string_view record_columns =
+std::string sqlite_placeholder(std::size_t n) { return fmt::format("?{}", n); }
+std::string sqlite_version_column(std::string_view field) {
+  return fmt::format("json_extract(envelope, '$.versions.{}')", field);
+}
+std::string sqlite_time_text(std::string_view column) { return std::string(column); }
+std::string sqlite_time_bucket(std::string_view column) {
+  return fmt::format("((CAST(strftime('%s', {0}) AS INTEGER) * 1000 + CAST(substr({0}, 21, 3) AS INTEGER) - ?1) / ?2)",
+                     column);
+}
+
+// Times are RFC 3339 UTC texts with three fraction digits: their text order
+// is their time order. raw_response is read from the envelope.
+constexpr detail::store::sql_dialect sqlite_dialect{
+    {sqlite_placeholder, sqlite_version_column, ""},
+    "",
+    "",
+    sqlite_time_text,
+    sqlite_time_bucket,
+    "envelope",
+    "",
+    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
     "dlq_id, status, category, triage, failure_code, envelope, created_at, updated_at, operator_log, claimed_by, "
-    "resolution";
+    "resolution",
+    false,
+    nullptr};
+
+// The row a statement stands on, for the shared algorithms.
+class sqlite_row final : public detail::store::sql_row {
+ public:
+  explicit sqlite_row(sqlite3_stmt* s) noexcept : s_(s) {}
+  bool is_null(int column) const override { return sqlite3_column_type(s_, column) == SQLITE_NULL; }
+  std::string text(int column) const override { return column_text(s_, column); }
+  std::int64_t integer(int column) const override { return sqlite3_column_int64(s_, column); }
+  std::uint64_t count(int column) const override { return static_cast<std::uint64_t>(sqlite3_column_int64(s_, column)); }
+
+ private:
+  sqlite3_stmt* s_;
+};
+
+void bind_value(sqlite3_stmt* s, int index, const detail::store::sql_value& value) {
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    bind_text(s, index, *text);
+  } else {
+    sqlite3_bind_int64(s, index, std::get<std::int64_t>(value));
+  }
+}
 
 }  // namespace
 
-struct sqlite_store::impl {
+// The store's state, and its connection as the shared algorithms use it
+// (the caller holds `mutex`).
+struct sqlite_store::impl final : detail::store::sql_session {
   connection owner;
   sqlite3* db = nullptr;  // owner.db
   std::string table;
@@ -162,34 +205,38 @@ struct sqlite_store::impl {
     return false;
   }
 
-  // The row selected by select_record, as a moderation record.
-  static moderation_record read_record(sqlite3_stmt* s) {
-    auto text = [&](int column) {
-      const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
-      return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s, column))) : std::string();
-    };
-    moderation_record r;
-    r.dlq_id = text(0);
-    r.status = parse_moderation_status(text(1)).value_or(moderation_status::pending);
-    r.category = text(2);
-    r.triage = text(3);
-    r.failure_code = text(4);
-    r.envelope_json = text(5);
-    r.created_at = text(6);
-    r.updated_at = text(7);
-    r.operator_log = text(8);
-    r.claimed_by = text(9);
-    if (sqlite3_column_type(s, 10) != SQLITE_NULL) r.resolution = text(10);
-    if (auto e = parse_envelope(r.envelope_json); e && e->raw_response.text) r.raw_response = *e->raw_response.text;
+  expected<void, moderation_error> execute(const std::string& sql, std::span<const detail::store::sql_value> values,
+                                           const row_handler& on_row, std::string_view what) override {
+    statement s;
+    if (!s.prepare(db, sql)) return unexpected(store_failure(what));
+    for (std::size_t i = 0; i < values.size(); ++i) bind_value(s.get(), static_cast<int>(i + 1), values[i]);
+    int rc;
+    while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+      if (on_row) on_row(sqlite_row(s.get()));
+    }
+    if (rc != SQLITE_DONE) return unexpected(store_failure(what));
+    return {};
+  }
+
+  expected<void, moderation_error> attempt(const work& body) override { return body(); }
+
+  // BEGIN IMMEDIATE: no other writer changes a row between its read and its update.
+  expected<void, moderation_error> transaction(const work& body) override {
+    if (!step_done(begin)) return unexpected(store_failure("begin"));
+    auto r = body();
+    if (r && !step_done(commit)) r = unexpected(store_failure("commit"));
+    if (!r) step_done(rollback);
     return r;
   }
+
+  detail::store::store_tables tables() const { return {table, "llmdlq_traffic", table}; }
 
   expected<std::optional<moderation_record>, moderation_error> read(std::string_view dlq_id) {
     sqlite3_stmt* s = select_record.get();
     sqlite3_bind_text(s, 1, dlq_id.data(), static_cast<int>(dlq_id.size()), SQLITE_TRANSIENT);
     const int rc = sqlite3_step(s);
     std::optional<moderation_record> found;
-    if (rc == SQLITE_ROW) found = read_record(s);
+    if (rc == SQLITE_ROW) found = detail::store::read_record(sqlite_row(s), sqlite_dialect);
     sqlite3_reset(s);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(store_failure("read"));
     return found;
@@ -367,13 +414,13 @@ struct sqlite_store::impl {
     return {};
   }
 
-  // Whether the DLQ's table (or `name`) is there; an error when the file cannot be read as a database.
-  expected<bool, sink_error> has_table(std::string_view name = {}) {
+  // Whether the DLQ's table is there; an error when the file cannot be read as a database.
+  expected<bool, sink_error> has_table() {
     statement query;
     if (!query.prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")) {
       return unexpected(sqlite_failure(db, "read " + path));
     }
-    bind_text_or_null(query.get(), 1, name.empty() ? std::string_view(table) : name);
+    bind_text(query.get(), 1, table);
     const int rc = sqlite3_step(query.get());
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(sqlite_failure(db, "read " + path));
     return rc == SQLITE_ROW;
@@ -433,7 +480,8 @@ expected<sqlite_store, sink_error> sqlite_store::open(const std::filesystem::pat
       state->begin.prepare(state->db, "BEGIN IMMEDIATE") && state->commit.prepare(state->db, "COMMIT") &&
       state->rollback.prepare(state->db, "ROLLBACK") &&
       state->find.prepare(state->db, fmt::format("SELECT envelope FROM {} WHERE dlq_id = ?1", t)) &&
-      state->select_record.prepare(state->db, fmt::format("SELECT {} FROM {} WHERE dlq_id = ?1", record_columns, t)) &&
+      state->select_record.prepare(state->db,
+                                   fmt::format("SELECT {} FROM {} WHERE dlq_id = ?1", sqlite_dialect.record_columns, t)) &&
       state->update_status.prepare(state->db, fmt::format(
           "UPDATE {} SET status = ?2, updated_at = ?3, operator_log = ?4, claimed_by = ?5, resolution = ?6, "
           "envelope = COALESCE(?8, envelope) WHERE dlq_id = ?1 AND status = ?7", t));
@@ -511,31 +559,7 @@ expected<purge_report, sink_error> sqlite_store::purge(const purge_request& requ
 
 expected<dlq_statistics, moderation_error> sqlite_store::statistics() {
   std::lock_guard lock(impl_->mutex);
-  dlq_statistics stats;
-  for (const auto& [column, counts] : {std::pair{"category", &stats.by_category}, std::pair{"triage", &stats.by_triage},
-                                       std::pair{"status", &stats.by_status}, std::pair{"failure_code", &stats.by_code}}) {
-    statement query;
-    if (!query.prepare(impl_->db, fmt::format("SELECT {0}, count(*) FROM {1} GROUP BY {0} ORDER BY {0}", column,
-                                              impl_->table))) {
-      return unexpected(impl_->store_failure("statistics"));
-    }
-    int rc;
-    while ((rc = sqlite3_step(query.get())) == SQLITE_ROW) {
-      const auto* key = reinterpret_cast<const char*>(sqlite3_column_text(query.get(), 0));
-      (*counts)[key ? key : ""] = static_cast<std::uint64_t>(sqlite3_column_int64(query.get(), 1));
-    }
-    if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("statistics"));
-  }
-  for (const auto& [status, count] : stats.by_status) stats.total += count;
-  statement oldest;
-  if (!oldest.prepare(impl_->db, fmt::format("SELECT min(created_at) FROM {} WHERE status = 'pending'", impl_->table))) {
-    return unexpected(impl_->store_failure("statistics"));
-  }
-  if (sqlite3_step(oldest.get()) != SQLITE_ROW) return unexpected(impl_->store_failure("statistics"));
-  if (sqlite3_column_type(oldest.get(), 0) != SQLITE_NULL) {
-    stats.oldest_pending_created_at = parse_rfc3339(column_text(oldest.get(), 0));
-  }
-  return stats;
+  return detail::store::statistics(*impl_, sqlite_dialect, impl_->table);
 }
 
 expected<std::optional<envelope>, moderation_error> sqlite_store::find(std::string_view dlq_id) {
@@ -554,66 +578,16 @@ expected<std::optional<envelope>, moderation_error> sqlite_store::find(std::stri
   return found;
 }
 
-// Keyset pages of rows, each read and rewritten inside one write transaction
-// (BEGIN IMMEDIATE), so that no other writer changes a row between its read
-// and its update.
 expected<std::size_t, moderation_error> sqlite_store::rewrite_envelopes(const envelope_rewrite& change,
                                                                         std::size_t batch) {
   std::lock_guard lock(impl_->mutex);
-  sqlite3* db = impl_->db;
-  statement page;
-  statement update;
-  if (!page.prepare(db, fmt::format("SELECT dlq_id, envelope FROM {} WHERE dlq_id > ?1 ORDER BY dlq_id LIMIT ?2",
-                                    impl_->table)) ||
-      !update.prepare(db, fmt::format("UPDATE {} SET envelope = ?2 WHERE dlq_id = ?1", impl_->table))) {
-    return unexpected(impl_->store_failure("prepare the rewrite"));
-  }
-  std::size_t changed = 0;
-  std::string after;
-  for (bool more = true; more;) {
-    if (!impl_->step_done(impl_->begin)) return unexpected(impl_->store_failure("begin"));
-    const auto fail = [&](std::string_view what) {
-      auto error = impl_->store_failure(what);
-      impl_->step_done(impl_->rollback);
-      return unexpected(std::move(error));
-    };
-    bind_text(page.get(), 1, after);
-    sqlite3_bind_int64(page.get(), 2, static_cast<sqlite3_int64>(std::max<std::size_t>(batch, 1)));
-    std::size_t rows = 0;
-    std::size_t changed_here = 0;
-    int rc;
-    while ((rc = sqlite3_step(page.get())) == SQLITE_ROW) {
-      ++rows;
-      after = column_text(page.get(), 0);
-      const std::string json = column_text(page.get(), 1);
-      if (auto replaced = change(after, json); replaced && *replaced != json) {
-        bind_text(update.get(), 1, after);
-        bind_text(update.get(), 2, *replaced);
-        const int updated = sqlite3_step(update.get());
-        sqlite3_reset(update.get());
-        if (updated != SQLITE_DONE) {
-          sqlite3_reset(page.get());
-          return fail("rewrite " + after);
-        }
-        ++changed_here;
-      }
-    }
-    sqlite3_reset(page.get());
-    if (rc != SQLITE_DONE) return fail("read");
-    if (!impl_->step_done(impl_->commit)) return fail("commit");
-    changed += changed_here;
-    more = rows == std::max<std::size_t>(batch, 1);
-  }
-  return changed;
+  return detail::store::rewrite_envelopes(*impl_, sqlite_dialect, impl_->table, change, batch);
 }
 
-LLMDLQ_END_NAMESPACE
-
-LLMDLQ_BEGIN_NAMESPACE
 
 expected<std::optional<moderation_record>, moderation_error> sqlite_store::get(std::string_view dlq_id) {
   std::lock_guard lock(impl_->mutex);
-  return impl_->read(dlq_id);
+  return detail::store::get_record(*impl_, sqlite_dialect, impl_->table, dlq_id);
 }
 
 expected<std::vector<moderation_record>, moderation_error> sqlite_store::list(moderation_status status,
@@ -626,27 +600,8 @@ expected<std::vector<moderation_record>, moderation_error> sqlite_store::list_af
                                                                                    std::string_view after_dlq_id,
                                                                                    std::size_t limit) {
   std::lock_guard lock(impl_->mutex);
-  statement query;
-  // created_at is RFC 3339 UTC with three fraction digits: its text order is its time order.
-  if (!query.prepare(impl_->db, fmt::format("SELECT {} FROM {} WHERE status = ?1 AND (created_at > ?3 OR "
-                                            "(created_at = ?3 AND dlq_id > ?4)) ORDER BY created_at, dlq_id LIMIT ?2",
-                                            record_columns, impl_->table))) {
-    return unexpected(impl_->store_failure("list"));
-  }
-  bind_text_or_null(query.get(), 1, to_string(status));
-  sqlite3_bind_int64(query.get(), 2, static_cast<sqlite3_int64>(std::min<std::size_t>(limit, INT64_MAX)));
-  // An empty position is "" (before every row), never NULL (which compares with nothing).
-  const auto bind_position = [&](int index, std::string_view text) {
-    sqlite3_bind_text(query.get(), index, text.empty() ? "" : text.data(), static_cast<int>(text.size()),
-                      SQLITE_TRANSIENT);
-  };
-  bind_position(3, after_created_at);
-  bind_position(4, after_dlq_id);
-  std::vector<moderation_record> records;
-  int rc;
-  while ((rc = sqlite3_step(query.get())) == SQLITE_ROW) records.push_back(impl::read_record(query.get()));
-  if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("list"));
-  return records;
+  return detail::store::list_after(*impl_, sqlite_dialect, impl_->table, status, after_created_at, after_dlq_id,
+                                   limit);
 }
 
 expected<moderation_record, moderation_error> sqlite_store::act(const moderation_request& request) {
@@ -654,13 +609,8 @@ expected<moderation_record, moderation_error> sqlite_store::act(const moderation
   std::lock_guard lock(impl_->mutex);
   // One transaction from the read to the update: two actions that keep the
   // status (record_attempt) cannot lose each other's log entry.
-  if (!impl_->step_done(impl_->begin)) return unexpected(impl_->store_failure("begin"));
-  auto r = impl_->apply(request);
-  if (r && !impl_->step_done(impl_->commit)) r = unexpected(impl_->store_failure("commit"));
-  if (!r) {
-    impl_->step_done(impl_->rollback);
-    return unexpected(std::move(r.error()));
-  }
+  auto r = impl_->transaction([&] { return impl_->apply(request); });
+  if (!r) return unexpected(std::move(r.error()));
   auto updated = impl_->read(request.dlq_id);
   if (!updated) return unexpected(std::move(updated.error()));
   if (!*updated) return unexpected(moderation_error{moderation_errc::not_found, "the dead letter vanished", {}});
@@ -668,97 +618,20 @@ expected<moderation_record, moderation_error> sqlite_store::act(const moderation
 }
 
 expected<moderation_page, moderation_error> sqlite_store::query(const moderation_query& q) {
-  if (q.limit == 0) return moderation_page{};
-  const auto filter = detail::moderation_query_filter(q, sqlite_dialect);
   std::lock_guard lock(impl_->mutex);
-  statement select;
-  // created_at is RFC 3339 UTC with three fraction digits: its text order is its time order.
-  if (!select.prepare(impl_->db, fmt::format("SELECT {} FROM {} WHERE {} ORDER BY created_at, dlq_id LIMIT ?{}",
-                                             record_columns, impl_->table, filter.where, filter.values.size() + 1))) {
-    return unexpected(impl_->store_failure("query"));
-  }
-  for (std::size_t i = 0; i < filter.values.size(); ++i) {
-    bind_text(select.get(), static_cast<int>(i + 1), filter.values[i]);
-  }
-  const std::size_t wanted = std::min<std::size_t>(q.limit, INT64_MAX - 1) + 1;
-  sqlite3_bind_int64(select.get(), static_cast<int>(filter.values.size() + 1), static_cast<sqlite3_int64>(wanted));
-  std::vector<moderation_record> records;
-  int rc;
-  while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) records.push_back(impl::read_record(select.get()));
-  if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("query"));
-  return detail::make_moderation_page(std::move(records), q.limit);
+  return detail::store::query_page(*impl_, sqlite_dialect, impl_->table, q);
 }
 
 expected<std::vector<dlq_timeline_bucket>, moderation_error> sqlite_store::timeline(timestamp since, timestamp until,
                                                                                   std::chrono::seconds width) {
-  auto buckets = detail::empty_timeline(since, until, width);
-  if (buckets.empty()) return buckets;
-  const auto width_ms = std::chrono::milliseconds(width).count();
-  const auto since_ms = since.time_since_epoch().count();
-  const std::string from = format_rfc3339(since);
-  const std::string to = format_rfc3339(until);
   std::lock_guard lock(impl_->mutex);
-  // The bucket of an RFC 3339 text: its milliseconds since `since` (?1) over the width (?2).
-  const auto bucket_of = [](std::string_view column) {
-    return fmt::format("((CAST(strftime('%s', {0}) AS INTEGER) * 1000 + CAST(substr({0}, 21, 3) AS INTEGER) - ?1) / ?2)",
-                       column);
-  };
-  const auto read = [&](const std::string& sql, auto&& add) -> expected<void, moderation_error> {
-    statement s;
-    if (!s.prepare(impl_->db, sql)) return unexpected(impl_->store_failure("timeline"));
-    sqlite3_bind_int64(s.get(), 1, since_ms);
-    sqlite3_bind_int64(s.get(), 2, width_ms);
-    bind_text(s.get(), 3, from);
-    bind_text(s.get(), 4, to);
-    if (sqlite3_bind_parameter_count(s.get()) >= 5) bind_text(s.get(), 5, impl_->table);
-    int rc;
-    while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
-      const auto index = sqlite3_column_int64(s.get(), 0);
-      if (index >= 0 && static_cast<std::size_t>(index) < buckets.size()) add(buckets[static_cast<std::size_t>(index)], s.get());
-    }
-    if (rc != SQLITE_DONE) return unexpected(impl_->store_failure("timeline"));
-    return {};
-  };
-  auto letters = read(fmt::format("SELECT {0} AS bucket, category, count(*) FROM {1} WHERE created_at >= ?3 AND "
-                                  "created_at < ?4 GROUP BY bucket, category",
-                                  bucket_of("created_at"), impl_->table),
-                      [](dlq_timeline_bucket& b, sqlite3_stmt* row) {
-                        b.dead_letters_by_category[column_text(row, 1)] +=
-                            static_cast<std::uint64_t>(sqlite3_column_int64(row, 2));
-                      });
-  if (!letters) return unexpected(std::move(letters.error()));
-  const auto traffic = impl_->has_table("llmdlq_traffic");
-  if (!traffic) return unexpected(impl_->store_failure("timeline"));
-  if (*traffic) {
-    auto counted = read(fmt::format("SELECT {0} AS bucket, sum(processed), sum(dead_lettered) FROM llmdlq_traffic "
-                                    "WHERE dlq_table = ?5 AND minute >= ?3 AND minute < ?4 GROUP BY bucket",
-                                    bucket_of("minute")),
-                        [](dlq_timeline_bucket& b, sqlite3_stmt* row) {
-                          b.processed += static_cast<std::uint64_t>(sqlite3_column_int64(row, 1));
-                          b.dead_lettered += static_cast<std::uint64_t>(sqlite3_column_int64(row, 2));
-                        });
-    if (!counted) return unexpected(std::move(counted.error()));
-  }
-  return buckets;
+  return detail::store::timeline(*impl_, sqlite_dialect, impl_->tables(), since, until, width);
 }
 
 expected<void, moderation_error> sqlite_store::record_traffic(timestamp at, std::uint64_t processed,
                                                               std::uint64_t dead_lettered) {
-  const std::string minute = format_rfc3339(std::chrono::floor<std::chrono::minutes>(at));
   std::lock_guard lock(impl_->mutex);
-  statement upsert;
-  if (!upsert.prepare(impl_->db, "INSERT INTO llmdlq_traffic (dlq_table, minute, processed, dead_lettered) "
-                                 "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (dlq_table, minute) DO UPDATE SET "
-                                 "processed = processed + excluded.processed, "
-                                 "dead_lettered = dead_lettered + excluded.dead_lettered")) {
-    return unexpected(impl_->store_failure("record traffic"));
-  }
-  bind_text(upsert.get(), 1, impl_->table);
-  bind_text(upsert.get(), 2, minute);
-  sqlite3_bind_int64(upsert.get(), 3, static_cast<sqlite3_int64>(std::min<std::uint64_t>(processed, INT64_MAX)));
-  sqlite3_bind_int64(upsert.get(), 4, static_cast<sqlite3_int64>(std::min<std::uint64_t>(dead_lettered, INT64_MAX)));
-  if (sqlite3_step(upsert.get()) != SQLITE_DONE) return unexpected(impl_->store_failure("record traffic"));
-  return {};
+  return detail::store::record_traffic(*impl_, sqlite_dialect, impl_->tables(), at, processed, dead_lettered);
 }
 
 LLMDLQ_END_NAMESPACE
