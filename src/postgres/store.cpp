@@ -19,7 +19,11 @@
 
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/moderation_check.hpp"
-#include "llmdlq/detail/moderation_query_sql.hpp"
+#include "llmdlq/detail/store/paging.hpp"
+#include "llmdlq/detail/store/record_reader.hpp"
+#include "llmdlq/detail/store/rewrite.hpp"
+#include "llmdlq/detail/store/statistics.hpp"
+#include "llmdlq/detail/store/timeline.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "libpq.hpp"
 
@@ -160,44 +164,79 @@ moderation_error to_moderation_error(failure f) {
 // ---------------------------------------------------------------------------
 // Statements.
 
-// The columns of a moderation_record, in read_record's order.
-constexpr std::string_view record_columns =
+// An RFC 3339 column, NULL-safe, as format_rfc3339 writes it.
+std::string utc_text(std::string_view column) {
+  return fmt::format("to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')", column);
+}
+
+std::string postgres_placeholder(std::size_t n) { return fmt::format("${}", n); }
+std::string postgres_version_column(std::string_view field) {
+  return fmt::format("(envelope -> 'versions' ->> '{}')", field);
+}
+std::string postgres_time_bucket(std::string_view column) {
+  return fmt::format("floor((extract(epoch FROM {}) * 1000 - $1::bigint) / $2::bigint)::bigint", column);
+}
+
+// Texts compared with stored ones go through storable_copy: PostgreSQL
+// refuses what it cannot hold.
+constexpr detail::store::sql_dialect postgres_dialect{
+    {postgres_placeholder, postgres_version_column, "::timestamptz"},
+    "::bigint",
+    "::jsonb",
+    utc_text,
+    postgres_time_bucket,
+    "envelope::text",
+    " FOR UPDATE",
+    "SELECT (to_regclass($1) IS NOT NULL)::int",
     "dlq_id, status, category, triage, failure_code, raw_response, envelope::text, "
     "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
     "to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
-    "operator_log::text, claimed_by, resolution::text";
+    "operator_log::text, claimed_by, resolution::text",
+    true,
+    storable_copy};
+
+// Row `row` of a result, for the shared algorithms.
+class postgres_row final : public detail::store::sql_row {
+ public:
+  postgres_row(const PGresult* r, int row) noexcept : r_(r), row_(row) {}
+  bool is_null(int column) const override { return PQgetisnull(r_, row_, column) != 0; }
+  std::string text(int column) const override {
+    return std::string(PQgetvalue(r_, row_, column), static_cast<std::size_t>(PQgetlength(r_, row_, column)));
+  }
+  std::int64_t integer(int column) const override { return std::strtoll(PQgetvalue(r_, row_, column), nullptr, 10); }
+  std::uint64_t count(int column) const override { return std::strtoull(PQgetvalue(r_, row_, column), nullptr, 10); }
+
+ private:
+  const PGresult* r_;
+  int row_;
+};
 
 moderation_record read_record(const PGresult* r, int row) {
-  const auto text = [&](int column) { return std::string(PQgetvalue(r, row, column), PQgetlength(r, row, column)); };
-  moderation_record record;
-  record.dlq_id = text(0);
-  record.status = parse_moderation_status(text(1)).value_or(moderation_status::pending);
-  record.category = text(2);
-  record.triage = text(3);
-  record.failure_code = text(4);
-  record.raw_response = text(5);
-  record.envelope_json = text(6);
-  record.created_at = text(7);
-  record.updated_at = text(8);
-  record.operator_log = text(9);
-  record.claimed_by = text(10);
-  if (!PQgetisnull(r, row, 11)) record.resolution = text(11);
-  return record;
+  return detail::store::read_record(postgres_row(r, row), postgres_dialect);
+}
+
+// The error a unit of work reports when its connection cannot be made ready.
+template <class Error>
+Error as_error(failure f) {
+  if constexpr (std::is_same_v<Error, failure>) {
+    return f;
+  } else {
+    return to_moderation_error(std::move(f));
+  }
 }
 
 // The prepared statements' names.
 constexpr const char* insert_statement = "llmdlq_insert";
 constexpr const char* get_statement = "llmdlq_get";
-constexpr const char* list_statement = "llmdlq_list";
 constexpr const char* act_statement = "llmdlq_act";
 constexpr const char* state_statement = "llmdlq_state";
 
-// A PostgreSQL array literal of status names (which need no quoting).
-// The DLQ table as the purge audit names it: `schema.table` or `table`.
+// The DLQ table as the purge audit and the traffic table name it: `schema.table` or `table`.
 std::string options_table_name(const postgres_store_options& o) {
   return o.schema.empty() ? o.table : o.schema + "." + o.table;
 }
 
+// A PostgreSQL array literal of status names (which need no quoting).
 std::string status_array(const std::vector<moderation_status>& statuses) {
   std::string out = "{";
   for (const auto s : statuses) {
@@ -210,7 +249,9 @@ std::string status_array(const std::vector<moderation_status>& statuses) {
 
 }  // namespace
 
-struct postgres_store::impl {
+// The store's state, and its connection as the shared algorithms use it
+// (the caller holds `mutex`).
+struct postgres_store::impl final : detail::store::sql_session {
   std::string conninfo;
   postgres_store_options options;
   std::string qualified;  // "schema"."table" or "table"
@@ -239,20 +280,51 @@ struct postgres_store::impl {
   bool lost() const { return PQstatus(conn.get()) != CONNECTION_OK; }
 
   // `sql` with `values` bound as text ($1, $2, ...).
-  result exec_values(const std::string& sql, const std::vector<std::string>& values) {
+  result exec_values(const std::string& sql, std::span<const detail::store::sql_value> values) {
+    std::vector<std::string> texts;
+    texts.reserve(values.size());
+    for (const auto& v : values) {
+      const auto* text = std::get_if<std::string>(&v);
+      texts.push_back(text ? *text : std::to_string(std::get<std::int64_t>(v)));
+    }
     std::vector<const char*> pointers;
-    pointers.reserve(values.size());
-    for (const auto& v : values) pointers.push_back(v.c_str());
+    pointers.reserve(texts.size());
+    for (const auto& t : texts) pointers.push_back(t.c_str());
     return result(PQexecParams(conn.get(), sql.c_str(), static_cast<int>(pointers.size()), nullptr, pointers.data(),
                                nullptr, nullptr, 0));
   }
 
-  // The rows `sql` selects (as many as `values` say), each one value, in order.
-  expected<result, failure> select(const std::string& sql, const std::vector<std::string>& values, const char* what) {
+  expected<void, moderation_error> execute(const std::string& sql, std::span<const detail::store::sql_value> values,
+                                           const row_handler& on_row, std::string_view what) override {
     auto r = exec_values(sql, values);
-    if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), what));
-    return r;
+    if (!ok(r, PGRES_TUPLES_OK) && !ok(r, PGRES_COMMAND_OK)) {
+      return unexpected(to_moderation_error(classify(conn.get(), r.get(), what)));
+    }
+    if (on_row) {
+      for (int row = 0; row < PQntuples(r.get()); ++row) on_row(postgres_row(r.get(), row));
+    }
+    return {};
   }
+
+  // Both prepare the statements after a reconnection, so that a later call
+  // never meets a connection it must prepare again.
+  expected<void, moderation_error> attempt(const work& body) override {
+    return run([&](bool) { return body(); });
+  }
+
+  expected<void, moderation_error> transaction(const work& body) override {
+    return run([&](bool) -> expected<void, moderation_error> {
+      if (auto b = command("BEGIN", "begin"); !b) return unexpected(to_moderation_error(std::move(b.error())));
+      auto r = body();
+      if (r) {
+        if (auto c = command("COMMIT", "commit"); !c) r = unexpected(to_moderation_error(std::move(c.error())));
+      }
+      if (!r) rollback();
+      return r;
+    });
+  }
+
+  detail::store::store_tables tables() const { return {qualified, traffic_table(), options_table_name(options)}; }
 
   result exec(const char* sql) { return result(PQexec(conn.get(), sql)); }
 
@@ -296,7 +368,7 @@ struct postgres_store::impl {
 
   expected<void, failure> prepare() {
     const std::string& t = qualified;
-    const std::array<std::pair<const char*, std::string>, 5> statements = {{
+    const std::array<std::pair<const char*, std::string>, 4> statements = {{
         // One row: the new dlq_id and true, or, on a conflict, the stored
         // record's dlq_id and false (the outer SELECT sees the table as it
         // was before the INSERT, so it finds only the row that conflicted).
@@ -309,12 +381,7 @@ struct postgres_store::impl {
                      "(SELECT dlq_id, false FROM {0} WHERE NOT EXISTS (SELECT 1 FROM inserted) AND "
                      "(dlq_id = $1 OR (idempotency_key = $2 AND attempt = $3::bigint)) LIMIT 1)",
                      t)},
-        {get_statement, fmt::format("SELECT {} FROM {} WHERE dlq_id = $1", record_columns, t)},
-        // $3, $4: the page starts after this created_at and dlq_id (NULL: at the start).
-        {list_statement, fmt::format("SELECT {} FROM {} WHERE status = $1 AND ($3::timestamptz IS NULL OR "
-                                     "(created_at, dlq_id) > ($3::timestamptz, $4::text)) "
-                                     "ORDER BY created_at, dlq_id LIMIT $2::bigint",
-                                     record_columns, t)},
+        {get_statement, fmt::format("SELECT {} FROM {} WHERE dlq_id = $1", postgres_dialect.record_columns, t)},
         // $2: the statuses the action leaves, $3: where each leads (transition()).
         {act_statement,
          fmt::format("UPDATE {0} SET status = ($3::text[])[array_position($2::text[], status)], "
@@ -326,7 +393,7 @@ struct postgres_store::impl {
                      "THEN $5::text ELSE claimed_by END, "
                      "resolution = COALESCE($8::jsonb, resolution), envelope = COALESCE($9::jsonb, envelope) "
                      "WHERE dlq_id = $1 AND status = ANY($2::text[]) RETURNING {1}",
-                     t, record_columns)},
+                     t, postgres_dialect.record_columns)},
         // Why an action found no row, and whether the log ends with that action.
         {state_statement,
          fmt::format("SELECT status, COALESCE((operator_log -> -1) @> jsonb_build_object("
@@ -372,11 +439,12 @@ struct postgres_store::impl {
   // op is safe to repeat (idempotent, or checks whether it was applied).
   template <class Op>
   auto run(Op&& op, bool statements = true) -> decltype(op(false)) {
+    using error = typename decltype(op(false))::error_type;
     bool may_reset = true;
-    if (auto r = ready(may_reset, statements); !r) return unexpected(std::move(r.error()));
+    if (auto r = ready(may_reset, statements); !r) return unexpected(as_error<error>(std::move(r.error())));
     auto first = op(false);
     if (first || !lost() || !may_reset) return first;
-    if (auto r = ready(may_reset, statements); !r) return unexpected(std::move(r.error()));
+    if (auto r = ready(may_reset, statements); !r) return unexpected(as_error<error>(std::move(r.error())));
     return op(true);
   }
 
@@ -616,11 +684,6 @@ expected<std::vector<receipt>, sink_error> postgres_store::publish_batch(std::sp
 }
 
 namespace {
-// An RFC 3339 column, NULL-safe, as format_rfc3339 writes it.
-std::string utc_text(std::string_view column) {
-  return fmt::format("to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')", column);
-}
-
 // The report of a purge from a row of (count, oldest, newest).
 purge_report report_of(const purge_request& request, const PGresult* r) {
   auto report = purge_report::for_request(request);
@@ -777,12 +840,8 @@ expected<moderation_record, moderation_error> postgres_store::act(const moderati
 
 expected<std::optional<moderation_record>, moderation_error> postgres_store::get(std::string_view dlq_id) {
   if (!impl_) return unexpected(closed_store());
-  const std::string id = storable_copy(dlq_id);
   std::lock_guard lock(impl_->mutex);
-  auto r = impl_->run([&](bool) { return impl_->query_records(get_statement, "get", {id.c_str(), nullptr, nullptr, nullptr}, 1); });
-  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
-  if (r->empty()) return std::optional<moderation_record>{};
-  return std::optional<moderation_record>(std::move(r->front()));
+  return detail::store::get_record(*impl_, postgres_dialect, impl_->qualified, dlq_id);
 }
 
 expected<std::vector<moderation_record>, moderation_error> postgres_store::list(moderation_status status,
@@ -793,205 +852,47 @@ expected<std::vector<moderation_record>, moderation_error> postgres_store::list(
 expected<std::vector<moderation_record>, moderation_error> postgres_store::list_after(
     moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id, std::size_t limit) {
   if (!impl_) return unexpected(closed_store());
-  if (limit == 0) return std::vector<moderation_record>{};
-  const std::string name(to_string(status));
-  const std::string count =
-      std::to_string(std::min<std::size_t>(limit, static_cast<std::size_t>(INT64_MAX)));
-  const std::string created(after_created_at);
-  const std::string id(after_dlq_id);
-  const char* created_or_null = created.empty() ? nullptr : created.c_str();
   std::lock_guard lock(impl_->mutex);
-  auto r = impl_->run([&](bool) {
-    return impl_->query_records(list_statement, "list", {name.c_str(), count.c_str(), created_or_null, id.c_str()},
-                                4);
-  });
-  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
-  return std::move(*r);
+  return detail::store::list_after(*impl_, postgres_dialect, impl_->qualified, status, after_created_at, after_dlq_id,
+                                   limit);
 }
 
 // Keyset pages of rows, each locked, read and rewritten in one transaction.
 expected<std::size_t, moderation_error> postgres_store::rewrite_envelopes(const envelope_rewrite& change,
                                                                           std::size_t batch) {
   if (!impl_) return unexpected(closed_store());
-  batch = std::max<std::size_t>(batch, 1);
-  const std::string limit = std::to_string(std::min<std::size_t>(batch, static_cast<std::size_t>(INT64_MAX)));
-  const std::string select = fmt::format(
-      "SELECT dlq_id, envelope::text FROM {} WHERE dlq_id > $1 ORDER BY dlq_id LIMIT $2::bigint FOR UPDATE",
-      impl_->qualified);
-  const std::string update = fmt::format("UPDATE {} SET envelope = $2::jsonb WHERE dlq_id = $1", impl_->qualified);
   std::lock_guard lock(impl_->mutex);
-  std::size_t changed = 0;
-  std::string after;
-  for (bool more = true; more;) {
-    // The rows read and changed in this page, and the page's last dlq_id.
-    auto page = impl_->run([&](bool) -> expected<std::pair<std::size_t, std::size_t>, failure> {
-      if (auto b = impl_->command("BEGIN", "begin"); !b) return unexpected(std::move(b.error()));
-      result rows = impl_->exec_params(select.c_str(), std::array<const char*, 2>{after.c_str(), limit.c_str()});
-      if (!impl::ok(rows, PGRES_TUPLES_OK)) {
-        auto f = classify(impl_->conn.get(), rows.get(), "rewrite");
-        impl_->rollback();
-        return unexpected(std::move(f));
-      }
-      const int count = PQntuples(rows.get());
-      std::size_t changed_here = 0;
-      for (int row = 0; row < count; ++row) {
-        const char* id = PQgetvalue(rows.get(), row, 0);
-        auto replaced = change(id, PQgetvalue(rows.get(), row, 1));
-        if (!replaced) continue;
-        result updated = impl_->exec_params(update.c_str(), std::array<const char*, 2>{id, replaced->c_str()});
-        if (!impl::ok(updated, PGRES_COMMAND_OK)) {
-          auto f = classify(impl_->conn.get(), updated.get(), fmt::format("rewrite {}", id));
-          impl_->rollback();
-          return unexpected(std::move(f));
-        }
-        ++changed_here;
-      }
-      if (auto c = impl_->command("COMMIT", "commit"); !c) {
-        impl_->rollback();
-        return unexpected(std::move(c.error()));
-      }
-      if (count > 0) after = PQgetvalue(rows.get(), count - 1, 0);
-      return std::pair{static_cast<std::size_t>(count), changed_here};
-    });
-    if (!page) return unexpected(to_moderation_error(std::move(page.error())));
-    changed += page->second;
-    more = page->first == batch;
-  }
-  return changed;
+  return detail::store::rewrite_envelopes(*impl_, postgres_dialect, impl_->qualified, change, batch);
 }
-
-namespace {
-std::string postgres_placeholder(std::size_t n) { return fmt::format("${}", n); }
-std::string postgres_version_column(std::string_view field) {
-  return fmt::format("(envelope -> 'versions' ->> '{}')", field);
-}
-constexpr detail::moderation_sql_dialect postgres_dialect{postgres_placeholder, postgres_version_column,
-                                                          "::timestamptz"};
-}  // namespace
 
 expected<moderation_page, moderation_error> postgres_store::query(const moderation_query& q) {
   if (!impl_) return unexpected(closed_store());
-  if (q.limit == 0) return moderation_page{};
-  auto filter = detail::moderation_query_filter(q, postgres_dialect);
-  for (auto& v : filter.values) v = storable_copy(v);
-  filter.values.push_back(std::to_string(std::min<std::size_t>(q.limit, INT64_MAX - 1) + 1));
-  const std::string sql = fmt::format("SELECT {} FROM {} WHERE {} ORDER BY created_at, dlq_id LIMIT ${}::bigint",
-                                      record_columns, impl_->qualified, filter.where, filter.values.size());
   std::lock_guard lock(impl_->mutex);
-  auto r = impl_->run([&](bool) -> expected<std::vector<moderation_record>, failure> {
-    auto rows = impl_->select(sql, filter.values, "query");
-    if (!rows) return unexpected(std::move(rows.error()));
-    std::vector<moderation_record> records;
-    for (int row = 0; row < PQntuples(rows->get()); ++row) records.push_back(read_record(rows->get(), row));
-    return records;
-  }, /*statements=*/false);
-  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
-  return detail::make_moderation_page(std::move(*r), q.limit);
+  return detail::store::query_page(*impl_, postgres_dialect, impl_->qualified, q);
 }
 
 expected<dlq_statistics, moderation_error> postgres_store::statistics() {
   if (!impl_) return unexpected(closed_store());
-  const std::string& t = impl_->qualified;
   std::lock_guard lock(impl_->mutex);
-  auto r = impl_->run([&](bool) -> expected<dlq_statistics, failure> {
-    dlq_statistics stats;
-    for (const auto& [column, counts] :
-         {std::pair{"category", &stats.by_category}, std::pair{"triage", &stats.by_triage},
-          std::pair{"status", &stats.by_status}, std::pair{"failure_code", &stats.by_code}}) {
-      auto rows = impl_->select(fmt::format("SELECT {0}, count(*) FROM {1} GROUP BY {0} ORDER BY {0}", column, t), {},
-                                "statistics");
-      if (!rows) return unexpected(std::move(rows.error()));
-      for (int row = 0; row < PQntuples(rows->get()); ++row) {
-        (*counts)[PQgetvalue(rows->get(), row, 0)] = std::strtoull(PQgetvalue(rows->get(), row, 1), nullptr, 10);
-      }
-    }
-    for (const auto& [status, count] : stats.by_status) stats.total += count;
-    auto oldest = impl_->select(
-        fmt::format("SELECT {} FROM {} WHERE status = 'pending'", utc_text("min(created_at)"), t), {}, "statistics");
-    if (!oldest) return unexpected(std::move(oldest.error()));
-    if (PQntuples(oldest->get()) == 1 && !PQgetisnull(oldest->get(), 0, 0)) {
-      stats.oldest_pending_created_at = parse_rfc3339(PQgetvalue(oldest->get(), 0, 0));
-    }
-    return stats;
-  }, /*statements=*/false);
-  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
-  return std::move(*r);
+  return detail::store::statistics(*impl_, postgres_dialect, impl_->qualified);
 }
 
 expected<std::vector<dlq_timeline_bucket>, moderation_error> postgres_store::timeline(timestamp since,
                                                                                     timestamp until,
                                                                                     std::chrono::seconds width) {
   if (!impl_) return unexpected(closed_store());
-  auto buckets = detail::empty_timeline(since, until, width);
-  if (buckets.empty()) return buckets;
-  const std::vector<std::string> values = {
-      std::to_string(since.time_since_epoch().count()), std::to_string(std::chrono::milliseconds(width).count()),
-      format_rfc3339(since), format_rfc3339(until), options_table_name(impl_->options)};
-  // The bucket of a time: its milliseconds since `since` ($1) over the width ($2).
-  const auto bucket_of = [](std::string_view column) {
-    return fmt::format("floor((extract(epoch FROM {}) * 1000 - $1::bigint) / $2::bigint)::bigint", column);
-  };
-  const std::string letters = fmt::format(
-      "SELECT {0} AS bucket, category, count(*) FROM {1} WHERE created_at >= $3::timestamptz AND "
-      "created_at < $4::timestamptz AND $5::text IS NOT NULL GROUP BY bucket, category",
-      bucket_of("created_at"), impl_->qualified);
-  const std::string traffic = fmt::format(
-      "SELECT {0} AS bucket, sum(processed), sum(dead_lettered) FROM {1} WHERE dlq_table = $5 AND "
-      "minute >= $3::timestamptz AND minute < $4::timestamptz GROUP BY bucket",
-      bucket_of("minute"), impl_->traffic_table());
-  const std::string traffic_name = impl_->traffic_table();
   std::lock_guard lock(impl_->mutex);
-  auto r = impl_->run([&](bool) -> expected<std::vector<dlq_timeline_bucket>, failure> {
-    auto filled = buckets;
-    const auto index_of = [&](const PGresult* rows, int row) -> dlq_timeline_bucket* {
-      const long long i = std::strtoll(PQgetvalue(rows, row, 0), nullptr, 10);
-      return i >= 0 && static_cast<std::size_t>(i) < filled.size() ? &filled[static_cast<std::size_t>(i)] : nullptr;
-    };
-    auto counted = impl_->select(letters, values, "timeline");
-    if (!counted) return unexpected(std::move(counted.error()));
-    for (int row = 0; row < PQntuples(counted->get()); ++row) {
-      if (auto* b = index_of(counted->get(), row)) {
-        b->dead_letters_by_category[PQgetvalue(counted->get(), row, 1)] +=
-            std::strtoull(PQgetvalue(counted->get(), row, 2), nullptr, 10);
-      }
-    }
-    auto present = impl_->select("SELECT to_regclass($1) IS NOT NULL", {traffic_name}, "timeline");
-    if (!present) return unexpected(std::move(present.error()));
-    if (std::string_view(PQgetvalue(present->get(), 0, 0)) != "t") return filled;
-    auto recorded = impl_->select(traffic, values, "timeline");
-    if (!recorded) return unexpected(std::move(recorded.error()));
-    for (int row = 0; row < PQntuples(recorded->get()); ++row) {
-      if (auto* b = index_of(recorded->get(), row)) {
-        b->processed += std::strtoull(PQgetvalue(recorded->get(), row, 1), nullptr, 10);
-        b->dead_lettered += std::strtoull(PQgetvalue(recorded->get(), row, 2), nullptr, 10);
-      }
-    }
-    return filled;
-  }, /*statements=*/false);
-  if (!r) return unexpected(to_moderation_error(std::move(r.error())));
-  return std::move(*r);
+  return detail::store::timeline(*impl_, postgres_dialect, impl_->tables(), since, until, width);
 }
 
 expected<void, moderation_error> postgres_store::record_traffic(timestamp at, std::uint64_t processed,
                                                                 std::uint64_t dead_lettered) {
   if (!impl_) return unexpected(closed_store());
-  const std::vector<std::string> values = {options_table_name(impl_->options),
-                                           format_rfc3339(std::chrono::floor<std::chrono::minutes>(at)),
-                                           std::to_string(processed), std::to_string(dead_lettered)};
-  const std::string sql = fmt::format(
-      "INSERT INTO {0} AS t (dlq_table, minute, processed, dead_lettered) VALUES ($1, $2::timestamptz, $3::bigint, "
-      "$4::bigint) ON CONFLICT (dlq_table, minute) DO UPDATE SET processed = t.processed + excluded.processed, "
-      "dead_lettered = t.dead_lettered + excluded.dead_lettered",
-      impl_->traffic_table());
   std::lock_guard lock(impl_->mutex);
   // Not idempotent: a lost connection is not retried, or the counts could be added twice.
   bool may_reset = true;
   if (auto ready = impl_->ready(may_reset, false); !ready) return unexpected(to_moderation_error(std::move(ready.error())));
-  auto r = impl_->exec_values(sql, values);
-  if (!impl::ok(r, PGRES_COMMAND_OK)) {
-    return unexpected(to_moderation_error(classify(impl_->conn.get(), r.get(), "record traffic")));
-  }
-  return {};
+  return detail::store::record_traffic(*impl_, postgres_dialect, impl_->tables(), at, processed, dead_lettered);
 }
 
 LLMDLQ_END_NAMESPACE
