@@ -2,6 +2,7 @@
 // process_llm_response: every category, their precedence, what the envelope
 // records, and what an accepted response carries.
 #include <llmdlq/dlq_id.hpp>
+#include <llmdlq/impl/process_stages.ipp>  // the stage table, read as data
 #include <llmdlq/process.hpp>
 
 #include "catch.hpp"
@@ -249,6 +250,25 @@ TEST_CASE("low confidence, last in precedence", "[process]") {
   CHECK(run(good, context, o).has_value());
   context.confidence = 0.42;
   CHECK(category_of(R"({"merchant": "AH"})", context, o) == failure_category::schema);
+}
+
+TEST_CASE("the stages find the categories in the taxonomy's precedence", "[process]") {
+  // The first stage that can report a category comes no earlier than the
+  // first that can report any category before it; every category has one.
+  std::size_t first_stage[8];
+  for (unsigned c = 0; c < 8; ++c) {
+    first_stage[c] = std::size(llmdlq::detail::judging_stages);
+    for (std::size_t s = 0; s < std::size(llmdlq::detail::judging_stages); ++s) {
+      if (llmdlq::detail::judging_stages[s].finds & (1u << c)) {
+        first_stage[c] = s;
+        break;
+      }
+    }
+    INFO(llmdlq::to_string(static_cast<failure_category>(c)));
+    CHECK(first_stage[c] < std::size(llmdlq::detail::judging_stages));
+    if (c > 0) CHECK(first_stage[c - 1] <= first_stage[c]);
+  }
+  CHECK(llmdlq::to_string(static_cast<failure_category>(7)) == "low_confidence");  // the last category
 }
 
 TEST_CASE("the envelope records the context, hashes and times", "[process]") {
