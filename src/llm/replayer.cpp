@@ -70,212 +70,272 @@ replayer::replayer(recovery_ladder& ladder, replay_source& source, replay_state&
   if (options_.batch == 0) options_.batch = 1;
 }
 
-expected<replay_summary, replay_state_error> replayer::run() {
-  replayer_options& o = options_;
-  replay_summary summary;
-  summary.dry_run = o.dry_run;
-  const auto sleep = [&](std::chrono::milliseconds d) {
-    if (d.count() <= 0) return;
-    if (o.sleep) {
-      o.sleep(d);
-    } else {
-      std::this_thread::sleep_for(d);
-    }
-  };
-  const auto fail = [](std::string message) {
-    return unexpected(replay_state_error{replay_state_errc::store_unavailable, std::move(message), {}, {}});
-  };
+namespace {
 
-  std::string cursor;
-  timestamp lease_taken{};
-  if (!o.dry_run) {
-    if (auto lease = state_->acquire_lease(o.lease, o.owner, o.lease_ttl); !lease) return unexpected(lease.error());
-    lease_taken = o.clock();
-    auto stored = state_->load_cursor(o.name);
-    if (!stored) return unexpected(stored.error());
-    cursor = stored->value_or("");
+// How a letter's turn ends: the run goes on to the next letter, or ends here.
+enum class turn : std::uint8_t { next, stop };
+using turn_result = expected<turn, replay_state_error>;
+
+replay_state_error store_unavailable(std::string message) {
+  return {replay_state_errc::store_unavailable, std::move(message), {}, {}};
+}
+
+// One replayer::run: the lease, the cursor, the pace and the summary, and
+// one function per thing a letter's turn can be.
+class replay_run {
+ public:
+  replay_run(recovery_ladder& ladder, replay_source& source, replay_state& state, replay_target* target,
+             const replayer_options& options)
+      : ladder_(ladder), source_(source), state_(state), target_(target), o_(options) {
+    summary_.dry_run = o_.dry_run;
   }
-  // Releases the lease however the run ends.
-  struct lease_guard {
-    replayer* self;
-    bool held;
-    ~lease_guard() {
-      if (held) (void)self->state_->release_lease(self->options_.lease, self->options_.owner);
-    }
-  } guard{this, !o.dry_run};
+  replay_run(const replay_run&) = delete;
+  replay_run& operator=(const replay_run&) = delete;
+  ~replay_run() {
+    if (lease_held_) (void)state_.release_lease(o_.lease, o_.owner);
+  }
 
-  const auto deliver = [&](const ledger_entry& entry) -> expected<void, replay_state_error> {
+  expected<replay_summary, replay_state_error> run() {
+    if (!o_.dry_run) {
+      if (auto begun = take_lease_and_cursor(); !begun) return unexpected(begun.error());
+      if (auto pending = deliver_pending(); !pending) return unexpected(pending.error());
+    }
+    next_allowed_ = o_.clock();
+    while (true) {
+      auto batch = source_.next(cursor_, o_.batch);
+      if (!batch) return unexpected(store_unavailable("the source failed: " + batch.error()));
+      if (batch->empty()) break;
+      for (auto& stored : *batch) {
+        auto ended = take_turn(stored);
+        if (!ended) return unexpected(ended.error());
+        if (*ended == turn::stop) return summary_;
+      }
+    }
+    summary_.finished = true;
+    // The whole source was read: the next replay starts from the beginning.
+    if (!o_.dry_run) {
+      if (auto moved = move_cursor(""); !moved) return unexpected(moved.error());
+    }
+    return summary_;
+  }
+
+ private:
+  expected<void, replay_state_error> take_lease_and_cursor() {
+    if (auto lease = state_.acquire_lease(o_.lease, o_.owner, o_.lease_ttl); !lease) return unexpected(lease.error());
+    lease_taken_ = o_.clock();
+    auto stored = state_.load_cursor(o_.name);
+    if (!stored) return unexpected(stored.error());
+    cursor_ = stored->value_or("");
+    lease_held_ = true;  // released however the run ends
+    return {};
+  }
+
+  expected<void, replay_state_error> deliver(const ledger_entry& entry) {
     if (target_ == nullptr) return {};
     if (auto delivered = target_->deliver(entry); !delivered) {
-      return fail("the target refused a delivery: " + delivered.error());
+      return unexpected(store_unavailable("the target refused a delivery: " + delivered.error()));
     }
-    ++summary.delivered;
-    return state_->mark_delivered(entry.idempotency_key);
-  };
+    ++summary_.delivered;
+    return state_.mark_delivered(entry.idempotency_key);
+  }
+
   // Payloads a killed replay recorded but did not deliver go first.
-  if (!o.dry_run && target_ != nullptr) {
+  expected<void, replay_state_error> deliver_pending() {
+    if (target_ == nullptr) return {};
     while (true) {
-      auto pending = state_->undelivered(replay_source_name, o.batch);
+      auto pending = state_.undelivered(replay_source_name, o_.batch);
       if (!pending) return unexpected(pending.error());
-      if (pending->empty()) break;
+      if (pending->empty()) return {};
       for (const auto& entry : *pending) {
         if (auto done = deliver(entry); !done) return unexpected(done.error());
       }
     }
   }
 
-  timestamp next_allowed = o.clock();
-  const auto pace = [&] {
-    if (o.rate <= 0) return;
-    const timestamp now = o.clock();
-    if (next_allowed > now) sleep(std::chrono::duration_cast<std::chrono::milliseconds>(next_allowed - now));
-    const auto interval = std::chrono::milliseconds(static_cast<std::int64_t>(1000.0 / o.rate));
-    next_allowed = std::max(next_allowed, now) + interval;
-  };
-  const auto keep_lease = [&]() -> expected<void, replay_state_error> {
-    const timestamp now = o.clock();
-    if (now - lease_taken < o.lease_ttl / 3) return {};
-    if (auto lease = state_->acquire_lease(o.lease, o.owner, o.lease_ttl); !lease) {
+  void sleep(std::chrono::milliseconds d) const {
+    if (d.count() <= 0) return;
+    if (o_.sleep) {
+      o_.sleep(d);
+    } else {
+      std::this_thread::sleep_for(d);
+    }
+  }
+
+  void pace() {
+    if (o_.rate <= 0) return;
+    const timestamp now = o_.clock();
+    if (next_allowed_ > now) sleep(std::chrono::duration_cast<std::chrono::milliseconds>(next_allowed_ - now));
+    const auto interval = std::chrono::milliseconds(static_cast<std::int64_t>(1000.0 / o_.rate));
+    next_allowed_ = std::max(next_allowed_, now) + interval;
+  }
+
+  expected<void, replay_state_error> keep_lease() {
+    const timestamp now = o_.clock();
+    if (now - lease_taken_ < o_.lease_ttl / 3) return {};
+    if (auto lease = state_.acquire_lease(o_.lease, o_.owner, o_.lease_ttl); !lease) {
       return unexpected(replay_state_error{replay_state_errc::lease_lost, "the lease went to " + lease.error().holder,
                                            lease.error().holder, lease.error().expires_at});
     }
-    lease_taken = now;
+    lease_taken_ = now;
     return {};
-  };
-  const auto move_cursor = [&](const std::string& position) -> expected<void, replay_state_error> {
-    cursor = position;
-    if (o.dry_run) return {};
-    return state_->store_cursor(o.lease, o.owner, o.name, cursor);
-  };
-
-  std::size_t ran = 0;
-  while (true) {
-    auto batch = source_->next(cursor, o.batch);
-    if (!batch) return fail("the source failed: " + batch.error());
-    if (batch->empty()) {
-      summary.finished = true;
-      break;
-    }
-    for (auto& stored : *batch) {
-      if (o.limit > 0 && ran >= o.limit) {
-        summary.stopped_because = fmt::format("the limit of {} letters", o.limit);
-        return summary;
-      }
-      ++summary.seen;
-      if (!o.filter.matches(stored.letter)) {
-        if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
-        continue;
-      }
-      ++summary.selected;
-      ++ran;
-      const std::string& key = stored.letter.idempotency_key;
-
-      // The payload went downstream already (the original, or another replay): never twice.
-      auto written = state_->find_output(key);
-      if (!written) return unexpected(written.error());
-
-      if (o.dry_run) {
-        if (*written) {
-          ++summary.by_outcome["duplicate"];
-        } else {
-          const auto made = state_->attempts(key);
-          const recovery_step step = ladder_->next_step(stored.letter, made ? *made : 0);
-          ++summary.by_outcome[std::string(step.kind == recovery_step_kind::stop ? to_string(step.reason)
-                                                                               : to_string(step.kind))];
-          if (summary.samples.size() < o.samples) {
-            replay_sample sample{stored.letter.dlq_id, step, text_prefix(stored.letter), std::nullopt};
-            if (is_zero_token(step.kind)) {
-              envelope copy = stored.letter;
-              recovery_result trial;
-              (void)ladder_->run_step(copy, step, trial, nullptr);
-              sample.after = std::move(trial.output);
-            }
-            summary.samples.push_back(std::move(sample));
-          }
-        }
-        cursor = stored.position;
-        if (o.progress) o.progress({summary.seen, ran, cursor});
-        continue;
-      }
-
-      // Relaxed by an earlier replay: downstream has it, and a person reviews what was waived.
-      if (const auto decided = ladder_->next_step(stored.letter);
-          decided.kind == recovery_step_kind::stop && decided.reason == stop_reason::relaxed) {
-        ++summary.held;
-        ++summary.by_outcome[std::string(to_string(stop_reason::relaxed))];
-        if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
-        continue;
-      }
-      pace();
-      if (auto lease = keep_lease(); !lease) return unexpected(lease.error());
-      if (!*written) {
-        auto standing = source_->recheck(stored);
-        if (!standing) return fail("the source could not read a letter again: " + standing.error());
-        if (*standing != letter_standing::ours) {
-          ++(*standing == letter_standing::purged ? summary.purged : summary.superseded);
-          if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
-          continue;
-        }
-      }
-      envelope letter = stored.letter;
-      recovery_result result;
-      if (*written) {
-        result.reason = stop_reason::recovered;
-        result.detail = "already written by " + (*written)->source;
-        result.output = (*written)->output;
-        ++summary.duplicates;
-        ++summary.by_outcome["duplicate"];
-      } else {
-        expected<letter_standing, std::string> journaled = letter_standing::ours;
-        result = ladder_->run(letter, state_, [&](const envelope& with_call) {
-          journaled = source_->record_call(stored, with_call);
-          return journaled && *journaled == letter_standing::ours;
-        });
-        if (!journaled) return fail("the source could not record a call before it: " + journaled.error());
-        if (*journaled != letter_standing::ours) {  // taken or purged just now: no call was made
-          ++(*journaled == letter_standing::purged ? summary.purged : summary.superseded);
-          if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
-          continue;
-        }
-        summary.usage += result.usage;
-        summary.calls += result.calls;
-        ++summary.by_outcome[std::string(to_string(result.reason))];
-        switch (result.effect()) {
-          case stop_effect::recovered: {
-            auto entry = state_->record_output(key, replay_source_name, letter.dlq_id, *result.output);
-            if (!entry) return unexpected(entry.error());
-            if (entry->first) {
-              ++summary.recovered;
-              if (auto done = deliver(*entry); !done) return unexpected(done.error());
-            } else {
-              ++summary.duplicates;  // a late original won the race
-              result.output = entry->output;
-            }
-            break;
-          }
-          case stop_effect::exhausted: ++summary.exhausted; break;
-          case stop_effect::unchanged: ++summary.held; break;
-          case stop_effect::later: break;
-        }
-      }
-      auto updated = source_->update(stored, letter, result);
-      if (!updated) return fail("the source could not record the replay: " + updated.error());
-      summary.superseded += *updated == letter_standing::acted_on;
-      summary.purged += *updated == letter_standing::purged;
-      if (result.effect() == stop_effect::later && !waits_alone(result)) {
-        // The endpoint or the budget says later: stop here, and resume at this letter.
-        summary.stopped_because = fmt::format("{}: {}", to_string(result.reason), result.detail);
-        return summary;
-      }
-      if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
-      if (o.progress) o.progress({summary.seen, ran, cursor});
-    }
   }
-  // The whole source was read: the next replay starts from the beginning.
-  if (!o.dry_run) {
-    if (auto moved = move_cursor(""); !moved) return unexpected(moved.error());
+
+  expected<void, replay_state_error> move_cursor(const std::string& position) {
+    cursor_ = position;
+    if (o_.dry_run) return {};
+    return state_.store_cursor(o_.lease, o_.owner, o_.name, cursor_);
   }
-  return summary;
+
+  // The letter is done with: the cursor moves past it.
+  turn_result passed(const stored_letter& stored) {
+    if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
+    return turn::next;
+  }
+
+  void report_progress() const {
+    if (o_.progress) o_.progress({summary_.seen, ran_, cursor_});
+  }
+
+  turn_result take_turn(const stored_letter& stored) {
+    if (o_.limit > 0 && ran_ >= o_.limit) {
+      summary_.stopped_because = fmt::format("the limit of {} letters", o_.limit);
+      return turn::stop;
+    }
+    ++summary_.seen;
+    if (!o_.filter.matches(stored.letter)) return passed(stored);
+    ++summary_.selected;
+    ++ran_;
+    // The payload went downstream already (the original, or another replay): never twice.
+    auto written = state_.find_output(stored.letter.idempotency_key);
+    if (!written) return unexpected(written.error());
+    if (o_.dry_run) return preview(stored, written->has_value());
+    // Relaxed by an earlier replay: downstream has it, and a person reviews what was waived.
+    if (const auto decided = ladder_.next_step(stored.letter);
+        decided.kind == recovery_step_kind::stop && decided.reason == stop_reason::relaxed) {
+      ++summary_.held;
+      ++summary_.by_outcome[std::string(to_string(stop_reason::relaxed))];
+      return passed(stored);
+    }
+    pace();
+    if (auto lease = keep_lease(); !lease) return unexpected(lease.error());
+    if (*written) return settle(stored, stored.letter, already_written(**written));
+    return recover(stored);
+  }
+
+  // A dry run: what the next step would be, with samples of zero-token steps' results.
+  turn_result preview(const stored_letter& stored, bool written) {
+    if (written) {
+      ++summary_.by_outcome["duplicate"];
+    } else {
+      const auto made = state_.attempts(stored.letter.idempotency_key);
+      const recovery_step step = ladder_.next_step(stored.letter, made ? *made : 0);
+      ++summary_.by_outcome[std::string(step.kind == recovery_step_kind::stop ? to_string(step.reason)
+                                                                           : to_string(step.kind))];
+      if (summary_.samples.size() < o_.samples) {
+        replay_sample sample{stored.letter.dlq_id, step, text_prefix(stored.letter), std::nullopt};
+        if (is_zero_token(step.kind)) {
+          envelope copy = stored.letter;
+          recovery_result trial;
+          (void)ladder_.run_step(copy, step, trial, nullptr);
+          sample.after = std::move(trial.output);
+        }
+        summary_.samples.push_back(std::move(sample));
+      }
+    }
+    cursor_ = stored.position;
+    report_progress();
+    return turn::next;
+  }
+
+  recovery_result already_written(const ledger_entry& written) {
+    recovery_result result;
+    result.reason = stop_reason::recovered;
+    result.detail = "already written by " + written.source;
+    result.output = written.output;
+    ++summary_.duplicates;
+    ++summary_.by_outcome["duplicate"];
+    return result;
+  }
+
+  // The ladder runs on the letter, each call written down in the source before it is made.
+  turn_result recover(const stored_letter& stored) {
+    auto standing = source_.recheck(stored);
+    if (!standing) return unexpected(store_unavailable("the source could not read a letter again: " + standing.error()));
+    if (*standing != letter_standing::ours) return gone(stored, *standing);
+    envelope letter = stored.letter;
+    expected<letter_standing, std::string> journaled = letter_standing::ours;
+    recovery_result result = ladder_.run(letter, &state_, [&](const envelope& with_call) {
+      journaled = source_.record_call(stored, with_call);
+      return journaled && *journaled == letter_standing::ours;
+    });
+    if (!journaled) return unexpected(store_unavailable("the source could not record a call before it: " + journaled.error()));
+    if (*journaled != letter_standing::ours) return gone(stored, *journaled);  // taken or purged just now: no call made
+    summary_.usage += result.usage;
+    summary_.calls += result.calls;
+    ++summary_.by_outcome[std::string(to_string(result.reason))];
+    if (auto counted = count_effect(letter, result); !counted) return unexpected(counted.error());
+    return settle(stored, letter, std::move(result));
+  }
+
+  // Another process took or purged the letter.
+  turn_result gone(const stored_letter& stored, letter_standing standing) {
+    ++(standing == letter_standing::purged ? summary_.purged : summary_.superseded);
+    return passed(stored);
+  }
+
+  expected<void, replay_state_error> count_effect(const envelope& letter, recovery_result& result) {
+    switch (result.effect()) {
+      case stop_effect::recovered: {
+        auto entry = state_.record_output(letter.idempotency_key, replay_source_name, letter.dlq_id, *result.output);
+        if (!entry) return unexpected(entry.error());
+        if (!entry->first) {
+          ++summary_.duplicates;  // a late original won the race
+          result.output = entry->output;
+          return {};
+        }
+        ++summary_.recovered;
+        return deliver(*entry);
+      }
+      case stop_effect::exhausted: ++summary_.exhausted; return {};
+      case stop_effect::unchanged: ++summary_.held; return {};
+      case stop_effect::later: return {};
+    }
+    return {};
+  }
+
+  // The source records the replay; an endpoint or budget that says later ends the run at this letter.
+  turn_result settle(const stored_letter& stored, const envelope& letter, recovery_result result) {
+    auto updated = source_.update(stored, letter, result);
+    if (!updated) return unexpected(store_unavailable("the source could not record the replay: " + updated.error()));
+    summary_.superseded += *updated == letter_standing::acted_on;
+    summary_.purged += *updated == letter_standing::purged;
+    if (result.effect() == stop_effect::later && !waits_alone(result)) {
+      summary_.stopped_because = fmt::format("{}: {}", to_string(result.reason), result.detail);
+      return turn::stop;  // the cursor stays: the next run resumes at this letter
+    }
+    if (auto moved = move_cursor(stored.position); !moved) return unexpected(moved.error());
+    report_progress();
+    return turn::next;
+  }
+
+  recovery_ladder& ladder_;
+  replay_source& source_;
+  replay_state& state_;
+  replay_target* target_;
+  const replayer_options& o_;
+  replay_summary summary_;
+  std::string cursor_;
+  timestamp lease_taken_{};
+  timestamp next_allowed_{};
+  std::size_t ran_ = 0;
+  bool lease_held_ = false;
+};
+
+}  // namespace
+
+expected<replay_summary, replay_state_error> replayer::run() {
+  replay_run run(*ladder_, *source_, *state_, target_, options_);
+  return run.run();
 }
 
 LLMDLQ_END_NAMESPACE
