@@ -144,91 +144,121 @@ inline std::string refusal(const std::filesystem::path& path, std::uint64_t line
                      line, why);
 }
 
-}  // namespace detail
-
-LLMDLQ_INLINE expected<jsonl_file_sink, sink_error> jsonl_file_sink::open(const std::filesystem::path& path,
-                                                                          jsonl_file_options options) {
+// The file a path names, opened and locked.
+struct opened_file {
+  owned_fd file{-1};
+  struct stat info {};
   bool created = false;
-  detail::owned_fd file{-1};
+};
+
+// Opens and locks the file `path` names: a purge may have renamed a compacted
+// file over the one opened, which is then opened again. A file that is not
+// regular (a FIFO, /dev/stdout) is opened only.
+inline expected<void, sink_error> open_locked(const std::filesystem::path& path, opened_file& out) {
   std::string refusal;
-  struct stat info;
   for (int attempt = 0;; ++attempt) {
-    file.fd = detail::open_private_file(path, O_RDWR | O_APPEND | O_CLOEXEC, created, refusal);
+    out.file.fd = open_private_file(path, O_RDWR | O_APPEND | O_CLOEXEC, out.created, refusal);
     if (!refusal.empty()) return unexpected(sink_error{sink_errc::unsafe_file, std::move(refusal)});
-    if (file.fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
-    if (::fstat(file.fd, &info) != 0) return unexpected(detail::io_failure("cannot stat", path, errno));
-    if (!S_ISREG(info.st_mode)) return jsonl_file_sink(path, file.release(), false, 0, 0, {}, 0, options);
-    if (::flock(file.fd, LOCK_EX | LOCK_NB) != 0) {
+    if (out.file.fd < 0) return unexpected(io_failure("cannot open", path, errno));
+    if (::fstat(out.file.fd, &out.info) != 0) return unexpected(io_failure("cannot stat", path, errno));
+    if (!S_ISREG(out.info.st_mode)) return {};
+    if (::flock(out.file.fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EWOULDBLOCK) {
         return unexpected(sink_error{sink_errc::unavailable,
                                      path.string() + " is locked by another writer (a jsonl_file_sink or a purge, "
                                                      "in this process or another, has it open)"});
       }
-      return unexpected(detail::io_failure("cannot lock", path, errno));
+      return unexpected(io_failure("cannot lock", path, errno));
     }
-    // A purge may have renamed a compacted file over the one opened: lock the file the path names.
-    if (detail::names_file(path, info)) break;
-    ::close(file.release());
-    if (attempt == 3) return unexpected(detail::replaced_while_opening(path));
+    if (names_file(path, out.info)) return {};
+    ::close(out.file.release());
+    if (attempt == 3) return unexpected(replaced_while_opening(path));
   }
+}
 
-  // Index every whole line; stop at the first one that is not an envelope.
-  line_index index;
-  std::uint64_t lines = 0, whole = 0;
+// Every whole line's envelope id (of ids stored twice, the first line
+// answers), and the last line when its newline is missing.
+struct line_scan {
+  std::unordered_map<std::string, std::uint64_t> index;
+  std::uint64_t lines = 0;
+  std::uint64_t whole = 0;  // bytes in whole lines
   std::string tail;
+};
+
+// Indexes every whole line; stops at the first one that is not an envelope.
+inline expected<line_scan, sink_error> index_lines(int fd, const std::filesystem::path& path,
+                                                   std::size_t max_line_bytes) {
+  line_scan scan;
   std::optional<sink_error> refused;
-  const int read_error = detail::for_each_line(
-      file.fd, options.max_line_bytes,
-      [&](std::uint64_t number, std::string_view text, bool terminated, bool too_long) {
+  const int read_error = for_each_line(
+      fd, max_line_bytes, [&](std::uint64_t number, std::string_view text, bool terminated, bool too_long) {
         if (too_long) {
-          const auto why = fmt::format("is longer than {} bytes", options.max_line_bytes);
-          refused = sink_error{sink_errc::rejected, detail::refusal(path, number, why)};
+          const auto why = fmt::format("is longer than {} bytes", max_line_bytes);
+          refused = sink_error{sink_errc::rejected, refusal(path, number, why)};
           return false;
         }
         if (!terminated) {
-          tail = text;
+          scan.tail = text;
           return true;
         }
-        auto e = detail::read_envelope_line(text);
+        auto e = read_envelope_line(text);
         if (!e) {
-          refused = sink_error{sink_errc::rejected, detail::refusal(path, number, e.error())};
+          refused = sink_error{sink_errc::rejected, refusal(path, number, e.error())};
           return false;
         }
-        index.emplace(std::move(e->dlq_id), number);  // of ids stored twice, the first line answers
-        lines = number;
-        whole += text.size() + 1;
+        scan.index.emplace(std::move(e->dlq_id), number);
+        scan.lines = number;
+        scan.whole += text.size() + 1;
         return true;
       });
-  if (read_error != 0) return unexpected(detail::io_failure("cannot read", path, read_error));
+  if (read_error != 0) return unexpected(io_failure("cannot read", path, read_error));
   if (refused) return unexpected(std::move(*refused));
+  return scan;
+}
 
-  std::size_t recovered = 0;
-  if (!tail.empty()) {
-    if (auto e = detail::read_envelope_line(tail)) {
-      // A whole envelope whose newline is missing: its publish may have returned. Keep it.
-      if (::write(file.fd, "\n", 1) != 1 || ::fdatasync(file.fd) != 0) {
-        return unexpected(detail::io_failure("cannot end the last line of", path, errno));
-      }
-      index.emplace(std::move(e->dlq_id), ++lines);
-      whole += tail.size() + 1;
-    } else if (detail::is_torn_envelope_line(tail)) {
-      // The start of an envelope: a write a crash cut short, whose publish never returned.
-      if (::ftruncate(file.fd, static_cast<off_t>(whole)) != 0 || ::fdatasync(file.fd) != 0) {
-        return unexpected(detail::io_failure("cannot cut a half-written last line off", path, errno));
-      }
-      recovered = tail.size();
-    } else {
-      return unexpected(sink_error{
-          sink_errc::rejected,
-          detail::refusal(path, lines + 1, "has no newline and is neither an envelope nor the start of one")});
+// A last line without its newline: a whole envelope (whose publish may have
+// returned) is kept and ended; the start of one (a write a crash cut short,
+// whose publish never returned) is cut off; anything else is refused.
+// Returns the bytes cut off.
+inline expected<std::size_t, sink_error> settle_tail(int fd, const std::filesystem::path& path, line_scan& scan) {
+  if (scan.tail.empty()) return 0;
+  if (auto e = read_envelope_line(scan.tail)) {
+    if (::write(fd, "\n", 1) != 1 || ::fdatasync(fd) != 0) {
+      return unexpected(io_failure("cannot end the last line of", path, errno));
     }
+    scan.index.emplace(std::move(e->dlq_id), ++scan.lines);
+    scan.whole += scan.tail.size() + 1;
+    return 0;
   }
-  if (created || info.st_size == 0) {
+  if (is_torn_envelope_line(scan.tail)) {
+    if (::ftruncate(fd, static_cast<off_t>(scan.whole)) != 0 || ::fdatasync(fd) != 0) {
+      return unexpected(io_failure("cannot cut a half-written last line off", path, errno));
+    }
+    return scan.tail.size();
+  }
+  return unexpected(sink_error{
+      sink_errc::rejected,
+      refusal(path, scan.lines + 1, "has no newline and is neither an envelope nor the start of one")});
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE expected<jsonl_file_sink, sink_error> jsonl_file_sink::open(const std::filesystem::path& path,
+                                                                          jsonl_file_options options) {
+  detail::opened_file opened;
+  if (auto locked = detail::open_locked(path, opened); !locked) return unexpected(std::move(locked.error()));
+  if (!S_ISREG(opened.info.st_mode)) return jsonl_file_sink(path, opened.file.release(), false, 0, 0, {}, 0, options);
+  auto scan = detail::index_lines(opened.file.fd, path, options.max_line_bytes);
+  if (!scan) return unexpected(std::move(scan.error()));
+  auto recovered = detail::settle_tail(opened.file.fd, path, *scan);
+  if (!recovered) return unexpected(std::move(recovered.error()));
+  if (opened.created || opened.info.st_size == 0) {
     if (const int error = detail::sync_directory_of(path)) {
       return unexpected(detail::io_failure("cannot sync the directory of", path, error));
     }
   }
-  return jsonl_file_sink(path, file.release(), true, whole, lines, std::move(index), recovered, options);
+  return jsonl_file_sink(path, opened.file.release(), true, scan->whole, scan->lines, std::move(scan->index),
+                         *recovered, options);
 }
 
 LLMDLQ_INLINE jsonl_file_sink::jsonl_file_sink(std::filesystem::path path, int fd, bool regular, std::uint64_t size,
