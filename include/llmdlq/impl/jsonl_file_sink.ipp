@@ -442,6 +442,111 @@ inline expected<void, sink_error> append_audit_line(const std::filesystem::path&
   return {};
 }
 
+// Opens the file to purge and, unless this is a dry run, locks the one the
+// path names: no link (the rename would replace it), nothing others could swap.
+inline expected<void, sink_error> open_for_purge(const std::filesystem::path& path, bool dry_run, opened_file& out) {
+  for (int attempt = 0;; ++attempt) {
+    out.file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (out.file.fd < 0 && errno == ELOOP) return unexpected(sink_error{sink_errc::unsafe_file, symbolic_link_refusal(path)});
+    if (out.file.fd < 0) return unexpected(io_failure("cannot open", path, errno));
+    if (::fstat(out.file.fd, &out.info) != 0) return unexpected(io_failure("cannot stat", path, errno));
+    if (!S_ISREG(out.info.st_mode)) {
+      return unexpected(sink_error{sink_errc::rejected, path.string() + " is not a regular file: nothing to purge"});
+    }
+    if (auto why = exposed_file_refusal(path, out.info)) return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
+    if (dry_run) return {};
+    if (::flock(out.file.fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) {
+        return unexpected(sink_error{sink_errc::unavailable,
+                                     path.string() + " is locked by a writer (a jsonl_file_sink or another purge "
+                                                     "has it open): stop it, then purge"});
+      }
+      return unexpected(io_failure("cannot lock", path, errno));
+    }
+    if (names_file(path, out.info)) return {};  // else another purge replaced it meanwhile
+    ::close(out.file.release());
+    if (attempt == 3) return unexpected(replaced_while_opening(path));
+  }
+}
+
+// Reads every line, counting the expired ones in `report` and writing the
+// kept ones to `compacted` (nothing is written in a dry run).
+inline expected<void, sink_error> compact_lines(int fd, const std::filesystem::path& path, const purge_request& request,
+                                                std::size_t max_line_bytes, temporary_file& compacted,
+                                                purge_report& report) {
+  std::string pending;  // kept lines not yet written
+  std::optional<sink_error> refused;
+  int write_error = 0;
+  const auto keep = [&](std::string_view text) {
+    if (request.dry_run) return true;
+    pending.append(text).push_back('\n');
+    if (pending.size() >= (std::size_t(1) << 20)) {
+      write_error = write_all(compacted.file.fd, pending);
+      pending.clear();
+    }
+    return write_error == 0;
+  };
+  const int read_error = for_each_line(
+      fd, max_line_bytes, [&](std::uint64_t number, std::string_view text, bool terminated, bool too_long) {
+        if (too_long) {
+          refused = sink_error{sink_errc::rejected,
+                               refusal(path, number, fmt::format("is longer than {} bytes", max_line_bytes))};
+          return false;
+        }
+        auto e = read_envelope_line(text);
+        if (!e) {
+          if (!terminated && is_torn_envelope_line(text)) return true;  // a publish that never returned
+          refused = sink_error{sink_errc::rejected,
+                               refusal(path, number, terminated ? e.error() : "has no newline and is neither "
+                                                                              "an envelope nor the start of one")};
+          return false;
+        }
+        if (expired(*e, request.now)) {
+          report.add(*e->expires_at);
+          return true;
+        }
+        return keep(text);
+      });
+  if (read_error != 0) return unexpected(io_failure("cannot read", path, read_error));
+  if (refused) return unexpected(std::move(*refused));
+  if (request.dry_run) return {};
+  if (write_error == 0 && !pending.empty()) write_error = write_all(compacted.file.fd, pending);
+  if (write_error != 0) return unexpected(io_failure("cannot write", compacted.path, write_error));
+  return {};
+}
+
+// The audit says what a purge will delete before it deletes (an intent line,
+// synced) and that it did after: no crash or full disk deletes letters
+// without an audit line.
+inline expected<void, sink_error> replace_with_compacted(const std::filesystem::path& path, const struct stat& info,
+                                                         temporary_file& compacted, const purge_report& report) {
+  const auto audit_line = [&](std::string_view phase) {
+    auto line = to_json(report);
+    line["phase"] = phase;
+    return boost::json::serialize(line);
+  };
+  if (report.count > 0) {
+    const int fd = compacted.file.fd;
+    (void)::fchown(fd, info.st_uid, info.st_gid);  // kept where allowed; a non-root purge keeps its own
+    if (::fchmod(fd, info.st_mode & 07777) != 0) return unexpected(io_failure("cannot chmod", compacted.path, errno));
+    if (::fsync(fd) != 0) return unexpected(io_failure("cannot sync", compacted.path, errno));
+    if (auto intended = append_audit_line(path, audit_line("intent")); !intended) {
+      return unexpected(std::move(intended.error()));
+    }
+    if (::rename(compacted.path.c_str(), path.c_str()) != 0) {
+      return unexpected(io_failure("cannot rename the compacted file over", path, errno));
+    }
+    compacted.kept = true;
+  }
+  if (const int error = sync_directory_of(path)) return unexpected(io_failure("cannot sync the directory of", path, error));
+  if (auto audited = append_audit_line(path, audit_line("done")); !audited) {
+    auto error = std::move(audited.error());
+    if (report.count > 0) error.message = "the purge is done and its intent audited, but " + error.message;
+    return unexpected(std::move(error));
+  }
+  return {};
+}
+
 }  // namespace detail
 
 LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::filesystem::path& path,
@@ -451,38 +556,9 @@ LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::fil
     return unexpected(sink_error{sink_errc::rejected, "a purge needs an operator name for its audit"});
   }
   // The compacted file is renamed into the same directory: nobody else may be able to swap it there.
-  if (auto why = detail::directory_chain_refusal(path)) {
-    return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
-  }
-  detail::owned_fd file{-1};
-  struct stat info;
-  for (int attempt = 0;; ++attempt) {
-    file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);  // the rename would replace a link
-    if (file.fd < 0 && errno == ELOOP) {
-      return unexpected(sink_error{sink_errc::unsafe_file, detail::symbolic_link_refusal(path)});
-    }
-    if (file.fd < 0) return unexpected(detail::io_failure("cannot open", path, errno));
-    if (::fstat(file.fd, &info) != 0) return unexpected(detail::io_failure("cannot stat", path, errno));
-    if (!S_ISREG(info.st_mode)) {
-      return unexpected(sink_error{sink_errc::rejected, path.string() + " is not a regular file: nothing to purge"});
-    }
-    if (auto why = detail::exposed_file_refusal(path, info)) {
-      return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
-    }
-    if (request.dry_run) break;
-    if (::flock(file.fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EWOULDBLOCK) {
-        return unexpected(sink_error{sink_errc::unavailable,
-                                     path.string() + " is locked by a writer (a jsonl_file_sink or another purge "
-                                                     "has it open): stop it, then purge"});
-      }
-      return unexpected(detail::io_failure("cannot lock", path, errno));
-    }
-    if (detail::names_file(path, info)) break;  // else another purge replaced it meanwhile
-    ::close(file.release());
-    if (attempt == 3) return unexpected(detail::replaced_while_opening(path));
-  }
-
+  if (auto why = detail::directory_chain_refusal(path)) return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
+  detail::opened_file opened;
+  if (auto open = detail::open_for_purge(path, request.dry_run, opened); !open) return unexpected(std::move(open.error()));
   // The kept lines go to a new file beside the old one (not in a dry run).
   detail::temporary_file compacted;
   if (!request.dry_run) {
@@ -493,73 +569,11 @@ LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::fil
     compacted.path = std::move(name);
   }
   auto report = purge_report::for_request(request);
-  std::string pending;  // kept lines not yet written
-  std::optional<sink_error> refused;
-  int write_error = 0;
-  const auto keep = [&](std::string_view text) {
-    if (request.dry_run) return true;
-    pending.append(text).push_back('\n');
-    if (pending.size() >= (std::size_t(1) << 20)) {
-      write_error = detail::write_all(compacted.file.fd, pending);
-      pending.clear();
-    }
-    return write_error == 0;
-  };
-  const int read_error = detail::for_each_line(
-      file.fd, options.max_line_bytes, [&](std::uint64_t number, std::string_view text, bool terminated, bool too_long) {
-        if (too_long) {
-          refused = sink_error{sink_errc::rejected,
-                               detail::refusal(path, number, fmt::format("is longer than {} bytes", options.max_line_bytes))};
-          return false;
-        }
-        auto e = detail::read_envelope_line(text);
-        if (!e) {
-          if (!terminated && detail::is_torn_envelope_line(text)) return true;  // a publish that never returned
-          refused = sink_error{sink_errc::rejected,
-                               detail::refusal(path, number, terminated ? e.error() : "has no newline and is neither "
-                                                                                      "an envelope nor the start of one")};
-          return false;
-        }
-        if (expired(*e, request.now)) {
-          report.add(*e->expires_at);
-          return true;
-        }
-        return keep(text);
-      });
-  if (read_error != 0) return unexpected(detail::io_failure("cannot read", path, read_error));
-  if (refused) return unexpected(std::move(*refused));
+  auto read = detail::compact_lines(opened.file.fd, path, request, options.max_line_bytes, compacted, report);
+  if (!read) return unexpected(std::move(read.error()));
   if (request.dry_run) return report;
-  if (write_error == 0 && !pending.empty()) write_error = detail::write_all(compacted.file.fd, pending);
-  if (write_error != 0) return unexpected(detail::io_failure("cannot write", compacted.path, write_error));
-
-  // The audit says what a purge will delete before it deletes (an intent
-  // line, synced) and that it did after: no crash or full disk deletes
-  // letters without an audit line.
-  const auto audit_line = [&](std::string_view phase) {
-    auto line = to_json(report);
-    line["phase"] = phase;
-    return boost::json::serialize(line);
-  };
-  if (report.count > 0) {
-    const int fd = compacted.file.fd;
-    (void)::fchown(fd, info.st_uid, info.st_gid);  // kept where allowed; a non-root purge keeps its own
-    if (::fchmod(fd, info.st_mode & 07777) != 0) return unexpected(detail::io_failure("cannot chmod", compacted.path, errno));
-    if (::fsync(fd) != 0) return unexpected(detail::io_failure("cannot sync", compacted.path, errno));
-    if (auto intended = detail::append_audit_line(path, audit_line("intent")); !intended) {
-      return unexpected(std::move(intended.error()));
-    }
-    if (::rename(compacted.path.c_str(), path.c_str()) != 0) {
-      return unexpected(detail::io_failure("cannot rename the compacted file over", path, errno));
-    }
-    compacted.kept = true;
-  }
-  if (const int error = detail::sync_directory_of(path)) {
-    return unexpected(detail::io_failure("cannot sync the directory of", path, error));
-  }
-  if (auto audited = detail::append_audit_line(path, audit_line("done")); !audited) {
-    auto error = std::move(audited.error());
-    if (report.count > 0) error.message = "the purge is done and its intent audited, but " + error.message;
-    return unexpected(std::move(error));
+  if (auto replaced = detail::replace_with_compacted(path, opened.info, compacted, report); !replaced) {
+    return unexpected(std::move(replaced.error()));
   }
   return report;
 }
