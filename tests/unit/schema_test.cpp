@@ -77,11 +77,34 @@ TEST_CASE("errors carry instance path, keyword location, keyword and message", "
                                               R"(must be one of "EUR", "USD")"});
   CHECK(errors[2] == llmdlq::validation_error{"/items/0/name",
                                               "/properties/items/items/$ref/properties/name/minLength",
-                                              "minLength", "must be at least 1 characters long, found 0"});
+                                              "minLength", "must be at least 1 character long, found 0"});
   CHECK(errors[3] == llmdlq::validation_error{"/items/1", "/properties/items/items/$ref/required",
                                               "required", "missing required property 'name'"});
   CHECK(errors[4] == llmdlq::validation_error{"/note", "/additionalProperties", "additionalProperties",
                                               "property 'note' is not allowed"});
+}
+
+TEST_CASE("a count in a message takes the noun's form for that count", "[schema]") {
+  const auto one = compile(R"({"type": "object", "minProperties": 1, "properties": {
+    "name": {"minLength": 1}, "tags": {"minItems": 1, "contains": {"const": "x"}},
+    "any": {"anyOf": [{"type": "string"}]}, "one": {"oneOf": [{"type": "string"}]}}})");
+  const auto messages = [](const std::vector<llmdlq::validation_error>& errors) {
+    std::vector<std::string> out;
+    for (const auto& e : errors) out.push_back(e.message);
+    return out;
+  };
+  CHECK(messages(errors_of(one, "{}")) == std::vector<std::string>{"must have at least 1 property, found 0"});
+  CHECK(messages(errors_of(one, R"({"name": "", "tags": [], "any": 1, "one": 1})")) ==
+        std::vector<std::string>{"must be at least 1 character long, found 0", "must have at least 1 item, found 0",
+                                 "must contain at least 1 matching item, found 0", "must match the schema in anyOf",
+                                 "must match the schema in oneOf"});
+  const auto two = compile(R"({"properties": {"object": {"maxProperties": 2}, "list": {"maxItems": 2},
+    "text": {"maxLength": 2}, "any": {"anyOf": [{"type": "string"}, {"type": "null"}]}}})");
+  CHECK(messages(errors_of(two, R"({"object": {"a": 1, "b": 2, "c": 3}, "list": [1, 2, 3], "text": "abc",
+    "any": 1})")) == std::vector<std::string>{"must have at most 2 properties, found 3",
+                                              "must have at most 2 items, found 3",
+                                              "must be at most 2 characters long, found 3",
+                                              "must match at least one of the 2 schemas in anyOf"});
 }
 
 TEST_CASE("the error list is capped, and the cap is deterministic", "[schema]") {

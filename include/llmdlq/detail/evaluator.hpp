@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/counted.hpp"
 #include "llmdlq/detail/instance.hpp"
 #include "llmdlq/timestamp.hpp"
 #include "llmdlq/detail/schema_program.hpp"
@@ -254,8 +255,8 @@ class evaluator {
   LLMDLQ_NOINLINE bool evaluate_node(const node& n, value v, small_bitset* evaluated) {
     if (n.flags & always_false) return fail_at_step("false", [] { return "no value is allowed here"; });
     if (ctx_.depth >= max_evaluation_depth) {
-      return fail_at_step("$ref", LLMDLQ_MESSAGE("evaluation nests deeper than {} levels",
-                                                 max_evaluation_depth));
+      return fail_at_step("$ref", LLMDLQ_MESSAGE("evaluation nests deeper than {}",
+                                                 counted(max_evaluation_depth, "level")));
     }
     depth_guard depth(ctx_);
     scope_guard scope(ctx_, n.resource);
@@ -634,14 +635,14 @@ class evaluator {
       }
       if (length < n.min_length) {
         valid = false;
-        if (!fail("minLength", LLMDLQ_MESSAGE("must be at least {} characters long, found {}",
-                                           n.min_length, count_code_points(s)))) {
+        if (!fail("minLength", LLMDLQ_MESSAGE("must be at least {} long, found {}",
+                                           counted(n.min_length, "character"), count_code_points(s)))) {
           return false;
         }
       } else if (length > n.max_length) {
         valid = false;
-        if (!fail("maxLength", LLMDLQ_MESSAGE("must be at most {} characters long, found {}",
-                                           n.max_length, count_code_points(s)))) {
+        if (!fail("maxLength", LLMDLQ_MESSAGE("must be at most {} long, found {}",
+                                           counted(n.max_length, "character"), count_code_points(s)))) {
           return false;
         }
       }
@@ -672,13 +673,13 @@ class evaluator {
     const std::size_t size = View::size(v);
     if (size < n.min_items) {
       valid = false;
-      if (!fail("minItems", LLMDLQ_MESSAGE("must have at least {} items, found {}", n.min_items, size))) {
+      if (!fail("minItems", LLMDLQ_MESSAGE("must have at least {}, found {}", counted(n.min_items, "item"), size))) {
         return false;
       }
     }
     if (size > n.max_items) {
       valid = false;
-      if (!fail("maxItems", LLMDLQ_MESSAGE("must have at most {} items, found {}", n.max_items, size))) {
+      if (!fail("maxItems", LLMDLQ_MESSAGE("must have at most {}, found {}", counted(n.max_items, "item"), size))) {
         return false;
       }
     }
@@ -725,14 +726,14 @@ class evaluator {
       if (matches < n.min_contains) {
         valid = false;
         if (!fail(n.min_contains == 1 ? "contains" : "minContains",
-                  LLMDLQ_MESSAGE("must contain at least {} matching item(s), found {}", n.min_contains,
-                              matches))) {
+                  LLMDLQ_MESSAGE("must contain at least {}, found {}",
+                                 counted(n.min_contains, "matching item"), matches))) {
           return false;
         }
       } else if (matches > n.max_contains) {
         valid = false;
-        if (!fail("maxContains", LLMDLQ_MESSAGE("must contain at most {} matching item(s), found {}",
-                                             n.max_contains, matches))) {
+        if (!fail("maxContains", LLMDLQ_MESSAGE("must contain at most {}, found {}",
+                                             counted(n.max_contains, "matching item"), matches))) {
           return false;
         }
       }
@@ -802,14 +803,16 @@ class evaluator {
     if (size < n.min_properties) {
       valid = false;
       if (!fail("minProperties",
-                LLMDLQ_MESSAGE("must have at least {} properties, found {}", n.min_properties, size))) {
+                LLMDLQ_MESSAGE("must have at least {}, found {}",
+                               counted(n.min_properties, "property", "properties"), size))) {
         return false;
       }
     }
     if (size > n.max_properties) {
       valid = false;
       if (!fail("maxProperties",
-                LLMDLQ_MESSAGE("must have at most {} properties, found {}", n.max_properties, size))) {
+                LLMDLQ_MESSAGE("must have at most {}, found {}",
+                               counted(n.max_properties, "property", "properties"), size))) {
         return false;
       }
     }
@@ -979,8 +982,11 @@ class evaluator {
       if (!matched) {
         valid = false;
         step s(this, "anyOf");
-        if (!fail_at_step("anyOf", LLMDLQ_MESSAGE("must match at least one of the {} schemas in anyOf",
-                                       n.any_of.count))) {
+        if (!fail_at_step("anyOf", [&] {
+              return n.any_of.count == 1 ? std::string("must match the schema in anyOf")
+                                         : fmt::format("must match at least one of the {} schemas in anyOf",
+                                                       n.any_of.count);
+            })) {
           return false;
         }
       }
@@ -1003,8 +1009,10 @@ class evaluator {
         step s(this, "oneOf");
         if (!fail_at_step("oneOf", [&] {
               return matches == 0
-                         ? fmt::format("must match exactly one of the {} schemas in oneOf, matched none",
-                                       n.one_of.count)
+                         ? n.one_of.count == 1 ? std::string("must match the schema in oneOf")
+                                           : fmt::format("must match exactly one of the {} schemas in oneOf, "
+                                                         "matched none",
+                                                         n.one_of.count)
                          : fmt::format("must match exactly one schema in oneOf, matched {} and {}",
                                        first, second);
             })) {
