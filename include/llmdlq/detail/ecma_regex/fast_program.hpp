@@ -69,19 +69,176 @@ inline constexpr std::size_t fast_max_choices = 64;
 /// Unanchored patterns are tried at each start, so they must be short.
 inline constexpr std::uint64_t fast_unanchored_max_length = 64;
 
+/// One atom of a pattern the scanner can decide: a class (or literal) or a
+/// group of literal choices, repeated min to max times.
+struct fast_atom {
+  code_point_ranges ranges;  // what a class atom takes, or the first code points of the choices
+  std::vector<std::string> choices;
+  std::uint32_t min = 1;
+  std::uint32_t max = 1;
+  std::uint64_t longest = 1;  // code points in the longest choice
+};
+
+/// The group of literal alternatives from tokens[open] to tokens[close], or
+/// nothing when a choice is empty, not literal, or a prefix of another (the
+/// scanner takes the first choice that matches, without backtracking).
+inline std::optional<fast_atom> choice_atom(const std::vector<regex_token>& tokens, std::size_t open, std::size_t close) {
+  fast_atom atom;
+  atom.choices.emplace_back();
+  std::uint64_t length = 0;
+  atom.longest = 0;
+  for (std::size_t j = open + 1; j < close; ++j) {
+    if (tokens[j].kind == token_kind::alternative) {
+      atom.choices.emplace_back();
+      length = 0;
+    } else if (tokens[j].kind == token_kind::literal && !(tokens[j].value >= 0xD800 && tokens[j].value <= 0xDFFF)) {
+      append_utf8(atom.choices.back(), tokens[j].value);
+      atom.longest = std::max(atom.longest, ++length);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (atom.choices.size() > fast_max_choices) return std::nullopt;
+  for (const auto& a : atom.choices) {
+    if (a.empty()) return std::nullopt;
+    for (const auto& b : atom.choices) {
+      if (&a != &b && b.starts_with(a)) return std::nullopt;
+    }
+    const char32_t first = decode_utf8(a).value_or(0);
+    atom.ranges.push_back({first, first});
+  }
+  normalize(atom.ranges);
+  return atom;
+}
+
+/// The atoms of tokens[begin, end), or nothing when one is of a shape the
+/// scanner does not decide (properties, lookarounds, quantified groups...).
+inline std::optional<std::vector<fast_atom>> read_fast_atoms(const parsed_pattern& pattern, std::size_t begin,
+                                                             std::size_t end) {
+  const auto& tokens = pattern.tokens;
+  std::vector<fast_atom> atoms;
+  for (std::size_t i = begin; i < end; ++i) {
+    const auto& token = tokens[i];
+    if (token.kind == token_kind::literal) {
+      fast_atom atom;
+      atom.ranges = {{token.value, token.value}};
+      normalize(atom.ranges);
+      atoms.push_back(std::move(atom));
+    } else if (token.kind == token_kind::char_class) {
+      const auto& cls = pattern.classes[token.value];
+      if (!cls.properties.empty()) return std::nullopt;
+      fast_atom atom;
+      atom.ranges = cls.negated ? complement(cls.ranges) : cls.ranges;
+      atoms.push_back(std::move(atom));
+    } else if (token.kind == token_kind::quantifier) {
+      const auto previous = tokens[i - 1].kind;
+      if (previous != token_kind::literal && previous != token_kind::char_class) return std::nullopt;
+      atoms.back().min = token.value;
+      atoms.back().max = token.max;
+    } else if (token.kind == token_kind::group_open) {
+      if (token.group != group_kind::capture && token.group != group_kind::plain) return std::nullopt;
+      const std::size_t close = token.value;
+      if (close + 1 < tokens.size() && tokens[close + 1].kind == token_kind::quantifier) return std::nullopt;
+      if (!token.has_alternative) continue;  // a plain sequence: its atoms join the outer one
+      auto atom = choice_atom(tokens, i, close);
+      if (!atom) return std::nullopt;
+      atoms.push_back(std::move(*atom));
+      i = close;
+    } else if (token.kind != token_kind::group_close) {
+      return std::nullopt;
+    }
+    if (atoms.size() > fast_max_atoms) return std::nullopt;
+  }
+  return atoms;
+}
+
+/// Whether scanning greedily without backtracking decides the atoms exactly:
+/// what a variable repeat takes never overlaps what may follow it, and an
+/// unanchored pattern is short enough to try at every start.
+inline bool scans_exactly(const std::vector<fast_atom>& atoms, bool anchored_start) {
+  for (std::size_t i = 0; i < atoms.size(); ++i) {
+    if (atoms[i].min == atoms[i].max) continue;
+    code_point_ranges follow;
+    for (std::size_t j = i + 1; j < atoms.size(); ++j) {
+      follow.insert(follow.end(), atoms[j].ranges.begin(), atoms[j].ranges.end());
+      if (atoms[j].min > 0) break;
+    }
+    normalize(follow);
+    if (intersects(atoms[i].ranges, follow)) return false;
+  }
+  if (anchored_start) return true;
+  std::uint64_t length = 0;
+  for (const auto& atom : atoms) {
+    if (atom.max == unbounded) return false;
+    length += atom.max * atom.longest;
+  }
+  return length <= fast_unanchored_max_length;
+}
+
+inline constexpr std::size_t fast_unlimited_bytes = SIZE_MAX;
+
+inline std::size_t add_saturating(std::size_t a, std::uint64_t b) noexcept {
+  return b >= fast_unlimited_bytes - a ? fast_unlimited_bytes : a + static_cast<std::size_t>(b);
+}
+
+/// A fixed run of ASCII positions joins the run before it while it fits.
+inline void emit_run(fast_program& program, const fast_atom& atom) {
+  if (program.steps.empty() || program.steps.back().op != fast_step::kind::run ||
+      program.steps.back().count + atom.min > fast_max_run) {
+    fast_step run;
+    run.op = fast_step::kind::run;
+    run.first = static_cast<std::uint32_t>(program.positions.size());
+    program.steps.push_back(run);
+  }
+  byte_set bytes;
+  for (const auto r : atom.ranges) {
+    for (char32_t cp = r.first; cp <= r.last; ++cp) bytes.add(cp);
+  }
+  program.positions.insert(program.positions.end(), atom.min, bytes);
+  program.steps.back().count += atom.min;
+  program.min_bytes += atom.min;
+  program.max_bytes = add_saturating(program.max_bytes, atom.min);
+}
+
+inline void emit_choice(fast_program& program, fast_atom& atom, fast_step& step) {
+  step.op = fast_step::kind::choice;
+  step.first = static_cast<std::uint32_t>(program.choices.size());
+  step.count = static_cast<std::uint32_t>(atom.choices.size());
+  std::size_t shortest = fast_unlimited_bytes;
+  std::size_t longest = 0;
+  for (auto& choice : atom.choices) {
+    shortest = std::min(shortest, choice.size());
+    longest = std::max(longest, choice.size());
+    program.choices.push_back(std::move(choice));
+  }
+  program.min_bytes += shortest;
+  program.max_bytes = add_saturating(program.max_bytes, longest);
+}
+
+/// A repeated class: ASCII in the step's byte set, the rest as wide ranges
+/// entered by any UTF-8 lead byte.
+inline void emit_repeat(fast_program& program, const fast_atom& atom, fast_step& step) {
+  step.op = fast_step::kind::repeat;
+  step.first = static_cast<std::uint32_t>(program.wide.size());
+  for (const auto r : atom.ranges) {
+    for (char32_t cp = r.first; cp <= std::min<char32_t>(r.last, 0x7F); ++cp) step.bytes.add(cp);
+    if (r.last >= 0x80) program.wide.push_back({std::max<char32_t>(r.first, 0x80), r.last});
+  }
+  step.count = static_cast<std::uint32_t>(program.wide.size()) - step.first;
+  if (step.count > 0) {
+    for (unsigned lead = 0xC2; lead <= 0xF4; ++lead) step.bytes.add(lead);
+  }
+  program.min_bytes += atom.min;
+  program.max_bytes = atom.max == unbounded
+                          ? fast_unlimited_bytes
+                          : add_saturating(program.max_bytes, std::uint64_t{atom.max} * (step.count > 0 ? 4 : 1));
+}
+
 /// The fast program for `pattern`, or nothing when its shape is not one the
 /// scanner decides exactly (PCRE2 then runs it).
 inline std::optional<fast_program> make_fast_program(const parsed_pattern& pattern) {
-  struct draft {
-    code_point_ranges ranges;  // what a class atom takes, or the first code points of the choices
-    std::vector<std::string> choices;
-    std::uint32_t min = 1;
-    std::uint32_t max = 1;
-    std::uint64_t longest = 1;  // code points in the longest choice
-  };
   const auto& tokens = pattern.tokens;
   fast_program program;
-  std::vector<draft> drafts;
   std::size_t begin = 0;
   std::size_t end = tokens.size();
   if (begin < end && tokens[begin].kind == token_kind::line_start) {
@@ -92,147 +249,21 @@ inline std::optional<fast_program> make_fast_program(const parsed_pattern& patte
     program.anchored_end = true;
     --end;
   }
-  for (std::size_t i = begin; i < end; ++i) {
-    const auto& token = tokens[i];
-    switch (token.kind) {
-      case token_kind::literal: {
-        draft d;
-        d.ranges = {{token.value, token.value}};
-        normalize(d.ranges);
-        drafts.push_back(std::move(d));
-        break;
-      }
-      case token_kind::char_class: {
-        const auto& cls = pattern.classes[token.value];
-        if (!cls.properties.empty()) return std::nullopt;
-        draft d;
-        d.ranges = cls.negated ? complement(cls.ranges) : cls.ranges;
-        drafts.push_back(std::move(d));
-        break;
-      }
-      case token_kind::quantifier: {
-        const auto previous = tokens[i - 1].kind;
-        if (previous != token_kind::literal && previous != token_kind::char_class) return std::nullopt;
-        drafts.back().min = token.value;
-        drafts.back().max = token.max;
-        break;
-      }
-      case token_kind::group_open: {
-        if (token.group != group_kind::capture && token.group != group_kind::plain) return std::nullopt;
-        const std::size_t close = token.value;
-        if (close + 1 < tokens.size() && tokens[close + 1].kind == token_kind::quantifier) return std::nullopt;
-        if (!token.has_alternative) break;  // a plain sequence: its atoms join the outer one
-        draft d;
-        d.choices.emplace_back();
-        std::uint64_t length = 0;
-        d.longest = 0;
-        for (std::size_t j = i + 1; j < close; ++j) {
-          if (tokens[j].kind == token_kind::alternative) {
-            d.choices.emplace_back();
-            length = 0;
-          } else if (tokens[j].kind == token_kind::literal && !(tokens[j].value >= 0xD800 && tokens[j].value <= 0xDFFF)) {
-            append_utf8(d.choices.back(), tokens[j].value);
-            d.longest = std::max(d.longest, ++length);
-          } else {
-            return std::nullopt;
-          }
-        }
-        if (d.choices.size() > fast_max_choices) return std::nullopt;
-        for (const auto& a : d.choices) {
-          if (a.empty()) return std::nullopt;
-          for (const auto& b : d.choices) {
-            if (&a != &b && b.starts_with(a)) return std::nullopt;
-          }
-          const char32_t first = decode_utf8(a).value_or(0);
-          d.ranges.push_back({first, first});
-        }
-        normalize(d.ranges);
-        drafts.push_back(std::move(d));
-        i = close;
-        break;
-      }
-      case token_kind::group_close:
-        break;
-      default:
-        return std::nullopt;
-    }
-    if (drafts.size() > fast_max_atoms) return std::nullopt;
-  }
-
-  for (std::size_t i = 0; i < drafts.size(); ++i) {
-    if (drafts[i].min == drafts[i].max) continue;
-    code_point_ranges follow;
-    for (std::size_t j = i + 1; j < drafts.size(); ++j) {
-      follow.insert(follow.end(), drafts[j].ranges.begin(), drafts[j].ranges.end());
-      if (drafts[j].min > 0) break;
-    }
-    normalize(follow);
-    if (intersects(drafts[i].ranges, follow)) return std::nullopt;
-  }
-  if (!program.anchored_start) {
-    std::uint64_t length = 0;
-    for (const auto& d : drafts) {
-      if (d.max == unbounded) return std::nullopt;
-      length += d.max * d.longest;
-    }
-    if (length > fast_unanchored_max_length) return std::nullopt;
-  }
-
-  constexpr std::size_t unlimited = SIZE_MAX;
-  const auto add_saturating = [](std::size_t a, std::uint64_t b) {
-    return b >= unlimited - a ? unlimited : a + static_cast<std::size_t>(b);
-  };
-  for (auto& d : drafts) {
-    const bool ascii_only = d.ranges.empty() || d.ranges.back().last < 0x80;
-    if (d.choices.empty() && d.min == d.max && ascii_only && d.min <= fast_max_run) {
-      if (program.steps.empty() || program.steps.back().op != fast_step::kind::run ||
-          program.steps.back().count + d.min > fast_max_run) {
-        fast_step run;
-        run.op = fast_step::kind::run;
-        run.first = static_cast<std::uint32_t>(program.positions.size());
-        program.steps.push_back(run);
-      }
-      byte_set bytes;
-      for (const auto r : d.ranges) {
-        for (char32_t cp = r.first; cp <= r.last; ++cp) bytes.add(cp);
-      }
-      program.positions.insert(program.positions.end(), d.min, bytes);
-      program.steps.back().count += d.min;
-      program.min_bytes += d.min;
-      program.max_bytes = add_saturating(program.max_bytes, d.min);
+  auto atoms = read_fast_atoms(pattern, begin, end);
+  if (!atoms || !scans_exactly(*atoms, program.anchored_start)) return std::nullopt;
+  for (auto& atom : *atoms) {
+    const bool ascii_only = atom.ranges.empty() || atom.ranges.back().last < 0x80;
+    if (atom.choices.empty() && atom.min == atom.max && ascii_only && atom.min <= fast_max_run) {
+      emit_run(program, atom);
       continue;
     }
     fast_step step;
-    step.min = d.min;
-    step.max = d.max;
-    if (!d.choices.empty()) {
-      step.op = fast_step::kind::choice;
-      step.first = static_cast<std::uint32_t>(program.choices.size());
-      step.count = static_cast<std::uint32_t>(d.choices.size());
-      std::size_t shortest = unlimited;
-      std::size_t longest = 0;
-      for (auto& choice : d.choices) {
-        shortest = std::min(shortest, choice.size());
-        longest = std::max(longest, choice.size());
-        program.choices.push_back(std::move(choice));
-      }
-      program.min_bytes += shortest;
-      program.max_bytes = add_saturating(program.max_bytes, longest);
+    step.min = atom.min;
+    step.max = atom.max;
+    if (!atom.choices.empty()) {
+      emit_choice(program, atom, step);
     } else {
-      step.op = fast_step::kind::repeat;
-      step.first = static_cast<std::uint32_t>(program.wide.size());
-      for (const auto r : d.ranges) {
-        for (char32_t cp = r.first; cp <= std::min<char32_t>(r.last, 0x7F); ++cp) step.bytes.add(cp);
-        if (r.last >= 0x80) program.wide.push_back({std::max<char32_t>(r.first, 0x80), r.last});
-      }
-      step.count = static_cast<std::uint32_t>(program.wide.size()) - step.first;
-      if (step.count > 0) {
-        for (unsigned lead = 0xC2; lead <= 0xF4; ++lead) step.bytes.add(lead);
-      }
-      program.min_bytes += d.min;
-      program.max_bytes = d.max == unbounded ? unlimited
-                                             : add_saturating(program.max_bytes,
-                                                              std::uint64_t{d.max} * (step.count > 0 ? 4 : 1));
+      emit_repeat(program, atom, step);
     }
     program.steps.push_back(step);
   }
