@@ -7,20 +7,22 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
+#include <span>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include <boost/json/value.hpp>
 #include <fmt/format.h>
 #include <simdjson.h>
 
 #include "llmdlq/detail/identifiers.hpp"
-#include "llmdlq/detail/moderation_check.hpp"
 #include "llmdlq/detail/store/paging.hpp"
 #include "llmdlq/detail/store/record_reader.hpp"
+#include "llmdlq/detail/store/request_check.hpp"
 #include "llmdlq/detail/store/rewrite.hpp"
 #include "llmdlq/detail/store/statistics.hpp"
 #include "llmdlq/detail/store/timeline.hpp"
@@ -448,7 +450,8 @@ struct postgres_store::impl final : detail::store::sql_session {
     return op(true);
   }
 
-  expected<void, failure> migrate() {
+  // The schema, tables, indexes and status check migrate() makes, if missing.
+  std::string migration() const {
     const std::string& t = qualified;
     const std::string& table = options.table;
     std::string ddl;
@@ -514,9 +517,14 @@ struct postgres_store::impl final : detail::store::sql_session {
     )sql",
                        t, quote_identifier(table + "_key_attempt"), quote_identifier(table + "_status"),
                        quote_identifier(table + "_queue"), quote_identifier(table + "_status_check"),
-                       detail::moderation_status_sql_list(), table + "_status_check",
+                       detail::store::moderation_status_sql_list(), table + "_status_check",
                        quote_identifier(table + "_expires"), audit_table(), quote_identifier(table + "_created"),
                        traffic_table());
+    return ddl;
+  }
+
+  expected<void, failure> migrate() {
+    const std::string ddl = migration();
     return run(
         [&](bool) -> expected<void, failure> {
           if (auto b = command("BEGIN", "migrate"); !b) return b;
@@ -583,15 +591,13 @@ struct postgres_store::impl final : detail::store::sql_session {
     return receipt{PQgetvalue(r.get(), 0, 0), duplicate, location};
   }
 
-  expected<std::vector<moderation_record>, failure> query_records(const char* statement, const char* what,
-                                                                  const std::array<const char*, 4>& values,
-                                                                  int count) {
-    result r(PQexecPrepared(conn.get(), statement, count, values.data(), nullptr, nullptr, 0));
-    if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), what));
-    std::vector<moderation_record> records;
-    records.reserve(static_cast<std::size_t>(PQntuples(r.get())));
-    for (int row = 0; row < PQntuples(r.get()); ++row) records.push_back(read_record(r.get(), row));
-    return records;
+  // The record with this dlq_id, by the prepared get statement (inside act()'s attempt).
+  expected<std::optional<moderation_record>, failure> record(const std::string& dlq_id) {
+    const std::array<const char*, 1> values = {dlq_id.c_str()};
+    auto r = exec_prepared(get_statement, values);
+    if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), "get"));
+    if (PQntuples(r.get()) != 1) return std::optional<moderation_record>{};
+    return std::optional<moderation_record>(read_record(r.get(), 0));
   }
 };
 
@@ -768,7 +774,7 @@ expected<purge_report, sink_error> postgres_store::purge(const purge_request& re
 
 expected<moderation_record, moderation_error> postgres_store::act(const moderation_request& request) {
   if (!impl_) return unexpected(closed_store());
-  if (auto refused = detail::check_moderation_request(request)) return unexpected(std::move(*refused));
+  if (auto refused = detail::store::check_moderation_request(request)) return unexpected(std::move(*refused));
   std::optional<std::string> corrected;
   if (request.action == moderation_action::resolve || request.action == moderation_action::recover) {
     corrected = *request.corrected;
@@ -826,9 +832,9 @@ expected<moderation_record, moderation_error> postgres_store::act(const moderati
     const auto current = parse_moderation_status(PQgetvalue(state.get(), 0, 0)).value_or(moderation_status::pending);
     if (retried && std::string_view(PQgetvalue(state.get(), 0, 1)) == "t") {
       // The first try committed before its connection broke: this action is done.
-      auto records = impl_->query_records(get_statement, "get", {dlq_id.c_str(), nullptr, nullptr, nullptr}, 1);
-      if (!records) return unexpected(std::move(records.error()));
-      if (records->size() == 1) return outcome(std::move(records->front()));
+      auto done = impl_->record(dlq_id);
+      if (!done) return unexpected(std::move(done.error()));
+      if (*done) return outcome(std::move(**done));
     }
     return outcome(unexpected(moderation_error{
         moderation_errc::invalid_transition,
