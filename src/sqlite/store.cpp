@@ -11,9 +11,9 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
-#include "llmdlq/detail/moderation_check.hpp"
 #include "llmdlq/detail/store/paging.hpp"
 #include "llmdlq/detail/store/record_reader.hpp"
+#include "llmdlq/detail/store/request_check.hpp"
 #include "llmdlq/detail/store/rewrite.hpp"
 #include "llmdlq/detail/store/statistics.hpp"
 #include "llmdlq/detail/store/timeline.hpp"
@@ -84,7 +84,7 @@ std::string table_definition(std::string_view name) {
       claimed_by      TEXT,
       resolution      TEXT
     );
-  )sql", name, detail::moderation_status_sql_list());
+  )sql", name, detail::store::moderation_status_sql_list());
 }
 
 std::string index_definitions(const std::string& t) {
@@ -384,7 +384,7 @@ struct sqlite_store::impl final : detail::store::sql_session {
     if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? expected<bool, sink_error>(false)
                                                    : unexpected(sqlite_failure(db, "read " + path));
     sqlite3_reset(query.get());
-    bind_text(query.get(), 2, fmt::format("%CHECK (status IN ({}))%", detail::moderation_status_sql_list()));
+    bind_text(query.get(), 2, fmt::format("%CHECK (status IN ({}))%", detail::store::moderation_status_sql_list()));
     rc = sqlite3_step(query.get());
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return unexpected(sqlite_failure(db, "read " + path));
     return rc == SQLITE_DONE;
@@ -605,7 +605,7 @@ expected<std::vector<moderation_record>, moderation_error> sqlite_store::list_af
 }
 
 expected<moderation_record, moderation_error> sqlite_store::act(const moderation_request& request) {
-  if (auto refused = detail::check_moderation_request(request)) return unexpected(std::move(*refused));
+  if (auto refused = detail::store::check_moderation_request(request)) return unexpected(std::move(*refused));
   std::lock_guard lock(impl_->mutex);
   // One transaction from the read to the update: two actions that keep the
   // status (record_attempt) cannot lose each other's log entry.

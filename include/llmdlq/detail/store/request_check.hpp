@@ -14,7 +14,7 @@
 #include "llmdlq/moderation.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
-namespace detail {
+namespace detail::store {
 
 /// Why `request` cannot be applied to any record (invalid_resolution), or
 /// nothing: resolve and recover carry strict JSON in `corrected`;
@@ -53,5 +53,5 @@ namespace detail {
   return out;
 }
 
-}  // namespace detail
+}  // namespace detail::store
 LLMDLQ_END_NAMESPACE
