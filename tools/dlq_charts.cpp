@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <llmdlq/dlq_rate_alarm.hpp>
+#include <llmdlq/taxonomy.hpp>
 
 #include "console/html.hpp"
 
@@ -18,18 +21,27 @@ constexpr int margin_left = 48;
 constexpr int margin_bottom = 40;
 constexpr int margin_top = 12;
 
-// Colour-blind-safe (Okabe-Ito), assigned to categories in name order.
-constexpr const char* palette[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7",
-                                   "#56B4E9", "#D55E00", "#F0E442", "#000000"};
+// One colour per category, in the taxonomy's order: the eight colours of
+// Okabe and Ito's colour-blind-safe palette.
+constexpr std::pair<failure_category, std::string_view> category_colours[] = {
+    {failure_category::poison, "#000000"},   {failure_category::refusal, "#CC79A7"},
+    {failure_category::empty, "#F0E442"},    {failure_category::truncated, "#E69F00"},
+    {failure_category::syntax, "#D55E00"},   {failure_category::schema, "#0072B2"},
+    {failure_category::semantic, "#56B4E9"}, {failure_category::low_confidence, "#009E73"},
+};
+constexpr std::string_view unknown_category_colour = "#999999";
 
 std::string day_of(const dlq_timeline_bucket& bucket) { return format_rfc3339(bucket.start).substr(0, 10); }
 
-std::string count_table(std::string_view title, const std::map<std::string, std::uint64_t>& counts) {
+// A table of counts by key; `swatches` puts each key's category colour before it.
+std::string count_table(std::string_view title, const std::map<std::string, std::uint64_t>& counts,
+                        bool swatches = false) {
   std::string out = fmt::format("<table class=\"counts\"><caption>{}</caption><thead><tr><th>{}</th><th>letters</th>"
                                 "</tr></thead><tbody>",
                                 html_escape(title), html_escape(title.substr(title.rfind(' ') + 1)));
   for (const auto& [key, count] : counts) {
-    out += fmt::format("<tr><td>{}</td><td class=\"number\">{}</td></tr>", html_escape(key), count);
+    out += fmt::format("<tr><td>{}{}</td><td class=\"number\">{}</td></tr>",
+                       swatches ? category_swatch_html(key) + " " : std::string(), html_escape(key), count);
   }
   if (counts.empty()) out += "<tr><td colspan=\"2\">none</td></tr>";
   return out + "</tbody></table>";
@@ -74,6 +86,21 @@ std::string svg_open(std::string_view label) {
 
 }  // namespace
 
+std::string_view category_colour(std::string_view category) {
+  const auto known = failure_category_from(category);
+  if (!known) return unknown_category_colour;
+  for (const auto& [c, colour] : category_colours) {
+    if (c == *known) return colour;
+  }
+  return unknown_category_colour;
+}
+
+std::string category_swatch_html(std::string_view category) {
+  return fmt::format("<svg class=\"swatch\" width=\"12\" height=\"12\" aria-hidden=\"true\"><rect width=\"12\" "
+                     "height=\"12\" fill=\"{}\"/></svg>",
+                     category_colour(category));
+}
+
 std::string age_text(std::string_view created_at, timestamp now) {
   const auto created = parse_rfc3339(created_at);
   if (!created) return "unknown";
@@ -86,15 +113,15 @@ std::string age_text(std::string_view created_at, timestamp now) {
 
 std::string counts_tables_html(const dlq_overview& overview, timestamp now) {
   const auto& s = overview.statistics;
-  std::string out = fmt::format("<p class=\"summary\"><strong>{}</strong> dead letters; oldest pending: {}</p>",
-                                s.total,
+  std::string out = fmt::format("<p class=\"summary\"><strong>{}</strong> {}; oldest pending: {}</p>", s.total,
+                                s.total == 1 ? "dead letter" : "dead letters",
                                 s.oldest_pending_created_at
                                     ? html_escape(age_text(format_rfc3339(*s.oldest_pending_created_at), now)) +
                                           " old (" + html_escape(format_rfc3339(*s.oldest_pending_created_at)) + ")"
                                     : std::string("none pending"));
   out += "<div class=\"tables\">";
   out += count_table("by status", s.by_status);
-  out += count_table("by category", s.by_category);
+  out += count_table("by category", s.by_category, /*swatches=*/true);
   out += count_table("by triage", s.by_triage);
   out += count_table("by failure_code", s.by_code);
   return out + "</div>";
@@ -116,9 +143,6 @@ std::string timeline_chart_svg(const std::vector<dlq_timeline_bucket>& timeline)
   const double top = 4 * axis_top(static_cast<double>(highest) / 4);
   const double slot = static_cast<double>(chart_width - margin_left) / static_cast<double>(timeline.size());
   const double plot_height = chart_height - margin_top - margin_bottom;
-  std::map<std::string, const char*> colour;
-  std::size_t next = 0;
-  for (const auto& category : categories) colour[category] = palette[next++ % std::size(palette)];
 
   std::string out = svg_open("Dead letters per day by category");
   out += axes(top, "", timeline, slot);
@@ -129,15 +153,13 @@ std::string timeline_chart_svg(const std::vector<dlq_timeline_bucket>& timeline)
       y -= h;
       out += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
                          "fill=\"{}\"><title>{} {}: {}</title></rect>",
-                         margin_left + slot * i + slot * 0.1, y, slot * 0.8, h, colour[category],
+                         margin_left + slot * i + slot * 0.1, y, slot * 0.8, h, category_colour(category),
                          html_escape(day_of(timeline[i])), html_escape(category), count);
     }
   }
   out += "</svg><ul class=\"legend\">";
-  for (const auto& [category, fill] : colour) {
-    out += fmt::format("<li><svg width=\"12\" height=\"12\" aria-hidden=\"true\"><rect width=\"12\" height=\"12\" "
-                       "fill=\"{}\"/></svg> {}</li>",
-                       fill, html_escape(category));
+  for (const auto& category : categories) {
+    out += fmt::format("<li>{} {}</li>", category_swatch_html(category), html_escape(category));
   }
   return out + "</ul>";
 }
@@ -160,12 +182,15 @@ std::string dlq_rate_chart_svg(const std::vector<dlq_timeline_bucket>& timeline)
   const double top = axis_top(std::max(highest, 1.25 * threshold));
   const double slot = static_cast<double>(chart_width - margin_left) / static_cast<double>(timeline.size());
   const double plot_height = chart_height - margin_top - margin_bottom;
+  constexpr std::string_view rate_label = "DLQ rate: dead letters per processed response";
   std::string out = svg_open("DLQ rate per day");
   out += axes(top, "%", timeline, slot);
   const double threshold_y = margin_top + plot_height * (1 - threshold / top);
-  out += fmt::format("<line class=\"threshold\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"><title>alarm threshold "
-                     "{:g}%</title></line>",
-                     margin_left, chart_width, threshold_y, threshold_y, threshold);
+  const std::string threshold_label = fmt::format("alarm threshold {:g}%", threshold);
+  out += fmt::format("<line class=\"threshold\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"><title>{}</title></line>"
+                     "<text class=\"line-label threshold-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>",
+                     margin_left, chart_width, threshold_y, threshold_y, threshold_label, chart_width - 4,
+                     threshold_y - 4, threshold_label);
   std::string points;
   for (std::size_t i = 0; i < rate.size(); ++i) {
     if (!rate[i]) continue;
@@ -176,8 +201,15 @@ std::string dlq_rate_chart_svg(const std::vector<dlq_timeline_bucket>& timeline)
                        "</title></circle>",
                        x, y, html_escape(day_of(timeline[i])), *rate[i], timeline[i].processed);
   }
-  out += fmt::format("<polyline class=\"rate\" fill=\"none\" points=\"{}\"/>", points);
-  return out + "</svg>";
+  out += fmt::format("<polyline class=\"rate\" fill=\"none\" points=\"{}\"><title>{}</title></polyline>", points,
+                     rate_label);
+  out += "</svg><ul class=\"legend\">";
+  for (const auto& [line_class, label] : {std::pair{"rate", std::string(rate_label)}, {"threshold", threshold_label}}) {
+    out += fmt::format("<li><svg width=\"24\" height=\"12\" aria-hidden=\"true\"><line class=\"{}\" x1=\"0\" "
+                       "y1=\"6\" x2=\"24\" y2=\"6\"/></svg> {}</li>",
+                       line_class, label);
+  }
+  return out + "</ul>";
 }
 
 }  // namespace llmdlq::cli

@@ -15,12 +15,20 @@ namespace llmdlq::cli {
 /// with the total and the age of the oldest pending letter at `now`.
 std::string counts_tables_html(const dlq_overview& overview, timestamp now);
 
+/// The colour a failure category is drawn in, on every page and chart:
+/// one fixed colour per category of the taxonomy (colour-blind-safe), grey
+/// for a name the taxonomy does not have.
+std::string_view category_colour(std::string_view category);
+
+/// A small square in `category`'s colour, to stand before its name.
+std::string category_swatch_html(std::string_view category);
+
 /// Dead letters per day, stacked by category, with a legend.
 std::string timeline_chart_svg(const std::vector<dlq_timeline_bucket>& timeline);
 
 /// Dead letters per processed response, per day, with the DLQ-rate alarm's
-/// default threshold (2 %) as a dashed line; a sentence instead when the
-/// store counted no traffic.
+/// default threshold (2 %) as a dashed line; each line labelled on the chart
+/// and in a legend. A sentence instead when the store counted no traffic.
 std::string dlq_rate_chart_svg(const std::vector<dlq_timeline_bucket>& timeline);
 
 /// "3 d 4 h", "5 min": how long ago `created_at` (RFC 3339) was at `now`.

@@ -14,6 +14,7 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <llmdlq/detail/counted.hpp>
 #include <llmdlq/dlq_id.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/pipeline.hpp>
@@ -123,9 +124,10 @@ struct run_totals {
   std::uint64_t retry = 0;
 
   [[nodiscard]] std::string summary() const {
-    return fmt::format("{} lines, {} accepted, {} dead-lettered, {} stored, {} duplicates, {} derived keys, "
-                       "{} invalid, {} to retry",
-                       lines, accepted, dead_lettered, stored, duplicates, derived_keys, invalid, retry);
+    return fmt::format("{}, {} accepted, {} dead-lettered, {} stored, {}, {}, {} invalid, {} to retry",
+                       detail::counted(lines, "line"), accepted, dead_lettered, stored,
+                       detail::counted(duplicates, "duplicate"), detail::counted(derived_keys, "derived key"), invalid,
+                       retry);
   }
 };
 
@@ -181,6 +183,24 @@ boost::json::array errors_json(const std::vector<validation_error>& errors) {
   boost::json::array list;
   for (const auto& e : errors) list.push_back(to_json(e));
   return list;
+}
+
+// The repairs of an accepted line, one entry per code in the order each first
+// occurred, with how often it was applied: {"code", "tier", "count"}. The
+// envelope of a failure keeps every action with its span.
+boost::json::array repairs_json(const std::vector<repair_action>& actions) {
+  boost::json::array grouped;
+  for (const auto& r : actions) {
+    const auto same = std::find_if(grouped.begin(), grouped.end(), [&](const boost::json::value& g) {
+      return g.at("code").as_string() == r.code && g.at("tier").as_string() == to_string(r.tier);
+    });
+    if (same != grouped.end()) {
+      ++same->as_object()["count"].as_int64();
+    } else {
+      grouped.push_back({{"code", r.code}, {"tier", to_string(r.tier)}, {"count", 1}});
+    }
+  }
+  return grouped;
 }
 
 // Adds a failed line's dead letter to its verdict: where it is stored, or why not.
@@ -469,11 +489,9 @@ int process_command(arguments args) {
     const disposition d = worker.handle(input->response, input->context);
     if (d.accepted) {
       ++totals.accepted;
-      boost::json::array repairs;
-      for (const auto& r : d.accepted->repairs) repairs.push_back({{"code", r.code}, {"tier", to_string(r.tier)}});
       verdict.emplace("status", "accepted");
       verdict.emplace("value", d.accepted->value());
-      verdict.emplace("repairs", std::move(repairs));
+      verdict.emplace("repairs", repairs_json(d.accepted->repairs));
     } else {
       describe_dead_letter(verdict, d, totals);
     }

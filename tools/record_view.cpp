@@ -6,6 +6,8 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <llmdlq/detail/counted.hpp>
 #include <llmdlq/detail/json_path_scan.hpp>
 
 namespace llmdlq::cli {
@@ -113,6 +115,38 @@ std::string mark_spans(std::string_view text, const std::vector<error_span>& spa
     }
     if (at < text.size()) out += text[at];
   }
+  return out;
+}
+
+std::string model_text(const model_reference& m) {
+  if (m.name.empty() || m.provider.empty()) return m.name;
+  return m.provider + "/" + m.name;
+}
+
+std::string_view not_counted_because(const attempt_record& a) {
+  if (a.strategy != "repair_prompt" && a.strategy != "escalate_model") return "local step";
+  if (a.outcome == "call_failed") return "no answer";
+  return {};
+}
+
+attempt_tally tally_attempts(const attempt_summary& attempts) {
+  attempt_tally tally;
+  for (const auto& a : attempts.history) {
+    const auto why = not_counted_because(a);
+    ++(why.empty() ? tally.counted : why == "no answer" ? tally.unanswered : tally.local);
+  }
+  return tally;
+}
+
+std::string attempts_text(const attempt_summary& attempts) {
+  const auto tally = tally_attempts(attempts);
+  std::string out = fmt::format("{} of {} made", tally.counted, detail::counted(attempts.max, "automated attempt"));
+  std::vector<std::string> uncounted;
+  if (tally.unanswered > 0) {
+    uncounted.push_back(detail::counted(tally.unanswered, "call without an answer", "calls without an answer"));
+  }
+  if (tally.local > 0) uncounted.push_back(detail::counted(tally.local, "local step"));
+  if (!uncounted.empty()) out += fmt::format("; not counted: {}", fmt::join(uncounted, ", "));
   return out;
 }
 

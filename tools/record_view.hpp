@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,30 @@ struct error_span {
 /// terminal (`colour`), `>>[n]` ... `<<` otherwise. Nested or overlapping
 /// spans are marked each at its own begin and end.
 [[nodiscard]] std::string mark_spans(std::string_view text, const std::vector<error_span>& spans, bool colour);
+
+/// `provider/name`, or the name alone when no provider is recorded; empty
+/// when no model is named.
+[[nodiscard]] std::string model_text(const model_reference& m);
+
+/// How a letter's attempt history counts against its cap of automated
+/// attempts, the way the recovery ladder counts it: a model call
+/// (repair_prompt, escalate_model) counts once it may have been answered;
+/// a call that got no answer (`call_failed`) and a local step (local_repair,
+/// relax_schema, revalidate) do not.
+struct attempt_tally {
+  std::uint32_t counted = 0;     ///< automated attempts made
+  std::uint32_t unanswered = 0;  ///< model calls that got no answer
+  std::uint32_t local = 0;       ///< steps taken without a model
+};
+[[nodiscard]] attempt_tally tally_attempts(const attempt_summary& attempts);
+
+/// Why a history row does not count against the cap ("no answer", "local
+/// step"); empty for a row that counts.
+[[nodiscard]] std::string_view not_counted_because(const attempt_record& a);
+
+/// The attempt history in one line: "1 of 2 automated attempts made; not
+/// counted: 3 calls without an answer, 1 local step".
+[[nodiscard]] std::string attempts_text(const attempt_summary& attempts);
 
 /// A record's row in `llmdlq list --json`: dlq_id, status, category,
 /// triage, failure_code, created_at, updated_at, claimed_by (when claimed)

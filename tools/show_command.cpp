@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <llmdlq/detail/counted.hpp>
 #include <llmdlq/envelope.hpp>
 #include <llmdlq/moderation_query.hpp>
 
@@ -54,7 +55,7 @@ void print_record(const moderation_record& r, const std::optional<envelope>& e, 
   } else {
     field("message", e->failure.message);
     field("idempotency key", e->idempotency_key);
-    field("model", e->model.name.empty() ? "" : e->model.provider + "/" + e->model.name);
+    field("model", model_text(e->model));
     field("schema version", e->versions.schema);
     field("prompt version", e->versions.prompt);
     field("model version", e->versions.model);
@@ -63,20 +64,22 @@ void print_record(const moderation_record& r, const std::optional<envelope>& e, 
     std::cout << heading("raw response", colour);
     const auto& raw = e->raw_response;
     if (!raw.text) {
-      std::cout << fmt::format("  (not stored; {} bytes, sha256 {})\n", raw.length, raw.sha256);
+      std::cout << fmt::format("  (not stored; {}, sha256 {})\n", detail::counted(raw.length, "byte"), raw.sha256);
     } else if (raw.base64) {
-      std::cout << fmt::format("  (not UTF-8: {} bytes in base64)\n  {}\n", raw.length, *raw.text);
+      std::cout << fmt::format("  (not UTF-8: {} in base64)\n  {}\n", detail::counted(raw.length, "byte"), *raw.text);
     } else {
       const auto spans = error_spans(*e);
       std::cout << mark_spans(*raw.text, spans, colour) << '\n';
-      if (raw.cut) std::cout << fmt::format("  (cut: {} of {} bytes stored)\n", raw.text->size(), raw.length);
+      if (raw.cut) {
+        std::cout << fmt::format("  (cut: {} of {} stored)\n", raw.text->size(), detail::counted(raw.length, "byte"));
+      }
       for (std::size_t i = 0; i < spans.size(); ++i) {
         std::cout << fmt::format("  [{}] bytes {}..{}: {}\n", i + 1, spans[i].begin, spans[i].end, spans[i].label);
       }
     }
     if (raw.sealed) {
-      std::cout << fmt::format("  the original is sealed with key {} ({} bytes); it stays sealed here\n",
-                               raw.sealed->key_id, raw.sealed->length);
+      std::cout << fmt::format("  the original is sealed with key {} ({}); it stays sealed here\n",
+                               raw.sealed->key_id, detail::counted(raw.sealed->length, "byte"));
     }
 
     if (!e->failure.errors.empty() || e->failure.syntax) {
@@ -90,11 +93,13 @@ void print_record(const moderation_record& r, const std::optional<envelope>& e, 
       }
     }
 
-    std::cout << heading(fmt::format("attempts ({} of {})", e->attempts.count, e->attempts.max), colour);
+    std::cout << heading("attempts: " + attempts_text(e->attempts), colour);
     if (e->attempts.history.empty()) std::cout << "  (no recovery attempt yet)\n";
     for (const auto& a : e->attempts.history) {
-      std::cout << fmt::format("  {:<24} {:<16} {:<12} tokens {}{}\n", a.at ? format_rfc3339(*a.at) : "-", a.strategy,
-                               a.outcome, a.tokens, a.model.empty() ? "" : ", model " + a.model);
+      const auto not_counted = not_counted_because(a);
+      std::cout << fmt::format("  {:<24} {:<16} {:<12} tokens {}{}{}\n", a.at ? format_rfc3339(*a.at) : "-",
+                               a.strategy, a.outcome, a.tokens, a.model.empty() ? "" : ", model " + a.model,
+                               not_counted.empty() ? "" : fmt::format(" (not counted: {})", not_counted));
     }
 
     if (!e->redactions.empty()) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // What the console's pages and `llmdlq report` show: spans highlighted,
 // record text escaped, a form on every POST carrying its CSRF token,
-// charts drawn without a fetch.
+// charts drawn without a fetch, one colour per category, lines labelled.
 #include <regex>
+#include <set>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -147,6 +148,78 @@ TEST_CASE("charts: bars per category, and a rate only with traffic counts", "[co
   CHECK(count(rate, "<circle") == 2);
   CHECK(rate.find("4.00%") != std::string::npos);
   CHECK(timeline_chart_svg({}).find("<svg") == std::string::npos);
+}
+
+TEST_CASE("charts: a category has one colour whichever categories are shown beside it", "[console][charts]") {
+  const auto day = [](const char* text) { return *llmdlq::parse_rfc3339(text); };
+  const auto fill_of = [](const std::string& svg, const std::string& category) {
+    const std::regex bar("fill=\"(#[0-9A-F]{6})\"><title>[0-9-]+ " + category + ":");
+    std::smatch m;
+    REQUIRE(std::regex_search(svg, m, bar));
+    return m[1].str();
+  };
+  const std::vector<llmdlq::dlq_timeline_bucket> week{{day("2026-01-01T00:00:00Z"), {{"syntax", 1}}, 0, 0}};
+  const std::vector<llmdlq::dlq_timeline_bucket> month{
+      {day("2026-01-01T00:00:00Z"), {{"empty", 2}, {"refusal", 1}, {"syntax", 1}}, 0, 0}};
+  CHECK(fill_of(timeline_chart_svg(week), "syntax") == fill_of(timeline_chart_svg(month), "syntax"));
+  CHECK(fill_of(timeline_chart_svg(week), "syntax") == category_colour("syntax"));
+  // Every category of the taxonomy has its own colour; any other name is grey.
+  std::set<std::string_view> colours;
+  for (const auto* category : {"poison", "refusal", "empty", "truncated", "syntax", "schema", "semantic",
+                               "low_confidence"}) {
+    colours.insert(category_colour(category));
+  }
+  CHECK(colours.size() == 8);
+  CHECK(colours.count(category_colour("made_up")) == 0);
+  // The counts table, the queue and a record show the same colour.
+  dlq_overview overview;
+  overview.statistics.by_category = {{"syntax", 1}};
+  const auto swatch = category_swatch_html("syntax");
+  CHECK(swatch.find(std::string(category_colour("syntax"))) != std::string::npos);
+  CHECK(counts_tables_html(overview, llmdlq::system_now()).find(swatch + " syntax") != std::string::npos);
+  llmdlq::cli::session_table sessions;
+  const auto session = sessions.open("alice");
+  auto record = hostile_record();
+  record.category = "syntax";
+  llmdlq::moderation_page page;
+  page.records.push_back(record);
+  CHECK(queue_page_html(session, {}, page, overview, llmdlq::system_now()).find(swatch + " syntax") !=
+        std::string::npos);
+  CHECK(record_page_html(session, record, {}).find(swatch + " syntax") != std::string::npos);
+}
+
+TEST_CASE("charts: the DLQ rate's lines are labelled on the chart and in a legend", "[console][charts]") {
+  const auto day = [](const char* text) { return *llmdlq::parse_rfc3339(text); };
+  const std::vector<llmdlq::dlq_timeline_bucket> timeline{{day("2026-01-01T00:00:00Z"), {{"syntax", 1}}, 100, 0}};
+  const auto rate = dlq_rate_chart_svg(timeline);
+  CHECK(rate.find(">alarm threshold 2%</text>") != std::string::npos);
+  CHECK(rate.find("<li><svg width=\"24\" height=\"12\" aria-hidden=\"true\"><line class=\"threshold\"") !=
+        std::string::npos);
+  CHECK(rate.find("</svg> alarm threshold 2%</li>") != std::string::npos);
+  CHECK(rate.find("</svg> DLQ rate: dead letters per processed response</li>") != std::string::npos);
+}
+
+TEST_CASE("pages: counts and attempts in words a person reads", "[console][pages]") {
+  dlq_overview overview;
+  overview.statistics.total = 1;
+  CHECK(counts_tables_html(overview, llmdlq::system_now()).find("<strong>1</strong> dead letter;") != std::string::npos);
+  overview.statistics.total = 2;
+  CHECK(counts_tables_html(overview, llmdlq::system_now()).find("<strong>2</strong> dead letters;") !=
+        std::string::npos);
+
+  llmdlq::cli::session_table sessions;
+  const auto session = sessions.open("alice");
+  auto record = hostile_record();
+  auto e = *llmdlq::parse_envelope(record.envelope_json);
+  for (int i = 0; i < 3; ++i) e.attempts.history.push_back({.strategy = "repair_prompt", .outcome = "call_failed"});
+  e.raw_response = llmdlq::captured_text::of("x");
+  e.raw_response.text.reset();  // kept as length and hash only
+  record.envelope_json = llmdlq::serialize(e);
+  const auto html = record_page_html(session, record, {});
+  CHECK(html.find("0 of 2 automated attempts made; not counted: 3 calls without an answer.") != std::string::npos);
+  CHECK(count(html, "<td>no: no answer</td>") == 3);
+  CHECK(html.find("failure(s)") == std::string::npos);
+  CHECK(html.find("No text stored (1 byte, sha256 ") != std::string::npos);
 }
 
 TEST_CASE("report: one page with its charts and counts, no script and no URL to fetch", "[console][report]") {

@@ -17,6 +17,7 @@
 
 #include "catch.hpp"
 #include "run_tool.hpp"
+#include "support/replay_letters.hpp"
 
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::temp_dir;
@@ -160,6 +161,44 @@ TEST_CASE("show: the raw response with the places its failure points at marked",
 
   CHECK(run_llmdlq("show " + dlq.store + " no-such-id").exit_code == 5);
   CHECK(run_llmdlq("show " + dlq.store).exit_code == 2);
+}
+
+TEST_CASE("show: a model without a provider by its name alone, and the attempts the way the history counts them",
+          "[tools][operator]") {
+  temp_dir dir;
+  const std::string db = (dir.path() / "dlq.db").string();
+  auto letter = llmdlq::test::cut_off_letters(1).front();
+  letter.model.name = "cv-local";
+  const auto at = letter.created_at;
+  for (int i = 0; i < 3; ++i) {
+    letter.attempts.history.push_back({.strategy = "repair_prompt", .outcome = "call_failed", .at = at, .model = "cv-local"});
+  }
+  letter.attempts.history.push_back({.strategy = "local_repair", .outcome = "truncated", .at = at});
+  letter.attempts.history.push_back(
+      {.strategy = "repair_prompt", .outcome = "truncated", .tokens = 120, .at = at, .model = "cv-local"});
+  auto other = llmdlq::test::cut_off_letters(2).back();
+  other.model.provider = "ollama";
+  other.model.name = "cv-local";
+  {
+    auto store = llmdlq::sqlite_store::open(db);
+    REQUIRE(store.has_value());
+    REQUIRE(store->publish(letter).has_value());
+    REQUIRE(store->publish(other).has_value());
+  }
+  auto run = run_llmdlq("show sqlite:" + db + " " + letter.dlq_id);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("\n  model           cv-local\n") != std::string::npos);
+  CHECK(run.out.find("/cv-local") == std::string::npos);
+  CHECK(run.out.find("\nattempts: 1 of 2 automated attempts made; not counted: 3 calls without an answer, "
+                     "1 local step\n") != std::string::npos);
+  CHECK(run.out.find("call_failed  tokens 0, model cv-local (not counted: no answer)\n") != std::string::npos);
+  CHECK(run.out.find("truncated    tokens 0 (not counted: local step)\n") != std::string::npos);
+  CHECK(run.out.find("truncated    tokens 120, model cv-local\n") != std::string::npos);
+
+  run = run_llmdlq("show sqlite:" + db + " " + other.dlq_id);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("\n  model           ollama/cv-local\n") != std::string::npos);
+  CHECK(run.out.find("\nattempts: 0 of 2 automated attempts made\n  (no recovery attempt yet)\n") != std::string::npos);
 }
 
 TEST_CASE("resolve: a correction is checked against the schema before the store sees it", "[tools][operator]") {

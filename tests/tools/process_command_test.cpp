@@ -64,6 +64,21 @@ std::string failing_line(std::string_view response) {
 
 }  // namespace
 
+TEST_CASE("process: an accepted line's repairs once per code, with how often each was made", "[tools][process]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object"})");
+  const auto line = boost::json::serialize(boost::json::object{{"response", "```json\n{'a': 'x', 'b': 'y'}\n```"}});
+  const auto run = run_llmdlq("process --schema " + schema, line + "\n");
+  CHECK(run.exit_code == 0);
+  CHECK(run.err == "llmdlq process: 1 line, 1 accepted, 0 dead-lettered, 0 stored, 0 duplicates, "
+                   "0 derived keys, 0 invalid, 0 to retry\n");
+  const auto lines = lines_of(run.out);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].at("status") == "accepted");
+  CHECK(lines[0].at("repairs") == boost::json::parse(R"([{"code": "markdown_fence", "tier": "lossless", "count": 2},
+                                                        {"code": "single_quotes", "tier": "syntactic", "count": 8}])"));
+}
+
 TEST_CASE("process: one verdict line per input line, in order", "[tools][process]") {
   temp_dir dir;
   const auto schema = dir.write("schema.json", schema_json);
@@ -87,8 +102,7 @@ TEST_CASE("process: one verdict line per input line, in order", "[tools][process
   CHECK(lines[0].at("value") == boost::json::parse(R"({"total": 3, "date": "2026-01-02"})"));
   CHECK(lines[0].at("repairs").as_array().empty());
   CHECK(lines[1].at("id") == "b");
-  CHECK(lines[1].at("repairs").as_array()[0].at("code") == "markdown_fence");
-  CHECK(lines[1].at("repairs").as_array()[0].at("tier") == "lossless");
+  CHECK(lines[1].at("repairs") == boost::json::parse(R"([{"code": "markdown_fence", "tier": "lossless", "count": 2}])"));
   CHECK(lines[2].at("status") == "dead_lettered");
   CHECK(lines[2].at("stored") == false);  // --sink none: judged, stored nowhere
   CHECK_FALSE(lines[2].contains("duplicate"));

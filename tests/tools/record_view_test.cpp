@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // error_spans and mark_spans: where a dead letter's failure points in its
-// raw response, and how the response is printed with those places marked.
+// raw response, and how the response is printed with those places marked;
+// the model and the attempt history as a person reads them.
 #include <llmdlq/envelope.hpp>
 
 #include "catch.hpp"
@@ -66,4 +67,29 @@ TEST_CASE("mark_spans: markers off a terminal, colour on one, nested spans each 
   CHECK(coloured.ends_with("\x1b[0m}"));
   // A span past the text's end is left out; an empty one marks one byte.
   CHECK(llmdlq::cli::mark_spans("ab", {{5, 9, "gone", ""}, {0, 0, "empty", ""}}, false) == ">>[2]a<<b");
+}
+
+TEST_CASE("model_text: provider and name, or the name alone", "[tools][view]") {
+  CHECK(llmdlq::cli::model_text({.provider = "openai", .name = "gpt-x"}) == "openai/gpt-x");
+  CHECK(llmdlq::cli::model_text({.name = "cv-local"}) == "cv-local");
+  CHECK(llmdlq::cli::model_text({.provider = "openai"}).empty());
+}
+
+TEST_CASE("attempts_text: the automated attempts the history counts, and the rows it does not", "[tools][view]") {
+  llmdlq::attempt_summary attempts;
+  CHECK(llmdlq::cli::attempts_text(attempts) == "0 of 2 automated attempts made");
+  for (int i = 0; i < 3; ++i) attempts.history.push_back({.strategy = "repair_prompt", .outcome = "call_failed"});
+  CHECK(llmdlq::cli::attempts_text(attempts) == "0 of 2 automated attempts made; not counted: 3 calls without an answer");
+  attempts.history.push_back({.strategy = "local_repair", .outcome = "syntax"});
+  attempts.history.push_back({.strategy = "escalate_model", .outcome = "call_started"});  // may have been answered
+  attempts.max = 1;
+  CHECK(llmdlq::cli::attempts_text(attempts) ==
+        "1 of 1 automated attempt made; not counted: 3 calls without an answer, 1 local step");
+  const auto tally = llmdlq::cli::tally_attempts(attempts);
+  CHECK((tally.counted == 1 && tally.unanswered == 3 && tally.local == 1));
+  CHECK(llmdlq::cli::not_counted_because(attempts.history[0]) == "no answer");
+  CHECK(llmdlq::cli::not_counted_because(attempts.history[3]) == "local step");
+  CHECK(llmdlq::cli::not_counted_because(attempts.history[4]).empty());
+  attempts.history.resize(1);
+  CHECK(llmdlq::cli::attempts_text(attempts) == "0 of 1 automated attempt made; not counted: 1 call without an answer");
 }

@@ -27,9 +27,11 @@ textarea { width: 100%; min-height: 10em; font-family: ui-monospace, monospace; 
 .chart { background: #fff; border: 1px solid #d0d4d9; max-width: 100%; height: auto; }
 .chart .grid { stroke: #e3e6ea; }
 .chart .tick { font-size: 11px; fill: #555; }
-.chart .rate { stroke: #0072b2; stroke-width: 2; }
+.chart .rate, .legend .rate { stroke: #0072b2; stroke-width: 2; }
 .chart .point { fill: #0072b2; }
-.chart .threshold { stroke: #d55e00; stroke-dasharray: 5 4; }
+.chart .threshold, .legend .threshold { stroke: #d55e00; stroke-dasharray: 5 4; }
+.chart .line-label { font-size: 11px; }
+.chart .threshold-label { fill: #d55e00; }
 .legend { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 1em; }
 .sealed { font-style: italic; color: #555; }
 )css";

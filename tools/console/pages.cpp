@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <llmdlq/detail/counted.hpp>
 
 #include "../dlq_charts.hpp"
 #include "html.hpp"
@@ -91,10 +92,12 @@ std::string captured_html(const captured_text& text, const std::vector<error_spa
                        "redacted text.</p>",
                        html_escape(text.sealed->key_id), html_escape(text.sealed->algorithm));
   }
-  if (!text.text) return out + fmt::format("<p class=\"sealed\">No text stored ({} bytes, sha256 {}).</p>",
-                                           text.length, html_escape(text.sha256));
+  if (!text.text) return out + fmt::format("<p class=\"sealed\">No text stored ({}, sha256 {}).</p>",
+                                           detail::counted(text.length, "byte"), html_escape(text.sha256));
   if (text.base64) out += "<p class=\"sealed\">Not valid UTF-8: stored as base64.</p>";
-  if (text.cut) out += fmt::format("<p class=\"sealed\">Only the start of {} bytes is stored.</p>", text.length);
+  if (text.cut) {
+    out += fmt::format("<p class=\"sealed\">Only the start of {} is stored.</p>", detail::counted(text.length, "byte"));
+  }
   return out + "<pre class=\"raw\">" + highlighted_html(*text.text, text.base64 ? std::vector<error_span>{} : spans) +
          "</pre>";
 }
@@ -112,16 +115,18 @@ std::string errors_table(const std::vector<validation_error>& errors) {
 }
 
 std::string attempts_table(const attempt_summary& attempts) {
-  std::string out = fmt::format("<p>{} failure(s); {} automated attempt(s) allowed.</p>", attempts.count, attempts.max);
+  std::string out = fmt::format("<p class=\"attempts-summary\">{}.</p>", html_escape(attempts_text(attempts)));
   if (attempts.history.empty()) return out + "<p>No recovery attempts yet.</p>";
   out += "<table class=\"attempts\"><thead><tr><th>at</th><th>strategy</th><th>outcome</th><th>model</th>"
-         "<th>tokens</th><th>latency</th></tr></thead><tbody>";
+         "<th>tokens</th><th>latency</th><th>counted</th></tr></thead><tbody>";
   for (const auto& a : attempts.history) {
+    const auto not_counted = not_counted_because(a);
     out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"number\">{}</td>"
-                       "<td class=\"number\">{}</td></tr>",
+                       "<td class=\"number\">{}</td><td>{}</td></tr>",
                        a.at ? html_escape(format_rfc3339(*a.at)) : "", html_escape(a.strategy),
                        html_escape(a.outcome), html_escape(a.model), a.tokens,
-                       a.latency_ms ? fmt::format("{} ms", *a.latency_ms) : "");
+                       a.latency_ms ? fmt::format("{} ms", *a.latency_ms) : "",
+                       not_counted.empty() ? std::string("yes") : "no: " + std::string(not_counted));
   }
   return out + "</tbody></table>";
 }
@@ -249,7 +254,8 @@ std::string queue_page_html(const console_session& session, const queue_filter& 
       body += fmt::format("<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                           "<td>{}</td><td>{}</td></tr>",
                           html_escape(record_link(r.dlq_id)), html_escape(r.dlq_id), html_escape(r.created_at),
-                          html_escape(age_text(r.created_at, now)), to_string(r.status), html_escape(r.category),
+                          html_escape(age_text(r.created_at, now)), to_string(r.status),
+                          category_swatch_html(r.category) + " " + html_escape(r.category),
                           html_escape(r.triage), html_escape(r.failure_code), html_escape(r.claimed_by));
     }
     body += "</tbody></table>";
@@ -278,7 +284,8 @@ std::string record_page_html(const console_session& session, const moderation_re
                       "<tr><th>claimed by</th><td>{}</td></tr><tr><th>category</th><td>{}</td></tr>"
                       "<tr><th>triage</th><td>{}</td></tr><tr><th>failure code</th><td>{}</td></tr>"
                       "<tr><th>created</th><td>{}</td></tr><tr><th>updated</th><td>{}</td></tr></tbody></table>",
-                      to_string(record.status), html_escape(record.claimed_by), html_escape(record.category),
+                      to_string(record.status), html_escape(record.claimed_by),
+                      category_swatch_html(record.category) + " " + html_escape(record.category),
                       html_escape(record.triage), html_escape(record.failure_code), html_escape(record.created_at),
                       html_escape(record.updated_at));
   body += "<h2>Actions</h2>" + action_forms(session, record, outcome);
