@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <system_error>
+#include <type_traits>
 
 #include "llmdlq/config.hpp"
 
@@ -25,3 +27,11 @@ struct regex_error;
 enum class format_kind : std::uint8_t;
 
 LLMDLQ_END_NAMESPACE
+
+// Here rather than beside the enums, so that every translation unit that
+// names them agrees that they are error code enums (make_error_code and
+// their categories are in json_parser.hpp and schema.hpp).
+template <>
+struct std::is_error_code_enum<llmdlq::json_errc> : std::true_type {};
+template <>
+struct std::is_error_code_enum<llmdlq::schema_errc> : std::true_type {};

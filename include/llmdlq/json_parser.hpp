@@ -12,7 +12,9 @@
 #include <simdjson.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/error_category.hpp"
 #include "llmdlq/expected.hpp"
+#include "llmdlq/fwd.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -37,8 +39,34 @@ enum class json_errc : std::uint8_t {
   out_of_memory,         ///< the parser could not allocate its buffers
 };
 
-/// A one-line English description of `code`.
+namespace detail {
+template <>
+struct errc_table<json_errc> {
+  static constexpr const char* category = "llmdlq.json";
+  static constexpr std::string_view unknown = "unknown";
+  static constexpr errc_entry<json_errc> entries[] = {
+      {json_errc::empty_document, "empty_document", false, "the document is empty"},
+      {json_errc::too_large, "too_large", false, "the document is larger than the size limit"},
+      {json_errc::too_deep, "too_deep", false, "arrays and objects nest deeper than the depth limit"},
+      {json_errc::invalid_utf8, "invalid_utf8", false, "invalid UTF-8"},
+      {json_errc::unexpected_character, "unexpected_character", false, "unexpected character"},
+      {json_errc::unexpected_end, "unexpected_end", false, "unexpected end of input"},
+      {json_errc::control_character, "control_character", false, "unescaped control character in a string"},
+      {json_errc::invalid_escape, "invalid_escape", false, "invalid escape sequence in a string"},
+      {json_errc::number_out_of_range, "number_out_of_range", false, "number out of range"},
+      {json_errc::trailing_content, "trailing_content", false, "unexpected content after the JSON value"},
+      {json_errc::out_of_memory, "out_of_memory", false, "out of memory"},
+  };
+};
+}  // namespace detail
+
+/// A one-line English description of `code`, also the message() of its
+/// std::error_code (std::is_error_code_enum is specialised in fwd.hpp),
+/// whose category is named "llmdlq.json".
 [[nodiscard]] LLMDLQ_INLINE std::string_view describe(json_errc code) noexcept;
+
+/// The enumerator's name ("unexpected_end").
+[[nodiscard]] constexpr std::string_view to_string(json_errc code) noexcept { return detail::errc_name(code); }
 
 /// Where and why a document failed to parse.
 struct syntax_error {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/error_category.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/moderation_query.hpp"
 #include "llmdlq/moderation_record.hpp"
@@ -27,21 +28,34 @@ enum class moderation_errc : std::uint8_t {
   store_unavailable,   ///< the store failed: nothing changed, try again
 };
 
-/// Whether the same request can never succeed: only a failed store may
-/// answer differently next time.
-[[nodiscard]] constexpr bool is_permanent(moderation_errc code) noexcept {
-  return code != moderation_errc::store_unavailable;
-}
+LLMDLQ_END_NAMESPACE
+template <>
+struct std::is_error_code_enum<llmdlq::moderation_errc> : std::true_type {};
+LLMDLQ_BEGIN_NAMESPACE
 
-[[nodiscard]] constexpr std::string_view to_string(moderation_errc code) noexcept {
-  switch (code) {
-    case moderation_errc::not_found: return "not_found";
-    case moderation_errc::invalid_transition: return "invalid_transition";
-    case moderation_errc::invalid_resolution: return "invalid_resolution";
-    case moderation_errc::store_unavailable: return "store_unavailable";
-  }
-  return "unknown";
-}
+namespace detail {
+template <>
+struct errc_table<moderation_errc> {
+  static constexpr const char* category = "llmdlq.moderation";
+  static constexpr std::string_view unknown = "unknown";
+  static constexpr bool has_permanence = true;
+  static constexpr errc_entry<moderation_errc> entries[] = {
+      {moderation_errc::not_found, "not_found", true},
+      {moderation_errc::invalid_transition, "invalid_transition", true},
+      {moderation_errc::invalid_resolution, "invalid_resolution", true},
+      {moderation_errc::store_unavailable, "store_unavailable"},
+  };
+};
+}  // namespace detail
+
+/// Whether the same request can never succeed: only a failed store may
+/// answer differently next time. A std::error_code of it says the same by
+/// comparing equal to failure_condition::permanent.
+[[nodiscard]] constexpr bool is_permanent(moderation_errc code) noexcept { return detail::errc_permanent(code); }
+
+/// The enumerator's name ("not_found"), also the message() of its
+/// std::error_code, whose category is named "llmdlq.moderation".
+[[nodiscard]] constexpr std::string_view to_string(moderation_errc code) noexcept { return detail::errc_name(code); }
 
 struct moderation_error {
   moderation_errc code = moderation_errc::store_unavailable;

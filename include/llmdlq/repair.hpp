@@ -18,6 +18,7 @@
 #include <boost/json/object.hpp>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/error_category.hpp"
 #include "llmdlq/expected.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -89,6 +90,29 @@ enum class repair_errc : std::uint8_t {
   budget_exceeded,   ///< the input (or its repair) is larger than the repair budget
 };
 
+LLMDLQ_END_NAMESPACE
+template <>
+struct std::is_error_code_enum<llmdlq::repair_errc> : std::true_type {};
+LLMDLQ_BEGIN_NAMESPACE
+
+namespace detail {
+template <>
+struct errc_table<repair_errc> {
+  static constexpr const char* category = "llmdlq.repair";
+  static constexpr std::string_view unknown = "no_json";
+  static constexpr errc_entry<repair_errc> entries[] = {
+      {repair_errc::no_json, "no_json"},
+      {repair_errc::ambiguous, "ambiguous"},
+      {repair_errc::unrepairable, "unrepairable"},
+      {repair_errc::tier_not_allowed, "tier_not_allowed"},
+      {repair_errc::invalid_utf8, "invalid_utf8"},
+      {repair_errc::budget_exceeded, "budget_exceeded"},
+  };
+};
+}  // namespace detail
+
+/// The enumerator's name ("ambiguous"), also the message() of its
+/// std::error_code, whose category is named "llmdlq.repair".
 [[nodiscard]] LLMDLQ_INLINE std::string_view to_string(repair_errc code) noexcept;
 
 struct repair_error {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/error_category.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/timestamp.hpp"
 
@@ -27,15 +28,28 @@ enum class replay_state_errc : std::uint8_t {
   store_unavailable,  ///< the store failed: nothing changed, try again
 };
 
-[[nodiscard]] constexpr std::string_view to_string(replay_state_errc code) noexcept {
-  switch (code) {
-    case replay_state_errc::lease_held: return "lease_held";
-    case replay_state_errc::lease_lost: return "lease_lost";
-    case replay_state_errc::attempts_exhausted: return "attempts_exhausted";
-    case replay_state_errc::store_unavailable: return "store_unavailable";
-  }
-  return "unknown";
-}
+LLMDLQ_END_NAMESPACE
+template <>
+struct std::is_error_code_enum<llmdlq::replay_state_errc> : std::true_type {};
+LLMDLQ_BEGIN_NAMESPACE
+
+namespace detail {
+template <>
+struct errc_table<replay_state_errc> {
+  static constexpr const char* category = "llmdlq.replay_state";
+  static constexpr std::string_view unknown = "unknown";
+  static constexpr errc_entry<replay_state_errc> entries[] = {
+      {replay_state_errc::lease_held, "lease_held"},
+      {replay_state_errc::lease_lost, "lease_lost"},
+      {replay_state_errc::attempts_exhausted, "attempts_exhausted"},
+      {replay_state_errc::store_unavailable, "store_unavailable"},
+  };
+};
+}  // namespace detail
+
+/// The enumerator's name ("lease_held"), also the message() of its
+/// std::error_code, whose category is named "llmdlq.replay_state".
+[[nodiscard]] constexpr std::string_view to_string(replay_state_errc code) noexcept { return detail::errc_name(code); }
 
 struct replay_state_error {
   replay_state_errc code = replay_state_errc::store_unavailable;

@@ -18,8 +18,10 @@
 #include <simdjson.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/error_category.hpp"
 #include "llmdlq/dialect.hpp"
 #include "llmdlq/expected.hpp"
+#include "llmdlq/fwd.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/pii_path.hpp"
 #include "llmdlq/regex.hpp"
@@ -44,6 +46,31 @@ enum class schema_errc : std::uint8_t {
   too_complex,             ///< the schema nests deeper, or compiles to more nodes, than the compiler's limits
   unknown_dialect,         ///< `$schema` names a meta-schema that is neither a draft nor a document found
 };
+
+namespace detail {
+template <>
+struct errc_table<schema_errc> {
+  static constexpr const char* category = "llmdlq.schema";
+  static constexpr std::string_view unknown = "unknown";
+  static constexpr errc_entry<schema_errc> entries[] = {
+      {schema_errc::invalid_json, "invalid_json", false, "the schema is not JSON"},
+      {schema_errc::invalid_keyword, "invalid_keyword", false, "a keyword has a value JSON Schema does not allow"},
+      {schema_errc::invalid_pattern, "invalid_pattern", false, "a regular expression does not compile"},
+      {schema_errc::unresolved_reference, "unresolved_reference", false, "a reference cannot be resolved"},
+      {schema_errc::unsupported_vocabulary, "unsupported_vocabulary", false,
+       "the meta-schema requires an unknown vocabulary"},
+      {schema_errc::infinite_recursion, "infinite_recursion", false,
+       "references loop without descending into the instance"},
+      {schema_errc::too_complex, "too_complex", false, "the schema nests too deeply or compiles to too many nodes"},
+      {schema_errc::unknown_dialect, "unknown_dialect", false, "$schema names an unknown meta-schema"},
+  };
+};
+}  // namespace detail
+
+/// The enumerator's name ("unresolved_reference"); describe() is the
+/// message() of its std::error_code (std::is_error_code_enum is specialised
+/// in fwd.hpp), whose category is named "llmdlq.schema".
+[[nodiscard]] constexpr std::string_view to_string(schema_errc code) noexcept { return detail::errc_name(code); }
 
 /// A compile error and the schema location it concerns.
 struct schema_error {
@@ -188,7 +215,8 @@ class schema {
   std::shared_ptr<const detail::program> program_;
 };
 
-/// A one-line English description of `code`.
+/// A one-line English description of `code`, also the message() of its
+/// std::error_code.
 [[nodiscard]] LLMDLQ_INLINE std::string_view describe(schema_errc code) noexcept;
 
 LLMDLQ_END_NAMESPACE

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/error_category.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
 
@@ -36,23 +37,37 @@ enum class sink_errc : std::uint8_t {
   unsafe_file,
 };
 
+LLMDLQ_END_NAMESPACE
+template <>
+struct std::is_error_code_enum<llmdlq::sink_errc> : std::true_type {};
+LLMDLQ_BEGIN_NAMESPACE
+
+namespace detail {
+template <>
+struct errc_table<sink_errc> {
+  static constexpr const char* category = "llmdlq.sink";
+  static constexpr std::string_view unknown = "unknown";
+  static constexpr bool has_permanence = true;
+  static constexpr errc_entry<sink_errc> entries[] = {
+      {sink_errc::unavailable, "unavailable"},
+      {sink_errc::io_error, "io_error"},
+      {sink_errc::timeout, "timeout"},
+      {sink_errc::rejected, "rejected", true},
+      {sink_errc::closed, "closed"},
+      {sink_errc::unsafe_file, "unsafe_file", true},
+  };
+};
+}  // namespace detail
+
 /// Whether publishing the same envelope again can never succeed: the host
 /// must not retry it forever (pipeline sends it to its fallback sink).
-[[nodiscard]] constexpr bool is_permanent(sink_errc code) noexcept {
-  return code == sink_errc::rejected || code == sink_errc::unsafe_file;
-}
+/// A std::error_code of it says the same by comparing equal to
+/// failure_condition::permanent.
+[[nodiscard]] constexpr bool is_permanent(sink_errc code) noexcept { return detail::errc_permanent(code); }
 
-[[nodiscard]] constexpr std::string_view to_string(sink_errc code) noexcept {
-  switch (code) {
-    case sink_errc::unavailable: return "unavailable";
-    case sink_errc::io_error: return "io_error";
-    case sink_errc::timeout: return "timeout";
-    case sink_errc::rejected: return "rejected";
-    case sink_errc::closed: return "closed";
-    case sink_errc::unsafe_file: return "unsafe_file";
-  }
-  return "unknown";
-}
+/// The enumerator's name ("rejected"), also the message() of its
+/// std::error_code, whose category is named "llmdlq.sink".
+[[nodiscard]] constexpr std::string_view to_string(sink_errc code) noexcept { return detail::errc_name(code); }
 
 struct sink_error {
   sink_errc code = sink_errc::unavailable;

@@ -22,20 +22,7 @@
 LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE std::string_view describe(json_errc code) noexcept {
-  switch (code) {
-    case json_errc::empty_document: return "the document is empty";
-    case json_errc::too_large: return "the document is larger than the size limit";
-    case json_errc::too_deep: return "arrays and objects nest deeper than the depth limit";
-    case json_errc::invalid_utf8: return "invalid UTF-8";
-    case json_errc::unexpected_character: return "unexpected character";
-    case json_errc::unexpected_end: return "unexpected end of input";
-    case json_errc::control_character: return "unescaped control character in a string";
-    case json_errc::invalid_escape: return "invalid escape sequence in a string";
-    case json_errc::number_out_of_range: return "number out of range";
-    case json_errc::trailing_content: return "unexpected content after the JSON value";
-    case json_errc::out_of_memory: return "out of memory";
-  }
-  return "unknown error";
+  return detail::errc_message<json_errc>(static_cast<int>(code));
 }
 
 LLMDLQ_INLINE text_position position_of(std::string_view text, std::size_t offset) noexcept {

@@ -28,17 +28,7 @@ LLMDLQ_INLINE std::string_view to_string(repair_tier tier) noexcept {
   return "lossless";
 }
 
-LLMDLQ_INLINE std::string_view to_string(repair_errc code) noexcept {
-  switch (code) {
-    case repair_errc::no_json: return "no_json";
-    case repair_errc::ambiguous: return "ambiguous";
-    case repair_errc::unrepairable: return "unrepairable";
-    case repair_errc::tier_not_allowed: return "tier_not_allowed";
-    case repair_errc::invalid_utf8: return "invalid_utf8";
-    case repair_errc::budget_exceeded: return "budget_exceeded";
-  }
-  return "no_json";
-}
+LLMDLQ_INLINE std::string_view to_string(repair_errc code) noexcept { return detail::errc_name(code); }
 
 LLMDLQ_INLINE boost::json::object to_json(const repair_action& action) {
   boost::json::object out{{"code", action.code},   {"tier", to_string(action.tier)}, {"begin", action.begin},

@@ -11,17 +11,7 @@
 LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE std::string_view describe(schema_errc code) noexcept {
-  switch (code) {
-    case schema_errc::invalid_json: return "the schema is not JSON";
-    case schema_errc::invalid_keyword: return "a keyword has a value JSON Schema does not allow";
-    case schema_errc::invalid_pattern: return "a regular expression does not compile";
-    case schema_errc::unresolved_reference: return "a reference cannot be resolved";
-    case schema_errc::unsupported_vocabulary: return "the meta-schema requires an unknown vocabulary";
-    case schema_errc::infinite_recursion: return "references loop without descending into the instance";
-    case schema_errc::too_complex: return "the schema nests too deeply or compiles to too many nodes";
-    case schema_errc::unknown_dialect: return "$schema names an unknown meta-schema";
-  }
-  return "unknown error";
+  return detail::errc_message<schema_errc>(static_cast<int>(code));
 }
 
 LLMDLQ_INLINE expected<schema, schema_error> schema::compile(std::string_view json,

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/error_category.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -21,22 +22,36 @@ enum class kafka_errc : std::uint8_t {
   closed,                 ///< the producer or consumer was moved from
 };
 
-/// Whether the same call can never succeed: the options or the record must change.
-[[nodiscard]] constexpr bool is_permanent(kafka_errc code) noexcept {
-  return code == kafka_errc::invalid_configuration || code == kafka_errc::rejected;
-}
+LLMDLQ_END_NAMESPACE
+template <>
+struct std::is_error_code_enum<llmdlq::kafka_errc> : std::true_type {};
+LLMDLQ_BEGIN_NAMESPACE
 
-[[nodiscard]] constexpr std::string_view to_string(kafka_errc code) noexcept {
-  switch (code) {
-    case kafka_errc::invalid_configuration: return "invalid_configuration";
-    case kafka_errc::unavailable: return "unavailable";
-    case kafka_errc::timeout: return "timeout";
-    case kafka_errc::rejected: return "rejected";
-    case kafka_errc::fatal: return "fatal";
-    case kafka_errc::closed: return "closed";
-  }
-  return "unknown";
-}
+namespace detail {
+template <>
+struct errc_table<kafka_errc> {
+  static constexpr const char* category = "llmdlq.kafka";
+  static constexpr std::string_view unknown = "unknown";
+  static constexpr bool has_permanence = true;
+  static constexpr errc_entry<kafka_errc> entries[] = {
+      {kafka_errc::invalid_configuration, "invalid_configuration", true},
+      {kafka_errc::unavailable, "unavailable"},
+      {kafka_errc::timeout, "timeout"},
+      {kafka_errc::rejected, "rejected", true},
+      {kafka_errc::fatal, "fatal"},
+      {kafka_errc::closed, "closed"},
+  };
+};
+}  // namespace detail
+
+/// Whether the same call can never succeed: the options or the record must
+/// change. A std::error_code of it says the same by comparing equal to
+/// failure_condition::permanent.
+[[nodiscard]] constexpr bool is_permanent(kafka_errc code) noexcept { return detail::errc_permanent(code); }
+
+/// The enumerator's name ("rejected"), also the message() of its
+/// std::error_code, whose category is named "llmdlq.kafka".
+[[nodiscard]] constexpr std::string_view to_string(kafka_errc code) noexcept { return detail::errc_name(code); }
 
 struct kafka_error {
   kafka_errc code = kafka_errc::unavailable;

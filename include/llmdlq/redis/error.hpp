@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/error_category.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -20,20 +21,35 @@ enum class redis_errc : std::uint8_t {
   closed,          ///< the object was moved from
 };
 
-/// Whether the same call can never succeed: the options, the data or the
-/// server's configuration must change.
-[[nodiscard]] constexpr bool is_permanent(redis_errc code) noexcept { return code == redis_errc::rejected; }
+LLMDLQ_END_NAMESPACE
+template <>
+struct std::is_error_code_enum<llmdlq::redis_errc> : std::true_type {};
+LLMDLQ_BEGIN_NAMESPACE
 
-[[nodiscard]] constexpr std::string_view to_string(redis_errc code) noexcept {
-  switch (code) {
-    case redis_errc::unavailable: return "unavailable";
-    case redis_errc::timeout: return "timeout";
-    case redis_errc::protocol_error: return "protocol_error";
-    case redis_errc::rejected: return "rejected";
-    case redis_errc::closed: return "closed";
-  }
-  return "unknown";
-}
+namespace detail {
+template <>
+struct errc_table<redis_errc> {
+  static constexpr const char* category = "llmdlq.redis";
+  static constexpr std::string_view unknown = "unknown";
+  static constexpr bool has_permanence = true;
+  static constexpr errc_entry<redis_errc> entries[] = {
+      {redis_errc::unavailable, "unavailable"},
+      {redis_errc::timeout, "timeout"},
+      {redis_errc::protocol_error, "protocol_error"},
+      {redis_errc::rejected, "rejected", true},
+      {redis_errc::closed, "closed"},
+  };
+};
+}  // namespace detail
+
+/// Whether the same call can never succeed: the options, the data or the
+/// server's configuration must change. A std::error_code of it says the
+/// same by comparing equal to failure_condition::permanent.
+[[nodiscard]] constexpr bool is_permanent(redis_errc code) noexcept { return detail::errc_permanent(code); }
+
+/// The enumerator's name ("rejected"), also the message() of its
+/// std::error_code, whose category is named "llmdlq.redis".
+[[nodiscard]] constexpr std::string_view to_string(redis_errc code) noexcept { return detail::errc_name(code); }
 
 struct redis_error {
   redis_errc code = redis_errc::unavailable;
