@@ -187,8 +187,9 @@ std::string dlq_rate_chart_svg(const std::vector<dlq_timeline_bucket>& timeline)
   out += axes(top, "%", timeline, slot);
   const double threshold_y = margin_top + plot_height * (1 - threshold / top);
   const std::string threshold_label = fmt::format("alarm threshold {:g}%", threshold);
-  out += fmt::format("<line class=\"threshold\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"><title>{}</title></line>"
-                     "<text class=\"line-label threshold-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>",
+  out += fmt::format("<line class=\"threshold\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"><title>{}</title>"
+                     "</line><text class=\"line-label threshold-label\" x=\"{}\" y=\"{:.1f}\" "
+                     "text-anchor=\"end\">{}</text>",
                      margin_left, chart_width, threshold_y, threshold_y, threshold_label, chart_width - 4,
                      threshold_y - 4, threshold_label);
   std::string points;

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 #include <llmdlq/crypto/file_key_provider.hpp>
+#include <llmdlq/detail/counted.hpp>
 #include <llmdlq/crypto/sodium_field_cipher.hpp>
 #include <llmdlq/envelope.hpp>
 #include <llmdlq/sqlite/store.hpp>
@@ -257,8 +258,9 @@ int rekey_command(arguments args) {
   }
   if (code != exit_ok) return code;
   const auto& t = change.tally;
-  std::cout << fmt::format("{} {} sealed texts in {} records to key {}; left {} (key shredded: {}, other: {})\n",
-                           plan.dry_run ? "would re-seal" : "re-sealed", t.texts, t.records, plan.to,
+  std::cout << fmt::format("{} {} in {} to key {}; left {} (key shredded: {}, other: {})\n",
+                           plan.dry_run ? "would re-seal" : "re-sealed", detail::counted(t.texts, "sealed text"),
+                           detail::counted(t.records, "record"), plan.to,
                            t.shredded + t.failed, t.shredded, t.failed);
   return t.failed > 0 ? exit_invalid : exit_ok;
 }

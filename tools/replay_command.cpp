@@ -14,6 +14,7 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <llmdlq/detail/counted.hpp>
 #include <llmdlq/llm/moderation_replay_source.hpp>
 #include <llmdlq/llm/openai_compatible_client.hpp>
 #include <llmdlq/llm/recovery_ladder.hpp>
@@ -397,8 +398,9 @@ void print_summary(const settings& s, const replay_summary& r) {
     std::cout << boost::json::serialize(out) << '\n';
     return;
   }
-  std::cout << fmt::format("replay of {}{}: {} letters read, {} selected{}\n", s.store,
-                           r.dry_run ? " (dry run: nothing called, nothing changed)" : "", r.seen, r.selected,
+  std::cout << fmt::format("replay of {}{}: {} read, {} selected{}\n", s.store,
+                           r.dry_run ? " (dry run: nothing called, nothing changed)" : "",
+                           detail::counted(r.seen, "letter"), r.selected,
                            r.finished ? "" : ", stopped: " + r.stopped_because);
   std::cout << (r.dry_run ? "next steps:\n" : "outcomes:\n");
   for (const auto& [name, n] : r.by_outcome) std::cout << fmt::format("  {:<22} {:>6}\n", name, n);
@@ -408,8 +410,8 @@ void print_summary(const settings& s, const replay_summary& r) {
     if (r.superseded + r.purged > 0) {
       std::cout << fmt::format("acted on by an operator meanwhile {}, purged meanwhile {}\n", r.superseded, r.purged);
     }
-    std::cout << fmt::format("tokens {} (prompt {}, completion {}) in {} calls\n", r.usage.total(),
-                             r.usage.prompt_tokens, r.usage.completion_tokens, r.calls);
+    std::cout << fmt::format("tokens {} (prompt {}, completion {}) in {}\n", r.usage.total(),
+                             r.usage.prompt_tokens, r.usage.completion_tokens, detail::counted(r.calls, "call"));
   }
   for (const auto& sample : r.samples) {
     std::cout << fmt::format("sample {}: {}{}\n", sample.dlq_id,
@@ -510,9 +512,10 @@ int replay_command(arguments args) {
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
   s.replay.progress = [terminal](const replay_progress& p) {
     if (terminal) {
-      std::cerr << fmt::format("\rreplay: {} letters read, {} replayed", p.seen, p.done) << std::flush;
+      std::cerr << fmt::format("\rreplay: {} read, {} replayed", detail::counted(p.seen, "letter"), p.done)
+                << std::flush;
     } else if (p.done % 100 == 0) {
-      std::cerr << fmt::format("replay: {} letters read, {} replayed\n", p.seen, p.done);
+      std::cerr << fmt::format("replay: {} read, {} replayed\n", detail::counted(p.seen, "letter"), p.done);
     }
   };
   replayer run(*ladder, *store->source, state, s.replay);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <llmdlq/detail/counted.hpp>
 
 #include "cli.hpp"
 #include "commands.hpp"
@@ -94,7 +95,8 @@ int report_command(arguments args) {
     complain("report", "cannot write " + *html_path);
     return exit_sink;
   }
-  std::cout << fmt::format("wrote {} ({} dead letters in all)\n", *html_path, overview->statistics.total);
+  std::cout << fmt::format("wrote {} ({} in all)\n", *html_path,
+                           detail::counted(overview->statistics.total, "dead letter"));
   return exit_ok;
 }
 

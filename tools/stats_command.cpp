@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <llmdlq/detail/counted.hpp>
 #include <llmdlq/moderation_query.hpp>
 
 #include "cli.hpp"
@@ -80,7 +81,7 @@ int stats_command(arguments args) {
     std::cout << boost::json::serialize(out) << '\n';
     return exit_ok;
   }
-  std::cout << fmt::format("{}: {} dead letters\n", display_name(*spec), stats->total);
+  std::cout << fmt::format("{}: {}\n", display_name(*spec), detail::counted(stats->total, "dead letter"));
   if (stats->oldest_pending_created_at) {
     std::cout << fmt::format("oldest pending: created {}\n", format_rfc3339(*stats->oldest_pending_created_at));
   }

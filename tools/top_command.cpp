@@ -10,6 +10,7 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
+#include <llmdlq/detail/counted.hpp>
 #include <llmdlq/moderation_query.hpp>
 
 #include "cli.hpp"
@@ -39,7 +40,7 @@ std::string block(const std::string& name, const dlq_statistics& stats, timestam
   };
   const auto pending = stats.by_status.contains("pending") ? stats.by_status.at("pending") : 0;
   out << bold(fmt::format("{}  at {}", name, format_rfc3339(now))) << '\n';
-  out << fmt::format("{} dead letters, {} pending", stats.total, pending);
+  out << fmt::format("{}, {} pending", detail::counted(stats.total, "dead letter"), pending);
   if (stats.oldest_pending_created_at) {
     out << fmt::format(", oldest pending {} old", format_age(now - *stats.oldest_pending_created_at));
   }

@@ -202,7 +202,8 @@ TEST_CASE("charts: the DLQ rate's lines are labelled on the chart and in a legen
 TEST_CASE("pages: counts and attempts in words a person reads", "[console][pages]") {
   dlq_overview overview;
   overview.statistics.total = 1;
-  CHECK(counts_tables_html(overview, llmdlq::system_now()).find("<strong>1</strong> dead letter;") != std::string::npos);
+  CHECK(counts_tables_html(overview, llmdlq::system_now()).find("<strong>1</strong> dead letter;") !=
+        std::string::npos);
   overview.statistics.total = 2;
   CHECK(counts_tables_html(overview, llmdlq::system_now()).find("<strong>2</strong> dead letters;") !=
         std::string::npos);

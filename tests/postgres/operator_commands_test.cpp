@@ -53,7 +53,7 @@ TEST_CASE("operator commands on postgres: process, stats, list, claim, resolve, 
   CHECK(stats.at("total") == 1);
   CHECK(stats.at("status").at("pending") == 1);
   CHECK(stats.as_object().contains("oldest_pending_created_at"));
-  CHECK(run_llmdlq("stats " + store).out.find("postgres#" + table.name + ": 1 dead letters") != std::string::npos);
+  CHECK(run_llmdlq("stats " + store).out.find("postgres#" + table.name + ": 1 dead letter\n") != std::string::npos);
 
   run = run_llmdlq("list --json --category schema " + store);
   REQUIRE(run.exit_code == 0);

@@ -171,7 +171,8 @@ TEST_CASE("show: a model without a provider by its name alone, and the attempts 
   letter.model.name = "cv-local";
   const auto at = letter.created_at;
   for (int i = 0; i < 3; ++i) {
-    letter.attempts.history.push_back({.strategy = "repair_prompt", .outcome = "call_failed", .at = at, .model = "cv-local"});
+    letter.attempts.history.push_back(
+        {.strategy = "repair_prompt", .outcome = "call_failed", .at = at, .model = "cv-local"});
   }
   letter.attempts.history.push_back({.strategy = "local_repair", .outcome = "truncated", .at = at});
   letter.attempts.history.push_back(

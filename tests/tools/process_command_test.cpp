@@ -102,7 +102,8 @@ TEST_CASE("process: one verdict line per input line, in order", "[tools][process
   CHECK(lines[0].at("value") == boost::json::parse(R"({"total": 3, "date": "2026-01-02"})"));
   CHECK(lines[0].at("repairs").as_array().empty());
   CHECK(lines[1].at("id") == "b");
-  CHECK(lines[1].at("repairs") == boost::json::parse(R"([{"code": "markdown_fence", "tier": "lossless", "count": 2}])"));
+  CHECK(lines[1].at("repairs") ==
+        boost::json::parse(R"([{"code": "markdown_fence", "tier": "lossless", "count": 2}])"));
   CHECK(lines[2].at("status") == "dead_lettered");
   CHECK(lines[2].at("stored") == false);  // --sink none: judged, stored nowhere
   CHECK_FALSE(lines[2].contains("duplicate"));

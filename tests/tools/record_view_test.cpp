@@ -79,7 +79,8 @@ TEST_CASE("attempts_text: the automated attempts the history counts, and the row
   llmdlq::attempt_summary attempts;
   CHECK(llmdlq::cli::attempts_text(attempts) == "0 of 2 automated attempts made");
   for (int i = 0; i < 3; ++i) attempts.history.push_back({.strategy = "repair_prompt", .outcome = "call_failed"});
-  CHECK(llmdlq::cli::attempts_text(attempts) == "0 of 2 automated attempts made; not counted: 3 calls without an answer");
+  CHECK(llmdlq::cli::attempts_text(attempts) ==
+        "0 of 2 automated attempts made; not counted: 3 calls without an answer");
   attempts.history.push_back({.strategy = "local_repair", .outcome = "syntax"});
   attempts.history.push_back({.strategy = "escalate_model", .outcome = "call_started"});  // may have been answered
   attempts.max = 1;

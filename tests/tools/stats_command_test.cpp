@@ -107,3 +107,17 @@ TEST_CASE("stats: counts the replayer's statuses", "[tools][stats]") {
   CHECK(stats.at("status").at("recovered") == 1);
   CHECK(stats.at("status").at("exhausted") == 1);
 }
+
+TEST_CASE("stats, top and report count one dead letter as one, not as 1 dead letters", "[tools][stats]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object"})");
+  const std::string db = (dir.path() / "dlq.db").string();
+  REQUIRE(run_llmdlq("process --schema " + schema + " --sink sqlite:" + db, R"({"id": 1, "response": "nope"})" "\n")
+              .exit_code == 0);
+  CHECK(run_llmdlq("stats sqlite:" + db).out.find(": 1 dead letter\n") != std::string::npos);
+  CHECK(run_llmdlq("top sqlite:" + db + " --once").out.find("1 dead letter, 1 pending") != std::string::npos);
+  const auto page = (dir.path() / "report.html").string();
+  const auto report = run_llmdlq("report sqlite:" + db + " --html " + page);
+  CHECK(report.out == "wrote " + page + " (1 dead letter in all)\n");
+  CHECK(slurp(page).find("<strong>1</strong> dead letter;") != std::string::npos);
+}
