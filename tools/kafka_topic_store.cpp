@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include <fmt/format.h>
-#include <llmdlq/detail/moderation_query_sql.hpp>
+#include <llmdlq/detail/store/query_results.hpp>
 
 #include "kafka_replay_source.hpp"
 
@@ -129,7 +129,7 @@ expected<moderation_page, moderation_error> kafka_topic_store::query(const moder
   for (std::size_t i = 0; i < records_.size() && found.size() <= q.limit; ++i) {
     if (matches(q, records_[i], envelopes_[i])) found.push_back(records_[i]);
   }
-  return detail::make_moderation_page(std::move(found), q.limit);
+  return detail::store::make_moderation_page(std::move(found), q.limit);
 }
 
 expected<dlq_statistics, moderation_error> kafka_topic_store::statistics() {
@@ -148,7 +148,7 @@ expected<dlq_statistics, moderation_error> kafka_topic_store::statistics() {
 expected<std::vector<dlq_timeline_bucket>, moderation_error> kafka_topic_store::timeline(timestamp since,
                                                                                        timestamp until,
                                                                                        std::chrono::seconds width) {
-  auto buckets = detail::empty_timeline(since, until, width);
+  auto buckets = detail::store::empty_timeline(since, until, width);
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto at = envelopes_[i].created_at;
     if (at < since || at >= until) continue;

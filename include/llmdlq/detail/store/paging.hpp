@@ -13,7 +13,8 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/moderation_query_sql.hpp"
+#include "llmdlq/detail/store/query_filter.hpp"
+#include "llmdlq/detail/store/query_results.hpp"
 #include "llmdlq/detail/store/record_reader.hpp"
 #include "llmdlq/detail/store/sql_dialect.hpp"
 #include "llmdlq/detail/store/sql_session.hpp"

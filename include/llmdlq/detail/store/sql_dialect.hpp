@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/moderation_query_sql.hpp"
+#include "llmdlq/detail/store/query_filter.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail::store {

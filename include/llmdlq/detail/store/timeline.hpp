@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/moderation_query_sql.hpp"
+#include "llmdlq/detail/store/query_results.hpp"
 #include "llmdlq/detail/store/sql_dialect.hpp"
 #include "llmdlq/detail/store/sql_session.hpp"
 #include "llmdlq/moderation_query.hpp"

@@ -3,17 +3,20 @@
 // for the SQL stores (each gives its placeholder and column spellings).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/moderation.hpp"
+#include "llmdlq/moderation_query.hpp"
+#include "llmdlq/timestamp.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
-namespace detail {
+namespace detail::store {
 
 /// How a store's SQL spells what the clause needs.
 struct moderation_sql_dialect {
@@ -77,42 +80,5 @@ struct moderation_sql_filter {
   return f;
 }
 
-/// The page of records read with `LIMIT limit + 1`: the extra record, if
-/// any, says there are more and is dropped.
-[[nodiscard]] inline moderation_page make_moderation_page(std::vector<moderation_record> records, std::size_t limit) {
-  moderation_page page;
-  if (records.size() > limit) {
-    records.resize(limit);
-    page.more = true;
-  }
-  page.records = std::move(records);
-  if (page.more && !page.records.empty()) {
-    page.next = moderation_cursor{page.records.back().created_at, page.records.back().dlq_id};
-  }
-  return page;
-}
-
-/// The most buckets a timeline returns.
-inline constexpr std::size_t max_timeline_buckets = 10000;
-
-/// Empty buckets covering [since, until) in steps of `width`, the last
-/// max_timeline_buckets of them; `since` and `width` (at least a second)
-/// are updated to what the buckets use.
-[[nodiscard]] inline std::vector<dlq_timeline_bucket> empty_timeline(timestamp& since, timestamp until,
-                                                                     std::chrono::seconds& width) {
-  if (width < std::chrono::seconds(1)) width = std::chrono::seconds(1);
-  std::vector<dlq_timeline_bucket> buckets;
-  if (until <= since) return buckets;
-  const auto span = until - since;
-  auto count = static_cast<std::size_t>((span + width - std::chrono::milliseconds(1)) / width);
-  if (count > max_timeline_buckets) {
-    since += width * static_cast<std::int64_t>(count - max_timeline_buckets);
-    count = max_timeline_buckets;
-  }
-  buckets.resize(count);
-  for (std::size_t i = 0; i < count; ++i) buckets[i].start = since + width * static_cast<std::int64_t>(i);
-  return buckets;
-}
-
-}  // namespace detail
+}  // namespace detail::store
 LLMDLQ_END_NAMESPACE
