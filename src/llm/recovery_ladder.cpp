@@ -13,6 +13,7 @@
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
+#include "llmdlq/detail/counted.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/llm/token_budget.hpp"
 #include "llmdlq/repair.hpp"
@@ -580,8 +581,8 @@ std::optional<recovery_step> recovery_ladder::impl::read_holds(step_run& run, mo
   const call_hold& payload = call.payload_hold;
   if (payload.failures >= o.max_call_failures) {
     return stop_with(stop_reason::exhausted,
-                     fmt::format("{} calls in a row got no completion (the last: {})", payload.failures,
-                                 payload.last_error));
+                     fmt::format("{} in a row got no completion (the last: {})",
+                                 detail::counted(payload.failures, "call"), payload.last_error));
   }
   if (payload.not_before && *payload.not_before > call.now) {
     return wait_for(run.result, as_ms(*payload.not_before - call.now), stop_reason::call_waiting,
@@ -592,8 +593,8 @@ std::optional<recovery_step> recovery_ladder::impl::read_holds(step_run& run, mo
   if (endpoint.not_before && *endpoint.not_before > call.now) {
     if (endpoint.failures >= o.breaker.failure_threshold) {
       return wait_for(run.result, as_ms(*endpoint.not_before - call.now), stop_reason::circuit_open,
-                      fmt::format("the circuit of {} is open after {} failed calls in a row", run.step.model,
-                                  endpoint.failures));
+                      fmt::format("the circuit of {} is open after {} in a row", run.step.model,
+                                  detail::counted(endpoint.failures, "failed call")));
     }
     call.not_before = *endpoint.not_before;
   }

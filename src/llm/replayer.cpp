@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "llmdlq/detail/counted.hpp"
+
 LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
@@ -198,7 +200,7 @@ class replay_run {
 
   turn_result take_turn(const stored_letter& stored) {
     if (o_.limit > 0 && ran_ >= o_.limit) {
-      summary_.stopped_because = fmt::format("the limit of {} letters", o_.limit);
+      summary_.stopped_because = "the limit of " + detail::counted(o_.limit, "letter");
       return turn::stop;
     }
     ++summary_.seen;

@@ -194,6 +194,9 @@ TEST_CASE("replay: --limit stops after that many letters, and the next run goes 
                           chat_completion(llmdlq::test::recovered_answer(1)),
                           chat_completion(llmdlq::test::recovered_answer(2))});
   REQUIRE(server.listening());
+  const auto dry = q.replay("--json --limit 1 --model-url " + server.base_url());
+  REQUIRE(dry.exit_code == 0);
+  CHECK(boost::json::parse(dry.out).at("stopped_because") == "the limit of 1 letter");
   auto run = q.replay("--execute --json --rate 0 --limit 2 --model-url " + server.base_url());
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
