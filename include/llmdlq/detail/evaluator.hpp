@@ -671,6 +671,11 @@ class evaluator {
   bool check_array(const node& n, value v, small_bitset* marks) {
     bool valid = true;
     const std::size_t size = View::size(v);
+    return check_item_count(n, size, valid) && check_items(n, v, size, marks, valid) &&
+           check_contains(n, v, marks, valid) && check_unique_items(n, v, size, valid) && valid;
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_item_count(const node& n, std::size_t size, bool& valid) {
     if (size < n.min_items) {
       valid = false;
       if (!fail("minItems", LLMDLQ_MESSAGE("must have at least {}, found {}", counted(n.min_items, "item"), size))) {
@@ -683,72 +688,73 @@ class evaluator {
         return false;
       }
     }
+    return true;
+  }
 
-    if (n.prefix_items.count != 0 || n.items != no_node) {
-      const bool completed = View::for_each_element(v, [&](std::size_t i, value element) LLMDLQ_INLINE_LAMBDA {
-        const bool in_prefix = i < n.prefix_items.count;
-        const node_id schema = in_prefix ? prog_.children[n.prefix_items.begin + i] : n.items;
-        if (schema == no_node) return false;  // past prefixItems, no `items`: nothing to do
-        const bool items_array = n.spelling & detail::items_array;
-        const char* rest = items_array ? "additionalItems" : "items";
-        if (!in_prefix && is_false_schema(schema)) {
-          step s(this, rest);
-          s.instance(i);
-          valid = false;
-          return fail_at_step(rest, LLMDLQ_MESSAGE("no item is allowed at index {} (at most {})", i,
-                                           n.prefix_items.count));
-        }
-        const node& child = prog_.nodes[schema];
-        if (passes_quietly(child, element)) return true;
-        step s = in_prefix ? step(this, items_array ? "items" : "prefixItems", i) : step(this, rest);
+  // prefixItems and items (items and additionalItems before 2020-12).
+  LLMDLQ_ALWAYS_INLINE bool check_items(const node& n, value v, std::size_t size, small_bitset* marks, bool& valid) {
+    if (n.prefix_items.count == 0 && n.items == no_node) return true;
+    const bool completed = View::for_each_element(v, [&](std::size_t i, value element) LLMDLQ_INLINE_LAMBDA {
+      const bool in_prefix = i < n.prefix_items.count;
+      const node_id schema = in_prefix ? prog_.children[n.prefix_items.begin + i] : n.items;
+      if (schema == no_node) return false;  // past prefixItems, no `items`: nothing to do
+      const bool items_array = n.spelling & detail::items_array;
+      const char* rest = items_array ? "additionalItems" : "items";
+      if (!in_prefix && is_false_schema(schema)) {
+        step s(this, rest);
         s.instance(i);
-        if (evaluate(child, element, nullptr)) return true;
         valid = false;
-        return keep_going();
-      });
-      if (!completed && !valid && !keep_going()) return false;
-      if (marks) {
-        marks->set_range(0, std::min<std::size_t>(size, n.prefix_items.count));
-        if (n.items != no_node) marks->set_range(n.prefix_items.count, size);
+        return fail_at_step(rest, LLMDLQ_MESSAGE("no item is allowed at index {} (at most {})", i,
+                                                 n.prefix_items.count));
       }
+      const node& child = prog_.nodes[schema];
+      if (passes_quietly(child, element)) return true;
+      step s = in_prefix ? step(this, items_array ? "items" : "prefixItems", i) : step(this, rest);
+      s.instance(i);
+      if (evaluate(child, element, nullptr)) return true;
+      valid = false;
+      return keep_going();
+    });
+    if (!completed && !valid && !keep_going()) return false;
+    if (marks) {
+      marks->set_range(0, std::min<std::size_t>(size, n.prefix_items.count));
+      if (n.items != no_node) marks->set_range(n.prefix_items.count, size);
     }
+    return true;
+  }
 
-    if (n.contains != no_node) {
-      std::uint64_t matches = 0;
-      const bool count_all = marks != nullptr || n.max_contains != no_limit;
-      View::for_each_element(v, [&](std::size_t i, value element) {
-        if (test(n.contains, element, nullptr)) {
-          ++matches;
-          if (marks) marks->set(i);
-        }
-        return count_all || matches < n.min_contains;
-      });
-      if (matches < n.min_contains) {
-        valid = false;
-        if (!fail(n.min_contains == 1 ? "contains" : "minContains",
-                  LLMDLQ_MESSAGE("must contain at least {}, found {}",
-                                 counted(n.min_contains, "matching item"), matches))) {
-          return false;
-        }
-      } else if (matches > n.max_contains) {
-        valid = false;
-        if (!fail("maxContains", LLMDLQ_MESSAGE("must contain at most {}, found {}",
-                                             counted(n.max_contains, "matching item"), matches))) {
-          return false;
-        }
+  // contains, minContains and maxContains.
+  LLMDLQ_ALWAYS_INLINE bool check_contains(const node& n, value v, small_bitset* marks, bool& valid) {
+    if (n.contains == no_node) return true;
+    std::uint64_t matches = 0;
+    const bool count_all = marks != nullptr || n.max_contains != no_limit;
+    View::for_each_element(v, [&](std::size_t i, value element) {
+      if (test(n.contains, element, nullptr)) {
+        ++matches;
+        if (marks) marks->set(i);
       }
+      return count_all || matches < n.min_contains;
+    });
+    if (matches < n.min_contains) {
+      valid = false;
+      return fail(n.min_contains == 1 ? "contains" : "minContains",
+                  LLMDLQ_MESSAGE("must contain at least {}, found {}", counted(n.min_contains, "matching item"),
+                                 matches));
     }
+    if (matches > n.max_contains) {
+      valid = false;
+      return fail("maxContains", LLMDLQ_MESSAGE("must contain at most {}, found {}",
+                                                counted(n.max_contains, "matching item"), matches));
+    }
+    return true;
+  }
 
-    if (n.unique_items && size > 1) {
-      if (const auto duplicate = find_duplicate(v, size)) {
-        valid = false;
-        if (!fail("uniqueItems", LLMDLQ_MESSAGE("items {} and {} are equal", duplicate->first,
-                                             duplicate->second))) {
-          return false;
-        }
-      }
-    }
-    return valid;
+  LLMDLQ_ALWAYS_INLINE bool check_unique_items(const node& n, value v, std::size_t size, bool& valid) {
+    if (!n.unique_items || size <= 1) return true;
+    const auto duplicate = find_duplicate(v, size);
+    if (!duplicate) return true;
+    valid = false;
+    return fail("uniqueItems", LLMDLQ_MESSAGE("items {} and {} are equal", duplicate->first, duplicate->second));
   }
 
   // The first pair of equal elements, by hashing: linear on average instead
@@ -799,117 +805,132 @@ class evaluator {
 
   bool check_object(const node& n, value v, small_bitset* marks) {
     bool valid = true;
-    const std::size_t size = View::size(v);
+    if (!check_property_count(n, View::size(v), valid)) return false;
+    const key_table* keys = n.keys != no_index ? &prog_.key_tables[n.keys] : nullptr;
+    presence_set present(n.presence_bits);
+    std::uint32_t hint = 0;
+    if constexpr (!Collect) {
+      // The common shape (properties, required, additionalProperties) on the
+      // fast path: a tight loop that stops at the first failure.
+      if (n.pattern_properties.empty() && n.property_names == no_node && marks == nullptr) {
+        return members_pass(n, v, keys, present, hint) && check_object_names(n, v, marks, present);
+      }
+    }
+    if (keys || !n.pattern_properties.empty() || n.additional_properties != no_node || n.property_names != no_node) {
+      const bool completed = View::for_each_member(v, [&](std::size_t i, std::string_view key, value member)
+                                                          LLMDLQ_INLINE_LAMBDA {
+        bool matched = false;
+        if (!check_property(keys, present, hint, key, member, matched, valid)) return false;
+        if (!n.pattern_properties.empty() && !check_pattern_properties(n, key, member, matched, valid)) return false;
+        if (!check_additional_property(n, key, member, matched, valid)) return false;
+        matched = matched || n.additional_properties != no_node;
+        if (matched && marks) marks->set(i);
+        return check_property_name(n, key, valid);
+      });
+      if (!completed) return false;
+    }
+    return check_object_names(n, v, marks, present) && valid;
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_property_count(const node& n, std::size_t size, bool& valid) {
     if (size < n.min_properties) {
       valid = false;
-      if (!fail("minProperties",
-                LLMDLQ_MESSAGE("must have at least {}, found {}",
-                               counted(n.min_properties, "property", "properties"), size))) {
+      if (!fail("minProperties", LLMDLQ_MESSAGE("must have at least {}, found {}",
+                                                counted(n.min_properties, "property", "properties"), size))) {
         return false;
       }
     }
     if (size > n.max_properties) {
       valid = false;
-      if (!fail("maxProperties",
-                LLMDLQ_MESSAGE("must have at most {}, found {}",
-                               counted(n.max_properties, "property", "properties"), size))) {
+      if (!fail("maxProperties", LLMDLQ_MESSAGE("must have at most {}, found {}",
+                                                counted(n.max_properties, "property", "properties"), size))) {
         return false;
       }
     }
+    return true;
+  }
 
-    const key_table* keys = n.keys != no_index ? &prog_.key_tables[n.keys] : nullptr;
-    presence_set present(n.presence_bits);
-    std::uint32_t hint = 0;
-    // Loop invariants, read once: stores in the loop could alias the node.
-    const bool has_patterns = !n.pattern_properties.empty();
-    const node_id additional = n.additional_properties;
-    const node_id names = n.property_names;
-    if constexpr (!Collect) {
-      // The common shape (properties, required, additionalProperties) on the
-      // fast path: a tight loop that stops at the first failure.
-      if (!has_patterns && names == no_node && marks == nullptr) {
-        const bool all_valid = View::for_each_member(v, [&](std::size_t, std::string_view key, value member)
-                                                            LLMDLQ_INLINE_LAMBDA {
-          if (keys) {
-            if (const key_table::entry* e = keys->find(key, hint)) {
-              present.add(*e);
-              if (e->schema_node) return evaluate(*e->schema_node, member, nullptr);
-            }
-          }
-          return additional == no_node || evaluate(prog_.nodes[additional], member, nullptr);
-        });
-        if (!all_valid) return false;
-        return check_object_names(n, v, marks, present);
+  // Whether every member passes properties and additionalProperties: the
+  // yes/no walk stops at the first that does not.
+  LLMDLQ_ALWAYS_INLINE bool members_pass(const node& n, value v, const key_table* keys, presence_set& present,
+                                         std::uint32_t& hint) {
+    const node_id additional = n.additional_properties;  // read once: stores in the loop could alias the node
+    return View::for_each_member(v, [&](std::size_t, std::string_view key, value member) LLMDLQ_INLINE_LAMBDA {
+      if (keys) {
+        if (const key_table::entry* e = keys->find(key, hint)) {
+          present.add(*e);
+          if (e->schema_node) return evaluate(*e->schema_node, member, nullptr);
+        }
+      }
+      return additional == no_node || evaluate(prog_.nodes[additional], member, nullptr);
+    });
+  }
+
+  // properties: the member's own schema, when it has one.
+  LLMDLQ_ALWAYS_INLINE bool check_property(const key_table* keys, presence_set& present, std::uint32_t& hint,
+                                           std::string_view key, value member, bool& matched, bool& valid) {
+    if (!keys) return true;
+    const key_table::entry* e = keys->find(key, hint);
+    if (!e) return true;
+    present.add(*e);
+    matched = e->schema != no_node;
+    if (!matched || passes_quietly(*e->schema_node, member)) return true;
+    step s(this, "properties", key);
+    s.instance(key);
+    const node& child = *e->schema_node;
+    if (child.flags & always_false) {
+      valid = false;
+      return fail_at_step("properties", LLMDLQ_MESSAGE("property '{}' is not allowed", key));
+    }
+    if (evaluate(child, member, nullptr)) return true;
+    valid = false;
+    return keep_going();
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_pattern_properties(const node& n, std::string_view key, value member, bool& matched,
+                                                     bool& valid) {
+    for (const auto& [regex, schema] : n.pattern_properties) {
+      const regex_match m = search(prog_.regexes[regex], key);
+      if (m == regex_match::no_match) continue;
+      step s(this, "patternProperties", prog_.regexes[regex].pattern());
+      s.instance(key);
+      if (m == regex_match::budget_exceeded) {
+        valid = false;
+        if (!fail_at_step("patternProperties",
+                          [] { return "matching the property name exceeded the pattern's budget"; })) {
+          return false;
+        }
+        continue;
+      }
+      matched = true;
+      if (!passes_quietly(prog_.nodes[schema], member) && !evaluate(schema, member, nullptr)) {
+        valid = false;
+        if (!keep_going()) return false;
       }
     }
-    if (keys || has_patterns || additional != no_node || names != no_node) {
-      const bool completed = View::for_each_member(v, [&](std::size_t i, std::string_view key, value member)
-                                                          LLMDLQ_INLINE_LAMBDA {
-        bool matched = false;
-        if (keys) {
-          if (const key_table::entry* e = keys->find(key, hint)) {
-            present.add(*e);
-            if (e->schema != no_node && !passes_quietly(*e->schema_node, member)) {
-              step s(this, "properties", key);
-              s.instance(key);
-              const node& child = *e->schema_node;
-              if (child.flags & always_false) {
-                valid = false;
-                if (!fail_at_step("properties", LLMDLQ_MESSAGE("property '{}' is not allowed", key))) return false;
-              } else if (!evaluate(child, member, nullptr)) {
-                valid = false;
-                if (!keep_going()) return false;
-              }
-            }
-            matched = matched || e->schema != no_node;
-          }
-        }
-        if (has_patterns) for (const auto& [regex, schema] : n.pattern_properties) {
-          const regex_match m = search(prog_.regexes[regex], key);
-          if (m == regex_match::no_match) continue;
-          step s(this, "patternProperties", prog_.regexes[regex].pattern());
-          s.instance(key);
-          if (m == regex_match::budget_exceeded) {
-            valid = false;
-            if (!fail_at_step("patternProperties",
-                              [] { return "matching the property name exceeded the pattern's budget"; })) {
-              return false;
-            }
-            continue;
-          }
-          matched = true;
-          if (!passes_quietly(prog_.nodes[schema], member) && !evaluate(schema, member, nullptr)) {
-            valid = false;
-            if (!keep_going()) return false;
-          }
-        }
-        if (!matched && additional != no_node && !passes_quietly(prog_.nodes[additional], member)) {
-          step s(this, "additionalProperties");
-          s.instance(key);
-          if (is_false_schema(additional)) {
-            valid = false;
-            if (!fail_at_step("additionalProperties", LLMDLQ_MESSAGE("property '{}' is not allowed", key))) {
-              return false;
-            }
-          } else if (!evaluate(additional, member, nullptr)) {
-            valid = false;
-            if (!keep_going()) return false;
-          }
-        }
-        matched = matched || additional != no_node;
-        if (matched && marks) marks->set(i);
-        if (names != no_node && !name_is_valid(names, key)) {
-          step s(this, "propertyNames");
-          valid = false;
-          if (!fail_at_step("propertyNames", LLMDLQ_MESSAGE("property name '{}' is not allowed", key))) {
-            return false;
-          }
-        }
-        return true;
-      });
-      if (!completed) return false;
+    return true;
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_additional_property(const node& n, std::string_view key, value member,
+                                                      bool matched, bool& valid) {
+    const node_id additional = n.additional_properties;
+    if (matched || additional == no_node || passes_quietly(prog_.nodes[additional], member)) return true;
+    step s(this, "additionalProperties");
+    s.instance(key);
+    if (is_false_schema(additional)) {
+      valid = false;
+      return fail_at_step("additionalProperties", LLMDLQ_MESSAGE("property '{}' is not allowed", key));
     }
-    return check_object_names(n, v, marks, present) && valid;
+    if (evaluate(additional, member, nullptr)) return true;
+    valid = false;
+    return keep_going();
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_property_name(const node& n, std::string_view key, bool& valid) {
+    if (n.property_names == no_node || name_is_valid(n.property_names, key)) return true;
+    step s(this, "propertyNames");
+    valid = false;
+    return fail_at_step("propertyNames", LLMDLQ_MESSAGE("property name '{}' is not allowed", key));
   }
 
   // required, dependentRequired and dependentSchemas, once the members are known.
@@ -954,8 +975,15 @@ class evaluator {
     return names.evaluate(schema, &name, nullptr);
   }
 
+  // Each check_* below returns whether the walk goes on (false: stop, the
+  // verdict is known) and clears `valid` when its keyword fails.
   bool check_combinators(const node& n, instance_kind k, value v, small_bitset* marks) {
     bool valid = true;
+    return check_all_of(n, v, marks, valid) && check_any_of(n, k, v, marks, valid) &&
+           check_one_of(n, k, v, marks, valid) && check_not(n, v, valid) && check_if(n, k, v, marks, valid) && valid;
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_all_of(const node& n, value v, small_bitset* marks, bool& valid) {
     for (std::uint32_t i = 0; i < n.all_of.count; ++i) {
       step s(this, "allOf", i);
       if (!evaluate(prog_.children[n.all_of.begin + i], v, marks)) {
@@ -963,84 +991,82 @@ class evaluator {
         if (!keep_going()) return false;
       }
     }
-    if (n.any_of.count != 0) {
-      bool matched = false;
-      for (std::uint32_t i = 0; i < n.any_of.count; ++i) {
-        const node_id branch = prog_.children[n.any_of.begin + i];
-        if (marks && annotates(branch, k)) {
-          // Annotations from every passing branch count: no short cut.
-          small_bitset branch_marks(marks->size());
-          if (test(branch, v, &branch_marks)) {
-            matched = true;
-            marks->merge(branch_marks);
-          }
-        } else if (!matched && test(branch, v, nullptr)) {
+    return true;
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_any_of(const node& n, instance_kind k, value v, small_bitset* marks, bool& valid) {
+    if (n.any_of.count == 0) return true;
+    bool matched = false;
+    for (std::uint32_t i = 0; i < n.any_of.count; ++i) {
+      const node_id branch = prog_.children[n.any_of.begin + i];
+      if (marks && annotates(branch, k)) {
+        // Annotations from every passing branch count: no short cut.
+        small_bitset branch_marks(marks->size());
+        if (test(branch, v, &branch_marks)) {
           matched = true;
-          if (!marks) break;
+          marks->merge(branch_marks);
         }
-      }
-      if (!matched) {
-        valid = false;
-        step s(this, "anyOf");
-        if (!fail_at_step("anyOf", [&] {
-              return n.any_of.count == 1 ? std::string("must match the schema in anyOf")
-                                         : fmt::format("must match at least one of the {} schemas in anyOf",
-                                                       n.any_of.count);
-            })) {
-          return false;
-        }
+      } else if (!matched && test(branch, v, nullptr)) {
+        matched = true;
+        if (!marks) break;
       }
     }
-    if (n.one_of.count != 0) {
-      std::uint32_t matches = 0, first = 0, second = 0;
-      for (std::uint32_t i = 0; i < n.one_of.count && matches < 2; ++i) {
-        const node_id branch = prog_.children[n.one_of.begin + i];
-        small_bitset branch_marks;
-        const bool track = marks && annotates(branch, k);
-        if (track) branch_marks.resize(marks->size());
-        if (test(branch, v, track ? &branch_marks : nullptr)) {
-          (matches == 0 ? first : second) = i;
-          ++matches;
-          if (track) marks->merge(branch_marks);
-        }
-      }
-      if (matches != 1) {
-        valid = false;
-        step s(this, "oneOf");
-        if (!fail_at_step("oneOf", [&] {
-              return matches == 0
-                         ? n.one_of.count == 1 ? std::string("must match the schema in oneOf")
-                                           : fmt::format("must match exactly one of the {} schemas in oneOf, "
-                                                         "matched none",
-                                                         n.one_of.count)
-                         : fmt::format("must match exactly one schema in oneOf, matched {} and {}",
-                                       first, second);
-            })) {
-          return false;
-        }
+    if (matched) return true;
+    valid = false;
+    step s(this, "anyOf");
+    return fail_at_step("anyOf", [&] {
+      return n.any_of.count == 1 ? std::string("must match the schema in anyOf")
+                                 : fmt::format("must match at least one of the {} schemas in anyOf", n.any_of.count);
+    });
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_one_of(const node& n, instance_kind k, value v, small_bitset* marks, bool& valid) {
+    if (n.one_of.count == 0) return true;
+    std::uint32_t matches = 0, first = 0, second = 0;
+    for (std::uint32_t i = 0; i < n.one_of.count && matches < 2; ++i) {
+      const node_id branch = prog_.children[n.one_of.begin + i];
+      small_bitset branch_marks;
+      const bool track = marks && annotates(branch, k);
+      if (track) branch_marks.resize(marks->size());
+      if (test(branch, v, track ? &branch_marks : nullptr)) {
+        (matches == 0 ? first : second) = i;
+        ++matches;
+        if (track) marks->merge(branch_marks);
       }
     }
-    if (n.not_schema != no_node && test(n.not_schema, v, nullptr)) {
-      valid = false;
-      step s(this, "not");
-      if (!fail_at_step("not", [] { return "must not match the schema in not"; })) return false;
-    }
-    if (n.if_schema != no_node) {
-      small_bitset if_marks;
-      const bool track = marks && annotates(n.if_schema, k);
-      if (track) if_marks.resize(marks->size());
-      const bool condition = test(n.if_schema, v, track ? &if_marks : nullptr);
-      if (condition && track) marks->merge(if_marks);
-      const node_id branch = condition ? n.then_schema : n.else_schema;
-      if (branch != no_node) {
-        step s(this, condition ? "then" : "else");
-        if (!evaluate(branch, v, marks)) {
-          valid = false;
-          if (!keep_going()) return false;
-        }
-      }
-    }
-    return valid;
+    if (matches == 1) return true;
+    valid = false;
+    step s(this, "oneOf");
+    return fail_at_step("oneOf", [&] {
+      return matches == 0
+                 ? n.one_of.count == 1 ? std::string("must match the schema in oneOf")
+                                       : fmt::format("must match exactly one of the {} schemas in oneOf, "
+                                                     "matched none",
+                                                     n.one_of.count)
+                 : fmt::format("must match exactly one schema in oneOf, matched {} and {}", first, second);
+    });
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_not(const node& n, value v, bool& valid) {
+    if (n.not_schema == no_node || !test(n.not_schema, v, nullptr)) return true;
+    valid = false;
+    step s(this, "not");
+    return fail_at_step("not", [] { return "must not match the schema in not"; });
+  }
+
+  LLMDLQ_ALWAYS_INLINE bool check_if(const node& n, instance_kind k, value v, small_bitset* marks, bool& valid) {
+    if (n.if_schema == no_node) return true;
+    small_bitset if_marks;
+    const bool track = marks && annotates(n.if_schema, k);
+    if (track) if_marks.resize(marks->size());
+    const bool condition = test(n.if_schema, v, track ? &if_marks : nullptr);
+    if (condition && track) marks->merge(if_marks);
+    const node_id branch = condition ? n.then_schema : n.else_schema;
+    if (branch == no_node) return true;
+    step s(this, condition ? "then" : "else");
+    if (evaluate(branch, v, marks)) return true;
+    valid = false;
+    return keep_going();
   }
 
   bool check_unevaluated(const node& n, instance_kind k, value v, small_bitset& own) {
