@@ -308,6 +308,27 @@ inline syntax_error make_error(std::string_view json, json_errc code, std::size_
 
 namespace detail {
 
+// Where a string the strict parser stopped in goes wrong: Boost.JSON stops
+// at the offending byte, inside an escape it rejects, or (for half a
+// surrogate pair) just after it; the escape is to blame only when the offset
+// falls within it.
+inline syntax_error error_in_string(std::string_view json, std::size_t offset, const prefix_state& state) {
+  if (const std::size_t e = state.last_escape; e != std::string_view::npos) {
+    std::size_t width = 2;
+    if (e + 1 < json.size() && json[e + 1] == 'u') {
+      const bool high_surrogate = e + 3 < json.size() && (json[e + 2] == 'd' || json[e + 2] == 'D') &&
+                                  std::string_view("89abAB").find(json[e + 3]) != std::string_view::npos;
+      width = high_surrogate ? 7 : 6;
+    }
+    if (offset < e + width) return make_error(json, json_errc::invalid_escape, e, "invalid escape sequence in a string");
+  }
+  if (static_cast<unsigned char>(json[offset]) < 0x20) {
+    return make_error(json, json_errc::control_character, offset,
+                      "unescaped control character " + quote_character(json, offset) + " in a string");
+  }
+  return make_error(json, json_errc::invalid_utf8, first_invalid_utf8_byte(json, offset), "invalid UTF-8 in a string");
+}
+
 // Runs the strict SAX pass; returns nothing when `json` is strict JSON.
 inline std::optional<syntax_error> find_syntax_error(std::string_view json,
                                                      const parse_options& options) {
@@ -355,29 +376,7 @@ inline std::optional<syntax_error> find_syntax_error(std::string_view json,
   }
 
   const auto byte = static_cast<unsigned char>(json[offset]);
-  if (state.in_string) {
-    // Boost.JSON stops at the offending byte, inside an escape it rejects,
-    // or (for half a surrogate pair) just after it: the escape is to blame
-    // only when the offset falls within it.
-    if (const std::size_t e = state.last_escape; e != std::string_view::npos) {
-      std::size_t width = 2;
-      if (e + 1 < json.size() && json[e + 1] == 'u') {
-        const bool high_surrogate = e + 3 < json.size() && (json[e + 2] == 'd' || json[e + 2] == 'D') &&
-                                    std::string_view("89abAB").find(json[e + 3]) != std::string_view::npos;
-        width = high_surrogate ? 7 : 6;
-      }
-      if (offset < e + width) {
-        return make_error(json, json_errc::invalid_escape, e, "invalid escape sequence in a string");
-      }
-    }
-    if (byte < 0x20) {
-      return make_error(json, json_errc::control_character, offset,
-                        "unescaped control character " + quote_character(json, offset) +
-                            " in a string");
-    }
-    return make_error(json, json_errc::invalid_utf8, first_invalid_utf8_byte(json, offset),
-                      "invalid UTF-8 in a string");
-  }
+  if (state.in_string) return error_in_string(json, offset, state);
   if (byte >= 0x80 && !decode_utf8(json.substr(offset))) {
     return make_error(json, json_errc::invalid_utf8, first_invalid_utf8_byte(json, offset), "invalid UTF-8");
   }
