@@ -14,25 +14,35 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "replay_targets.hpp"
 #include "store_spec.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq deliver STORE --to jsonl:PATH [--allowlist FILE] [--json]\n"
-    "  Writes the correction of every resolved dead letter to the target, once per payload: each\n"
-    "  is recorded in the store's replay ledger before it is written and marked delivered after,\n"
-    "  so a run killed midway and run again writes each once. A line holds idempotency_key,\n"
-    "  source (operator), dlq_id, resolved_by, note and output. A payload that went downstream\n"
-    "  before (the original, a replay) is not written again.\n"
-    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE]\n"
-    "  --to jsonl:PATH    the target; it must be on the allowlist named by --allowlist FILE or\n"
-    "                     $LLMDLQ_REPLAY_ALLOWLIST, as for `llmdlq replay --to`\n"
-    "  --json             print the summary as one JSON object\n"
-    "  Exit 0 when done, 2 for usage errors, 3 when the store, the ledger or the target fails (what\n"
-    "  was delivered stays delivered: run it again).\n";
+constexpr option options[] = {
+    {"--to", option_kind::value, "jsonl:PATH",
+     "the target, required; it must be on the allowlist named by --allowlist FILE or\n"
+     "$LLMDLQ_REPLAY_ALLOWLIST, as for `llmdlq replay --to`"},
+    {"--allowlist", option_kind::value, "FILE", "the allowlist of targets"},
+    {"--json", option_kind::flag, "", "print the summary as one JSON object"},
+};
+constexpr operand operands[] = {{"STORE", "give the DLQ whose resolutions to deliver"}};
+
+const command_syntax syntax{
+    .command = "deliver",
+    .operands = operands,
+    .groups = {group("", options)},
+    .about = "  Writes the correction of every resolved dead letter to the target, once per payload: each\n"
+             "  is recorded in the store's replay ledger before it is written and marked delivered after,\n"
+             "  so a run killed midway and run again writes each once. A line holds idempotency_key,\n"
+             "  source (operator), dlq_id, resolved_by, note and output. A payload that went downstream\n"
+             "  before (the original, a replay) is not written again.\n"
+             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE]\n",
+    .closing = "Exit 0 when done, 2 for usage errors, 3 when the store, the ledger or the target fails (what\n"
+               "was delivered stays delivered: run it again).\n",
+};
 
 // The replay state kept beside the store's records.
 expected<std::unique_ptr<replay_state>, std::string> open_ledger(const store_spec& spec) {
@@ -54,35 +64,19 @@ expected<std::unique_ptr<replay_state>, std::string> open_ledger(const store_spe
 }  // namespace
 
 int deliver_command(arguments args) {
-  std::string_view store_text, to, allowlist;
-  bool json = false;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return exit_ok;
-    }
-    if (arg == "--json") {
-      json = true;
-    } else if (arg == "--to" || arg == "--allowlist") {
-      const auto value = args.value_of(arg);
-      if (!value) return exit_usage;
-      (arg == "--to" ? to : allowlist) = *value;
-    } else if (store_text.empty() && !arg.starts_with("-")) {
-      store_text = arg;
-    } else {
-      return usage_error("deliver", usage, "unexpected argument " + std::string(arg));
-    }
-  }
-  if (store_text.empty()) return usage_error("deliver", usage, "give the DLQ whose resolutions to deliver");
-  if (to.empty()) return usage_error("deliver", usage, "--to is required");
-  const auto spec = parse_store_spec(store_text);
-  if (!spec) return usage_error("deliver", usage, spec.error());
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  const bool json = parsed->has("--json");
+  const std::string_view to = parsed->value("--to").value_or("");
+  const std::string_view allowlist = parsed->value("--allowlist").value_or("");
+  if (to.empty()) return usage_error(syntax, "--to is required");
+  const auto spec = parse_store_spec(parsed->operand(0));
+  if (!spec) return usage_error(syntax, spec.error());
   if (spec->kind == store_spec::store_kind::kafka) {
-    return usage_error("deliver", usage, "a Kafka topic holds no resolutions: deliver from the moderation store");
+    return usage_error(syntax, "a Kafka topic holds no resolutions: deliver from the moderation store");
   }
   const auto path = allowed_jsonl_target(to, allowlist);
-  if (!path) return usage_error("deliver", usage, path.error());
+  if (!path) return usage_error(syntax, path.error());
   auto target = jsonl_replay_target::open(*path);
   if (!target) {
     complain("deliver", target.error());

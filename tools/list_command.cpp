@@ -2,7 +2,6 @@
 // `llmdlq list`: a page of a moderation queue's records, filtered.
 #include <unistd.h>
 
-#include <charconv>
 #include <iostream>
 
 #include <boost/json.hpp>
@@ -11,94 +10,95 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "record_view.hpp"
 #include "store_spec.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq list STORE [--status S]... [--category C]... [--triage T]... [--code X]...\n"
-    "                   [--schema-version V] [--prompt-version V] [--model-version V]\n"
-    "                   [--since TIME] [--until TIME] [--limit N] [--after CURSOR] [--json]\n"
-    "  Lists a page of the dead letters that match, oldest first: id, age, status, category,\n"
-    "  triage class, failure code and who claimed it. A repeated filter matches any of its values.\n"
-    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n"
-    "  --since/--until TIME  created at or after / before: RFC 3339, or an age (90s, 30m, 2h, 7d)\n"
-    "  --limit N             records per page (default 50)\n"
-    "  --after CURSOR        the next page: the cursor the previous page printed\n"
-    "  --json                one JSON object per record; a last line {\"next\": CURSOR} when more match\n"
-    "  The table form prints the next page's cursor to stderr. Exit 0, 2 for usage errors and a\n"
-    "  SQLite DLQ that is missing, 3 when the store fails.\n";
+constexpr option filters[] = {
+    {"--status", option_kind::repeated, "S", "pending, claimed, resolved, discarded, requeued, recovered or exhausted"},
+    {"--category", option_kind::repeated, "C", "the failure category"},
+    {"--triage", option_kind::repeated, "T", "the triage class"},
+    {"--code", option_kind::repeated, "X", "the failure code"},
+    {"--schema-version", option_kind::value, "V", "written under this schema version"},
+    {"--prompt-version", option_kind::value, "V", "written under this prompt version"},
+    {"--model-version", option_kind::value, "V", "written under this model version"},
+    {"--since", option_kind::value, "TIME", "created at or after: RFC 3339, or an age (90s, 30m, 2h, 7d)"},
+    {"--until", option_kind::value, "TIME", "created before: RFC 3339, or an age"},
+};
+constexpr option paging[] = {
+    {"--limit", option_kind::value, "N", "records per page (default 50)"},
+    {"--after", option_kind::value, "CURSOR", "the next page: the cursor the previous page printed"},
+    {"--json", option_kind::flag, "",
+     "one JSON object per record; a last line {\"next\": CURSOR} when more match"},
+};
+constexpr operand operands[] = {{"STORE", "give the DLQ to list"}};
+
+const command_syntax syntax{
+    .command = "list",
+    .operands = operands,
+    .groups = {group("filters (a repeated filter matches any of its values)", filters), group("page", paging)},
+    .about = "  Lists a page of the dead letters that match, oldest first: id, age, status, category,\n"
+             "  triage class, failure code and who claimed it.\n"
+             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n",
+    .closing = "The table form prints the next page's cursor to stderr. Exit 0, 2 for usage errors and a\n"
+               "SQLite DLQ that is missing, 3 when the store fails.\n",
+};
+
+// The query the options ask for; why not, as a usage error's message.
+expected<moderation_query, std::string> read_query(const parsed_arguments& a, timestamp now) {
+  moderation_query query;
+  query.limit = 50;
+  for (const auto value : a.values("--status")) {
+    const auto status = parse_moderation_status(value);
+    if (!status) return unexpected(fmt::format("no status '{}'", value));
+    query.statuses.push_back(*status);
+  }
+  for (const auto value : a.values("--category")) query.categories.emplace_back(value);
+  for (const auto value : a.values("--triage")) query.triage_classes.emplace_back(value);
+  for (const auto value : a.values("--code")) query.failure_codes.emplace_back(value);
+  if (auto v = a.value("--schema-version")) query.schema_version = std::string(*v);
+  if (auto v = a.value("--prompt-version")) query.prompt_version = std::string(*v);
+  if (auto v = a.value("--model-version")) query.model_version = std::string(*v);
+  for (const std::string_view name : {"--since", "--until"}) {
+    const auto value = a.value(name);
+    if (!value) continue;
+    const auto t = parse_time_or_age(*value, now);
+    if (!t) return unexpected(fmt::format("{} wants an RFC 3339 time or an age like 2h, not '{}'", name, *value));
+    (name == "--since" ? query.created_since : query.created_before) = *t;
+  }
+  if (auto v = a.value("--limit")) {
+    const auto limit = parse_count(*v, 1, 100000);
+    if (!limit) return unexpected(fmt::format("--limit wants a count from 1 to 100000, not '{}'", *v));
+    query.limit = static_cast<std::size_t>(*limit);
+  }
+  if (auto v = a.value("--after")) {
+    query.after = parse_moderation_cursor(*v);
+    if (!query.after) return unexpected(fmt::format("'{}' is not a cursor that list printed", *v));
+  }
+  return query;
+}
 
 }  // namespace
 
 int list_command(arguments args) {
   const timestamp now = system_now();
-  bool json = false;
-  std::string_view target;
-  moderation_query query;
-  query.limit = 50;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return exit_ok;
-    }
-    if (arg == "--json") {
-      json = true;
-      continue;
-    }
-    if (!arg.starts_with("-")) {
-      if (!target.empty()) return usage_error("list", usage, "unexpected argument " + std::string(arg));
-      target = arg;
-      continue;
-    }
-    const auto value = args.value_of(arg);
-    if (!value) return exit_usage;
-    if (arg == "--status") {
-      const auto status = parse_moderation_status(*value);
-      if (!status) return usage_error("list", usage, fmt::format("no status '{}'", *value));
-      query.statuses.push_back(*status);
-    } else if (arg == "--category") {
-      query.categories.emplace_back(*value);
-    } else if (arg == "--triage") {
-      query.triage_classes.emplace_back(*value);
-    } else if (arg == "--code") {
-      query.failure_codes.emplace_back(*value);
-    } else if (arg == "--schema-version") {
-      query.schema_version = std::string(*value);
-    } else if (arg == "--prompt-version") {
-      query.prompt_version = std::string(*value);
-    } else if (arg == "--model-version") {
-      query.model_version = std::string(*value);
-    } else if (arg == "--since" || arg == "--until") {
-      const auto t = parse_time_or_age(*value, now);
-      if (!t) return usage_error("list", usage, fmt::format("{} wants an RFC 3339 time or an age like 2h, not '{}'", arg, *value));
-      (arg == "--since" ? query.created_since : query.created_before) = *t;
-    } else if (arg == "--limit") {
-      std::size_t limit = 0;
-      const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), limit);
-      if (ec != std::errc() || end != value->data() + value->size() || limit == 0 || limit > 100000) {
-        return usage_error("list", usage, fmt::format("--limit wants a count from 1 to 100000, not '{}'", *value));
-      }
-      query.limit = limit;
-    } else if (arg == "--after") {
-      query.after = parse_moderation_cursor(*value);
-      if (!query.after) return usage_error("list", usage, fmt::format("'{}' is not a cursor that list printed", *value));
-    } else {
-      return usage_error("list", usage, "unknown option " + std::string(arg));
-    }
-  }
-  if (target.empty()) return usage_error("list", usage, "give the DLQ to list");
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  const bool json = parsed->has("--json");
+  auto query = read_query(*parsed, now);
+  if (!query) return usage_error(syntax, query.error());
+  const std::string_view target = parsed->operand(0);
   auto spec = parse_store_spec(target);
-  if (!spec) return usage_error("list", usage, spec.error());
+  if (!spec) return usage_error(syntax, spec.error());
   auto store = open_store(*spec, /*read_only=*/true);
   if (!store) {
     complain("list", store.error().message);
     return store.error().usage ? exit_usage : exit_sink;
   }
-  auto page = (*store)->query(query);
+  auto page = (*store)->query(*query);
   if (!page) {
     complain("list", page.error().message);
     return exit_sink;

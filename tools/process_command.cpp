@@ -23,6 +23,7 @@
 #include "cli.hpp"
 #include "store_spec.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "line_reader.hpp"
 #include "line_writer.hpp"
 #include "redaction_flags.hpp"
@@ -35,79 +36,79 @@ constexpr std::size_t default_max_line_bytes = 16u << 20;
 // What a line over --max-line-bytes keeps of itself as its dead letter's raw response.
 constexpr std::size_t oversized_prefix_bytes = 64u << 10;
 
-constexpr std::string_view usage_head =
-    "usage: llmdlq process --schema FILE [--repair local|off] [--min-confidence X] [--now RFC3339]\n"
-    "                      [--sink none|jsonl:PATH|sqlite:PATH|postgres:CONNINFO] [--code-prefix PREFIX]\n"
-    "                      [--draft NAME] [--catalog DIR] [--format-assertion] [--strict-patterns]\n"
-    "                      [--coerce] [--no-instruction-phrases] [--max-line-bytes N]\n"
-    "                      [--fallback jsonl:PATH|sqlite:PATH] [--schema-version V] [--prompt-version V]\n"
-    "                      [--model NAME] [--national-ids LIST] [--phone-regions LIST]\n"
-    "                      [--redact-pointer P]... [--redaction-key FILE] [--keys DIR]\n"
-    "  Reads JSON Lines on standard input, one LLM response per line:\n"
-    "    {\"id\": ..., \"response\": \"<raw LLM text>\", \"confidence\": 0.9, \"finish_reason\": \"stop\",\n"
-    "     \"idempotency_key\": \"...\", \"input\": \"<what the model saw>\"}   (all but response optional)\n"
-    "  The envelope's record_id is the id (a number as its JSON text). Without an idempotency_key the\n"
-    "  library derives one from hashes of the response, the input and the schema: identical failures\n"
-    "  share one dead letter, and re-running a batch stores nothing twice.\n"
-    "  Prints one line per input line, in order (\"line\" is its line number):\n"
-    "    {\"line\": N, \"id\": ..., \"status\": \"accepted\", \"value\": <JSON>, \"repairs\": [...]}\n"
-    "    {\"line\": N, \"id\": ..., \"status\": \"dead_lettered\", \"stored\": true, \"duplicate\": false,\n"
-    "     \"dlq_id\": ..., \"idempotency_key_derived\": true, \"category\": ..., \"triage\": ..., \"errors\": [...]}\n"
-    "  \"stored\" is false under --sink none; a duplicate names the dlq_id already stored. A line that is\n"
-    "  not such an object gets \"status\": \"invalid_input\"; a line longer than --max-line-bytes (default\n"
-    "  16M; suffix K, M or G) becomes a poison dead letter holding its length, SHA-256 and first bytes,\n"
-    "  its key derived from that hash. When the sink fails, a line gets \"status\": \"retry\".\n"
-    "  A summary of the run goes to stderr. A sqlite: or postgres: sink also records the run's traffic\n"
-    "  (responses judged and dead-lettered, per minute) for the DLQ rate over time.\n"
-    "  --draft, --catalog, --format-assertion, --strict-patterns  how the schema compiles, as for\n"
-    "              `llmdlq validate`\n"
-    "  --no-instruction-phrases  do not treat \"ignore previous instructions\" and the like as injection\n"
-    "  --fallback  where a dead letter the DLQ refuses for good (too large, read-only) goes instead;\n"
-    "              its verdict then says \"in_fallback\": true. Without one such a line is a retry.\n"
-    "  --schema-version, --prompt-version, --model  recorded in every envelope: `llmdlq replay` asks\n"
-    "              that model again, and judges a letter written under other versions again first.\n"
-    "  Every dead letter is redacted (e-mail, phones, IBANs, cards, IPs, keys and tokens, PEM keys,\n"
-    "  passwords in URLs, and the schema's x-llmdlq-pii values) before it is stored or printed:\n"
-    ;
-constexpr std::string_view usage_tail =
-    "  Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
-    "  written (retry those lines) or standard output could not be written (stderr says after how many\n"
-    "  verdicts; it stops there), 2 for usage errors, invalid input lines or unreadable input.\n";
-
-std::string usage() {
-  return std::string(usage_head) + std::string(redaction_flags_usage) + std::string(usage_tail);
-}
-
-// The DLQ named by --sink.
-struct sink_target {
-  std::string kind;  // jsonl, sqlite or postgres
-  std::string path;  // the file, or the text after `postgres:`
-  std::string spec;  // as given
+constexpr option run_options[] = {
+    {"--schema", option_kind::value, "FILE", "the JSON Schema the responses must pass; required"},
+    {"--repair", option_kind::value, "local|off", "local repair of broken JSON (default local)"},
+    {"--coerce", option_kind::flag, "", "schema-guided coercion, reported as repairs of tier \"coercion\""},
+    {"--min-confidence", option_kind::value, "X", "the confidence a response needs, from 0 to 1"},
+    {"--now", option_kind::value, "RFC3339", "the time the envelopes are made at (default: the system clock)"},
+    {"--sink", option_kind::value, "none|jsonl:PATH|sqlite:PATH|postgres:CONNINFO",
+     "where dead letters go (default none)"},
+    {"--fallback", option_kind::value, "jsonl:PATH|sqlite:PATH",
+     "where a dead letter the DLQ refuses for good (too large, read-only) goes instead;\n"
+     "its verdict then says \"in_fallback\": true. Without one such a line is a retry."},
+    {"--code-prefix", option_kind::value, "PREFIX", "put before every failure code"},
+    {"--no-instruction-phrases", option_kind::flag, "",
+     "do not treat \"ignore previous instructions\" and the like as injection"},
+    {"--max-line-bytes", option_kind::value, "N", "the longest input line (default 16M; suffix K, M or G)"},
+};
+constexpr option version_options[] = {
+    {"--schema-version", option_kind::value, "V", "today's schema version, recorded in every envelope"},
+    {"--prompt-version", option_kind::value, "V", "today's prompt version, recorded in every envelope"},
+    {"--model", option_kind::value, "NAME",
+     "the model that answered, recorded in every envelope: `llmdlq replay` asks\n"
+     "that model again, and judges a letter written under other versions again first"},
 };
 
+const command_syntax syntax{
+    .command = "process",
+    .operands = {},
+    .groups = {group("", run_options), group("schema (as for `llmdlq validate`)", schema_options),
+               group("versions", version_options),
+               group("redaction (always on: e-mail, phones, IBANs, cards, IPs, keys and tokens, PEM keys,\n"
+                     "passwords in URLs, and the schema's x-llmdlq-pii values, before a letter is stored or printed)",
+                     redaction_options_table)},
+    .about =
+        "  Reads JSON Lines on standard input, one LLM response per line:\n"
+        "    {\"id\": ..., \"response\": \"<raw LLM text>\", \"confidence\": 0.9, \"finish_reason\": \"stop\",\n"
+        "     \"idempotency_key\": \"...\", \"input\": \"<what the model saw>\"}   (all but response optional)\n"
+        "  The envelope's record_id is the id (a number as its JSON text). Without an idempotency_key the\n"
+        "  library derives one from hashes of the response, the input and the schema: identical failures\n"
+        "  share one dead letter, and re-running a batch stores nothing twice.\n"
+        "  Prints one line per input line, in order (\"line\" is its line number):\n"
+        "    {\"line\": N, \"id\": ..., \"status\": \"accepted\", \"value\": <JSON>, \"repairs\": [...]}\n"
+        "    {\"line\": N, \"id\": ..., \"status\": \"dead_lettered\", \"stored\": true, \"duplicate\": false,\n"
+        "     \"dlq_id\": ..., \"idempotency_key_derived\": true, \"category\": ..., \"triage\": ..., \"errors\": [...]}\n"
+        "  \"stored\" is false under --sink none; a duplicate names the dlq_id already stored. A line that is\n"
+        "  not such an object gets \"status\": \"invalid_input\"; a line longer than --max-line-bytes\n"
+        "  becomes a poison dead letter holding its length, SHA-256 and first bytes, its key derived\n"
+        "  from that hash. When the sink fails, a line gets \"status\": \"retry\".\n"
+        "  A summary of the run goes to stderr. A sqlite: or postgres: sink also records the run's traffic\n"
+        "  (responses judged and dead-lettered, per minute) for the DLQ rate over time.\n",
+    .closing =
+        "Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
+        "written (retry those lines) or standard output could not be written (stderr says after how many\n"
+        "verdicts; it stops there), 2 for usage errors, invalid input lines or unreadable input.\n",
+};
+
+constexpr store_kinds sink_stores = {store_spec::store_kind::jsonl, store_spec::store_kind::sqlite,
+                                     store_spec::store_kind::postgres};
+
 // Nothing for none; an error message for a spec that names no sink.
-expected<std::optional<sink_target>, std::string> parse_sink(std::string_view spec) {
-  if (spec == "none") return std::optional<sink_target>();
-  const auto colon = spec.find(':');
-  sink_target target{std::string(spec.substr(0, colon)),
-                     colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1)),
-                     std::string(spec)};
-  if (target.path.empty() || (target.kind != "jsonl" && target.kind != "sqlite" && target.kind != "postgres")) {
-    return unexpected("--sink wants none, jsonl:PATH, sqlite:PATH or postgres:CONNINFO, not '" + std::string(spec) +
-                      "'");
-  }
-  return std::optional(std::move(target));
+expected<std::optional<store_spec>, std::string> parse_sink(std::string_view spec) {
+  if (spec == "none") return std::optional<store_spec>();
+  auto parsed = parse_store_spec(spec, sink_stores);
+  if (!parsed) return unexpected("--sink wants none, " + store_forms(sink_stores) + ", not '" + std::string(spec) + "'");
+  return std::optional(std::move(*parsed));
 }
 
-expected<std::unique_ptr<sink>, sink_error> open_sink(const sink_target& target) {
-  if (target.kind == "jsonl") {
-    auto s = jsonl_file_sink::open(target.path);
+expected<std::unique_ptr<sink>, sink_error> open_sink(const store_spec& target) {
+  if (target.kind == store_spec::store_kind::jsonl) {
+    auto s = jsonl_file_sink::open(target.location);
     if (!s) return unexpected(std::move(s.error()));
     return std::unique_ptr<sink>(std::make_unique<jsonl_file_sink>(std::move(*s)));
   }
-  auto spec = parse_store_spec(target.spec);
-  if (!spec) return unexpected(sink_error{sink_errc::rejected, std::move(spec.error())});
-  auto store = open_store(*spec, /*read_only=*/false);
+  auto store = open_store(target, /*read_only=*/false);
   if (!store) return unexpected(sink_error{sink_errc::unavailable, std::move(store.error().message)});
   return std::unique_ptr<sink>(std::move(*store));
 }
@@ -318,138 +319,125 @@ envelope oversized_line_envelope(const input_line& line, std::size_t max_line_by
   return e;
 }
 
-}  // namespace
-
-int process_command(arguments args) {
-  std::optional<std::string> schema_path;
-  std::string sink_spec = "none";
-  std::string fallback_spec = "none";
+// What the command line asks of a run.
+struct process_settings {
+  std::string schema_path;
+  std::optional<store_spec> sink;
+  std::optional<store_spec> fallback;
   std::size_t max_line_bytes = default_max_line_bytes;
   process_options options;
   compile_options compile;
-  redaction_settings redaction;
   version_set versions;    // recorded in every envelope: a replay compares them with today's
   std::string model_name;  // the model that answered, for a replay to ask again
-  auto invalid = [](std::string_view flag, std::string_view wanted, std::string_view got) {
-    complain("process", std::string(flag) + " wants " + std::string(wanted) + ", not '" + std::string(got) + "'");
-    return exit_usage;
-  };
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage();
-      return exit_ok;
-    }
-    if (const auto flag = take_schema_flag("process", arg, args, compile); flag != flag_outcome::not_ours) {
-      if (flag == flag_outcome::refused) return exit_usage;
-      continue;
-    }
-    if (const auto flag = take_redaction_flag("process", arg, args, redaction); flag != flag_outcome::not_ours) {
-      if (flag == flag_outcome::refused) return exit_usage;
-      continue;
-    }
-    if (arg == "--coerce") {  // schema-guided coercion, reported as repairs of tier "coercion"
-      options.coerce = true;
-      continue;
-    }
-    if (arg == "--no-instruction-phrases") {
-      options.guard.detect_instruction_phrases = false;
-      continue;
-    }
-    static constexpr std::string_view valued[] = {"--schema",      "--repair",         "--min-confidence",
-                                                  "--now",         "--sink",           "--code-prefix",
-                                                  "--max-line-bytes", "--fallback",   "--schema-version",
-                                                  "--prompt-version", "--model"};
-    if (std::find(std::begin(valued), std::end(valued), arg) == std::end(valued)) {
-      complain("process", (arg.starts_with("-") ? "unknown option " : "unexpected argument ") + std::string(arg));
-      std::cerr << usage();
-      return exit_usage;
-    }
-    const auto value = args.value_of(arg);
-    if (!value) return exit_usage;
-    if (arg == "--schema") {
-      schema_path = std::string(*value);
-    } else if (arg == "--repair") {
-      if (*value != "local" && *value != "off") return invalid(arg, "local or off", *value);
-      options.repair = *value == "local" ? repair_mode::local : repair_mode::off;
-    } else if (arg == "--min-confidence") {
-      double threshold = 0;
-      const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), threshold);
-      if (ec != std::errc() || end != value->data() + value->size() || !std::isfinite(threshold) ||
-          threshold < 0 || threshold > 1) {
-        return invalid(arg, "a number from 0 to 1", *value);
-      }
-      options.min_confidence = threshold;
-    } else if (arg == "--now") {
-      const auto now = parse_rfc3339(*value);
-      if (!now) return invalid(arg, "an RFC 3339 date-time", *value);
-      options.clock = [t = *now] { return t; };
-    } else if (arg == "--sink") {
-      sink_spec = std::string(*value);
-    } else if (arg == "--fallback") {
-      fallback_spec = std::string(*value);
-    } else if (arg == "--schema-version") {
-      versions.schema = std::string(*value);
-    } else if (arg == "--prompt-version") {
-      versions.prompt = std::string(*value);
-    } else if (arg == "--model") {
-      model_name = std::string(*value);
-    } else if (arg == "--max-line-bytes") {
-      const auto limit = parse_byte_count(*value);
-      if (!limit) return invalid(arg, "a positive number of bytes (suffix K, M or G)", *value);
-      max_line_bytes = *limit;
-    } else {
-      options.failure_code_prefix = std::string(*value);
-    }
+};
+
+std::string wants(std::string_view option, std::string_view wanted, std::string_view got) {
+  return fmt::format("{} wants {}, not '{}'", option, wanted, got);
+}
+
+// The run's options and where its letters go; why not, as a usage error's message.
+std::optional<std::string> read_run_options(const parsed_arguments& a, process_settings& s) {
+  process_options& options = s.options;
+  options.coerce = a.has("--coerce");
+  if (a.has("--no-instruction-phrases")) options.guard.detect_instruction_phrases = false;
+  if (const auto v = a.value("--repair")) {
+    if (*v != "local" && *v != "off") return wants("--repair", "local or off", *v);
+    options.repair = *v == "local" ? repair_mode::local : repair_mode::off;
   }
-  if (!apply_redaction("process", std::move(redaction), options)) return exit_usage;
-  if (!schema_path) {
-    complain("process", "--schema is required");
-    std::cerr << usage();
-    return exit_usage;
+  if (const auto v = a.value("--min-confidence")) {
+    double threshold = 0;
+    const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), threshold);
+    if (ec != std::errc() || end != v->data() + v->size() || !std::isfinite(threshold) || threshold < 0 ||
+        threshold > 1) {
+      return wants("--min-confidence", "a number from 0 to 1", *v);
+    }
+    options.min_confidence = threshold;
   }
-  const auto target = parse_sink(sink_spec);
-  if (!target) {
-    complain("process", target.error());
-    return exit_usage;
+  if (const auto v = a.value("--now")) {
+    const auto now = parse_rfc3339(*v);
+    if (!now) return wants("--now", "an RFC 3339 date-time", *v);
+    options.clock = [t = *now] { return t; };
   }
-  const auto fallback_target = parse_sink(fallback_spec);
-  if (!fallback_target) {
-    complain("process", "--fallback: " + fallback_target.error());
-    return exit_usage;
+  if (const auto v = a.value("--max-line-bytes")) {
+    const auto limit = parse_byte_count(*v);
+    if (!limit) return wants("--max-line-bytes", "a positive number of bytes (suffix K, M or G)", *v);
+    s.max_line_bytes = *limit;
   }
-  const auto schema_text = read_file(*schema_path);
+  if (const auto v = a.value("--code-prefix")) options.failure_code_prefix = std::string(*v);
+  auto sink = parse_sink(a.value("--sink").value_or("none"));
+  if (!sink) return sink.error();
+  s.sink = std::move(*sink);
+  auto fallback = parse_sink(a.value("--fallback").value_or("none"));
+  if (!fallback) return "--fallback: " + fallback.error();
+  s.fallback = std::move(*fallback);
+  return std::nullopt;
+}
+
+// The settings the command line asks for, or the exit code after saying why not.
+expected<process_settings, int> read_settings(const parsed_arguments& a) {
+  process_settings s;
+  if (auto error = read_schema_options(a, s.compile)) return unexpected(usage_error(syntax, *error));
+  redaction_settings redaction;
+  if (auto error = read_redaction_options(a, redaction)) return unexpected(usage_error(syntax, *error));
+  if (auto error = read_run_options(a, s)) return unexpected(usage_error(syntax, *error));
+  if (const auto v = a.value("--schema-version")) s.versions.schema = std::string(*v);
+  if (const auto v = a.value("--prompt-version")) s.versions.prompt = std::string(*v);
+  if (const auto v = a.value("--model")) s.model_name = std::string(*v);
+  if (!apply_redaction("process", std::move(redaction), s.options)) return unexpected(static_cast<int>(exit_usage));
+  const auto schema = a.value("--schema");
+  if (!schema) return unexpected(usage_error(syntax, "--schema is required"));
+  s.schema_path = std::string(*schema);
+  return s;
+}
+
+// The sink `target` names, or none; nothing after saying why it did not open.
+std::optional<std::unique_ptr<sink>> open_optional_sink(const std::optional<store_spec>& target,
+                                                        std::string_view what) {
+  if (!target) return std::unique_ptr<sink>();
+  auto opened = open_sink(*target);
+  if (!opened) {
+    complain("process", fmt::format("cannot open {}: {}", what, opened.error().message));
+    return std::nullopt;
+  }
+  return std::move(*opened);
+}
+
+int judge_lines(const judge& worker, const llmdlq::schema& schema, const process_settings& s);
+
+}  // namespace
+
+int process_command(arguments args) {
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  auto settings = read_settings(*parsed);
+  if (!settings) return settings.error();
+  const process_settings& s = *settings;
+  const auto schema_text = read_file(s.schema_path);
   if (!schema_text) {
-    complain("process", "cannot read schema " + *schema_path + ": " + schema_text.error());
+    complain("process", "cannot read schema " + s.schema_path + ": " + schema_text.error());
     return exit_usage;
   }
-  const auto schema = llmdlq::schema::compile(*schema_text, compile);
+  const auto schema = llmdlq::schema::compile(*schema_text, s.compile);
   if (!schema) {
-    complain("process", "invalid schema " + *schema_path +
+    complain("process", "invalid schema " + s.schema_path +
                             (schema.error().location.empty() ? "" : " at " + schema.error().location) + ": " +
                             schema.error().message);
     return exit_usage;
   }
-  std::unique_ptr<sink> dead_letters;
-  if (*target) {
-    auto opened = open_sink(**target);
-    if (!opened) {
-      complain("process", "cannot open the DLQ: " + opened.error().message);
-      return exit_sink;
-    }
-    dead_letters = std::move(*opened);
-  }
-  std::unique_ptr<sink> fallback;
-  if (*fallback_target) {
-    auto opened = open_sink(**fallback_target);
-    if (!opened) {
-      complain("process", "cannot open the fallback sink: " + opened.error().message);
-      return exit_sink;
-    }
-    fallback = std::move(*opened);
-  }
-  const judge worker{*schema, std::move(dead_letters), std::move(fallback), options};
+  auto dead_letters = open_optional_sink(s.sink, "the DLQ");
+  if (!dead_letters) return exit_sink;
+  auto fallback = open_optional_sink(s.fallback, "the fallback sink");
+  if (!fallback) return exit_sink;
+  const judge worker{*schema, std::move(*dead_letters), std::move(*fallback), s.options};
+  return judge_lines(worker, *schema, s);
+}
 
+namespace {
+
+// Judges standard input's lines, printing a verdict for each; the exit code.
+int judge_lines(const judge& worker, const llmdlq::schema& schema, const process_settings& s) {
+  const std::size_t max_line_bytes = s.max_line_bytes;
+  const process_options& options = s.options;
   run_totals totals;
   bool read_failed = false;
   line_reader lines(STDIN_FILENO, max_line_bytes, oversized_prefix_bytes);
@@ -468,7 +456,7 @@ int process_command(arguments args) {
     ++totals.lines;
     boost::json::object verdict{{"line", line_number}};
     if (line.over_limit) {
-      const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, *schema, options));
+      const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, schema, options));
       verdict.emplace("length", line.length);
       describe_dead_letter(verdict, d, totals);
       verdicts.write_line(boost::json::serialize(verdict));
@@ -484,8 +472,8 @@ int process_command(arguments args) {
       continue;
     }
     if (const auto* id = input->input.as_object().if_contains("id")) verdict.emplace("id", *id);
-    input->context.versions = versions;
-    if (!model_name.empty()) input->context.model.name = model_name;
+    input->context.versions = s.versions;
+    if (!s.model_name.empty()) input->context.model.name = s.model_name;
     const disposition d = worker.handle(input->response, input->context);
     if (d.accepted) {
       ++totals.accepted;
@@ -510,4 +498,5 @@ int process_command(arguments args) {
   return read_failed || totals.invalid > 0 ? exit_usage : exit_ok;
 }
 
+}  // namespace
 }  // namespace llmdlq::cli

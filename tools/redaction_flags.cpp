@@ -61,46 +61,34 @@ expected<redaction_key, std::string> read_redaction_key(const std::string& path)
 
 }  // namespace
 
-flag_outcome take_redaction_flag(std::string_view command, std::string_view arg, arguments& args,
-                                 redaction_settings& settings) {
-  if (arg != "--national-ids" && arg != "--phone-regions" && arg != "--redact-pointer" && arg != "--redaction-key" &&
-      arg != "--keys") {
-    return flag_outcome::not_ours;
-  }
-  const auto value = args.value_of(arg);
-  if (!value) return flag_outcome::refused;
+std::optional<std::string> read_redaction_options(const parsed_arguments& parsed, redaction_settings& settings) {
   redaction_options& o = settings.options;
-  if (arg == "--national-ids") {
+  for (const auto value : parsed.values("--national-ids")) {
     const std::vector<std::string> names =
-        *value == "all" ? std::vector<std::string>{"nl_bsn", "ru_inn", "ru_snils", "lk_nic"} : list_items(*value);
+        value == "all" ? std::vector<std::string>{"nl_bsn", "ru_inn", "ru_snils", "lk_nic"} : list_items(value);
     for (const auto& name : names) {
       auto rule = national_id_named(name);
-      if (!rule) {
-        complain(command, "--national-ids wants all, or some of nl_bsn, ru_inn, ru_snils, lk_nic, not " + name);
-        return flag_outcome::refused;
-      }
+      if (!rule) return "--national-ids wants all, or some of nl_bsn, ru_inn, ru_snils, lk_nic, not " + name;
       o.national_ids.push_back(std::move(*rule));
     }
-  } else if (arg == "--phone-regions") {
-    for (auto& region : list_items(*value)) o.phone_regions.push_back(std::move(region));
-  } else if (arg == "--redact-pointer") {
-    o.pointers.emplace_back(*value);
-  } else if (arg == "--redaction-key") {
+  }
+  for (const auto value : parsed.values("--phone-regions")) {
+    for (auto& region : list_items(value)) o.phone_regions.push_back(std::move(region));
+  }
+  for (const auto value : parsed.values("--redact-pointer")) o.pointers.emplace_back(value);
+  if (const auto value = parsed.value("--redaction-key")) {
     auto key = read_redaction_key(std::string(*value));
-    if (!key) {
-      complain(command, "--redaction-key: " + key.error());
-      return flag_outcome::refused;
-    }
+    if (!key) return "--redaction-key: " + key.error();
     o.key = std::move(*key);
-  } else {
+  }
+  if (const auto value = parsed.value("--keys")) {
 #ifdef LLMDLQ_TOOL_WITH_CRYPTO
     settings.keys = std::string(*value);
 #else
-    complain(command, "--keys needs a build with llmdlq::crypto (libsodium)");
-    return flag_outcome::refused;
+    return std::string("--keys needs a build with llmdlq::crypto (libsodium)");
 #endif
   }
-  return flag_outcome::taken;
+  return std::nullopt;
 }
 
 bool apply_redaction(std::string_view command, redaction_settings settings, process_options& options) {

@@ -27,20 +27,37 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
+#include "store_spec.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq rekey STORE --keys DIR --to NEW_ID [--from OLD_ID] [--dry-run] [--batch N]\n"
-    "  STORE: sqlite:PATH | postgres:CONNINFO | jsonl:PATH\n"
-    "  Opens every sealed original whose key is not NEW_ID (with --from: only OLD_ID's) and seals it\n"
-    "  again with NEW_ID, a record at a time. SQLite and PostgreSQL rows are rewritten N (256) per\n"
-    "  transaction; a JSON Lines file is rewritten into a new file that replaces it by a rename, under\n"
-    "  the lock its sink takes, so that a crash leaves the old file or the new one. A text that does\n"
-    "  not open is reported on stderr and left as it is. --dry-run opens but writes nothing.\n"
-    "  Exit 0 when every text was re-sealed or its key is shredded, 1 when some did not open for\n"
-    "  another reason (unknown key, forged, malformed), 2 for usage errors, 3 when the store fails.\n";
+constexpr option options[] = {
+    {"--keys", option_kind::value, "DIR", "the key directory; required"},
+    {"--to", option_kind::value, "NEW_ID", "the key to seal with; required"},
+    {"--from", option_kind::value, "OLD_ID", "only the texts sealed with this key"},
+    {"--dry-run", option_kind::flag, "", "open the texts but write nothing"},
+    {"--batch", option_kind::value, "N", "rows per transaction (default 256)"},
+};
+constexpr operand operands[] = {{"STORE", "give a STORE, --keys DIR and --to NEW_ID"}};
+
+constexpr store_kinds rekeyable = {store_spec::store_kind::sqlite, store_spec::store_kind::postgres,
+                                   store_spec::store_kind::jsonl};
+
+const command_syntax syntax{
+    .command = "rekey",
+    .operands = operands,
+    .groups = {group("", options)},
+    .about = "  STORE: sqlite:PATH | postgres:CONNINFO | jsonl:PATH\n"
+             "  Opens every sealed original whose key is not NEW_ID (with --from: only OLD_ID's) and seals it\n"
+             "  again with NEW_ID, a record at a time. SQLite and PostgreSQL rows are rewritten N (256) per\n"
+             "  transaction; a JSON Lines file is rewritten into a new file that replaces it by a rename, under\n"
+             "  the lock its sink takes, so that a crash leaves the old file or the new one. A text that does\n"
+             "  not open is reported on stderr and left as it is.\n",
+    .closing = "Exit 0 when every text was re-sealed or its key is shredded, 1 when some did not open for\n"
+               "another reason (unknown key, forged, malformed), 2 for usage errors, 3 when the store fails.\n",
+};
 
 struct rekey_plan {
   std::string to;
@@ -177,48 +194,59 @@ int rekey_store(Store& store, rekeyer& change, std::size_t batch) {
   return exit_ok;
 }
 
+// Re-seals the texts of the store `spec` names; the exit code.
+int rekey_named_store(const store_spec& spec, rekeyer& change, const rekey_plan& plan, std::size_t batch) {
+  if (spec.kind == store_spec::store_kind::jsonl) return rekey_jsonl(spec.location, change, plan.dry_run);
+  if (spec.kind == store_spec::store_kind::sqlite) {
+    if (!std::filesystem::exists(spec.location)) {
+      complain("rekey", "no DLQ at " + spec.location);
+      return exit_usage;
+    }
+    sqlite_store_options options;
+    if (!spec.table.empty()) options.table = spec.table;
+    auto opened = sqlite_store::open(spec.location, std::move(options));
+    if (!opened) {
+      complain("rekey", opened.error().message);
+      return exit_sink;
+    }
+    return rekey_store(*opened, change, batch);
+  }
+#ifdef LLMDLQ_TOOL_WITH_POSTGRES
+  postgres_store_options options;
+  options.migrate = false;
+  if (!spec.table.empty()) options.table = spec.table;
+  options.schema = spec.schema;
+  auto opened = postgres_store::open(spec.location, std::move(options));
+  if (!opened) {
+    complain("rekey", opened.error().message);
+    return exit_sink;
+  }
+  return rekey_store(*opened, change, batch);
+#else
+  complain("rekey", "this llmdlq was built without PostgreSQL");
+  return exit_usage;
+#endif
+}
+
 }  // namespace
 
 int rekey_command(arguments args) {
-  std::string_view store;
-  std::string keys;
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  const std::string keys(parsed->value("--keys").value_or(""));
   rekey_plan plan;
+  plan.to = std::string(parsed->value("--to").value_or(""));
+  if (const auto from = parsed->value("--from")) plan.from = std::string(*from);
+  plan.dry_run = parsed->has("--dry-run");
   std::size_t batch = 256;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return exit_ok;
-    }
-    if (arg == "--keys" || arg == "--to" || arg == "--from" || arg == "--batch") {
-      const auto value = args.value_of(arg);
-      if (!value) return exit_usage;
-      if (arg == "--keys") keys = *value;
-      if (arg == "--to") plan.to = *value;
-      if (arg == "--from") plan.from = std::string(*value);
-      if (arg == "--batch") {
-        const auto n = parse_byte_count(*value);
-        if (!n) {
-          complain("rekey", "--batch wants a positive number");
-          return exit_usage;
-        }
-        batch = *n;
-      }
-    } else if (arg == "--dry-run") {
-      plan.dry_run = true;
-    } else if (store.empty() && !arg.starts_with("-")) {
-      store = arg;
-    } else {
-      complain("rekey", "unexpected argument " + std::string(arg));
-      std::cerr << usage;
-      return exit_usage;
-    }
+  if (const auto value = parsed->value("--batch")) {
+    const auto n = parse_byte_count(*value);
+    if (!n) return usage_error(syntax, "--batch wants a positive number");
+    batch = *n;
   }
-  if (store.empty() || keys.empty() || plan.to.empty()) {
-    complain("rekey", "give a STORE, --keys DIR and --to NEW_ID");
-    std::cerr << usage;
-    return exit_usage;
-  }
+  if (keys.empty() || plan.to.empty()) return usage_error(syntax, "give a STORE, --keys DIR and --to NEW_ID");
+  const auto spec = parse_store_spec(parsed->operand(0), rekeyable);
+  if (!spec) return usage_error(syntax, spec.error());
   auto provider = std::make_shared<file_key_provider>(keys);
   if (auto key = provider->key(plan.to); !key) {
     complain("rekey", fmt::format("--to: {}", describe(key.error())));
@@ -226,36 +254,7 @@ int rekey_command(arguments args) {
   }
   const sodium_field_cipher cipher(provider);
   rekeyer change(cipher, plan);
-  int code = exit_usage;
-  if (store.starts_with("sqlite:") && store.size() > 7) {
-    const std::filesystem::path path(store.substr(7));
-    if (!std::filesystem::exists(path)) {
-      complain("rekey", "no DLQ at " + path.string());
-      return exit_usage;
-    }
-    auto opened = sqlite_store::open(path);
-    if (!opened) {
-      complain("rekey", opened.error().message);
-      return exit_sink;
-    }
-    code = rekey_store(*opened, change, batch);
-#ifdef LLMDLQ_TOOL_WITH_POSTGRES
-  } else if (store.starts_with("postgres:") && store.size() > 9) {
-    postgres_store_options options;
-    options.migrate = false;
-    auto opened = postgres_store::open(store.substr(9), std::move(options));
-    if (!opened) {
-      complain("rekey", opened.error().message);
-      return exit_sink;
-    }
-    code = rekey_store(*opened, change, batch);
-#endif
-  } else if (store.starts_with("jsonl:") && store.size() > 6) {
-    code = rekey_jsonl(std::filesystem::path(store.substr(6)), change, plan.dry_run);
-  } else {
-    complain("rekey", fmt::format("no DLQ '{}': give sqlite:PATH, postgres:CONNINFO or jsonl:PATH", store));
-    return exit_usage;
-  }
+  const int code = rekey_named_store(*spec, change, plan, batch);
   if (code != exit_ok) return code;
   const auto& t = change.tally;
   std::cout << fmt::format("{} {} in {} to key {}; left {} (key shredded: {}, other: {})\n",

@@ -9,20 +9,29 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq repair [--json] [--allow TIERS] [--max-bytes N] [FILE]\n"
-    "  Repairs the JSON in FILE (or standard input) and prints it; exit 0 when\n"
-    "  repaired (or already valid), 1 with the error and its position on stderr,\n"
-    "  2 for usage errors and input that cannot be read or is over the limit.\n"
-    "  --allow TIERS  comma-separated tiers a repair may use: lossless, syntactic,\n"
-    "                 lossy (default lossless,syntactic)\n"
-    "  --max-bytes N  refuse input larger than N bytes (suffix K, M or G: KiB, MiB,\n"
-    "                 GiB; default 16M), before reading more of it than that\n"
-    "  --json         print {\"ok\", \"json\", \"actions\", \"truncated\"} (and \"error\")\n";
+constexpr option options[] = {
+    {"--allow", option_kind::value, "TIERS",
+     "comma-separated tiers a repair may use: lossless, syntactic,\nlossy (default lossless,syntactic)"},
+    {"--max-bytes", option_kind::value, "N",
+     "refuse input larger than N bytes (suffix K, M or G: KiB, MiB,\nGiB; default 16M), before reading more of it than that"},
+    {"--json", option_kind::flag, "", "print {\"ok\", \"json\", \"actions\", \"truncated\"} (and \"error\")"},
+};
+constexpr operand operands[] = {{"FILE", ""}};
+
+const command_syntax syntax{
+    .command = "repair",
+    .operands = operands,
+    .groups = {group("", options)},
+    .about = "  Repairs the JSON in FILE (or standard input) and prints it; exit 0 when\n"
+             "  repaired (or already valid), 1 with the error and its position on stderr,\n"
+             "  2 for usage errors and input that cannot be read or is over the limit.\n",
+    .closing = "",
+};
 
 std::optional<repair_tiers> parse_tiers(std::string_view list) {
   repair_tiers tiers;
@@ -47,45 +56,22 @@ std::optional<repair_tiers> parse_tiers(std::string_view list) {
 }  // namespace
 
 int repair_command(arguments args) {
-  bool as_json = false;
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  const bool as_json = parsed->has("--json");
   repair_options options;
-  std::optional<std::string> file;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--json") {
-      as_json = true;
-    } else if (arg == "--allow") {
-      const auto value = args.value_of(arg);
-      if (!value) return exit_usage;
-      const auto tiers = parse_tiers(*value);
-      if (!tiers) {
-        complain("repair", "--allow takes lossless, syntactic and lossy, separated by commas");
-        return exit_usage;
-      }
-      options.allowed = *tiers;
-    } else if (arg == "--max-bytes") {
-      const auto value = args.value_of(arg);
-      if (!value) return exit_usage;
-      const auto limit = parse_byte_count(*value);
-      if (!limit) {
-        complain("repair", "--max-bytes wants a positive number of bytes, not '" + std::string(*value) + "'");
-        return exit_usage;
-      }
-      options.max_bytes = *limit;
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return exit_ok;
-    } else if (arg.starts_with("-") && arg != "-") {
-      complain("repair", "unknown option '" + std::string(arg) + "'");
-      std::cerr << usage;
-      return exit_usage;
-    } else if (file) {
-      complain("repair", "takes one file");
-      return exit_usage;
-    } else {
-      file = std::string(arg);
-    }
+  if (const auto value = parsed->value("--allow")) {
+    const auto tiers = parse_tiers(*value);
+    if (!tiers) return usage_error(syntax, "--allow takes lossless, syntactic and lossy, separated by commas");
+    options.allowed = *tiers;
   }
+  if (const auto value = parsed->value("--max-bytes")) {
+    const auto limit = parse_byte_count(*value);
+    if (!limit) return usage_error(syntax, "--max-bytes wants a positive number of bytes, not '" + std::string(*value) + "'");
+    options.max_bytes = *limit;
+  }
+  std::optional<std::string> file;
+  if (!parsed->operand(0).empty()) file = std::string(parsed->operand(0));
 
   const bool from_stdin = !file || *file == "-";
   auto content = from_stdin ? read_stdin(options.max_bytes) : read_file(*file, options.max_bytes);

@@ -31,180 +31,216 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "replay_targets.hpp"
+#include "store_spec.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq replay STORE --schema FILE [options]\n"
-    "  Runs the recovery ladder (local repair, an isolated repair prompt, a stronger model, declared\n"
-    "  relaxations; revalidation of letters written under other versions) over a DLQ's pending and\n"
-    "  requeued letters. A dry run (the default) calls no model and changes nothing: it counts the\n"
-    "  next step of each letter and shows samples. --execute runs it, under a lease (one replay per\n"
-    "  store), at --rate letters per second, resuming where a stopped replay left off.\n"
-    "STORE:\n"
-    "  sqlite:PATH | postgres:CONNINFO | kafka:TOPIC (with --brokers and --state; read only)\n"
-    "model (needed with --execute):\n"
-    "  --model-url URL        an OpenAI-compatible API (http://127.0.0.1:8080/v1)\n"
-    "  --model NAME           the model to ask (default: the one each letter names)\n"
-    "  --escalate-to NAME     a stronger model for the attempt after a failed one\n"
-    "  --api-key-env VAR      the environment variable holding the API key (never on the command line)\n"
-    "  --timeout SECONDS      per call (default 60)\n"
-    "ladder:\n"
-    "  --max-attempts N       model calls per payload, across replays (default 2)\n"
-    "  --payload-tokens N     tokens per payload (default 32000)   --window-tokens N  per hour (0: no limit)\n"
-    "  --format-assertion     judge `format` as the pipeline does with it (as `llmdlq process` does)\n"
-    "  --schema-version V     today's schema version   --prompt-version V  today's prompt version\n"
-    "  --relax KIND           declared relaxation: drop-optional, allow-additional, allow-format (repeatable)\n"
-    "selection (repeatable where it makes sense):\n"
-    "  --category C  --triage T  --code C  --id DLQ_ID  --written-schema V  --written-prompt V\n"
-    "  --written-model V  --since TIME  --until TIME (RFC 3339)  --requeued-only  --limit N\n"
-    "run:\n"
-    "  --execute              call models and write results (default: dry run)\n"
-    "  --rate N               letters per second (default 10; 0: no limit)\n"
-    "  --name NAME            the replay's cursor (default: replay); one replay of a store runs at a\n"
-    "                         time whatever the name\n"
-    "  --to jsonl:PATH        also append recovered payloads here; the target must be on the allowlist\n"
-    "                         named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST, as jsonl: and its\n"
-    "                         absolute path with links resolved (an entry ending in * is a prefix)\n"
-    "  --state sqlite:PATH|postgres:CONNINFO   where a Kafka replay keeps its attempts, ledger and lease\n"
-    "  --brokers LIST         Kafka bootstrap servers\n"
-    "  --json                 the summary as JSON   --samples N  dry-run samples shown (default 5)\n"
-    "Exit 0 when the replay ran (see the summary), 2 for usage errors, 3 when a store failed,\n"
-    "4 when another replay holds the lease, 128+N when signal N (INT, TERM) stopped it: its lease is given back.\n";
+constexpr option model_options[] = {
+    {"--model-url", option_kind::value, "URL", "an OpenAI-compatible API (http://127.0.0.1:8080/v1)"},
+    {"--model", option_kind::value, "NAME", "the model to ask (default: the one each letter names)"},
+    {"--escalate-to", option_kind::value, "NAME", "a stronger model for the attempt after a failed one"},
+    {"--api-key-env", option_kind::value, "VAR",
+     "the environment variable holding the API key (never on the command line)"},
+    {"--timeout", option_kind::value, "SECONDS", "per call (default 60)"},
+};
+constexpr option ladder_options[] = {
+    {"--schema", option_kind::value, "FILE", "today's schema; required"},
+    {"--max-attempts", option_kind::value, "N", "model calls per payload, across replays (default 2)"},
+    {"--payload-tokens", option_kind::value, "N", "tokens per payload (default 32000)"},
+    {"--window-tokens", option_kind::value, "N", "tokens per hour (0: no limit)"},
+    {"--format-assertion", option_kind::flag, "",
+     "judge `format` as the pipeline does with it (as `llmdlq process` does)"},
+    {"--schema-version", option_kind::value, "V", "today's schema version"},
+    {"--prompt-version", option_kind::value, "V", "today's prompt version"},
+    {"--relax", option_kind::repeated, "KIND", "declared relaxation: drop-optional, allow-additional, allow-format"},
+};
+constexpr option selection_options[] = {
+    {"--category", option_kind::repeated, "C", "the failure category"},
+    {"--triage", option_kind::repeated, "T", "the triage class"},
+    {"--code", option_kind::repeated, "C", "the failure code"},
+    {"--id", option_kind::repeated, "DLQ_ID", "the letter"},
+    {"--written-schema", option_kind::value, "V", "written under this schema version"},
+    {"--written-prompt", option_kind::value, "V", "written under this prompt version"},
+    {"--written-model", option_kind::value, "V", "written under this model version"},
+    {"--since", option_kind::value, "TIME", "created at or after (RFC 3339)"},
+    {"--until", option_kind::value, "TIME", "created before (RFC 3339)"},
+    {"--requeued-only", option_kind::flag, "", "only the letters an operator requeued"},
+    {"--limit", option_kind::value, "N", "letters at most"},
+};
+constexpr option run_options[] = {
+    {"--execute", option_kind::flag, "", "call models and write results (default: dry run)"},
+    {"--rate", option_kind::value, "N", "letters per second (default 10; 0: no limit)"},
+    {"--name", option_kind::value, "NAME",
+     "the replay's cursor (default: replay); one replay of a store runs at a\ntime whatever the name"},
+    {"--to", option_kind::value, "jsonl:PATH",
+     "also append recovered payloads here; the target must be on the allowlist\n"
+     "named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST, as jsonl: and its\n"
+     "absolute path with links resolved (an entry ending in * is a prefix)"},
+    {"--allowlist", option_kind::value, "FILE", "the allowlist of --to targets"},
+    {"--state", option_kind::value, "sqlite:PATH|postgres:CONNINFO",
+     "where a Kafka replay keeps its attempts, ledger and lease"},
+    {"--brokers", option_kind::value, "LIST", "deprecated: give kafka:BROKERS/TOPIC"},
+    {"--json", option_kind::flag, "", "the summary as JSON"},
+    {"--samples", option_kind::value, "N", "dry-run samples shown (default 5)"},
+};
+constexpr operand operands[] = {{"STORE", "give the DLQ to replay"}};
+
+const command_syntax syntax{
+    .command = "replay",
+    .operands = operands,
+    .groups = {group("model (needed with --execute)", model_options), group("ladder", ladder_options),
+               group("selection", selection_options), group("run", run_options)},
+    .about = "  Runs the recovery ladder (local repair, an isolated repair prompt, a stronger model, declared\n"
+             "  relaxations; revalidation of letters written under other versions) over a DLQ's pending and\n"
+             "  requeued letters. A dry run (the default) calls no model and changes nothing: it counts the\n"
+             "  next step of each letter and shows samples. --execute runs it, under a lease (one replay per\n"
+             "  store), at --rate letters per second, resuming where a stopped replay left off.\n"
+             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC\n"
+             "  (a Kafka topic is read only: a real run keeps its state in --state)\n",
+    .closing = "Exit 0 when the replay ran (see the summary), 2 for usage errors, 3 when a store failed,\n"
+               "4 when another replay holds the lease, 128+N when signal N (INT, TERM) stopped it: its lease is "
+               "given back.\n",
+};
 
 constexpr int exit_busy = 4;
 
+constexpr store_kinds state_stores = {store_spec::store_kind::sqlite, store_spec::store_kind::postgres};
+
 struct settings {
-  std::string store;
+  std::string store;  // as given, for the summary
+  store_spec dlq;
+  std::optional<store_spec> state;
   std::string schema_file;
   std::string model_url;
   std::string api_key_env;
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
   std::string to;
   std::string allowlist;
-  std::string state;
-  std::string brokers;
   bool json = false;
   bool requeued_only = false;
   recovery_ladder_options ladder;
   replayer_options replay;
 };
 
-std::optional<std::int64_t> parse_count(std::string_view text) {
-  std::int64_t n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n < 0) return std::nullopt;
-  return n;
+// Reads count option `name` into `out` when given; why not, as a usage error's message.
+template <typename Count>
+std::optional<std::string> read_count(const parsed_arguments& a, std::string_view name, Count& out) {
+  const auto v = a.value(name);
+  if (!v) return std::nullopt;
+  const auto n = parse_count(*v);
+  if (!n) return fmt::format("{} wants a number, not '{}'", name, *v);
+  out = static_cast<Count>(*n);
+  return std::nullopt;
 }
 
-// Parses the command line into `s`; an error message, or nothing.
-std::optional<std::string> parse(arguments& args, settings& s, bool& help) {
-  auto& f = s.replay.filter;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    const auto value = [&]() -> std::optional<std::string> {
-      auto v = args.value_of(arg);
-      return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
-    };
-    const auto count = [&](auto& out) -> std::optional<std::string> {
-      auto v = value();
-      if (!v) return std::string("missing value");
-      auto n = parse_count(*v);
-      if (!n) return fmt::format("{} wants a number, not '{}'", arg, *v);
-      out = static_cast<std::remove_reference_t<decltype(out)>>(*n);
-      return std::nullopt;
-    };
-    std::optional<std::string> v;
-    if (arg == "--help" || arg == "-h") {
-      help = true;
-      return std::nullopt;
-    } else if (arg == "--execute") {
-      s.replay.dry_run = false;
-    } else if (arg == "--json") {
-      s.json = true;
-    } else if (arg == "--requeued-only") {
-      s.requeued_only = true;
-    } else if (arg == "--format-assertion") {
-      s.ladder.schema.format_assertion = true;
-    } else if (arg == "--schema" || arg == "--model-url" || arg == "--model" || arg == "--escalate-to" ||
-               arg == "--api-key-env" || arg == "--to" || arg == "--allowlist" || arg == "--state" ||
-               arg == "--brokers" || arg == "--name" || arg == "--schema-version" || arg == "--prompt-version" ||
-               arg == "--written-schema" || arg == "--written-prompt" || arg == "--written-model" ||
-               arg == "--category" || arg == "--triage" || arg == "--code" || arg == "--id" || arg == "--since" ||
-               arg == "--until" || arg == "--relax") {
-      if (!(v = value())) return std::string("missing value");
-      if (arg == "--schema") s.schema_file = *v;
-      if (arg == "--model-url") s.model_url = *v;
-      if (arg == "--model") s.ladder.model = *v;
-      if (arg == "--escalate-to") s.ladder.escalation_model = *v;
-      if (arg == "--api-key-env") s.api_key_env = *v;
-      if (arg == "--to") s.to = *v;
-      if (arg == "--allowlist") s.allowlist = *v;
-      if (arg == "--state") s.state = *v;
-      if (arg == "--brokers") s.brokers = *v;
-      if (arg == "--name") s.replay.name = *v;
-      if (arg == "--schema-version") s.ladder.current_versions.schema = *v;
-      if (arg == "--prompt-version") s.ladder.current_versions.prompt = *v;
-      if (arg == "--written-schema") f.schema_version = *v;
-      if (arg == "--written-prompt") f.prompt_version = *v;
-      if (arg == "--written-model") f.model_version = *v;
-      if (arg == "--category") {
-        if (!failure_category_from(*v)) return fmt::format("no failure category '{}'", *v);
-        f.categories.push_back(*v);
-      }
-      if (arg == "--triage") {
-        if (!triage_class_from(*v)) return fmt::format("no triage class '{}'", *v);
-        f.triage_classes.push_back(*v);
-      }
-      if (arg == "--code") f.codes.push_back(*v);
-      if (arg == "--id") f.dlq_ids.push_back(*v);
-      if (arg == "--since" || arg == "--until") {
-        const auto t = parse_rfc3339(*v);
-        if (!t) return fmt::format("{} wants an RFC 3339 time, not '{}'", arg, *v);
-        (arg == "--since" ? f.since : f.until) = *t;
-      }
-      if (arg == "--relax") {
-        if (*v == "drop-optional") {
-          s.ladder.relaxation.drop_failing_optional_properties = true;
-        } else if (*v == "allow-additional") {
-          s.ladder.relaxation.allow_additional_properties = true;
-        } else if (*v == "allow-format") {
-          s.ladder.relaxation.allow_format_failures = true;
-        } else {
-          return fmt::format("no relaxation '{}' (drop-optional, allow-additional, allow-format)", *v);
-        }
-      }
-    } else if (arg == "--max-attempts") {
-      if (auto e = count(s.ladder.max_attempts)) return e;
-    } else if (arg == "--payload-tokens") {
-      if (auto e = count(s.ladder.payload_token_budget)) return e;
-    } else if (arg == "--window-tokens") {
-      if (auto e = count(s.ladder.window_token_budget)) return e;
-    } else if (arg == "--limit") {
-      if (auto e = count(s.replay.limit)) return e;
-    } else if (arg == "--samples") {
-      if (auto e = count(s.replay.samples)) return e;
-    } else if (arg == "--timeout") {
-      std::int64_t seconds = 0;
-      if (auto e = count(seconds)) return e;
-      s.timeout = std::chrono::seconds(std::max<std::int64_t>(seconds, 1));
-    } else if (arg == "--rate") {
-      if (!(v = value())) return std::string("missing value");
-      char* end = nullptr;
-      const double rate = std::strtod(v->c_str(), &end);
-      if (end == v->c_str() || *end != '\0' || !(rate >= 0) || rate > 1e6) {
-        return fmt::format("--rate wants letters per second, not '{}'", *v);
-      }
-      s.replay.rate = rate;
-    } else if (s.store.empty() && !arg.starts_with("-")) {
-      s.store = std::string(arg);
+// The model and the ladder's options.
+std::optional<std::string> read_ladder(const parsed_arguments& a, settings& s) {
+  s.model_url = std::string(a.value("--model-url").value_or(""));
+  s.api_key_env = std::string(a.value("--api-key-env").value_or(""));
+  if (auto v = a.value("--model")) s.ladder.model = std::string(*v);
+  if (auto v = a.value("--escalate-to")) s.ladder.escalation_model = std::string(*v);
+  if (auto v = a.value("--schema-version")) s.ladder.current_versions.schema = std::string(*v);
+  if (auto v = a.value("--prompt-version")) s.ladder.current_versions.prompt = std::string(*v);
+  if (a.has("--format-assertion")) s.ladder.schema.format_assertion = true;
+  std::int64_t seconds = 60;
+  for (auto e : {read_count(a, "--max-attempts", s.ladder.max_attempts),
+                 read_count(a, "--payload-tokens", s.ladder.payload_token_budget),
+                 read_count(a, "--window-tokens", s.ladder.window_token_budget), read_count(a, "--timeout", seconds)}) {
+    if (e) return e;
+  }
+  s.timeout = std::chrono::seconds(std::max<std::int64_t>(seconds, 1));
+  for (const auto kind : a.values("--relax")) {
+    if (kind == "drop-optional") {
+      s.ladder.relaxation.drop_failing_optional_properties = true;
+    } else if (kind == "allow-additional") {
+      s.ladder.relaxation.allow_additional_properties = true;
+    } else if (kind == "allow-format") {
+      s.ladder.relaxation.allow_format_failures = true;
     } else {
-      return "unexpected argument " + std::string(arg);
+      return fmt::format("no relaxation '{}' (drop-optional, allow-additional, allow-format)", kind);
     }
   }
-  if (s.store.empty()) return std::string("give the DLQ to replay");
+  return std::nullopt;
+}
+
+// Which letters to replay.
+std::optional<std::string> read_selection(const parsed_arguments& a, settings& s) {
+  auto& f = s.replay.filter;
+  for (const auto v : a.values("--category")) {
+    if (!failure_category_from(v)) return fmt::format("no failure category '{}'", v);
+    f.categories.emplace_back(v);
+  }
+  for (const auto v : a.values("--triage")) {
+    if (!triage_class_from(v)) return fmt::format("no triage class '{}'", v);
+    f.triage_classes.emplace_back(v);
+  }
+  for (const auto v : a.values("--code")) f.codes.emplace_back(v);
+  for (const auto v : a.values("--id")) f.dlq_ids.emplace_back(v);
+  if (auto v = a.value("--written-schema")) f.schema_version = std::string(*v);
+  if (auto v = a.value("--written-prompt")) f.prompt_version = std::string(*v);
+  if (auto v = a.value("--written-model")) f.model_version = std::string(*v);
+  for (const std::string_view name : {"--since", "--until"}) {
+    const auto v = a.value(name);
+    if (!v) continue;
+    const auto t = parse_rfc3339(*v);
+    if (!t) return fmt::format("{} wants an RFC 3339 time, not '{}'", name, *v);
+    (name == "--since" ? f.since : f.until) = *t;
+  }
+  s.requeued_only = a.has("--requeued-only");
+  return read_count(a, "--limit", s.replay.limit);
+}
+
+// How the run goes, and where its results and state go.
+std::optional<std::string> read_run(const parsed_arguments& a, settings& s) {
+  s.replay.dry_run = !a.has("--execute");
+  s.json = a.has("--json");
+  if (auto v = a.value("--name")) s.replay.name = std::string(*v);
+  s.to = std::string(a.value("--to").value_or(""));
+  s.allowlist = std::string(a.value("--allowlist").value_or(""));
+  if (auto e = read_count(a, "--samples", s.replay.samples)) return e;
+  if (const auto v = a.value("--rate")) {
+    const std::string text(*v);
+    char* end = nullptr;
+    const double rate = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !(rate >= 0) || rate > 1e6) {
+      return fmt::format("--rate wants letters per second, not '{}'", *v);
+    }
+    s.replay.rate = rate;
+  }
+  if (const auto v = a.value("--state")) {
+    auto state = parse_store_spec(*v, state_stores);
+    if (!state) return fmt::format("no replay state store '{}' ({})", *v, store_forms(state_stores));
+    s.state = std::move(*state);
+  }
+  return std::nullopt;
+}
+
+// The DLQ: `kafka:TOPIC --brokers LIST`, the form before kafka:BROKERS/TOPIC, is still read.
+std::optional<std::string> read_store(const parsed_arguments& a, settings& s) {
+  s.store = std::string(a.operand(0));
+  std::string text = s.store;
+  if (const auto brokers = a.value("--brokers")) {
+    if (!text.starts_with("kafka:") || text.find('/') != std::string::npos) {
+      return std::string("--brokers goes only with kafka:TOPIC; give kafka:BROKERS/TOPIC instead");
+    }
+    complain("replay", fmt::format("--brokers is deprecated: give kafka:{}/{}", *brokers, text.substr(6)));
+    text = fmt::format("kafka:{}/{}", *brokers, text.substr(6));
+  }
+  auto dlq = parse_store_spec(text);
+  if (!dlq) return dlq.error();
+  s.dlq = std::move(*dlq);
+  return std::nullopt;
+}
+
+// Reads the command line into `s`; an error message, or nothing.
+std::optional<std::string> read_settings(const parsed_arguments& a, settings& s) {
+  for (const auto read : {read_store, read_ladder, read_selection, read_run}) {
+    if (auto e = read(a, s)) return e;
+  }
+  s.schema_file = std::string(a.value("--schema").value_or(""));
   if (s.schema_file.empty()) return std::string("give today's schema with --schema FILE");
   if (!s.replay.dry_run && s.model_url.empty()) return std::string("--execute needs --model-url");
   return std::nullopt;
@@ -229,75 +265,69 @@ unexpected<open_failure> store_failure(std::string message) { return unexpected(
 
 // A dry run opens a state only to read what it holds: a SQLite state that is
 // not there holds nothing, and is not made.
-expected<std::unique_ptr<replay_state>, open_failure> open_state(std::string_view spec, bool dry_run) {
-  if (spec.starts_with("sqlite:") && spec.size() > 7) {
-    const std::filesystem::path path(spec.substr(7));
+expected<std::unique_ptr<replay_state>, open_failure> open_state(const store_spec& spec, bool dry_run) {
+  if (spec.kind == store_spec::store_kind::sqlite) {
+    const std::filesystem::path path(spec.location);
     if (dry_run && !std::filesystem::exists(path)) return std::unique_ptr<replay_state>();
     auto state = sqlite_replay_state::open(path);
     if (!state) return store_failure(state.error().message);
     return std::unique_ptr<replay_state>(std::make_unique<sqlite_replay_state>(std::move(*state)));
   }
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
-  if (spec.starts_with("postgres:") && spec.size() > 9) {
-    auto state = postgres_replay_state::open(spec.substr(9));
+  if (spec.kind == store_spec::store_kind::postgres) {
+    auto state = postgres_replay_state::open(spec.location);
     if (!state) return store_failure(state.error().message);
     return std::unique_ptr<replay_state>(std::make_unique<postgres_replay_state>(std::move(*state)));
   }
 #endif
-  (void)dry_run;
-  return usage_error(fmt::format("no replay state store '{}' (sqlite:PATH or postgres:CONNINFO)", spec));
+  return usage_error(fmt::format("no replay state store '{}' ({})", display_name(spec), store_forms(state_stores)));
+}
+
+// The letters of a Kafka topic: read only, its state kept in --state.
+expected<opened_store, open_failure> open_topic(const settings& s) {
+#ifdef LLMDLQ_TOOL_WITH_KAFKA
+  if (!s.state && !s.replay.dry_run) {
+    return usage_error("a Kafka topic is read only: give --state for the attempts and the ledger");
+  }
+  opened_store opened;
+  auto source = kafka_replay_source::open(s.dlq.topic, {{"bootstrap.servers", s.dlq.location}});
+  if (!source) return store_failure(source.error());
+  opened.source = std::make_unique<kafka_replay_source>(std::move(*source));
+  return opened;
+#else
+  (void)s;
+  return usage_error("this llmdlq was built without Kafka");
+#endif
 }
 
 // A dry run of a SQLite or PostgreSQL DLQ reads the letters' attempts from
 // their histories, and opens no state: it makes no table and takes no lease.
 expected<opened_store, open_failure> open_store(const settings& s) {
-  opened_store opened;
-  const std::string_view spec = s.store;
   const bool dry = s.replay.dry_run;
-  if (spec.starts_with("sqlite:") && spec.size() > 7) {
-    const std::filesystem::path path(spec.substr(7));
-    if (!std::filesystem::exists(path)) return usage_error("no DLQ at " + path.string());
-    auto store = sqlite_store::open(path, {.read_only = dry});
-    if (!store) return store_failure(store.error().message);
-    opened.moderation = std::make_unique<sqlite_store>(std::move(*store));
-    if (!dry) {
-      auto state = open_state(spec, dry);
-      if (!state) return unexpected(state.error());
-      opened.state = std::move(*state);
-    }
-#ifdef LLMDLQ_TOOL_WITH_POSTGRES
-  } else if (spec.starts_with("postgres:") && spec.size() > 9) {
-    postgres_store_options options;
-    options.migrate = !dry;  // only a real run may create or migrate the table
-    auto store = postgres_store::open(spec.substr(9), std::move(options));
-    if (!store) return store_failure(store.error().message);
-    opened.moderation = std::make_unique<postgres_store>(std::move(*store));
-    if (!dry) {
-      auto state = open_state(spec, dry);
-      if (!state) return unexpected(state.error());
-      opened.state = std::move(*state);
-    }
-#endif
-#ifdef LLMDLQ_TOOL_WITH_KAFKA
-  } else if (spec.starts_with("kafka:") && spec.size() > 6) {
-    if (s.brokers.empty()) return usage_error("a Kafka topic needs --brokers");
-    if (s.state.empty() && !dry) {
-      return usage_error("a Kafka topic is read only: give --state for the attempts and the ledger");
-    }
-    auto source = kafka_replay_source::open(std::string(spec.substr(6)), {{"bootstrap.servers", s.brokers}});
-    if (!source) return store_failure(source.error());
-    opened.source = std::make_unique<kafka_replay_source>(std::move(*source));
-#endif
-  } else {
-    return usage_error(fmt::format("no DLQ '{}': give sqlite:PATH, postgres:CONNINFO or kafka:TOPIC", spec));
+  const bool topic = s.dlq.kind == store_spec::store_kind::kafka;
+  expected<opened_store, open_failure> opened = topic ? open_topic(s) : opened_store{};
+  if (!opened) return opened;
+  if (s.dlq.kind == store_spec::store_kind::sqlite && !std::filesystem::exists(s.dlq.location)) {
+    return usage_error("no DLQ at " + s.dlq.location);
   }
-  if (opened.moderation) {
-    opened.source = std::make_unique<moderation_replay_source>(*opened.moderation, "llmdlq-replay", s.requeued_only);
+  if (!topic) {
+    // Only a real run may create or migrate a table.
+    auto store = cli::open_store(s.dlq, /*read_only=*/dry);
+    if (!store) {
+      return unexpected(open_failure{store.error().usage ? exit_usage : exit_sink, std::move(store.error().message)});
+    }
+    opened->moderation = std::move(*store);
+    opened->source = std::make_unique<moderation_replay_source>(*opened->moderation, "llmdlq-replay", s.requeued_only);
+    if (!dry) {
+      auto state = open_state(s.dlq, dry);
+      if (!state) return unexpected(state.error());
+      opened->state = std::move(*state);
+    }
   }
-  if (!opened.state && !s.state.empty()) {
-    auto state = open_state(s.state, dry);
+  if (!opened->state && s.state) {
+    auto state = open_state(*s.state, dry);
     if (!state) return unexpected(state.error());
-    opened.state = std::move(*state);
+    opened->state = std::move(*state);
   }
   return opened;
 }
@@ -313,7 +343,7 @@ std::string lease_owner() {
 // process ends, so that the next replay need not wait for it to expire; what
 // the run did is in the store, its state and the ledger, as after a kill.
 // Called before any other thread starts, so that every thread blocks them.
-void give_lease_back_on_signal(std::string state_spec, std::string name, std::string owner) {
+void give_lease_back_on_signal(store_spec state_spec, std::string name, std::string owner) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -423,56 +453,71 @@ void print_summary(const settings& s, const replay_summary& r) {
   }
 }
 
+// Where --to sends recovered payloads: checked against the allowlist, opened only for a real run.
+expected<std::optional<jsonl_replay_target>, std::string> open_target(const settings& s) {
+  if (s.to.empty()) return std::optional<jsonl_replay_target>();
+  const auto path = allowed_jsonl_target(s.to, s.allowlist);
+  if (!path) return unexpected(path.error());
+  if (s.replay.dry_run) return std::optional<jsonl_replay_target>();
+  auto opened = jsonl_replay_target::open(*path);
+  if (!opened) return unexpected(opened.error());
+  return std::optional<jsonl_replay_target>(std::move(*opened));
+}
+
+// The model --model-url names; a dry run calls no model: any client will do, and none is opened.
+expected<std::unique_ptr<llm_client>, std::string> open_client(const settings& s) {
+  std::string api_key;
+  if (!s.api_key_env.empty()) {
+    const char* key = std::getenv(s.api_key_env.c_str());
+    if (key == nullptr || *key == '\0') return unexpected(fmt::format("${} holds no API key", s.api_key_env));
+    api_key = key;
+  }
+  if (s.model_url.empty()) {
+    struct unused_client final : llm_client {
+      expected<completion, call_error> complete(const llm_request&) override {
+        return unexpected(call_error{{call_verdict::retry_later, "no_model_url", {}, {}}, {}, "no --model-url", {}});
+      }
+      std::string endpoint() const override { return "none"; }
+    };
+    return std::unique_ptr<llm_client>(std::make_unique<unused_client>());
+  }
+  openai_compatible_client_options options;
+  options.base_url = s.model_url;
+  options.api_key = std::move(api_key);
+  options.timeout = s.timeout;
+  auto opened = openai_compatible_client::open(std::move(options));
+  if (!opened) return unexpected(opened.error().message);
+  return std::unique_ptr<llm_client>(std::make_unique<openai_compatible_client>(std::move(*opened)));
+}
+
 }  // namespace
 
 int replay_command(arguments args) {
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
   settings s;
-  bool help = false;
-  if (auto error = parse(args, s, help)) {
-    complain("replay", *error);
-    std::cerr << usage;
-    return exit_usage;
-  }
-  if (help) {
-    std::cout << usage;
-    return exit_ok;
-  }
+  if (auto error = read_settings(*parsed, s)) return cli::usage_error(syntax, *error);
   auto schema_text = read_file(s.schema_file, 64u << 20);
   if (!schema_text) {
     complain("replay", fmt::format("cannot read {}: {}", s.schema_file, schema_text.error()));
     return exit_usage;
   }
-  std::optional<jsonl_replay_target> target;
-  if (!s.to.empty()) {
-    const auto path = allowed_jsonl_target(s.to, s.allowlist);
-    if (!path) {
-      complain("replay", path.error());
-      return exit_usage;
-    }
-    if (!s.replay.dry_run) {
-      auto opened = jsonl_replay_target::open(*path);
-      if (!opened) {
-        complain("replay", opened.error());
-        return exit_usage;
-      }
-      target.emplace(std::move(*opened));
-    }
+  auto target = open_target(s);
+  if (!target) {
+    complain("replay", target.error());
+    return exit_usage;
   }
-  std::string api_key;
-  if (!s.api_key_env.empty()) {
-    const char* key = std::getenv(s.api_key_env.c_str());
-    if (key == nullptr || *key == '\0') {
-      complain("replay", fmt::format("${} holds no API key", s.api_key_env));
-      return exit_usage;
-    }
-    api_key = key;
+  auto client = open_client(s);
+  if (!client) {
+    complain("replay", client.error());
+    return exit_usage;
   }
-
   if (!s.replay.dry_run) {
     s.replay.owner = lease_owner();
     // One replay per store: a topic's state may be shared by several topics, so its lease names the topic.
-    if (s.store.starts_with("kafka:")) s.replay.lease = std::string(default_replay_lease) + ":" + s.store;
-    give_lease_back_on_signal(s.store.starts_with("kafka:") ? s.state : s.store, s.replay.lease, s.replay.owner);
+    const bool topic = s.dlq.kind == store_spec::store_kind::kafka;
+    if (topic) s.replay.lease = std::string(default_replay_lease) + ":kafka:" + s.dlq.topic;
+    give_lease_back_on_signal(topic ? *s.state : s.dlq, s.replay.lease, s.replay.owner);
   }
   auto store = open_store(s);
   if (!store) {
@@ -482,29 +527,7 @@ int replay_command(arguments args) {
   no_replay_state nothing;
   replay_state& state = store->state ? *store->state : static_cast<replay_state&>(nothing);
 
-  // A dry run calls no model: any client will do, and none is opened.
-  std::unique_ptr<llm_client> client;
-  if (!s.model_url.empty()) {
-    openai_compatible_client_options options;
-    options.base_url = s.model_url;
-    options.api_key = std::move(api_key);
-    options.timeout = s.timeout;
-    auto opened = openai_compatible_client::open(std::move(options));
-    if (!opened) {
-      complain("replay", opened.error().message);
-      return exit_usage;
-    }
-    client = std::make_unique<openai_compatible_client>(std::move(*opened));
-  } else {
-    struct unused_client final : llm_client {
-      expected<completion, call_error> complete(const llm_request&) override {
-        return unexpected(call_error{{call_verdict::retry_later, "no_model_url", {}, {}}, {}, "no --model-url", {}});
-      }
-      std::string endpoint() const override { return "none"; }
-    };
-    client = std::make_unique<unused_client>();
-  }
-  auto ladder = recovery_ladder::create(*schema_text, *client, s.ladder);
+  auto ladder = recovery_ladder::create(*schema_text, **client, s.ladder);
   if (!ladder) {
     complain("replay", fmt::format("{}: {}", s.schema_file, ladder.error().message));
     return exit_usage;
@@ -519,7 +542,7 @@ int replay_command(arguments args) {
     }
   };
   replayer run(*ladder, *store->source, state, s.replay);
-  if (target) run.deliver_to(*target);
+  if (*target) run.deliver_to(**target);
   auto summary = run.run();
   if (terminal) std::cerr << '\n';
   if (!summary) {

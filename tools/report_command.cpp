@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "store_spec.hpp"
 #include "console/assets.hpp"
 #include "console/html.hpp"
@@ -18,14 +19,23 @@
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq report STORE --html FILE [--since RFC3339|Nd]\n"
-    "  STORE is sqlite:PATH[#TABLE] or postgres:CONNINFO[#[SCHEMA.]TABLE].\n"
-    "  Writes one HTML page for a review: the dead letters per day by category and the DLQ rate as\n"
-    "  charts, and the counts by status, category, triage class and failure code. The page needs\n"
-    "  nothing else: no script, no fetch. --since (default 7d: the last 7 days) bounds the charts;\n"
-    "  the counts are of the whole DLQ. Reads the DLQ without changing it.\n"
-    "  Exit 2 for usage errors and a DLQ that cannot be opened, 3 when reading it or writing FILE fails.\n";
+constexpr option options[] = {
+    {"--html", option_kind::value, "FILE", "where the page goes; required"},
+    {"--since", option_kind::value, "RFC3339|Nd", "where the charts start (default 7d: the last 7 days)"},
+};
+constexpr operand operands[] = {{"STORE", "give the DLQ to report on"}};
+
+const command_syntax syntax{
+    .command = "report",
+    .operands = operands,
+    .groups = {group("", options)},
+    .about = "  STORE is sqlite:PATH[#TABLE] or postgres:CONNINFO[#[SCHEMA.]TABLE].\n"
+             "  Writes one HTML page for a review: the dead letters per day by category and the DLQ rate as\n"
+             "  charts, and the counts by status, category, triage class and failure code. The page needs\n"
+             "  nothing else: no script, no fetch. --since bounds the charts; the counts are of the whole\n"
+             "  DLQ. Reads the DLQ without changing it.\n",
+    .closing = "Exit 2 for usage errors and a DLQ that cannot be opened, 3 when reading it or writing FILE fails.\n",
+};
 
 std::optional<timestamp> parse_since(std::string_view text, timestamp now) {
   if (text.ends_with('d')) {
@@ -40,34 +50,16 @@ std::optional<timestamp> parse_since(std::string_view text, timestamp now) {
 }  // namespace
 
 int report_command(arguments args) {
-  std::string_view target;
-  std::optional<std::string> html_path;
-  std::string since_text = "7d";
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return exit_ok;
-    }
-    if (arg == "--html" || arg == "--since") {
-      const auto value = args.value_of(arg);
-      if (!value) return exit_usage;
-      (arg == "--html" ? html_path.emplace() : since_text) = *value;
-    } else if (target.empty() && !arg.starts_with("-")) {
-      target = arg;
-    } else {
-      complain("report", "unexpected argument " + std::string(arg));
-      std::cerr << usage;
-      return exit_usage;
-    }
-  }
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  const std::string_view target = parsed->operand(0);
+  const auto html = parsed->value("--html");
   const auto now = system_now();
-  const auto since = parse_since(since_text, now);
-  if (!html_path || !since) {
-    complain("report", !html_path ? "--html FILE is required" : "--since wants RFC 3339 or a number of days (7d)");
-    std::cerr << usage;
-    return exit_usage;
+  const auto since = parse_since(parsed->value("--since").value_or("7d"), now);
+  if (!html || !since) {
+    return usage_error(syntax, !html ? "--html FILE is required" : "--since wants RFC 3339 or a number of days (7d)");
   }
+  const std::string html_path(*html);
   auto dlq = dlq_reader::open(target, true);
   if (!dlq) {
     complain("report", dlq.error());
@@ -88,14 +80,14 @@ int report_command(arguments args) {
   page += "<h2>DLQ rate</h2>" + dlq_rate_chart_svg(overview->timeline);
   page += "<h2>Counts (all time)</h2>" + counts_tables_html(*overview, now);
   page += "</main></body></html>\n";
-  std::ofstream out(*html_path, std::ios::binary | std::ios::trunc);
+  std::ofstream out(html_path, std::ios::binary | std::ios::trunc);
   out << page;
   out.close();
   if (!out) {
-    complain("report", "cannot write " + *html_path);
+    complain("report", "cannot write " + html_path);
     return exit_sink;
   }
-  std::cout << fmt::format("wrote {} ({} in all)\n", *html_path,
+  std::cout << fmt::format("wrote {} ({} in all)\n", html_path,
                            detail::counted(overview->statistics.total, "dead letter"));
   return exit_ok;
 }

@@ -1,29 +1,28 @@
 // SPDX-License-Identifier: MIT
-// The flags that say how a command compiles its schema, read the same way by
-// every command that takes --schema.
+// The options that say how a command compiles its schema, read the same way
+// by every command that takes --schema.
 #pragma once
 
-#include <string_view>
+#include <optional>
+#include <string>
 
 #include <llmdlq/schema.hpp>
 
-#include "cli.hpp"
+#include "options.hpp"
 
 namespace llmdlq::cli {
 
-inline constexpr std::string_view schema_flags_usage =
-    "  --draft NAME        the draft of a schema without $schema: draft4, draft6, draft7,\n"
-    "                      draft2019-09 or draft2020-12 (the default)\n"
-    "  --catalog DIR       schemas the schema refers to, found in DIR by their $id or file name\n"
-    "  --format-assertion  `format` fails a value that does not match it (else an annotation)\n"
-    "  --strict-patterns   read patterns in ECMA-262's strict Unicode grammar: `\\-`, `[\\w-.]`\n"
-    "                      and a lone `{` are errors (accepted by default, as JavaScript does)\n";
+inline constexpr option schema_options[] = {
+    {"--draft", option_kind::value, "NAME",
+     "the draft of a schema without $schema: draft4, draft6, draft7,\ndraft2019-09 or draft2020-12 (the default)"},
+    {"--catalog", option_kind::value, "DIR", "schemas the schema refers to, found in DIR by their $id or file name"},
+    {"--format-assertion", option_kind::flag, "", "`format` fails a value that does not match it (else an annotation)"},
+    {"--strict-patterns", option_kind::flag, "",
+     "read patterns in ECMA-262's strict Unicode grammar: `\\-`, `[\\w-.]`\n"
+     "and a lone `{` are errors (accepted by default, as JavaScript does)"},
+};
 
-enum class flag_outcome { not_ours, taken, refused };
-
-/// Reads `arg` into `options` when it is one of the flags above (taking its
-/// value from `args`); `refused` after telling stderr why.
-flag_outcome take_schema_flag(std::string_view command, std::string_view arg, arguments& args,
-                              compile_options& options);
+/// Reads the options above from `parsed` into `options`; why not, as a usage error's message.
+[[nodiscard]] std::optional<std::string> read_schema_options(const parsed_arguments& parsed, compile_options& options);
 
 }  // namespace llmdlq::cli

@@ -12,20 +12,29 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "record_view.hpp"
 #include "store_spec.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq show STORE DLQ_ID [--json]\n"
-    "  Shows one dead letter: its summary, the raw response with the places its failure points at\n"
-    "  marked (>>[n] ... << when not on a terminal), the errors by JSON Pointer, the attempt\n"
-    "  history, the operator log and what was redacted. Sealed originals stay sealed.\n"
-    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n"
-    "  --json  one object: the record, its envelope, the error spans and the operator log\n"
-    "  Exit 0, 2 for usage errors, 3 when the store fails, 5 when there is no such record.\n";
+constexpr option options[] = {
+    {"--json", option_kind::flag, "", "one object: the record, its envelope, the error spans and the operator log"},
+};
+constexpr operand operands[] = {{"STORE", "give the DLQ and the dlq_id to show"},
+                                {"DLQ_ID", "give the DLQ and the dlq_id to show"}};
+
+const command_syntax syntax{
+    .command = "show",
+    .operands = operands,
+    .groups = {group("", options)},
+    .about = "  Shows one dead letter: its summary, the raw response with the places its failure points at\n"
+             "  marked (>>[n] ... << when not on a terminal), the errors by JSON Pointer, the attempt\n"
+             "  history, the operator log and what was redacted. Sealed originals stay sealed.\n"
+             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n",
+    .closing = "Exit 0, 2 for usage errors, 3 when the store fails, 5 when there is no such record.\n",
+};
 
 boost::json::value parsed_or_text(const std::string& text) {
   boost::system::error_code ec;
@@ -132,37 +141,24 @@ void print_record(const moderation_record& r, const std::optional<envelope>& e, 
 }  // namespace
 
 int show_command(arguments args) {
-  bool json = false;
-  std::vector<std::string_view> positional;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return exit_ok;
-    }
-    if (arg == "--json") {
-      json = true;
-    } else if (!arg.starts_with("-")) {
-      positional.push_back(arg);
-    } else {
-      return usage_error("show", usage, "unknown option " + std::string(arg));
-    }
-  }
-  if (positional.size() != 2) return usage_error("show", usage, "give the DLQ and the dlq_id to show");
-  auto spec = parse_store_spec(positional[0]);
-  if (!spec) return usage_error("show", usage, spec.error());
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  const bool json = parsed->has("--json");
+  const std::string_view dlq_id = parsed->operand(1);
+  auto spec = parse_store_spec(parsed->operand(0));
+  if (!spec) return usage_error(syntax, spec.error());
   auto store = open_store(*spec, /*read_only=*/true);
   if (!store) {
     complain("show", store.error().message);
     return store.error().usage ? exit_usage : exit_sink;
   }
-  auto found = (*store)->get(positional[1]);
+  auto found = (*store)->get(dlq_id);
   if (!found) {
     complain("show", found.error().message);
     return exit_sink;
   }
   if (!*found) {
-    complain("show", fmt::format("no dead letter {} in {}", positional[1], display_name(*spec)));
+    complain("show", fmt::format("no dead letter {} in {}", dlq_id, display_name(*spec)));
     return exit_not_found;
   }
   const moderation_record& r = **found;

@@ -9,52 +9,38 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "store_spec.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq stats [--json] STORE\n"
-    "  Counts the dead letters in a DLQ by category, triage class, status and failure code, and\n"
-    "  gives the creation time of the oldest pending one.\n"
-    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC\n"
-    "  Reads the DLQ without changing it (also a SQLite file it may not write; a PostgreSQL table\n"
-    "  is not migrated). Exit 2 for usage errors and a SQLite DLQ that is missing or cannot be\n"
-    "  opened as one, 3 when the store fails.\n";
+constexpr option options[] = {
+    {"--json", option_kind::flag, "", "print the counts as JSON"},
+};
+constexpr operand operands[] = {{"STORE", "give the DLQ to count"}};
+
+const command_syntax syntax{
+    .command = "stats",
+    .operands = operands,
+    .groups = {group("", options)},
+    .about = "  Counts the dead letters in a DLQ by category, triage class, status and failure code, and\n"
+             "  gives the creation time of the oldest pending one.\n"
+             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC\n"
+             "  Reads the DLQ without changing it (also a SQLite file it may not write; a PostgreSQL table\n"
+             "  is not migrated).\n",
+    .closing = "Exit 2 for usage errors and a SQLite DLQ that is missing or cannot be opened as one,\n"
+               "3 when the store fails.\n",
+};
 
 }  // namespace
 
 int stats_command(arguments args) {
-  bool json = false;
-  std::string_view target;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return exit_ok;
-    }
-    if (arg == "--json") {
-      json = true;
-    } else if (target.empty() && !arg.starts_with("-")) {
-      target = arg;
-    } else {
-      complain("stats", "unexpected argument " + std::string(arg));
-      std::cerr << usage;
-      return exit_usage;
-    }
-  }
-  if (target.empty()) {
-    complain("stats", "give the DLQ to count");
-    std::cerr << usage;
-    return exit_usage;
-  }
-  auto spec = parse_store_spec(target);
-  if (!spec) {
-    complain("stats", spec.error());
-    std::cerr << usage;
-    return exit_usage;
-  }
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  const bool json = parsed->has("--json");
+  auto spec = parse_store_spec(parsed->operand(0));
+  if (!spec) return usage_error(syntax, spec.error());
   auto dlq = open_store(*spec, /*read_only=*/true);
   if (!dlq) {
     complain("stats", dlq.error().message);

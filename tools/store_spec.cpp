@@ -2,6 +2,7 @@
 #include "store_spec.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -43,35 +44,91 @@ void split_table(store_spec& spec, bool schema_allowed) {
 }  // namespace
 
 std::string display_name(const store_spec& spec) {
-  if (spec.kind == store_spec::store_kind::kafka) return "kafka:" + spec.location + "/" + spec.topic;
-  std::string name = spec.kind == store_spec::store_kind::sqlite ? spec.location : "postgres";
+  using enum store_spec::store_kind;
+  if (spec.kind == kafka) return "kafka:" + spec.location + "/" + spec.topic;
+  if (spec.kind == redis) return fmt::format("redis:{}:{}/{}", spec.location, spec.port, spec.topic);
+  if (spec.kind == jsonl) return spec.location;
+  std::string name = spec.kind == sqlite ? spec.location : "postgres";
   if (!spec.table.empty()) name += "#" + (spec.schema.empty() ? spec.table : spec.schema + "." + spec.table);
   return name;
 }
 
-expected<store_spec, std::string> parse_store_spec(std::string_view text) {
-  store_spec spec;
-  if (text.starts_with("sqlite:")) {
-    spec.kind = store_spec::store_kind::sqlite;
-    spec.location = std::string(text.substr(7));
-    split_table(spec, false);
-  } else if (text.starts_with("postgres:")) {
-    spec.kind = store_spec::store_kind::postgres;
-    spec.location = std::string(text.substr(9));
-    split_table(spec, true);
-  } else if (text.starts_with("kafka:")) {
-    spec.kind = store_spec::store_kind::kafka;
-    const std::string_view rest = text.substr(6);
-    const auto slash = rest.rfind('/');
-    if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size()) {
-      return unexpected(fmt::format("'{}' is not kafka:BROKERS/TOPIC", text));
-    }
-    spec.location = std::string(rest.substr(0, slash));
-    spec.topic = std::string(rest.substr(slash + 1));
-  } else {
-    return unexpected(fmt::format("no store '{}': give {}", text, store_spec_forms));
+namespace {
+
+struct store_form {
+  store_spec::store_kind kind;
+  std::string_view prefix;
+  std::string_view form;
+};
+
+constexpr store_form forms[] = {
+    {store_spec::store_kind::sqlite, "sqlite:", "sqlite:PATH[#TABLE]"},
+    {store_spec::store_kind::postgres, "postgres:", "postgres:CONNINFO[#[SCHEMA.]TABLE]"},
+    {store_spec::store_kind::kafka, "kafka:", "kafka:BROKERS/TOPIC"},
+    {store_spec::store_kind::jsonl, "jsonl:", "jsonl:PATH"},
+    {store_spec::store_kind::redis, "redis:", "redis:HOST:PORT/STREAM"},
+};
+
+// `BROKERS/TOPIC` into the spec; false when it is not that.
+bool split_topic(store_spec& spec, std::string_view rest) {
+  const auto slash = rest.rfind('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size()) return false;
+  spec.location = std::string(rest.substr(0, slash));
+  spec.topic = std::string(rest.substr(slash + 1));
+  return true;
+}
+
+// `HOST:PORT/STREAM` into the spec; false when it is not that.
+bool split_stream(store_spec& spec, std::string_view rest) {
+  if (!split_topic(spec, rest)) return false;
+  const auto colon = spec.location.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  const std::string_view port = std::string_view(spec.location).substr(colon + 1);
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), spec.port);
+  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || spec.port <= 0) return false;
+  spec.location.resize(colon);
+  return true;
+}
+
+// The rest of `text` after its form's prefix into `spec`; false when it does not fit the form.
+bool read_location(store_spec& spec, std::string_view rest) {
+  using enum store_spec::store_kind;
+  switch (spec.kind) {
+    case kafka: return split_topic(spec, rest);
+    case redis: return split_stream(spec, rest);
+    case sqlite:
+    case postgres:
+      spec.location = std::string(rest);
+      split_table(spec, spec.kind == postgres);
+      return true;
+    case jsonl: spec.location = std::string(rest); return true;
   }
-  if (spec.location.empty()) return unexpected(fmt::format("'{}' names no store: give {}", text, store_spec_forms));
+  return false;
+}
+
+}  // namespace
+
+std::string store_forms(store_kinds kinds) {
+  std::string text;
+  for (const auto& form : forms) {
+    if (std::find(kinds.begin(), kinds.end(), form.kind) == kinds.end()) continue;
+    if (!text.empty()) text += " | ";
+    text += form.form;
+  }
+  return text;
+}
+
+expected<store_spec, std::string> parse_store_spec(std::string_view text, store_kinds kinds) {
+  const auto form = std::find_if(std::begin(forms), std::end(forms), [&](const store_form& f) {
+    return text.starts_with(f.prefix) && std::find(kinds.begin(), kinds.end(), f.kind) != kinds.end();
+  });
+  if (form == std::end(forms)) return unexpected(fmt::format("no store '{}': give {}", text, store_forms(kinds)));
+  store_spec spec;
+  spec.kind = form->kind;
+  if (!read_location(spec, text.substr(form->prefix.size()))) {
+    return unexpected(fmt::format("'{}' is not {}", text, form->form));
+  }
+  if (spec.location.empty()) return unexpected(fmt::format("'{}' names no store: give {}", text, store_forms(kinds)));
   return spec;
 }
 
@@ -87,6 +144,9 @@ expected<std::unique_ptr<moderation_store>, store_open_error> open_store(const s
     auto store = sqlite_store::open(path, std::move(options));
     if (!store) return unexpected(store_open_error{std::move(store.error().message), read_only});
     return std::unique_ptr<moderation_store>(std::make_unique<sqlite_store>(std::move(*store)));
+  }
+  if (spec.kind == store_spec::store_kind::jsonl || spec.kind == store_spec::store_kind::redis) {
+    return unexpected(store_open_error{display_name(spec) + " is not a moderation store", true});
   }
   if (spec.kind == store_spec::store_kind::kafka) {
 #ifdef LLMDLQ_TOOL_WITH_KAFKA

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The moderation stores the `llmdlq` commands name on their command line:
-// `sqlite:PATH[#TABLE]`, `postgres:CONNINFO[#[SCHEMA.]TABLE]` and, read
-// only, `kafka:BROKERS/TOPIC`.
+// The stores the `llmdlq` commands name on their command line, read by one
+// parser: `sqlite:PATH[#TABLE]`, `postgres:CONNINFO[#[SCHEMA.]TABLE]`,
+// `kafka:BROKERS/TOPIC`, `jsonl:PATH` and `redis:HOST:PORT/STREAM`; each
+// command says which of them it takes.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,13 +17,27 @@ namespace llmdlq::cli {
 
 /// A store named on the command line.
 struct store_spec {
-  enum class store_kind { sqlite, postgres, kafka };
+  enum class store_kind { sqlite, postgres, kafka, jsonl, redis };
   store_kind kind = store_kind::sqlite;
-  std::string location;  ///< the SQLite file, the libpq connection string, or the Kafka brokers
-  std::string topic;     ///< Kafka only
+  /// The SQLite or JSON Lines file, the libpq connection string, the Kafka
+  /// brokers, or the Redis host.
+  std::string location;
+  std::string topic;     ///< the Kafka topic or the Redis stream
+  int port = 0;          ///< Redis only
   std::string table;     ///< empty: the store's default table
   std::string schema;    ///< PostgreSQL only; empty: the search_path's first
 };
+
+using store_kinds = std::initializer_list<store_spec::store_kind>;
+
+/// The stores a moderation command reads: SQLite, PostgreSQL and Kafka.
+inline constexpr store_kinds moderation_stores = {store_spec::store_kind::sqlite, store_spec::store_kind::postgres,
+                                                  store_spec::store_kind::kafka};
+/// The stores an operator changes: SQLite and PostgreSQL.
+inline constexpr store_kinds writable_stores = {store_spec::store_kind::sqlite, store_spec::store_kind::postgres};
+
+/// The forms of `kinds` for a person, `|` between them: `sqlite:PATH[#TABLE] | …`.
+[[nodiscard]] std::string store_forms(store_kinds kinds);
 
 /// The forms open_moderation_store accepts, for usage texts.
 inline constexpr std::string_view store_spec_forms =
@@ -31,8 +47,9 @@ inline constexpr std::string_view store_spec_forms =
 /// connection string may hold a password), with the table when named.
 [[nodiscard]] std::string display_name(const store_spec& spec);
 
-/// Reads `text`; why not, when it is none of store_spec_forms (a usage error).
-[[nodiscard]] expected<store_spec, std::string> parse_store_spec(std::string_view text);
+/// Reads `text`; why not, when it is none of the forms of `kinds` (a usage error).
+[[nodiscard]] expected<store_spec, std::string> parse_store_spec(std::string_view text,
+                                                                 store_kinds kinds = moderation_stores);
 
 /// Why opening a store failed, and whether the fault is the command line's
 /// (a spec that names no store, a SQLite file that is not there: exit_usage)

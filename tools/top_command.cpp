@@ -15,20 +15,29 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "store_spec.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq top STORE [--interval SECONDS] [--once] [--json]\n"
-    "  Shows a DLQ's counts by status, category and triage class, the pending count and the age\n"
-    "  of the oldest pending dead letter, every --interval seconds (default 2) until interrupted:\n"
-    "  redrawn in place on a terminal, one block after another otherwise.\n"
-    "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n"
-    "  --once  print one block and exit (for scripts)\n"
-    "  --json  each block as one JSON object\n"
-    "  Exit 0, 2 for usage errors, 3 when the store fails.\n";
+constexpr option options[] = {
+    {"--interval", option_kind::value, "SECONDS", "between blocks (default 2; 0.1 to 86400)"},
+    {"--once", option_kind::flag, "", "print one block and exit (for scripts)"},
+    {"--json", option_kind::flag, "", "each block as one JSON object"},
+};
+constexpr operand operands[] = {{"STORE", "give the DLQ to watch"}};
+
+const command_syntax syntax{
+    .command = "top",
+    .operands = operands,
+    .groups = {group("", options)},
+    .about = "  Shows a DLQ's counts by status, category and triage class, the pending count and the age\n"
+             "  of the oldest pending dead letter, every --interval seconds (default 2) until interrupted:\n"
+             "  redrawn in place on a terminal, one block after another otherwise.\n"
+             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n",
+    .closing = "Exit 0, 2 for usage errors, 3 when the store fails.\n",
+};
 
 volatile std::sig_atomic_t interrupted = 0;
 extern "C" void on_interrupt(int) { interrupted = 1; }
@@ -76,38 +85,21 @@ boost::json::object block_json(const dlq_statistics& stats, timestamp now) {
 }  // namespace
 
 int top_command(arguments args) {
-  bool once = false;
-  bool json = false;
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  const bool once = parsed->has("--once");
+  const bool json = parsed->has("--json");
   std::chrono::milliseconds interval(2000);
-  std::string_view target;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return exit_ok;
+  if (const auto value = parsed->value("--interval")) {
+    double seconds = 0;
+    const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), seconds);
+    if (ec != std::errc() || end != value->data() + value->size() || !(seconds >= 0.1 && seconds <= 86400)) {
+      return usage_error(syntax, fmt::format("--interval wants seconds from 0.1 to 86400, not '{}'", *value));
     }
-    if (arg == "--once") {
-      once = true;
-    } else if (arg == "--json") {
-      json = true;
-    } else if (arg == "--interval") {
-      const auto value = args.value_of(arg);
-      if (!value) return exit_usage;
-      double seconds = 0;
-      const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), seconds);
-      if (ec != std::errc() || end != value->data() + value->size() || !(seconds >= 0.1 && seconds <= 86400)) {
-        return usage_error("top", usage, fmt::format("--interval wants seconds from 0.1 to 86400, not '{}'", *value));
-      }
-      interval = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-    } else if (target.empty() && !arg.starts_with("-")) {
-      target = arg;
-    } else {
-      return usage_error("top", usage, "unexpected argument " + std::string(arg));
-    }
+    interval = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
   }
-  if (target.empty()) return usage_error("top", usage, "give the DLQ to watch");
-  auto spec = parse_store_spec(target);
-  if (!spec) return usage_error("top", usage, spec.error());
+  auto spec = parse_store_spec(parsed->operand(0));
+  if (!spec) return usage_error(syntax, spec.error());
   auto store = open_store(*spec, /*read_only=*/true);
   if (!store) {
     complain("top", store.error().message);

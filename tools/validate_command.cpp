@@ -13,24 +13,31 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "line_reader.hpp"
 #include "schema_flags.hpp"
 
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage_head =
-    "usage: llmdlq validate --schema FILE [--draft NAME] [--catalog DIR] [--format-assertion]\n"
-    "                       [--strict-patterns] [--remote URI=DIR]... [--jsonl] [FILE...]\n"
-    "  Validates each FILE (its whole content is one document), or with --jsonl one\n"
-    "  document per line of standard input, or else all of standard input as one.\n"
-    "  Prints one JSON line per document. Exit 0 when all are valid, 1 when any is\n"
-    "  invalid, 2 for usage errors, an unusable schema or an unreadable file.\n"
-    "  Each verdict names the schema's draft (\"dialect\").\n";
-constexpr std::string_view usage_remote =
-    "  --remote URI=DIR    serves $ref targets under the URI prefix from files in DIR\n";
+constexpr option options_table[] = {
+    {"--schema", option_kind::value, "FILE", "the JSON Schema; required"},
+    {"--remote", option_kind::repeated, "URI=DIR", "serves $ref targets under the URI prefix from files in DIR"},
+    {"--jsonl", option_kind::flag, "", "one document per line of standard input"},
+};
+constexpr operand operands[] = {{"FILE", "", true}};
 
-void print_usage(std::ostream& out) { out << usage_head << schema_flags_usage << usage_remote; }
+const command_syntax syntax{
+    .command = "validate",
+    .operands = operands,
+    .groups = {group("", options_table), group("schema", schema_options)},
+    .about = "  Validates each FILE (its whole content is one document), or with --jsonl one\n"
+             "  document per line of standard input, or else all of standard input as one.\n"
+             "  Prints one JSON line per document. Exit 0 when all are valid, 1 when any is\n"
+             "  invalid, 2 for usage errors, an unusable schema or an unreadable file.\n"
+             "  Each verdict names the schema's draft (\"dialect\").\n",
+    .closing = "",
+};
 
 struct remote_mapping {
   std::string prefix;
@@ -76,49 +83,50 @@ class validator {
   json_parser parser_;
 };
 
+// Validates each line of standard input as one document; the exit code.
+int validate_lines(validator& check, const llmdlq::schema& schema) {
+  const std::size_t max_document = parse_options{}.max_size;
+  bool all_valid = true;
+  line_reader lines(STDIN_FILENO, max_document, 0);
+  while (true) {
+    auto line = lines.next();
+    if (!line) {
+      complain("validate", "cannot read standard input: " + line.error());
+      return exit_usage;
+    }
+    if (!*line) break;
+    if ((*line)->over_limit) {
+      std::cout << boost::json::serialize(boost::json::object{
+                       {"valid", false},
+                       {"too_large", {{"length", (*line)->length}, {"limit", max_document}}},
+                       {"dialect", to_string(schema.dialect())}})
+                << '\n';
+      all_valid = false;
+      continue;
+    }
+    all_valid &= check.run((*line)->text);
+  }
+  return all_valid ? exit_ok : exit_invalid;
+}
+
 }  // namespace
 
 int validate_command(arguments args) {
-  std::optional<std::string> schema_path;
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
   compile_options options;
-  bool jsonl = false;
+  if (auto error = read_schema_options(*parsed, options)) return usage_error(syntax, *error);
+  const bool jsonl = parsed->has("--jsonl");
   std::vector<remote_mapping> remotes;
-  std::vector<std::string> files;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (const auto flag = take_schema_flag("validate", arg, args, options); flag != flag_outcome::not_ours) {
-      if (flag == flag_outcome::refused) return exit_usage;
-    } else if (arg == "--schema") {
-      const auto value = args.value_of(arg);
-      if (!value) return exit_usage;
-      schema_path = std::string(*value);
-    } else if (arg == "--jsonl") {
-      jsonl = true;
-    } else if (arg == "--remote") {
-      const auto value = args.value_of(arg);
-      if (!value) return exit_usage;
-      const auto equals = value->find('=');
-      if (equals == std::string_view::npos || equals == 0) {
-        complain("validate", "--remote wants URI=DIR");
-        return exit_usage;
-      }
-      remotes.push_back({std::string(value->substr(0, equals)), std::string(value->substr(equals + 1))});
-    } else if (arg == "--help" || arg == "-h") {
-      print_usage(std::cout);
-      return exit_ok;
-    } else if (arg.starts_with("--")) {
-      complain("validate", "unknown option " + std::string(arg));
-      print_usage(std::cerr);
-      return exit_usage;
-    } else {
-      files.emplace_back(arg);
-    }
+  for (const auto value : parsed->values("--remote")) {
+    const auto equals = value.find('=');
+    if (equals == std::string_view::npos || equals == 0) return usage_error(syntax, "--remote wants URI=DIR");
+    remotes.push_back({std::string(value.substr(0, equals)), std::string(value.substr(equals + 1))});
   }
-  if (!schema_path) {
-    complain("validate", "--schema is required");
-    print_usage(std::cerr);
-    return exit_usage;
-  }
+  const std::vector<std::string> files(parsed->operands().begin(), parsed->operands().end());
+  const auto schema_option = parsed->value("--schema");
+  if (!schema_option) return usage_error(syntax, "--schema is required");
+  const std::optional<std::string> schema_path = std::string(*schema_option);
   if (jsonl && !files.empty()) {
     complain("validate", "--jsonl reads standard input: give no FILE");
     return exit_usage;
@@ -149,27 +157,8 @@ int validate_command(arguments args) {
   validator check(*schema);
   bool all_valid = true;
   bool io_failed = false;
-  const std::size_t max_document = parse_options{}.max_size;
   if (jsonl) {
-    line_reader lines(STDIN_FILENO, max_document, 0);
-    while (true) {
-      auto line = lines.next();
-      if (!line) {
-        complain("validate", "cannot read standard input: " + line.error());
-        return exit_usage;
-      }
-      if (!*line) break;
-      if ((*line)->over_limit) {
-        std::cout << boost::json::serialize(boost::json::object{
-                         {"valid", false},
-                         {"too_large", {{"length", (*line)->length}, {"limit", max_document}}},
-                         {"dialect", to_string(schema->dialect())}})
-                  << '\n';
-        all_valid = false;
-        continue;
-      }
-      all_valid &= check.run((*line)->text);
-    }
+    return validate_lines(check, *schema);
   } else if (files.empty()) {
     const auto document = read_stdin();
     if (!document) {

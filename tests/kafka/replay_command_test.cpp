@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `llmdlq replay kafka:TOPIC` against librdkafka's mock cluster and a model
+// `llmdlq replay kafka:BROKERS/TOPIC` against librdkafka's mock cluster and a model
 // server on loopback: the topic is read only, so what a replay did lives in
 // its --state store, whose ledger keeps a second run from asking again what
 // was recovered and whose attempt counts hold the cap across runs.
@@ -51,8 +51,8 @@ struct kafka_dlq {
   }
 
   llmdlq::test::tool_run replay(const std::string& arguments) const {
-    return llmdlq::test::run_llmdlq_reading(std::string("replay kafka:") + topic + " --brokers " +
-                                                cluster.bootstrap() + " --schema " + schema + " " + arguments,
+    return llmdlq::test::run_llmdlq_reading(std::string("replay kafka:") + cluster.bootstrap() + "/" + topic +
+                                                " --schema " + schema + " " + arguments,
                                             "/dev/null");
   }
   boost::json::object replay_json(const std::string& arguments) const {
@@ -175,9 +175,15 @@ TEST_CASE("replay kafka: usage and store errors", "[kafka][tools][replay]") {
   auto run = q.replay("--execute --model-url " + server.base_url());
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("--state") != std::string::npos);
+  // A topic without its brokers is no store; the form before kafka:BROKERS/TOPIC is still read, with a warning.
   run = llmdlq::test::run_llmdlq_reading(std::string("replay kafka:") + topic + " --schema " + q.schema, "/dev/null");
   CHECK(run.exit_code == 2);
-  CHECK(run.err.find("--brokers") != std::string::npos);
+  CHECK(run.err.find("kafka:BROKERS/TOPIC") != std::string::npos);
+  run = llmdlq::test::run_llmdlq_reading(std::string("replay kafka:") + topic + " --brokers " + q.cluster.bootstrap() +
+                                             " --schema " + q.schema,
+                                         "/dev/null");
+  CHECK(run.exit_code == 0);
+  CHECK(run.err.find("--brokers is deprecated") != std::string::npos);
   run = q.replay("--execute --state redis:x --model-url " + server.base_url());
   CHECK(run.exit_code == 2);
   CHECK(server.calls() == 0);

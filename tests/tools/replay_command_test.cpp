@@ -676,7 +676,7 @@ TEST_CASE("replay: usage errors exit 2 and call nothing", "[tools][replay]") {
   CHECK(run.err.find("--model-url") != std::string::npos);
   run = replay("redis:dlq --schema " + q.schema + " --model-url " + server.base_url());
   CHECK(run.exit_code == 2);
-  CHECK(run.err.find("no DLQ 'redis:dlq'") != std::string::npos);
+  CHECK(run.err.find("no store 'redis:dlq'") != std::string::npos);
   run = replay("sqlite:" + (q.dir.path() / "missing.db").string() + " --schema " + q.schema);
   CHECK(run.exit_code == 2);
   CHECK_FALSE(std::filesystem::exists(q.dir.path() / "missing.db"));

@@ -13,6 +13,7 @@
 
 #include "../cli.hpp"
 #include "../commands.hpp"
+#include "../options.hpp"
 #include "../resolution.hpp"
 #include "access.hpp"
 #include "assets.hpp"
@@ -24,20 +25,30 @@
 namespace llmdlq::cli {
 namespace {
 
-constexpr std::string_view usage =
-    "usage: llmdlq console STORE [--listen HOST:PORT] [--schema FILE] [--token-file FILE] [--allow-remote]\n"
-    "  STORE is sqlite:PATH[#TABLE] or postgres:CONNINFO[#[SCHEMA.]TABLE].\n"
-    "  Serves the moderation queue to a browser: the pending letters with filters and counts, each\n"
-    "  record with the spans its errors point at, claim / resolve / discard / requeue (each in the\n"
-    "  record's operator log under the name given at login), and charts of the letters over time.\n"
-    "  --listen        where to listen (default 127.0.0.1:8080; port 0 picks a free one). Only a\n"
-    "                  loopback address unless --allow-remote (then put TLS in front of it).\n"
-    "  --schema        the schema a correction must satisfy before it is stored\n"
-    "  --token-file    a file (mode 600) whose first line is the access token; without it a random\n"
-    "                  token is generated and printed. Log in at /login with it, or send\n"
-    "                  `Authorization: Bearer TOKEN` (then a POST names its `operator`).\n"
-    "  Prints `listening on http://HOST:PORT/` once it accepts connections; stops on SIGINT or SIGTERM.\n"
-    "  Exit 2 for usage errors, an unusable DLQ, schema or token file, or an address it cannot bind.\n";
+constexpr option options[] = {
+    {"--listen", option_kind::value, "HOST:PORT",
+     "where to listen (default 127.0.0.1:8080; port 0 picks a free one). Only a\n"
+     "loopback address unless --allow-remote (then put TLS in front of it)."},
+    {"--allow-remote", option_kind::flag, "", "listen on an address that is not a loopback one"},
+    {"--schema", option_kind::value, "FILE", "the schema a correction must satisfy before it is stored"},
+    {"--token-file", option_kind::value, "FILE",
+     "a file (mode 600) whose first line is the access token; without it a random\n"
+     "token is generated and printed. Log in at /login with it, or send\n"
+     "`Authorization: Bearer TOKEN` (then a POST names its `operator`)."},
+};
+constexpr operand operands[] = {{"STORE", "give the DLQ to serve"}};
+
+const command_syntax syntax{
+    .command = "console",
+    .operands = operands,
+    .groups = {group("", options)},
+    .about = "  STORE is sqlite:PATH[#TABLE] or postgres:CONNINFO[#[SCHEMA.]TABLE].\n"
+             "  Serves the moderation queue to a browser: the pending letters with filters and counts, each\n"
+             "  record with the spans its errors point at, claim / resolve / discard / requeue (each in the\n"
+             "  record's operator log under the name given at login), and charts of the letters over time.\n",
+    .closing = "Prints `listening on http://HOST:PORT/` once it accepts connections; stops on SIGINT or SIGTERM.\n"
+               "Exit 2 for usage errors, an unusable DLQ, schema or token file, or an address it cannot bind.\n",
+};
 
 constexpr std::string_view session_cookie = "llmdlq_session";
 // Without the id asked for: a link's path is not the console's to print.
@@ -320,34 +331,9 @@ class console_server {
   guarded_server server_;
 };
 
-}  // namespace
-
-int console_command(arguments args) {
-  std::string_view target;
-  std::string listen = "127.0.0.1:8080";
-  std::optional<std::string> schema_path;
-  std::optional<std::string> token_path;
-  bool allow_remote = false;
-  while (!args.done()) {
-    const std::string_view arg = args.take();
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return exit_ok;
-    }
-    if (arg == "--listen" || arg == "--schema" || arg == "--token-file") {
-      const auto value = args.value_of(arg);
-      if (!value) return exit_usage;
-      (arg == "--listen" ? listen : arg == "--schema" ? schema_path.emplace() : token_path.emplace()) = *value;
-    } else if (arg == "--allow-remote") {
-      allow_remote = true;
-    } else if (target.empty() && !arg.starts_with("-")) {
-      target = arg;
-    } else {
-      complain("console", "unexpected argument " + std::string(arg));
-      std::cerr << usage;
-      return exit_usage;
-    }
-  }
+// The host and port of --listen; why not, when it is not HOST:PORT or not
+// loopback without `allow_remote`.
+expected<std::pair<std::string, int>, std::string> listen_address(const std::string& listen, bool allow_remote) {
   const auto colon = listen.rfind(':');
   int port = -1;
   std::string host = colon == std::string::npos ? std::string() : listen.substr(0, colon);
@@ -356,20 +342,31 @@ int console_command(arguments args) {
     const auto [end, ec] = std::from_chars(listen.data() + colon + 1, listen.data() + listen.size(), port);
     if (ec != std::errc() || end != listen.data() + listen.size() || port < 0 || port > 65535) port = -1;
   }
-  if (host.empty() || port < 0) {
-    complain("console", "--listen wants HOST:PORT, not " + listen);
-    return exit_usage;
-  }
+  if (host.empty() || port < 0) return unexpected("--listen wants HOST:PORT, not " + listen);
   if (!is_loopback(host) && !allow_remote) {
-    complain("console", host + " is not a loopback address: add --allow-remote to listen there");
+    return unexpected(host + " is not a loopback address: add --allow-remote to listen there");
+  }
+  return std::pair{std::move(host), port};
+}
+
+}  // namespace
+
+int console_command(arguments args) {
+  const auto parsed = parse_arguments(syntax, args);
+  if (!parsed) return parsed.error();
+  const std::string_view target = parsed->operand(0);
+  const std::string listen(parsed->value("--listen").value_or("127.0.0.1:8080"));
+  std::optional<std::string> schema_path, token_path;
+  if (const auto v = parsed->value("--schema")) schema_path = std::string(*v);
+  if (const auto v = parsed->value("--token-file")) token_path = std::string(*v);
+  const auto address = listen_address(listen, parsed->has("--allow-remote"));
+  if (!address) {
+    complain("console", address.error());
     return exit_usage;
   }
+  const auto& [host, port] = *address;
   auto dlq = dlq_reader::open(target, false);
-  if (!dlq) {
-    complain("console", dlq.error());
-    std::cerr << usage;
-    return exit_usage;
-  }
+  if (!dlq) return usage_error(syntax, dlq.error());
   // Without --schema a correction need only be strict JSON.
   std::string schema_text = "true";
   if (schema_path) {
@@ -412,7 +409,7 @@ int console_command(arguments args) {
     complain("console", "cannot listen on " + listen);
     return exit_usage;
   }
-  if (!allow_remote) {
+  if (!parsed->has("--allow-remote")) {
     server.set_pre_routing_handler([bound](const httplib::Request& req, httplib::Response& res) {
       if (loopback_host_allowed(req.get_header_value("Host"), bound)) return httplib::Server::HandlerResponse::Unhandled;
       res.status = 421;
