@@ -115,7 +115,7 @@ int act_command(moderation_action action, arguments args) {
   if (action == moderation_action::resolve) {
     if (const int refused = read_correction(syntax, *parsed, request); refused != exit_ok) return refused;
   }
-  auto spec = parse_store_spec(positional[0], writable_stores);
+  auto spec = parse_store_spec(positional[0]);
   if (!spec) return usage_error(spec.error());
   // An operator acts on an existing queue: a SQLite file is never created here.
   if (spec->kind == store_spec::store_kind::sqlite && !std::filesystem::exists(spec->location)) {

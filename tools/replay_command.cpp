@@ -243,6 +243,9 @@ std::optional<std::string> read_settings(const parsed_arguments& a, settings& s)
   s.schema_file = std::string(a.value("--schema").value_or(""));
   if (s.schema_file.empty()) return std::string("give today's schema with --schema FILE");
   if (!s.replay.dry_run && s.model_url.empty()) return std::string("--execute needs --model-url");
+  if (!s.replay.dry_run && !s.state && s.dlq.kind == store_spec::store_kind::kafka) {
+    return std::string("a Kafka topic is read only: give --state for the attempts and the ledger");
+  }
   return std::nullopt;
 }
 
@@ -286,9 +289,6 @@ expected<std::unique_ptr<replay_state>, open_failure> open_state(const store_spe
 // The letters of a Kafka topic: read only, its state kept in --state.
 expected<opened_store, open_failure> open_topic(const settings& s) {
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
-  if (!s.state && !s.replay.dry_run) {
-    return usage_error("a Kafka topic is read only: give --state for the attempts and the ledger");
-  }
   opened_store opened;
   auto source = kafka_replay_source::open(s.dlq.topic, {{"bootstrap.servers", s.dlq.location}});
   if (!source) return store_failure(source.error());

@@ -33,8 +33,6 @@ using store_kinds = std::initializer_list<store_spec::store_kind>;
 /// The stores a moderation command reads: SQLite, PostgreSQL and Kafka.
 inline constexpr store_kinds moderation_stores = {store_spec::store_kind::sqlite, store_spec::store_kind::postgres,
                                                   store_spec::store_kind::kafka};
-/// The stores an operator changes: SQLite and PostgreSQL.
-inline constexpr store_kinds writable_stores = {store_spec::store_kind::sqlite, store_spec::store_kind::postgres};
 
 /// The forms of `kinds` for a person, `|` between them: `sqlite:PATH[#TABLE] | …`.
 [[nodiscard]] std::string store_forms(store_kinds kinds);
