@@ -12,9 +12,9 @@
 #include "options.hpp"
 #include "store_spec.hpp"
 #include "console/assets.hpp"
+#include "console/charts.hpp"
 #include "console/html.hpp"
 #include "console/store_access.hpp"
-#include "dlq_charts.hpp"
 
 namespace llmdlq::cli {
 namespace {

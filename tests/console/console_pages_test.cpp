@@ -12,7 +12,7 @@
 
 #include "catch.hpp"
 #include "console/pages.hpp"
-#include "dlq_charts.hpp"
+#include "console/charts.hpp"
 #include "tools/run_tool.hpp"
 
 using namespace llmdlq::cli;

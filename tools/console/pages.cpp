@@ -7,7 +7,7 @@
 #include <httplib.h>
 #include <llmdlq/detail/counted.hpp>
 
-#include "../dlq_charts.hpp"
+#include "charts.hpp"
 #include "html.hpp"
 
 namespace llmdlq::cli {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "dlq_charts.hpp"
+#include "charts.hpp"
 
 #include <algorithm>
 #include <set>
@@ -10,7 +10,7 @@
 #include <llmdlq/dlq_rate_alarm.hpp>
 #include <llmdlq/taxonomy.hpp>
 
-#include "console/html.hpp"
+#include "html.hpp"
 
 namespace llmdlq::cli {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "console/store_access.hpp"
+#include "store_access.hpp"
 
 namespace llmdlq::cli {
 
