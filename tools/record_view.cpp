@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <llmdlq/detail/counted.hpp>
-#include <llmdlq/detail/json_path_scan.hpp>
+#include <llmdlq/detail/redaction/json_path_scan.hpp>
 
 namespace llmdlq::cli {
 namespace {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Generates include/llmdlq/detail/format_idna_table.hpp from ICU's Unicode data:
+// Generates include/llmdlq/detail/format/idna_table.hpp from ICU's Unicode data:
 // the RFC 5892 section 3 derived property, plus what RFC 5891/5892/5893 rules read.
 //
 //   apt-get install libicu-dev
 //   g++ -std=c++23 -O2 scripts/tools/gen_idna_table.cpp -o /tmp/gen_idna_table -licuuc
-//   /tmp/gen_idna_table > include/llmdlq/detail/format_idna_table.hpp
+//   /tmp/gen_idna_table > include/llmdlq/detail/format/idna_table.hpp
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/uscript.h>

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include <llmdlq/detail/schema_access.hpp>
+#include <llmdlq/detail/schema/schema_access.hpp>
 #include <llmdlq/json_parser.hpp>
 #include <llmdlq/schema.hpp>
 

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include <boost/json.hpp>
-#include <llmdlq/detail/format_idna.hpp>
+#include <llmdlq/detail/format/idna.hpp>
 #include <llmdlq/format.hpp>
 
 #include "catch.hpp"

@@ -10,7 +10,7 @@
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
-#include <llmdlq/detail/schema_access.hpp>
+#include <llmdlq/detail/schema/schema_access.hpp>
 #include <llmdlq/schema.hpp>
 
 #include "catch.hpp"

@@ -2,7 +2,7 @@
 // process_llm_response: every category, their precedence, what the envelope
 // records, and what an accepted response carries.
 #include <llmdlq/dlq_id.hpp>
-#include <llmdlq/impl/process_stages.ipp>  // the stage table, read as data
+#include <llmdlq/impl/process/stages.ipp>  // the stage table, read as data
 #include <llmdlq/process.hpp>
 
 #include "catch.hpp"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // ECMA-262 patterns: syntax accepted and rejected, matching semantics, budget, threads, and the suite's regex files.
-#include <llmdlq/detail/ecma_regex/engine.hpp>
+#include <llmdlq/detail/regex/engine.hpp>
 #include <llmdlq/regex.hpp>
 
 #include <algorithm>

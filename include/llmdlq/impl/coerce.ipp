@@ -13,9 +13,9 @@
 
 #include "llmdlq/coerce.hpp"
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/json_locate.hpp"
-#include "llmdlq/detail/repair_engine.hpp"
-#include "llmdlq/detail/schema_access.hpp"
+#include "llmdlq/detail/repair/json_locate.hpp"
+#include "llmdlq/detail/repair/repair_engine.hpp"
+#include "llmdlq/detail/schema/schema_access.hpp"
 #include "llmdlq/json_parser.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Definitions for envelope.hpp: the writer, the reader and the size fitter
-// (envelope_writer.ipp, envelope_reader.ipp, envelope_fitter.ipp).
+// (envelope/writer.ipp, envelope/reader.ipp, envelope/fitter.ipp).
 #pragma once
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/envelope.hpp"
-#include "llmdlq/impl/envelope_fitter.ipp"
-#include "llmdlq/impl/envelope_reader.ipp"
-#include "llmdlq/impl/envelope_writer.ipp"
+#include "llmdlq/impl/envelope/fitter.ipp"
+#include "llmdlq/impl/envelope/reader.ipp"
+#include "llmdlq/impl/envelope/writer.ipp"
 
 LLMDLQ_BEGIN_NAMESPACE
 

@@ -7,12 +7,12 @@
 #include <utility>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format_datetime.hpp"
-#include "llmdlq/detail/format_email.hpp"
-#include "llmdlq/detail/format_identifiers.hpp"
-#include "llmdlq/detail/format_idna.hpp"
-#include "llmdlq/detail/format_ip.hpp"
-#include "llmdlq/detail/format_uri.hpp"
+#include "llmdlq/detail/format/datetime.hpp"
+#include "llmdlq/detail/format/email.hpp"
+#include "llmdlq/detail/format/identifiers.hpp"
+#include "llmdlq/detail/format/idna.hpp"
+#include "llmdlq/detail/format/ip.hpp"
+#include "llmdlq/detail/format/uri.hpp"
 #include "llmdlq/format.hpp"
 #include "llmdlq/regex.hpp"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Definitions for process.hpp: the judging stages run in order (see
-// process_stages.ipp), and the first failure becomes an envelope.
+// process/stages.ipp), and the first failure becomes an envelope.
 #pragma once
 
 #include <chrono>
@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/impl/build_envelope.ipp"
-#include "llmdlq/impl/process_stages.ipp"
+#include "llmdlq/impl/process/build_envelope.ipp"
+#include "llmdlq/impl/process/stages.ipp"
 #include "llmdlq/process.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

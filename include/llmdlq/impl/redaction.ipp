@@ -18,10 +18,10 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
-#include "llmdlq/detail/json_path_scan.hpp"
-#include "llmdlq/detail/pii_detectors.hpp"
-#include "llmdlq/detail/pii_reading.hpp"
-#include "llmdlq/detail/placeholder_shape.hpp"
+#include "llmdlq/detail/redaction/json_path_scan.hpp"
+#include "llmdlq/detail/redaction/pii_detectors.hpp"
+#include "llmdlq/detail/redaction/pii_reading.hpp"
+#include "llmdlq/detail/redaction/placeholder_shape.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/redaction.hpp"
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/ecma_regex/engine.hpp"
+#include "llmdlq/detail/regex/engine.hpp"
 #include "llmdlq/regex.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Definitions for repair.hpp: finding the JSON value in the text (fences,
 // prose, a string that holds JSON) and choosing among candidates; the
-// repair pass itself is detail/repair_engine.hpp.
+// repair pass itself is detail/repair/repair_engine.hpp.
 #pragma once
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <simdjson.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/repair_engine.hpp"
+#include "llmdlq/detail/repair/repair_engine.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/repair.hpp"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/evaluator.hpp"
+#include "llmdlq/detail/schema/evaluator.hpp"
 #include "llmdlq/impl/schema_compiler.ipp"
 #include "llmdlq/schema.hpp"
 

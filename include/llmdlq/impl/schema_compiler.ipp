@@ -19,12 +19,12 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
-#include "llmdlq/detail/metaschemas.hpp"
-#include "llmdlq/detail/metaschemas_drafts.hpp"
-#include "llmdlq/detail/pii_annotations.hpp"
-#include "llmdlq/detail/schema_catalog.hpp"
-#include "llmdlq/detail/schema_program.hpp"
-#include "llmdlq/detail/uri.hpp"
+#include "llmdlq/detail/schema/metaschemas.hpp"
+#include "llmdlq/detail/schema/metaschemas_drafts.hpp"
+#include "llmdlq/detail/redaction/pii_annotations.hpp"
+#include "llmdlq/detail/schema/schema_catalog.hpp"
+#include "llmdlq/detail/schema/schema_program.hpp"
+#include "llmdlq/detail/schema/uri.hpp"
 #include "llmdlq/schema.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

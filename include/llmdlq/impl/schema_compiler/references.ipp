@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/uri.hpp"
+#include "llmdlq/detail/schema/uri.hpp"
 #include "llmdlq/impl/schema_compiler.ipp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -16,7 +16,7 @@
 #include <simdjson.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/json_number.hpp"
+#include "llmdlq/detail/schema/json_number.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

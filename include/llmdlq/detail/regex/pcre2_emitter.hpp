@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/ecma_regex/code_point_set.hpp"
-#include "llmdlq/detail/ecma_regex/parser.hpp"
+#include "llmdlq/detail/regex/code_point_set.hpp"
+#include "llmdlq/detail/regex/parser.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

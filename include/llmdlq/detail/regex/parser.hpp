@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/ecma_regex/code_point_set.hpp"
+#include "llmdlq/detail/regex/code_point_set.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/regex.hpp"

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/metaschemas.hpp"
+#include "llmdlq/detail/schema/metaschemas.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

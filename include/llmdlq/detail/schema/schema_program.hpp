@@ -15,7 +15,7 @@
 #include <boost/json/value.hpp>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/json_number.hpp"
+#include "llmdlq/detail/schema/json_number.hpp"
 #include "llmdlq/format.hpp"
 #include "llmdlq/regex.hpp"
 #include "llmdlq/schema.hpp"

@@ -18,11 +18,11 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/counted.hpp"
-#include "llmdlq/detail/instance.hpp"
+#include "llmdlq/detail/schema/instance.hpp"
 #include "llmdlq/timestamp.hpp"
-#include "llmdlq/detail/schema_program.hpp"
-#include "llmdlq/detail/small_bitset.hpp"
-#include "llmdlq/detail/uri.hpp"
+#include "llmdlq/detail/schema/schema_program.hpp"
+#include "llmdlq/detail/schema/small_bitset.hpp"
+#include "llmdlq/detail/schema/uri.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

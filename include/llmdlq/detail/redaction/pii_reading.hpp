@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/byte_masks.hpp"
+#include "llmdlq/detail/redaction/byte_masks.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format_ip.hpp"
+#include "llmdlq/detail/format/ip.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/json_locate.hpp"
-#include "llmdlq/detail/placeholder_shape.hpp"
+#include "llmdlq/detail/repair/json_locate.hpp"
+#include "llmdlq/detail/redaction/placeholder_shape.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

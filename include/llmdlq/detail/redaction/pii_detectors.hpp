@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/byte_masks.hpp"
-#include "llmdlq/detail/placeholder_shape.hpp"
+#include "llmdlq/detail/redaction/byte_masks.hpp"
+#include "llmdlq/detail/redaction/placeholder_shape.hpp"
 #include "llmdlq/redaction.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format_idna_table.hpp"
-#include "llmdlq/detail/format_scan.hpp"
+#include "llmdlq/detail/format/idna_table.hpp"
+#include "llmdlq/detail/format/scan.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -15,7 +15,7 @@
 
 #include "llmdlq/coerce.hpp"
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/uri.hpp"
+#include "llmdlq/detail/schema/uri.hpp"
 #include "llmdlq/process.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

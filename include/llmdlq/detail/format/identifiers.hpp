@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format_scan.hpp"
+#include "llmdlq/detail/format/scan.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

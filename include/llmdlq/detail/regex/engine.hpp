@@ -17,9 +17,9 @@
 #include <simdjson.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/ecma_regex/fast_program.hpp"
-#include "llmdlq/detail/ecma_regex/parser.hpp"
-#include "llmdlq/detail/ecma_regex/pcre2_emitter.hpp"
+#include "llmdlq/detail/regex/fast_program.hpp"
+#include "llmdlq/detail/regex/parser.hpp"
+#include "llmdlq/detail/regex/pcre2_emitter.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/regex.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
-#include "llmdlq/impl/envelope_writer.ipp"
+#include "llmdlq/impl/envelope/writer.ipp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/output_buffer.hpp"
+#include "llmdlq/detail/repair/output_buffer.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/json_parser.hpp"

@@ -9,8 +9,8 @@
 #include <boost/json/value.hpp>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/evaluator.hpp"
-#include "llmdlq/detail/schema_program.hpp"
+#include "llmdlq/detail/schema/evaluator.hpp"
+#include "llmdlq/detail/schema/schema_program.hpp"
 #include "llmdlq/schema.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -18,7 +18,7 @@
 #include <boost/json/value.hpp>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/uri.hpp"
+#include "llmdlq/detail/schema/uri.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format_identifiers.hpp"
+#include "llmdlq/detail/format/identifiers.hpp"
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/json_parser.hpp"
