@@ -124,8 +124,11 @@ std::string model_text(const model_reference& m) {
 }
 
 std::string_view not_counted_because(const attempt_record& a) {
-  if (a.strategy != "repair_prompt" && a.strategy != "escalate_model") return "local step";
-  if (a.outcome == "call_failed") return "no answer";
+  switch (weight_of(a)) {
+    case attempt_weight::local: return "local step";
+    case attempt_weight::unanswered: return "no answer";
+    case attempt_weight::counted: break;
+  }
   return {};
 }
 

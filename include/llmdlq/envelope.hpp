@@ -136,6 +136,18 @@ struct attempt_record {
   friend bool operator==(const attempt_record&, const attempt_record&) = default;
 };
 
+/// How an attempt counts against attempts.max, as the recovery ladder counts
+/// it: a model call (repair_prompt, escalate_model) counts unless no model
+/// answered it (outcome call_failed); a call that died midway counts, since
+/// the model may have answered; a local step never counts.
+enum class attempt_weight : std::uint8_t {
+  counted,     ///< a model call that spent an attempt
+  unanswered,  ///< a model call no model answered
+  local,       ///< a zero-token step
+};
+
+[[nodiscard]] LLMDLQ_INLINE attempt_weight weight_of(const attempt_record& a) noexcept;
+
 /// How often this payload has failed, and what was tried.
 struct attempt_summary {
   std::uint32_t count = 1;

@@ -114,9 +114,9 @@ bool has_strategy(const envelope& e, recovery_step_kind kind) {
 }
 
 std::uint32_t model_calls(const envelope& e) {
-  return static_cast<std::uint32_t>(std::count_if(
-      e.attempts.history.begin(), e.attempts.history.end(),
-      [](const attempt_record& a) { return is_model_step(a.strategy) && a.outcome != outcome_call_failed; }));
+  return static_cast<std::uint32_t>(
+      std::count_if(e.attempts.history.begin(), e.attempts.history.end(),
+                    [](const attempt_record& a) { return weight_of(a) == attempt_weight::counted; }));
 }
 
 std::int64_t tokens_spent(const envelope& e) {
@@ -374,7 +374,7 @@ recovery_step with_more_room(recovery_step step, const envelope& e, std::uint32_
   const std::int64_t limit = limit_for(made);
   // Cut off again at the last limit: the same limit would cut it again.
   const auto last_model = std::find_if(history.rbegin(), history.rend(), [](const attempt_record& a) {
-    return is_model_step(a.strategy) && a.outcome != outcome_call_failed;
+    return weight_of(a) == attempt_weight::counted;
   });
   const std::int64_t previous_limit =
       made > 0 && last_model != history.rend() && last_model->outcome == to_string(failure_category::truncated)

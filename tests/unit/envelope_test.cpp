@@ -658,3 +658,21 @@ TEST_CASE("property: whatever it holds, a fitted envelope is within its limit, v
     CHECK(again == e);
   }
 }
+
+TEST_CASE("an attempt counts against attempts.max when a model answered it", "[envelope]") {
+  using llmdlq::attempt_weight;
+  const auto weight = [](std::string strategy, std::string outcome) {
+    llmdlq::attempt_record a;
+    a.strategy = std::move(strategy);
+    a.outcome = std::move(outcome);
+    return llmdlq::weight_of(a);
+  };
+  CHECK(weight("repair_prompt", "schema") == attempt_weight::counted);
+  CHECK(weight("escalate_model", "recovered") == attempt_weight::counted);
+  CHECK(weight("repair_prompt", "call_started") == attempt_weight::counted);  // died midway: it may have answered
+  CHECK(weight("repair_prompt", "call_failed") == attempt_weight::unanswered);
+  CHECK(weight("escalate_model", "call_failed") == attempt_weight::unanswered);
+  CHECK(weight("local_repair", "recovered") == attempt_weight::local);
+  CHECK(weight("revalidate", "schema") == attempt_weight::local);
+  CHECK(weight("relax_schema", "failed") == attempt_weight::local);
+}

@@ -19,4 +19,9 @@ LLMDLQ_INLINE captured_text captured_text::of(std::string_view whole) {
   return captured_text{detail::base64(whole), whole.size(), detail::sha256_hex(whole), false, true, std::nullopt};
 }
 
+LLMDLQ_INLINE attempt_weight weight_of(const attempt_record& a) noexcept {
+  if (a.strategy != "repair_prompt" && a.strategy != "escalate_model") return attempt_weight::local;
+  return a.outcome == "call_failed" ? attempt_weight::unanswered : attempt_weight::counted;
+}
+
 LLMDLQ_END_NAMESPACE
