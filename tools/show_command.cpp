@@ -47,94 +47,112 @@ std::string heading(std::string_view title, bool colour) {
   return colour ? fmt::format("\n\x1b[1m{}\x1b[0m\n", title) : fmt::format("\n{}\n", title);
 }
 
-void print_record(const moderation_record& r, const std::optional<envelope>& e, bool colour) {
-  std::cout << fmt::format("dead letter {}\n", r.dlq_id);
-  const auto field = [](std::string_view name, std::string_view value) {
-    if (!value.empty()) std::cout << fmt::format("  {:<15} {}\n", name, value);
-  };
-  field("status", to_string(r.status));
-  field("claimed by", r.claimed_by);
-  field("created", r.created_at);
-  field("updated", r.updated_at);
-  field("category", r.category);
-  field("triage", r.triage);
-  field("failure code", r.failure_code);
-  if (!e) {
-    std::cout << "  (the stored envelope could not be read)\n";
+void print_field(std::string_view name, std::string_view value) {
+  if (!value.empty()) std::cout << fmt::format("  {:<15} {}\n", name, value);
+}
+
+// The stored raw response with the failing spans marked, or what stands for it.
+void print_raw_response(const envelope& e, bool colour) {
+  std::cout << heading("raw response", colour);
+  const auto& raw = e.raw_response;
+  if (!raw.text) {
+    std::cout << fmt::format("  (not stored; {}, sha256 {})\n", detail::counted(raw.length, "byte"), raw.sha256);
+  } else if (raw.base64) {
+    std::cout << fmt::format("  (not UTF-8: {} in base64)\n  {}\n", detail::counted(raw.length, "byte"), *raw.text);
   } else {
-    field("message", e->failure.message);
-    field("idempotency key", e->idempotency_key);
-    field("model", model_text(e->model));
-    field("schema version", e->versions.schema);
-    field("prompt version", e->versions.prompt);
-    field("model version", e->versions.model);
-    if (e->expires_at) field("expires", format_rfc3339(*e->expires_at));
-
-    std::cout << heading("raw response", colour);
-    const auto& raw = e->raw_response;
-    if (!raw.text) {
-      std::cout << fmt::format("  (not stored; {}, sha256 {})\n", detail::counted(raw.length, "byte"), raw.sha256);
-    } else if (raw.base64) {
-      std::cout << fmt::format("  (not UTF-8: {} in base64)\n  {}\n", detail::counted(raw.length, "byte"), *raw.text);
-    } else {
-      const auto spans = error_spans(*e);
-      std::cout << mark_spans(*raw.text, spans, colour) << '\n';
-      if (raw.cut) {
-        std::cout << fmt::format("  (cut: {} of {} stored)\n", raw.text->size(), detail::counted(raw.length, "byte"));
-      }
-      for (std::size_t i = 0; i < spans.size(); ++i) {
-        std::cout << fmt::format("  [{}] bytes {}..{}: {}\n", i + 1, spans[i].begin, spans[i].end, spans[i].label);
-      }
+    const auto spans = error_spans(e);
+    std::cout << mark_spans(*raw.text, spans, colour) << '\n';
+    if (raw.cut) {
+      std::cout << fmt::format("  (cut: {} of {} stored)\n", raw.text->size(), detail::counted(raw.length, "byte"));
     }
-    if (raw.sealed) {
-      std::cout << fmt::format("  the original is sealed with key {} ({}); it stays sealed here\n",
-                               raw.sealed->key_id, detail::counted(raw.sealed->length, "byte"));
-    }
-
-    if (!e->failure.errors.empty() || e->failure.syntax) {
-      std::cout << heading("errors", colour);
-      if (const auto& at = e->failure.syntax) {
-        std::cout << fmt::format("  syntax at line {}, column {} (byte {})\n", at->line, at->column, at->offset);
-      }
-      for (const auto& error : e->failure.errors) {
-        std::cout << fmt::format("  {:<24} {:<12} {}\n", error.instance_path.empty() ? "/" : error.instance_path,
-                                 error.keyword, error.message);
-      }
-    }
-
-    std::cout << heading("attempts: " + attempts_text(e->attempts), colour);
-    if (e->attempts.history.empty()) std::cout << "  (no recovery attempt yet)\n";
-    for (const auto& a : e->attempts.history) {
-      const auto not_counted = not_counted_because(a);
-      std::cout << fmt::format("  {:<24} {:<16} {:<12} tokens {}{}{}\n", a.at ? format_rfc3339(*a.at) : "-",
-                               a.strategy, a.outcome, a.tokens, a.model.empty() ? "" : ", model " + a.model,
-                               not_counted.empty() ? "" : fmt::format(" (not counted: {})", not_counted));
-    }
-
-    if (!e->redactions.empty()) {
-      std::cout << heading("redacted", colour);
-      for (const auto& red : e->redactions) {
-        std::cout << fmt::format("  {:<16} {:<14} {:<6} x{}{}\n", red.field, red.kind, red.action, red.count,
-                                 red.path.empty() ? "" : " at " + red.path);
-      }
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      std::cout << fmt::format("  [{}] bytes {}..{}: {}\n", i + 1, spans[i].begin, spans[i].end, spans[i].label);
     }
   }
+  if (raw.sealed) {
+    std::cout << fmt::format("  the original is sealed with key {} ({}); it stays sealed here\n", raw.sealed->key_id,
+                             detail::counted(raw.sealed->length, "byte"));
+  }
+}
 
+void print_errors(const envelope& e, bool colour) {
+  if (e.failure.errors.empty() && !e.failure.syntax) return;
+  std::cout << heading("errors", colour);
+  if (const auto& at = e.failure.syntax) {
+    std::cout << fmt::format("  syntax at line {}, column {} (byte {})\n", at->line, at->column, at->offset);
+  }
+  for (const auto& error : e.failure.errors) {
+    std::cout << fmt::format("  {:<24} {:<12} {}\n", error.instance_path.empty() ? "/" : error.instance_path,
+                             error.keyword, error.message);
+  }
+}
+
+void print_attempts(const envelope& e, bool colour) {
+  std::cout << heading("attempts: " + attempts_text(e.attempts), colour);
+  if (e.attempts.history.empty()) std::cout << "  (no recovery attempt yet)\n";
+  for (const auto& a : e.attempts.history) {
+    const auto not_counted = not_counted_because(a);
+    std::cout << fmt::format("  {:<24} {:<16} {:<12} tokens {}{}{}\n", a.at ? format_rfc3339(*a.at) : "-",
+                             a.strategy, a.outcome, a.tokens, a.model.empty() ? "" : ", model " + a.model,
+                             not_counted.empty() ? "" : fmt::format(" (not counted: {})", not_counted));
+  }
+}
+
+void print_redactions(const envelope& e, bool colour) {
+  if (e.redactions.empty()) return;
+  std::cout << heading("redacted", colour);
+  for (const auto& red : e.redactions) {
+    std::cout << fmt::format("  {:<16} {:<14} {:<6} x{}{}\n", red.field, red.kind, red.action, red.count,
+                             red.path.empty() ? "" : " at " + red.path);
+  }
+}
+
+void print_envelope(const envelope& e, bool colour) {
+  print_field("message", e.failure.message);
+  print_field("idempotency key", e.idempotency_key);
+  print_field("model", model_text(e.model));
+  print_field("schema version", e.versions.schema);
+  print_field("prompt version", e.versions.prompt);
+  print_field("model version", e.versions.model);
+  if (e.expires_at) print_field("expires", format_rfc3339(*e.expires_at));
+  print_raw_response(e, colour);
+  print_errors(e, colour);
+  print_attempts(e, colour);
+  print_redactions(e, colour);
+}
+
+void print_operator_log(const moderation_record& r, bool colour) {
   std::cout << heading("operator log", colour);
   const auto log = parsed_or_text(r.operator_log);
   if (!log.is_array() || log.as_array().empty()) std::cout << "  (no action yet)\n";
-  if (log.is_array()) {
-    for (const auto& entry : log.as_array()) {
-      if (!entry.is_object()) continue;
-      const auto& o = entry.as_object();
-      const auto text = [&](std::string_view key) -> std::string {
-        const auto* v = o.if_contains(key);
-        return v && v->is_string() ? std::string(v->as_string()) : std::string();
-      };
-      std::cout << fmt::format("  {:<24} {:<12} {:<8} {} -> {}{}\n", text("at"), text("operator"), text("action"),
-                               text("from"), text("to"), text("note").empty() ? "" : ": " + text("note"));
-    }
+  if (!log.is_array()) return;
+  for (const auto& entry : log.as_array()) {
+    if (!entry.is_object()) continue;
+    const auto& o = entry.as_object();
+    const auto text = [&](std::string_view key) -> std::string {
+      const auto* v = o.if_contains(key);
+      return v && v->is_string() ? std::string(v->as_string()) : std::string();
+    };
+    std::cout << fmt::format("  {:<24} {:<12} {:<8} {} -> {}{}\n", text("at"), text("operator"), text("action"),
+                             text("from"), text("to"), text("note").empty() ? "" : ": " + text("note"));
   }
+}
+
+void print_record(const moderation_record& r, const std::optional<envelope>& e, bool colour) {
+  std::cout << fmt::format("dead letter {}\n", r.dlq_id);
+  print_field("status", to_string(r.status));
+  print_field("claimed by", r.claimed_by);
+  print_field("created", r.created_at);
+  print_field("updated", r.updated_at);
+  print_field("category", r.category);
+  print_field("triage", r.triage);
+  print_field("failure code", r.failure_code);
+  if (e) {
+    print_envelope(*e, colour);
+  } else {
+    std::cout << "  (the stored envelope could not be read)\n";
+  }
+  print_operator_log(r, colour);
   if (r.resolution) std::cout << heading("resolution", colour) << *r.resolution << '\n';
 }
 
