@@ -54,33 +54,39 @@ constexpr bool errc_table_in_order() noexcept {
 template <class E>
 inline constexpr bool errc_has_permanence = requires { requires errc_table<E>::has_permanence; };
 
-/// The entry of E's enumerator `value`, or null for a value none has.
+/// No enumerator has the value: errc_index's answer.
+inline constexpr std::size_t errc_none = static_cast<std::size_t>(-1);
+
+/// The index in E's table of the enumerator `value`, or errc_none. (An index,
+/// not a pointer: GCC's sanitizers make a pointer's test against null not
+/// a constant expression.)
 template <class E>
-[[nodiscard]] constexpr const errc_entry<E>* errc_find(int value) noexcept {
+[[nodiscard]] constexpr std::size_t errc_index(int value) noexcept {
   static_assert(errc_table_in_order<E>(), "an errc_table lists every enumerator once, in the order of their values");
-  if (value < 0 || static_cast<std::size_t>(value) >= std::size(errc_table<E>::entries)) return nullptr;
-  return &errc_table<E>::entries[value];
+  if (value < 0 || static_cast<std::size_t>(value) >= std::size(errc_table<E>::entries)) return errc_none;
+  return static_cast<std::size_t>(value);
 }
 
 template <class E>
 [[nodiscard]] constexpr std::string_view errc_name(E code) noexcept {
-  const errc_entry<E>* entry = errc_find<E>(static_cast<int>(code));
-  return entry != nullptr ? entry->name : errc_table<E>::unknown;
+  const std::size_t i = errc_index<E>(static_cast<int>(code));
+  return i != errc_none ? errc_table<E>::entries[i].name : errc_table<E>::unknown;
 }
 
 template <class E>
 [[nodiscard]] constexpr bool errc_permanent(E code) noexcept {
   static_assert(errc_has_permanence<E>, "this error enum has no is_permanent()");
-  const errc_entry<E>* entry = errc_find<E>(static_cast<int>(code));
-  return entry != nullptr && entry->permanent;
+  const std::size_t i = errc_index<E>(static_cast<int>(code));
+  return i != errc_none && errc_table<E>::entries[i].permanent;
 }
 
 /// The description of `value` where the table has one, else its name.
 template <class E>
 [[nodiscard]] constexpr std::string_view errc_message(int value) noexcept {
-  const errc_entry<E>* entry = errc_find<E>(value);
-  if (entry == nullptr) return "unknown error";
-  return entry->description.empty() ? entry->name : entry->description;
+  const std::size_t i = errc_index<E>(value);
+  if (i == errc_none) return "unknown error";
+  const errc_entry<E>& entry = errc_table<E>::entries[i];
+  return entry.description.empty() ? entry.name : entry.description;
 }
 
 /// The std::error_category of E: name() from the table, message() the
@@ -96,9 +102,10 @@ class errc_category final : public std::error_category {
   [[nodiscard]] bool equivalent(int value, const std::error_condition& condition) const noexcept override {
     if (condition.category() != failure_condition_category()) return std::error_category::equivalent(value, condition);
     if constexpr (errc_has_permanence<E>) {
-      const errc_entry<E>* entry = errc_find<E>(value);
-      if (entry == nullptr) return false;
-      const failure_condition answer = entry->permanent ? failure_condition::permanent : failure_condition::transient;
+      const std::size_t i = errc_index<E>(value);
+      if (i == errc_none) return false;
+      const failure_condition answer =
+          errc_table<E>::entries[i].permanent ? failure_condition::permanent : failure_condition::transient;
       return condition.value() == static_cast<int>(answer);
     } else {
       return false;
