@@ -49,8 +49,8 @@ command_syntax syntax_of(moderation_action action) {
       .operands = operands,
       .groups = {},
       .about = about(action),
-      .closing = "STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE]\n"
-                 "Exit 0 when done, 1 for a refused correction, 2 for usage errors, 3 when the store fails,\n"
+      .stores = store_forms(writable_moderation_stores),
+      .closing = "Exit 0 when done, 1 for a refused correction, 2 for usage errors, 3 when the store fails,\n"
                  "4 when the record's status does not allow the action (another operator acted first: the\n"
                  "message says its status and who claimed it), 5 when there is no such record.\n",
   };

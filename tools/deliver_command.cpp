@@ -38,8 +38,8 @@ const command_syntax syntax{
              "  is recorded in the store's replay ledger before it is written and marked delivered after,\n"
              "  so a run killed midway and run again writes each once. A line holds idempotency_key,\n"
              "  source (operator), dlq_id, resolved_by, note and output. A payload that went downstream\n"
-             "  before (the original, a replay) is not written again.\n"
-             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE]\n",
+             "  before (the original, a replay) is not written again.\n",
+    .stores = store_forms(writable_moderation_stores),
     .closing = "Exit 0 when done, 2 for usage errors, 3 when the store, the ledger or the target fails (what\n"
                "was delivered stays delivered: run it again).\n",
 };

@@ -34,6 +34,7 @@ const command_syntax syntax{
              "  shred:    destroys key ID for good and leaves a tombstone: every text sealed with it becomes\n"
              "            unreadable (re-seal what must survive first: llmdlq rekey). Not the current key.\n"
              "  list:     the keys, which is current, which are shredded.\n",
+    .stores = "",
     .closing = "Exit 0 on success, 1 when the keys refuse (an id in use, shredded or unknown), 2 for usage errors.\n",
 };
 

@@ -41,8 +41,8 @@ const command_syntax syntax{
     .operands = operands,
     .groups = {group("filters (a repeated filter matches any of its values)", filters), group("page", paging)},
     .about = "  Lists a page of the dead letters that match, oldest first: id, age, status, category,\n"
-             "  triage class, failure code and who claimed it.\n"
-             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n",
+             "  triage class, failure code and who claimed it.\n",
+    .stores = store_forms(),
     .closing = "The table form prints the next page's cursor to stderr. Exit 0, 2 for usage errors and a\n"
                "SQLite DLQ that is missing, 3 when the store fails.\n",
 };

@@ -138,6 +138,7 @@ std::string option_lines(const option& o) {
 std::string usage_text(const command_syntax& syntax) {
   std::string text = usage_line(syntax);
   text += syntax.about;
+  if (!syntax.stores.empty()) text += "  STORE: " + syntax.stores + "\n";
   for (const auto& g : syntax.groups) {
     if (g.options.empty()) continue;
     text += (g.heading.empty() ? std::string("options") : std::string(g.heading)) + ":\n";

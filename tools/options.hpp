@@ -54,6 +54,7 @@ struct command_syntax {
   std::span<const operand> operands;  ///< in the order they are given
   std::vector<option_group> groups;
   std::string_view about;    ///< after the usage line: what the command does (lines indented by two)
+  std::string stores;        ///< the forms of the STORE operand (store_forms), printed after `about`
   std::string_view closing;  ///< after the options: exit codes and the like
 };
 

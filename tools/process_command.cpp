@@ -85,6 +85,7 @@ const command_syntax syntax{
         "  from that hash. When the sink fails, a line gets \"status\": \"retry\".\n"
         "  A summary of the run goes to stderr. A sqlite: or postgres: sink also records the run's traffic\n"
         "  (responses judged and dead-lettered, per minute) for the DLQ rate over time.\n",
+    .stores = "",
     .closing =
         "Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
         "written (retry those lines) or standard output could not be written (stderr says after how many\n"

@@ -39,8 +39,8 @@ const command_syntax syntax{
     .operands = operands,
     .groups = {group("", options)},
     .about = "  Removes the dead letters whose expires_at is at or before now (letters without one stay)\n"
-             "  and writes an audit record: who, when, how many, the range of their expiry times.\n"
-             "  STORE: sqlite:PATH[#TABLE] | jsonl:PATH | postgres:CONNINFO[#[SCHEMA.]TABLE] | redis:HOST:PORT/STREAM\n",
+             "  and writes an audit record: who, when, how many, the range of their expiry times.\n",
+    .stores = store_forms(purgeable),
     .closing = "A JSON Lines file that a sink holds open is not purged (exit 3): stop the writer first.\n"
                "A real purge of a PostgreSQL DLQ migrates it first (it makes the audit table there).\n"
                "Exit 2 for usage errors and a SQLite or JSON Lines file that is not there (it is never\n"

@@ -49,12 +49,12 @@ const command_syntax syntax{
     .command = "rekey",
     .operands = operands,
     .groups = {group("", options)},
-    .about = "  STORE: sqlite:PATH | postgres:CONNINFO | jsonl:PATH\n"
-             "  Opens every sealed original whose key is not NEW_ID (with --from: only OLD_ID's) and seals it\n"
+    .about = "  Opens every sealed original whose key is not NEW_ID (with --from: only OLD_ID's) and seals it\n"
              "  again with NEW_ID, a record at a time. SQLite and PostgreSQL rows are rewritten N (256) per\n"
              "  transaction; a JSON Lines file is rewritten into a new file that replaces it by a rename, under\n"
              "  the lock its sink takes, so that a crash leaves the old file or the new one. A text that does\n"
              "  not open is reported on stderr and left as it is.\n",
+    .stores = store_forms(rekeyable),
     .closing = "Exit 0 when every text was re-sealed or its key is shredded, 1 when some did not open for\n"
                "another reason (unknown key, forged, malformed), 2 for usage errors, 3 when the store fails.\n",
 };

@@ -30,6 +30,7 @@ const command_syntax syntax{
     .about = "  Repairs the JSON in FILE (or standard input) and prints it; exit 0 when\n"
              "  repaired (or already valid), 1 with the error and its position on stderr,\n"
              "  2 for usage errors and input that cannot be read or is over the limit.\n",
+    .stores = "",
     .closing = "",
 };
 

@@ -26,7 +26,7 @@
 #  include <llmdlq/postgres/store.hpp>
 #endif
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
-#  include "kafka_replay_source.hpp"
+#  include <llmdlq/kafka/replay_source.hpp>
 #endif
 
 #include "cli.hpp"
@@ -97,9 +97,9 @@ const command_syntax syntax{
              "  relaxations; revalidation of letters written under other versions) over a DLQ's pending and\n"
              "  requeued letters. A dry run (the default) calls no model and changes nothing: it counts the\n"
              "  next step of each letter and shows samples. --execute runs it, under a lease (one replay per\n"
-             "  store), at --rate letters per second, resuming where a stopped replay left off.\n"
-             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC\n"
-             "  (a Kafka topic is read only: a real run keeps its state in --state)\n",
+             "  store), at --rate letters per second, resuming where a stopped replay left off. A Kafka\n"
+             "  topic is read only: a real run keeps its state in --state.\n",
+    .stores = store_forms(),
     .closing = "Exit 0 when the replay ran (see the summary), 2 for usage errors, 3 when a store failed,\n"
                "4 when another replay holds the lease, 128+N when signal N (INT, TERM) stopped it: its lease is "
                "given back.\n",
@@ -290,8 +290,11 @@ expected<std::unique_ptr<replay_state>, open_failure> open_state(const store_spe
 expected<opened_store, open_failure> open_topic(const settings& s) {
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
   opened_store opened;
-  auto source = kafka_replay_source::open(s.dlq.topic, {{"bootstrap.servers", s.dlq.location}});
-  if (!source) return store_failure(source.error());
+  kafka_topic_options topic;
+  topic.properties = {{"bootstrap.servers", s.dlq.location}};
+  topic.topic = s.dlq.topic;
+  auto source = kafka_replay_source::open(std::move(topic));
+  if (!source) return store_failure(source.error().message);
   opened.source = std::make_unique<kafka_replay_source>(std::move(*source));
   return opened;
 #else

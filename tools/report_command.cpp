@@ -29,11 +29,11 @@ const command_syntax syntax{
     .command = "report",
     .operands = operands,
     .groups = {group("", options)},
-    .about = "  STORE is sqlite:PATH[#TABLE] or postgres:CONNINFO[#[SCHEMA.]TABLE].\n"
-             "  Writes one HTML page for a review: the dead letters per day by category and the DLQ rate as\n"
+    .about = "  Writes one HTML page for a review: the dead letters per day by category and the DLQ rate as\n"
              "  charts, and the counts by status, category, triage class and failure code. The page needs\n"
              "  nothing else: no script, no fetch. --since bounds the charts; the counts are of the whole\n"
              "  DLQ. Reads the DLQ without changing it.\n",
+    .stores = store_forms(writable_moderation_stores),
     .closing = "Exit 2 for usage errors and a DLQ that cannot be opened, 3 when reading it or writing FILE fails.\n",
 };
 

@@ -31,8 +31,8 @@ const command_syntax syntax{
     .groups = {group("", options)},
     .about = "  Shows one dead letter: its summary, the raw response with the places its failure points at\n"
              "  marked (>>[n] ... << when not on a terminal), the errors by JSON Pointer, the attempt\n"
-             "  history, the operator log and what was redacted. Sealed originals stay sealed.\n"
-             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n",
+             "  history, the operator log and what was redacted. Sealed originals stay sealed.\n",
+    .stores = store_forms(),
     .closing = "Exit 0, 2 for usage errors, 3 when the store fails, 5 when there is no such record.\n",
 };
 

@@ -26,9 +26,9 @@ const command_syntax syntax{
     .groups = {group("", options)},
     .about = "  Counts the dead letters in a DLQ by category, triage class, status and failure code, and\n"
              "  gives the creation time of the oldest pending one.\n"
-             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC\n"
              "  Reads the DLQ without changing it (also a SQLite file it may not write; a PostgreSQL table\n"
              "  is not migrated).\n",
+    .stores = store_forms(),
     .closing = "Exit 2 for usage errors and a SQLite DLQ that is missing or cannot be opened as one,\n"
                "3 when the store fails.\n",
 };

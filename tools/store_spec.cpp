@@ -11,7 +11,7 @@
 #  include <llmdlq/postgres/store.hpp>
 #endif
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
-#  include "kafka_topic_store.hpp"
+#  include <llmdlq/kafka/topic_store.hpp>
 #endif
 
 namespace llmdlq::cli {
@@ -114,6 +114,7 @@ std::string store_forms(store_kinds kinds) {
     if (std::find(kinds.begin(), kinds.end(), form.kind) == kinds.end()) continue;
     if (!text.empty()) text += " | ";
     text += form.form;
+    if (form.kind == store_spec::store_kind::kafka) text += " (read only)";
   }
   return text;
 }
@@ -151,8 +152,11 @@ expected<std::unique_ptr<moderation_store>, store_open_error> open_store(const s
   if (spec.kind == store_spec::store_kind::kafka) {
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
     if (!read_only) return unexpected(store_open_error{"a Kafka topic is read only: list, show, stats and top read it", true});
-    auto topic = kafka_topic_store::open(spec.topic, {{"bootstrap.servers", spec.location}});
-    if (!topic) return unexpected(store_open_error{std::move(topic.error()), false});
+    kafka_topic_options options;
+    options.properties = {{"bootstrap.servers", spec.location}};
+    options.topic = spec.topic;
+    auto topic = kafka_topic_store::open(std::move(options));
+    if (!topic) return unexpected(store_open_error{std::move(topic.error().message), false});
     return std::unique_ptr<moderation_store>(std::move(*topic));
 #else
     return unexpected(store_open_error{"this llmdlq was built without Kafka", true});

@@ -34,12 +34,12 @@ using store_kinds = std::initializer_list<store_spec::store_kind>;
 inline constexpr store_kinds moderation_stores = {store_spec::store_kind::sqlite, store_spec::store_kind::postgres,
                                                   store_spec::store_kind::kafka};
 
-/// The forms of `kinds` for a person, `|` between them: `sqlite:PATH[#TABLE] | …`.
-[[nodiscard]] std::string store_forms(store_kinds kinds);
+/// The stores an operator acts on: SQLite and PostgreSQL (a Kafka topic is read only).
+inline constexpr store_kinds writable_moderation_stores = {store_spec::store_kind::sqlite,
+                                                           store_spec::store_kind::postgres};
 
-/// The forms open_moderation_store accepts, for usage texts.
-inline constexpr std::string_view store_spec_forms =
-    "sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)";
+/// The forms of `kinds` for a person, `|` between them: `sqlite:PATH[#TABLE] | …`.
+[[nodiscard]] std::string store_forms(store_kinds kinds = moderation_stores);
 
 /// The store for a person to read: the SQLite file, or `postgres` (a
 /// connection string may hold a password), with the table when named.

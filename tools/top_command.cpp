@@ -34,8 +34,8 @@ const command_syntax syntax{
     .groups = {group("", options)},
     .about = "  Shows a DLQ's counts by status, category and triage class, the pending count and the age\n"
              "  of the oldest pending dead letter, every --interval seconds (default 2) until interrupted:\n"
-             "  redrawn in place on a terminal, one block after another otherwise.\n"
-             "  STORE: sqlite:PATH[#TABLE] | postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC (read only)\n",
+             "  redrawn in place on a terminal, one block after another otherwise.\n",
+    .stores = store_forms(),
     .closing = "Exit 0, 2 for usage errors, 3 when the store fails.\n",
 };
 

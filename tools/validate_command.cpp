@@ -36,6 +36,7 @@ const command_syntax syntax{
              "  Prints one JSON line per document. Exit 0 when all are valid, 1 when any is\n"
              "  invalid, 2 for usage errors, an unusable schema or an unreadable file.\n"
              "  Each verdict names the schema's draft (\"dialect\").\n",
+    .stores = "",
     .closing = "",
 };
 

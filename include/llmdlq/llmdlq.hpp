@@ -31,6 +31,8 @@
 #include "llmdlq/purge.hpp"
 #include "llmdlq/regex.hpp"
 #include "llmdlq/repair.hpp"
+#include "llmdlq/replay_source.hpp"
+#include "llmdlq/replay_state.hpp"
 #include "llmdlq/request_context.hpp"
 #include "llmdlq/retention.hpp"
 #include "llmdlq/schema.hpp"

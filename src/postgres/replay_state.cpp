@@ -3,6 +3,7 @@
 // per change, one mutex.
 #include "llmdlq/config.hpp"
 #include "llmdlq/postgres/replay_state.hpp"
+#include "llmdlq/detail/store/ledger_entry.hpp"
 
 #include <libpq-fe.h>
 
@@ -385,7 +386,7 @@ expected<ledger_entry, replay_state_error> postgres_replay_state::record_output(
                      std::array<const char*, 5>{key.c_str(), from.c_str(), id.c_str(), document.c_str(), at.c_str()},
                      "record_output");
     if (!r) return unexpected(std::move(r.error()));
-    if (PQntuples(r->get()) == 1) return ledger_entry{true, key, from, id, document, now, false};
+    if (PQntuples(r->get()) == 1) return detail::store::written_first(key, from, id, document, now);
     // A new statement, a new snapshot: it sees the entry that conflicted.
     auto earlier = s.entry(key);
     if (!earlier) return unexpected(std::move(earlier.error()));

@@ -3,6 +3,7 @@
 // BEGIN IMMEDIATE transaction per operation, one mutex.
 #include "llmdlq/config.hpp"
 #include "llmdlq/sqlite/replay_state.hpp"
+#include "llmdlq/detail/store/ledger_entry.hpp"
 
 #include <sqlite3.h>
 
@@ -364,8 +365,7 @@ expected<ledger_entry, replay_state_error> sqlite_replay_state::record_output(st
     bind_text(s, 5, at);
     if (!impl_->run(impl_->insert_output)) return unexpected(impl_->failure("record_output"));
     if (sqlite3_changes(impl_->db) != 0) {
-      return ledger_entry{true, std::string(idempotency_key), std::string(source), std::string(dlq_id),
-                          std::string(output), now, false};
+      return detail::store::written_first(idempotency_key, source, dlq_id, output, now);
     }
     auto earlier = impl_->entry(idempotency_key);
     if (!earlier) return unexpected(std::move(earlier.error()));

@@ -46,6 +46,7 @@ const command_syntax syntax{
              "  Serves the moderation queue to a browser: the pending letters with filters and counts, each\n"
              "  record with the spans its errors point at, claim / resolve / discard / requeue (each in the\n"
              "  record's operator log under the name given at login), and charts of the letters over time.\n",
+    .stores = "",
     .closing = "Prints `listening on http://HOST:PORT/` once it accepts connections; stops on SIGINT or SIGTERM.\n"
                "Exit 2 for usage errors, an unusable DLQ, schema or token file, or an address it cannot bind.\n",
 };

@@ -20,54 +20,12 @@
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/llm/recovery_step.hpp"
+#include "llmdlq/replay_source.hpp"
 #include "llmdlq/replay_state.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
 class recovery_ladder;
-
-/// A dead letter as a source holds it.
-struct stored_letter {
-  envelope letter;
-  std::string position;  ///< where it is in the source, for the cursor (increasing)
-};
-
-/// Whether a letter's record is still the replay's, since the source read it.
-enum class letter_standing : std::uint8_t {
-  ours,      ///< as read (before the call), or written with the run (after); a source keeping no records says so
-  acted_on,  ///< an operator acted on the record meanwhile: what the operator did stands
-  purged,    ///< the record was purged meanwhile
-};
-
-/// Where a replay reads dead letters and writes what became of them.
-class replay_source {
- public:
-  virtual ~replay_source() = default;
-  /// Up to `limit` letters after `after` (from the start when empty), in position order.
-  [[nodiscard]] virtual expected<std::vector<stored_letter>, std::string> next(std::string_view after,
-                                                                               std::size_t limit) = 0;
-  /// Records the ladder's run on `letter` (whose history it extended): the
-  /// record is recovered, exhausted, or keeps its status with the new
-  /// history. A source that cannot write (a Kafka topic) does nothing.
-  /// Fails only when the source failed: a record an operator acted on or a
-  /// purge removed meanwhile is an outcome, not an error.
-  [[nodiscard]] virtual expected<letter_standing, std::string> update(const stored_letter& before,
-                                                                      const envelope& after,
-                                                                      const recovery_result& result) = 0;
-  /// Writes `with_call` (the letter, its history ending with the model call
-  /// about to start) before the call is made, so that a replay killed
-  /// during it leaves the call in the letter's history. Anything but `ours`
-  /// stops the call (and the letter is skipped and counted). A source that
-  /// keeps no records has nothing to write.
-  [[nodiscard]] virtual expected<letter_standing, std::string> record_call(const stored_letter& letter,
-                                                                           const envelope& with_call) = 0;
-  /// Asked right before the letter's model call: whether the record is
-  /// still the replay's (a batch is read ahead, and operators and purges act
-  /// meanwhile). A letter that is not is skipped and counted. An operator who
-  /// acts during the call itself wins the record (update() says acted_on),
-  /// while the payload, already in the ledger, goes downstream once.
-  [[nodiscard]] virtual expected<letter_standing, std::string> recheck(const stored_letter& letter) = 0;
-};
 
 /// Where recovered payloads go. Each delivery carries the idempotency key,
 /// so a target that sees a key twice (after a crash between delivery and

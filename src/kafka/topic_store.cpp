@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "kafka_topic_store.hpp"
+#include "llmdlq/kafka/topic_store.hpp"
 
 #include <algorithm>
 #include <numeric>
 
 #include <fmt/format.h>
-#include <llmdlq/detail/store/query_results.hpp>
+#include "llmdlq/detail/store/query_results.hpp"
 
-#include "kafka_replay_source.hpp"
-
-namespace llmdlq::cli {
+LLMDLQ_BEGIN_NAMESPACE
 namespace {
 
 moderation_error read_only(std::string_view topic) {
@@ -44,21 +42,21 @@ bool matches(const moderation_query& q, const moderation_record& r, const envelo
 
 }  // namespace
 
-expected<std::unique_ptr<kafka_topic_store>, std::string> kafka_topic_store::open(
-    std::string topic, std::map<std::string, std::string> properties) {
-  auto source = kafka_replay_source::open(topic, std::move(properties));
+expected<std::unique_ptr<kafka_topic_store>, kafka_error> kafka_topic_store::open(kafka_topic_options options) {
+  auto source = kafka_replay_source::open(std::move(options));
   if (!source) return unexpected(std::move(source.error()));
   std::map<std::string, envelope> latest;  // by dlq_id: a redelivered letter counts once
   std::string position;
   for (;;) {
     auto letters = source->next(position, 500);
-    if (!letters) return unexpected(std::move(letters.error()));
+    if (!letters) return unexpected(kafka_error{kafka_errc::unavailable, std::move(letters.error())});
     if (letters->empty()) break;
     position = letters->back().position;
     for (auto& l : *letters) latest.insert_or_assign(l.letter.dlq_id, std::move(l.letter));
   }
   std::unique_ptr<kafka_topic_store> store(new kafka_topic_store());
-  store->topic_ = std::move(topic);
+  store->topic_ = source->topic();
+  store->skipped_ = source->skipped();
   for (auto& [id, e] : latest) {
     moderation_record r;
     r.dlq_id = id;
@@ -158,4 +156,4 @@ expected<std::vector<dlq_timeline_bucket>, moderation_error> kafka_topic_store::
   return buckets;
 }
 
-}  // namespace llmdlq::cli
+LLMDLQ_END_NAMESPACE

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// A Kafka dead-letter topic as a replay source: the envelopes on every
+// partition, read by assignment (no consumer group joins, nothing is
+// committed), in the order of each partition. A topic is read-only: the
+// replay's cursor, attempts and ledger live in its replay_state.
+// Part of the llmdlq::kafka library (librdkafka).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/kafka/error.hpp"
+#include "llmdlq/kafka/properties.hpp"
+#include "llmdlq/replay_source.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+/// Which topic to read, and how.
+struct kafka_topic_options {
+  /// librdkafka consumer properties: `bootstrap.servers` at least. llmdlq
+  /// sets `enable.auto.commit=false` and `enable.partition.eof=true`;
+  /// `group.id` (which librdkafka wants, though no group is joined)
+  /// defaults to `llmdlq-replay`.
+  kafka_properties properties;
+  std::string topic = "receipts-dead-letter-queue";
+  /// How long opening (the topic's metadata) and each read may wait for the cluster.
+  std::chrono::milliseconds timeout{10000};
+  kafka_log_function log;
+};
+
+/// Positions are `partition:offset` pairs, partitions ascending, joined by
+/// commas (`0:41,2:7`): the last message read on each partition. A letter's
+/// position names every partition read so far, so a cursor saved after any
+/// letter resumes after it. Messages that are not envelopes are skipped and
+/// counted. update, recheck and record_call have nothing to write and
+/// answer `ours`.
+///
+/// Not thread-safe: one replay reads one source. Throws nothing but
+/// std::bad_alloc.
+class kafka_replay_source final : public replay_source {
+ public:
+  /// Connects and reads the topic's partitions. Fails with
+  /// invalid_configuration for a property librdkafka refuses or an empty
+  /// topic name, rejected for a topic the cluster refuses (unknown, not
+  /// authorized), and unavailable or timeout when the cluster does not
+  /// answer. Reading never creates the topic.
+  [[nodiscard]] static expected<kafka_replay_source, kafka_error> open(kafka_topic_options options);
+
+  kafka_replay_source(kafka_replay_source&&) noexcept;
+  kafka_replay_source& operator=(kafka_replay_source&&) noexcept;
+  ~kafka_replay_source() override;
+
+  /// Up to `limit` letters after `after` (from each partition's beginning
+  /// when empty). Empty when every partition is read to its end.
+  [[nodiscard]] expected<std::vector<stored_letter>, std::string> next(std::string_view after,
+                                                                       std::size_t limit) override;
+  [[nodiscard]] expected<letter_standing, std::string> update(const stored_letter&, const envelope&,
+                                                              const recovery_result&) override {
+    return letter_standing::ours;
+  }
+  [[nodiscard]] expected<letter_standing, std::string> recheck(const stored_letter&) override {
+    return letter_standing::ours;
+  }
+  [[nodiscard]] expected<letter_standing, std::string> record_call(const stored_letter&, const envelope&) override {
+    return letter_standing::ours;
+  }
+
+  /// The topic this source reads.
+  [[nodiscard]] const std::string& topic() const noexcept;
+  /// Messages skipped so far because they held no envelope.
+  [[nodiscard]] std::size_t skipped() const noexcept;
+
+ private:
+  struct impl;
+  explicit kafka_replay_source(std::unique_ptr<impl> state) noexcept;
+  std::unique_ptr<impl> impl_;
+};
+
+LLMDLQ_END_NAMESPACE
