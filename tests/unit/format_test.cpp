@@ -138,7 +138,7 @@ TEST_CASE("host names and e-mail details", "[format]") {
   CHECK(matches_format(format_kind::email, "x@[ipv6:2001:db8::1]"));
   CHECK_FALSE(matches_format(format_kind::email, "x@[2001:db8::1]"));
   CHECK_FALSE(matches_format(format_kind::email, "x@[tag:whatever]"));
-  CHECK_FALSE(matches_format(format_kind::email, std::string(65, 'a') + "@example.com"));
+  CHECK_FALSE(matches_format(format_kind::email, std::string(65, 'a').append("@example.com")));
   CHECK(matches_format(format_kind::idn_email, "δοκιμή@παράδειγμα.δοκιμή"));
   CHECK_FALSE(matches_format(format_kind::email, "δοκιμή@example.com"));
 }
