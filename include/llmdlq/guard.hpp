@@ -51,6 +51,11 @@ struct guard_finding {
 [[nodiscard]] LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw,
                                                                        const guard_options& options = {});
 
+/// The length of the longest marker find_injection looks for under
+/// `options`: a text read in pieces needs searching again only from that
+/// many bytes before each new piece.
+[[nodiscard]] LLMDLQ_INLINE std::size_t longest_injection_marker(const guard_options& options) noexcept;
+
 /// A refusal phrase in a response with no `{` or `[` in it.
 [[nodiscard]] LLMDLQ_INLINE std::optional<guard_finding> find_refusal(std::string_view raw,
                                                                      const guard_options& options = {});

@@ -2,6 +2,7 @@
 // Definitions for guard.hpp.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -181,6 +182,17 @@ LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw, 
                        fmt::format("prompt-injection marker \"{}\" at offset {}",
                                    detail::printable_excerpt(raw.substr(found->first, found->second.size())),
                                    found->first)};
+}
+
+LLMDLQ_INLINE std::size_t longest_injection_marker(const guard_options& options) noexcept {
+  if (!options.detect_injection) return 0;
+  std::size_t longest = 0;
+  for (const auto marker : detail::builtin_injection_markup) longest = std::max(longest, marker.size());
+  if (options.detect_instruction_phrases) {
+    for (const auto phrase : detail::builtin_injection_phrases) longest = std::max(longest, phrase.size());
+  }
+  for (const auto& marker : options.extra_injection_markers) longest = std::max(longest, marker.size());
+  return longest;
 }
 
 LLMDLQ_INLINE std::optional<guard_finding> find_refusal(std::string_view raw, const guard_options& options) {

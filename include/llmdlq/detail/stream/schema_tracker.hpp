@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+// The schema followed down a JSON text as it arrives (json_prefix's
+// listener): for each value, the subschemas that certainly apply to it,
+// and the first byte after which one of them must fail whatever follows.
+//
+// A subschema certainly applies when it is reached through `properties`,
+// `additionalProperties` (no `patternProperties` beside it), `prefixItems`,
+// `items`, `$ref` and `allOf` alone. The branches of anyOf, oneOf, not and
+// if/then/else, dynamic references and unevaluated* decide nothing here:
+// only the whole document can. What is checked, on the subschemas that
+// certainly apply:
+//   - at a value's first byte: `false`, and `type` (integer or number for
+//     any number);
+//   - at a leaf's last byte: every keyword of a subschema made of leaf
+//     keywords only (type, const, enum, number and string keywords), as the
+//     validator checks them;
+//   - at a key's closing quote: a name `additionalProperties: false` forbids;
+//   - at an element's or member's first byte: maxItems, maxProperties.
+// A failure of one of them is a failure of the document, so the prefix is
+// dead. Content rules (which read the clock) wait for the whole document.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/detail/schema/evaluator.hpp"
+#include "llmdlq/detail/schema/instance.hpp"
+#include "llmdlq/detail/schema/schema_program.hpp"
+#include "llmdlq/detail/stream/json_prefix.hpp"
+#include "llmdlq/json_parser.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail::stream {
+
+class schema_tracker {
+ public:
+  /// The subschemas a set holds at most: past it, the rest decide nothing early.
+  static constexpr std::size_t max_sure = 64;
+
+  explicit schema_tracker(const program& prog) : prog_(&prog), leaf_parser_(leaf_limits()) {
+    if (prog.root != no_node) add_closure(pending_, prog.root);
+  }
+
+  /// The text so far: leaves and keys are read back from it.
+  void see(std::string_view text) noexcept { text_ = text; }
+
+  [[nodiscard]] bool dead() const noexcept { return !why_.empty(); }
+  [[nodiscard]] std::size_t dead_at() const noexcept { return dead_at_; }
+  [[nodiscard]] const std::string& why() const noexcept { return why_; }
+  [[nodiscard]] const std::string& where() const noexcept { return where_; }
+  /// Whether the failure is a format's: the document's category is then semantic.
+  [[nodiscard]] bool semantic() const noexcept { return semantic_; }
+
+  // json_prefix's listener.
+  bool element_begins(std::size_t at) {
+    frame& f = frames_.back();
+    const std::size_t index = f.count++;
+    f.path_token = std::to_string(index);
+    pending_.clear();
+    for (const node* n : f.sure) {
+      if ((n->flags & has_array_keywords) == 0) continue;
+      if (f.count > n->max_items) {
+        return fail(at, fmt::format("more than {} item{} (maxItems)", n->max_items, n->max_items == 1 ? "" : "s"));
+      }
+      if (index < n->prefix_items.count) {
+        add_closure(pending_, prog_->children[n->prefix_items.begin + index]);
+      } else if (n->items != no_node) {
+        add_closure(pending_, n->items);
+      }
+    }
+    return true;
+  }
+
+  bool key_begins(std::size_t at) {
+    frame& f = frames_.back();
+    ++f.count;
+    for (const node* n : f.sure) {
+      if ((n->flags & has_object_keywords) != 0 && f.count > n->max_properties) {
+        return fail(at, fmt::format("more than {} propert{} (maxProperties)", n->max_properties,
+                                    n->max_properties == 1 ? "y" : "ies"));
+      }
+    }
+    return true;
+  }
+
+  bool key_ends(std::size_t begin, std::size_t end) {
+    frame& f = frames_.back();
+    pending_.clear();
+    auto key = decoded_string(begin, end);
+    if (!key) return true;  // left to the whole-text parser
+    f.path_token = *key;
+    for (const node* n : f.sure) {
+      if ((n->flags & has_object_keywords) == 0) continue;
+      const key_table::entry* entry = n->keys == no_index ? nullptr : prog_->key_tables[n->keys].find(*key);
+      if (entry != nullptr && entry->schema != no_node) {
+        add_closure(pending_, entry->schema);
+        continue;
+      }
+      if (!n->pattern_properties.empty() || n->additional_properties == no_node) continue;
+      if (prog_->nodes[n->additional_properties].flags & always_false) {
+        return fail(end - 1, fmt::format("property \"{}\" is not allowed (additionalProperties)", *key));
+      }
+      add_closure(pending_, n->additional_properties);
+    }
+    return true;
+  }
+
+  bool value_begins(value_kind kind, std::size_t at) {
+    for (const node* n : pending_) {
+      if (n->flags & always_false) return fail(at, "no value is allowed here (the schema is false)");
+      if ((n->flags & has_type) && (n->types & type_bits(kind)) == 0) {
+        return fail(at, fmt::format("a {} where the schema allows {}", name_of(kind), allowed_types(n->types)));
+      }
+    }
+    if (kind == value_kind::object || kind == value_kind::array) {
+      frames_.push_back(frame{std::move(pending_), 0, {}});
+      pending_ = {};
+    } else {
+      leaf_.swap(pending_);
+    }
+    pending_.clear();
+    return true;
+  }
+
+  bool leaf_ends(value_kind kind, std::size_t begin, std::size_t end) {
+    // A number is known whole only at the byte after it, which json_prefix reads with the call.
+    const std::size_t known_at = kind == value_kind::number ? end : end - 1;
+    const bool judged = std::any_of(leaf_.begin(), leaf_.end(), [](const node* n) { return is_leaf(*n); });
+    if (judged) {
+      auto value = leaf_parser_.parse(text_.substr(begin, end - begin));
+      if (value) {
+        eval_context context(*prog_);
+        evaluator<simdjson_view, false> check(context, nullptr);
+        for (const node* n : leaf_) {
+          if (is_leaf(*n) && !check.evaluate(*n, value->root(), nullptr)) {
+            // Once more, collecting, for the validator's own words.
+            std::vector<validation_error> errors;
+            error_sink sink{errors, 1, {}, {}};
+            evaluator<simdjson_view, true> explain(context, &sink);
+            (void)explain.evaluate(*n, value->root(), nullptr);
+            if (errors.empty()) return fail(known_at, "the value fails its schema");
+            semantic_ = !is_structural_keyword(errors.front().keyword);
+            return fail(known_at, errors.front().message + " (" + errors.front().keyword + ")");
+          }
+        }
+      }
+    }
+    leaf_.clear();
+    return true;
+  }
+
+  bool container_ends(std::size_t) {
+    frames_.pop_back();
+    return true;
+  }
+
+ private:
+  struct frame {
+    std::vector<const node*> sure;
+    std::size_t count = 0;   // elements or members begun
+    std::string path_token;  // the member's key or the element's index in hand
+  };
+
+  static parse_options leaf_limits() noexcept {
+    parse_options limits;
+    limits.max_size = std::size_t{1} << 40;
+    return limits;
+  }
+
+  static bool is_leaf(const node& n) noexcept { return n.flags != 0 && (n.flags & ~leaf_flags) == 0 && !(n.flags & has_content_rules); }
+
+  static std::uint8_t type_bits(value_kind kind) noexcept {
+    switch (kind) {
+      case value_kind::null: return null_bit;
+      case value_kind::boolean: return boolean_bit;
+      case value_kind::number: return number_bit | integer_bit;
+      case value_kind::string: return string_bit;
+      case value_kind::array: return array_bit;
+      case value_kind::object: return object_bit;
+    }
+    return 0;
+  }
+
+  static std::string_view name_of(value_kind kind) noexcept {
+    switch (kind) {
+      case value_kind::null: return "null";
+      case value_kind::boolean: return "boolean";
+      case value_kind::number: return "number";
+      case value_kind::string: return "string";
+      case value_kind::array: return "array";
+      case value_kind::object: return "object";
+    }
+    return "value";
+  }
+
+  static std::string allowed_types(std::uint8_t types) {
+    std::string names;
+    const std::pair<std::uint8_t, std::string_view> all[] = {
+        {null_bit, "null"},     {boolean_bit, "boolean"}, {object_bit, "object"}, {array_bit, "array"},
+        {number_bit, "number"}, {string_bit, "string"},   {integer_bit, "integer"}};
+    for (const auto& [bit, name] : all) {
+      if ((types & bit) == 0) continue;
+      if (!names.empty()) names += ", ";
+      names += name;
+    }
+    return names.empty() ? std::string("nothing") : names;
+  }
+
+  // `id` and what it applies in place with certainty ($ref, allOf), once each.
+  void add_closure(std::vector<const node*>& set, node_id id) {
+    std::vector<node_id> todo{id};
+    while (!todo.empty() && set.size() < max_sure) {
+      const node& n = prog_->nodes[todo.back()];
+      todo.pop_back();
+      if (std::find(set.begin(), set.end(), &n) != set.end()) continue;
+      set.push_back(&n);
+      if ((n.flags & has_ref) && n.ref != no_node) todo.push_back(n.ref);
+      for (std::uint32_t i = 0; i < n.all_of.count; ++i) todo.push_back(prog_->children[n.all_of.begin + i]);
+    }
+  }
+
+  std::optional<std::string> decoded_string(std::size_t begin, std::size_t end) {
+    auto parsed = leaf_parser_.parse(text_.substr(begin, end - begin));
+    if (!parsed) return std::nullopt;
+    std::string_view s;
+    if (parsed->root().get_string().get(s)) return std::nullopt;
+    return std::string(s);
+  }
+
+  bool fail(std::size_t at, std::string why) {
+    dead_at_ = at;
+    why_ = std::move(why);
+    for (const frame& f : frames_) where_.append("/").append(f.path_token);
+    return false;
+  }
+
+  const program* prog_;
+  json_parser leaf_parser_;
+  std::string_view text_;
+  std::vector<frame> frames_;
+  std::vector<const node*> pending_;  // what applies to the value about to begin
+  std::vector<const node*> leaf_;     // what applies to the leaf in hand
+  std::size_t dead_at_ = 0;
+  std::string why_;
+  std::string where_;
+  bool semantic_ = false;
+};
+
+}  // namespace detail::stream
+LLMDLQ_END_NAMESPACE

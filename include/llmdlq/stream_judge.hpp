@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// A streamed answer judged as it arrives: feed() says, chunk by chunk,
+// whether some continuation of the bytes so far could still be accepted,
+// and at which byte the answer died when none can, so that a worker stops
+// paying for an answer already lost; finish() judges the whole as
+// process_llm_response does.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/envelope.hpp"
+#include "llmdlq/expected.hpp"
+#include "llmdlq/process.hpp"
+#include "llmdlq/request_context.hpp"
+#include "llmdlq/schema.hpp"
+#include "llmdlq/taxonomy.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+/// What the bytes fed so far allow.
+struct stream_verdict {
+  bool dead = false;  ///< no continuation of them can be accepted
+  /// When dead: the failure the prefix already holds (poison, syntax,
+  /// schema, semantic). The whole text's category may still rank above it
+  /// (a later marker makes any answer poison); finish() says which.
+  failure_category category = failure_category::poison;
+  std::size_t offset = 0;  ///< when dead: the byte after which no continuation can be accepted
+  std::string message;     ///< when dead: why, with the JSON Pointer of the value when there is one
+};
+
+/// Judges one streamed response. A prefix is dead only when no text that
+/// begins with it can be accepted under the options given:
+///
+/// - always: over limits.max_size bytes, or a prompt-injection marker
+///   (poison);
+/// - without local repair (repair_mode::off), where the text must be strict
+///   JSON: the first byte no JSON text can have there (syntax: prose before
+///   the JSON, a single quote, a trailing comma, text after the value), and,
+///   without coercion, a value its schema must reject: a type the schema
+///   does not allow, a `false` subschema, a name additionalProperties
+///   forbids, maxItems or maxProperties exceeded, and a complete string,
+///   number or literal that fails a subschema of value keywords (const,
+///   enum, maxLength, maximum, pattern, format, ...), all on the subschemas
+///   that certainly apply (see detail/stream/schema_tracker.hpp).
+///
+/// With local repair on, no schema failure is death: among several values
+/// in a text, repair takes the one the schema accepts, so an answer that
+/// corrects itself later in the text is accepted. required, minItems,
+/// contains, uniqueItems, content rules, confidence and the API's word
+/// (finish_reason, refusal) are judged by finish().
+///
+/// feed() costs time linear in the bytes, whatever the chunking, and the
+/// verdict's offset does not depend on it. The judge keeps the bytes, for
+/// finish() and the envelope; its own state is the nesting and the token in
+/// hand. The schema must outlive the judge. Not thread-safe: one stream,
+/// one judge. Throws nothing but std::bad_alloc.
+class stream_judge {
+ public:
+  LLMDLQ_INLINE stream_judge(const schema& schema, request_context context = {}, process_options options = {});
+  LLMDLQ_INLINE stream_judge(stream_judge&&) noexcept;
+  LLMDLQ_INLINE stream_judge& operator=(stream_judge&&) noexcept;
+  LLMDLQ_INLINE ~stream_judge();
+
+  /// Takes the next bytes of the answer. Once dead, it stays dead; later
+  /// bytes are kept, not judged.
+  LLMDLQ_INLINE const stream_verdict& feed(std::string_view chunk);
+
+  /// The whole answer judged: exactly process_llm_response(received(), ...)
+  /// with the context given, its finish_reason set to `finish_reason` when
+  /// that is not empty.
+  [[nodiscard]] LLMDLQ_INLINE expected<accepted, envelope> finish(std::string_view finish_reason = {});
+
+  [[nodiscard]] const stream_verdict& verdict() const noexcept { return verdict_; }
+  /// The bytes fed so far.
+  [[nodiscard]] std::string_view received() const noexcept { return received_; }
+
+ private:
+  struct reader;
+  LLMDLQ_INLINE void judge_new_bytes(std::size_t from);
+
+  const schema* schema_;
+  request_context context_;
+  process_options options_;
+  std::string received_;
+  stream_verdict verdict_;
+  std::unique_ptr<reader> reader_;
+};
+
+LLMDLQ_END_NAMESPACE
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/stream_judge.ipp"
+#endif
