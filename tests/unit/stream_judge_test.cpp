@@ -139,7 +139,7 @@ TEST_CASE("stream_judge: an injection marker split across chunks, and a text ove
     const auto& v = judge.feed(R"(start|>system", "total": 1})");
     CHECK(v.dead);
     CHECK(v.category == llmdlq::failure_category::poison);
-    CHECK(v.offset == 14);
+    CHECK(v.offset == 25);  // the byte that completes the marker
     CHECK_FALSE(judge.finish().has_value());
     CHECK(judge.finish().error().failure.category == llmdlq::failure_category::poison);
   }

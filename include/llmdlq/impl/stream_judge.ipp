@@ -55,47 +55,69 @@ LLMDLQ_INLINE const stream_verdict& stream_judge::feed(std::string_view chunk) {
 }
 
 LLMDLQ_INLINE void stream_judge::judge_new_bytes(std::size_t from) {
-  auto die = [&](failure_category category, std::size_t offset, std::string message) {
-    verdict_.dead = true;
-    verdict_.category = category;
-    verdict_.offset = offset;
-    verdict_.message = std::move(message);
+  // Every cause of death is found at the byte that makes it certain, and the
+  // earliest wins: so the verdict is the same however the bytes were cut.
+  std::optional<stream_verdict> first;
+  auto die = [&](failure_category category, std::size_t offset, auto&& message) {
+    if (first && first->offset <= offset) return;
+    first = stream_verdict{true, category, offset, std::string(message())};
   };
   const std::string_view text = received_;
   // poison: the parser refuses a text over the size limit, whatever it holds.
   if (text.size() > options_.limits.max_size) {
-    return die(failure_category::poison, options_.limits.max_size,
-               fmt::format("the response is longer than the limit of {} bytes", options_.limits.max_size));
+    die(failure_category::poison, options_.limits.max_size, [&] {
+      return fmt::format("the response is longer than the limit of {} bytes", options_.limits.max_size);
+    });
   }
-  // poison: a marker in the new bytes, or across their start.
+  // poison: a marker that ends in the new bytes; it began at most the
+  // longest marker's length before them.
   if (const std::size_t longest = longest_injection_marker(options_.guard); longest != 0) {
     const std::size_t window = from > longest - 1 ? from - (longest - 1) : 0;
-    if (auto found = find_injection(text.substr(window), options_.guard)) {
-      const std::size_t at = window + found->offset;
-      return die(failure_category::poison, at, fmt::format("prompt-injection marker at offset {}", at));
+    if (find_injection(text.substr(window), options_.guard)) {
+      // The first byte that completes one: the least prefix holding a marker.
+      std::size_t low = from, high = text.size() - 1;
+      while (low < high) {
+        const std::size_t middle = low + (high - low) / 2;
+        if (find_injection(text.substr(window, middle + 1 - window), options_.guard)) {
+          high = middle;
+        } else {
+          low = middle + 1;
+        }
+      }
+      // Every marker in that prefix ends at `low`: the one found is those bytes.
+      const std::size_t begin = window + find_injection(text.substr(window, low + 1 - window), options_.guard)->offset;
+      die(failure_category::poison, low, [&] {
+        return fmt::format("prompt-injection marker \"{}\" at offset {}", text.substr(begin, low + 1 - begin), begin);
+      });
     }
   }
-  if (!reader_) return;
-  // Strict JSON, read on from where the last bytes left it.
-  auto& syntax = reader_->syntax;
-  if (reader_->tracker) {
-    auto& tracker = *reader_->tracker;
-    tracker.see(text);
-    syntax.feed(text.substr(from), from, tracker);
-    if (tracker.dead()) {
-      const std::string& at = tracker.where();
-      return die(tracker.semantic() ? failure_category::semantic : failure_category::schema, tracker.dead_at(),
-                 fmt::format("{} error at {}: {}", tracker.semantic() ? "content" : "schema", at.empty() ? "/" : at,
-                             tracker.why()));
+  // Strict JSON, read on from where the last bytes left it, up to the
+  // earliest death so far.
+  if (reader_) {
+    const std::size_t until = first ? first->offset + 1 : text.size();
+    const std::string_view bytes = text.substr(from, until - from);
+    auto& syntax = reader_->syntax;
+    if (reader_->tracker) {
+      auto& tracker = *reader_->tracker;
+      tracker.see(text);
+      syntax.feed(bytes, from, tracker);
+      if (tracker.dead()) {
+        die(tracker.semantic() ? failure_category::semantic : failure_category::schema, tracker.dead_at(), [&] {
+          const std::string& at = tracker.where();
+          return fmt::format("{} error at {}: {}", tracker.semantic() ? "content" : "schema", at.empty() ? "/" : at,
+                             tracker.why());
+        });
+      }
+    } else {
+      reader::no_schema listener;
+      syntax.feed(bytes, from, listener);
     }
-  } else {
-    reader::no_schema listener;
-    syntax.feed(text.substr(from), from, listener);
+    if (syntax.state() == detail::stream::json_prefix::standing::broken) {
+      die(failure_category::syntax, syntax.broken_at(),
+          [&] { return fmt::format("not JSON: no JSON text has byte {} there", syntax.broken_at()); });
+    }
   }
-  if (syntax.state() == detail::stream::json_prefix::standing::broken) {
-    die(failure_category::syntax, syntax.broken_at(),
-        fmt::format("not JSON: no JSON text has byte {} there", syntax.broken_at()));
-  }
+  if (first) verdict_ = std::move(*first);
 }
 
 LLMDLQ_INLINE expected<accepted, envelope> stream_judge::finish(std::string_view finish_reason) {
