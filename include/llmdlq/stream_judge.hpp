@@ -75,6 +75,9 @@ class stream_judge {
   [[nodiscard]] LLMDLQ_INLINE expected<accepted, envelope> finish(std::string_view finish_reason = {});
 
   [[nodiscard]] const stream_verdict& verdict() const noexcept { return verdict_; }
+  /// The context finish() judges with: a host may add what the stream told
+  /// after it began (the API's refusal, a confidence).
+  [[nodiscard]] request_context& context() noexcept { return context_; }
   /// The bytes fed so far.
   [[nodiscard]] std::string_view received() const noexcept { return received_; }
 

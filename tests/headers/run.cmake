@@ -8,7 +8,8 @@ file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
 set(HEAVY llmdlq.hpp json_parser.hpp schema.hpp process.hpp pipeline.hpp content_check.hpp
-          coerce.hpp typed.hpp typed_pipeline.hpp llm/recovery_ladder.hpp llm/schema_relaxation.hpp)
+          coerce.hpp typed.hpp typed_pipeline.hpp llm/recovery_ladder.hpp llm/schema_relaxation.hpp
+          stream_judge.hpp chat_stream.hpp judged_stream.hpp)
 
 file(GLOB headers RELATIVE "${SOURCE_DIR}/include/llmdlq" "${SOURCE_DIR}/include/llmdlq/*.hpp")
 # src.hpp is the compiled library in one file, for one source file of a host

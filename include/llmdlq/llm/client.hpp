@@ -14,6 +14,7 @@
 #include "llmdlq/call_outcome.hpp"
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
+#include "llmdlq/token_usage.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -36,20 +37,6 @@ struct llm_request {
   /// support structured outputs.
   std::optional<std::string> json_schema;
   friend bool operator==(const llm_request&, const llm_request&) = default;
-};
-
-/// Tokens a call cost, as the server reported them.
-struct token_usage {
-  std::int64_t prompt_tokens = 0;
-  std::int64_t completion_tokens = 0;
-
-  [[nodiscard]] constexpr std::int64_t total() const noexcept { return prompt_tokens + completion_tokens; }
-  constexpr token_usage& operator+=(const token_usage& other) noexcept {
-    prompt_tokens += other.prompt_tokens;
-    completion_tokens += other.completion_tokens;
-    return *this;
-  }
-  friend bool operator==(const token_usage&, const token_usage&) = default;
 };
 
 /// A model's answer. A refusal or a cut-off answer (`finish_reason` "length")

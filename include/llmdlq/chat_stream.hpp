@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// A streamed chat completion decoded as its bytes arrive: OpenAI's server-
+// sent events (`data: {chunk}` lines, comments and keep-alives, `[DONE]`)
+// or Ollama's `/api/chat` lines of JSON. What comes out is the answer's text
+// in pieces, and, once known, the finish reason, the refusal and the usage.
+// With stream_judge (judged_stream.hpp) a worker that reads the stream with
+// its own HTTP client stops at the first impossible byte.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/json_parser.hpp"
+#include "llmdlq/token_usage.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+enum class chat_stream_format : std::uint8_t {
+  openai_sse,     ///< `stream: true` chat completions: `data:` events, `data: [DONE]` last
+  ollama_ndjson,  ///< Ollama's `/api/chat` with `stream: true`: a JSON object per line, `done: true` last
+};
+
+/// Decodes one streamed answer. Each feed() returns the answer text the
+/// bytes completed (events cut anywhere, even inside a UTF-8 sequence, are
+/// put together first). A line longer than `max_line_bytes`, an event that
+/// is not JSON or not a chunk, or an error event stops the decoding:
+/// error() says why and later bytes are ignored.
+///
+/// Memory is the longest line plus what one event holds. Not thread-safe.
+class chat_stream_decoder {
+ public:
+  explicit chat_stream_decoder(chat_stream_format format, std::size_t max_line_bytes = std::size_t{1} << 20)
+      : format_(format), max_line_(max_line_bytes) {}
+
+  /// Reads the next transport bytes; returns the answer text they completed
+  /// (valid until the next feed).
+  [[nodiscard]] LLMDLQ_INLINE std::string_view feed(std::string_view bytes);
+
+  /// The stream said it is complete (`[DONE]`, `done: true`).
+  [[nodiscard]] bool done() const noexcept { return done_; }
+  /// Why the stream cannot be read further, when it cannot.
+  [[nodiscard]] const std::optional<std::string>& error() const noexcept { return error_; }
+  /// The finish reason (`stop`, `length`, ...) once the stream gave it.
+  [[nodiscard]] const std::string& finish_reason() const noexcept { return finish_reason_; }
+  /// The API's refusal message (OpenAI's `delta.refusal`), when it gave one.
+  [[nodiscard]] const std::optional<std::string>& refusal() const noexcept { return refusal_; }
+  /// The usage, once the stream reported it (OpenAI with
+  /// `stream_options.include_usage`; Ollama's `prompt_eval_count` and `eval_count`).
+  [[nodiscard]] const std::optional<token_usage>& usage() const noexcept { return usage_; }
+  /// The model, as the stream names it.
+  [[nodiscard]] const std::string& model() const noexcept { return model_; }
+  /// Events that carried answer text so far (about one per token).
+  [[nodiscard]] std::size_t content_events() const noexcept { return content_events_; }
+
+ private:
+  LLMDLQ_INLINE void take_line(std::string_view line);
+  LLMDLQ_INLINE void take_event(std::string_view json);
+  LLMDLQ_INLINE void take_openai(simdjson::dom::element chunk);
+  LLMDLQ_INLINE void take_ollama(simdjson::dom::element chunk);
+  void fail(std::string why) {
+    if (!error_) error_ = std::move(why);
+  }
+
+  chat_stream_format format_;
+  std::size_t max_line_;
+  json_parser parser_;
+  std::string line_;        // the line in hand, not yet ended
+  std::string data_;        // an SSE event's data lines so far
+  bool skip_newline_ = false;  // a CR ended the last line: an LF right after it is part of that end
+  std::string text_;        // what the current feed() decoded
+  bool done_ = false;
+  std::optional<std::string> error_;
+  std::string finish_reason_;
+  std::optional<std::string> refusal_;
+  std::optional<token_usage> usage_;
+  std::string model_;
+  std::size_t content_events_ = 0;
+};
+
+LLMDLQ_END_NAMESPACE
+
+#ifdef LLMDLQ_HEADER_ONLY
+#  include "llmdlq/impl/chat_stream.ipp"
+#endif

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// Definitions for chat_stream.hpp.
+#pragma once
+
+#include <fmt/format.h>
+
+#include "llmdlq/chat_stream.hpp"
+#include "llmdlq/config.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+LLMDLQ_INLINE std::string_view chat_stream_decoder::feed(std::string_view bytes) {
+  text_.clear();
+  for (std::size_t i = 0; i < bytes.size() && !error_ && !done_;) {
+    if (skip_newline_) {
+      skip_newline_ = false;
+      if (bytes[i] == '\n') {
+        ++i;
+        continue;
+      }
+    }
+    const std::size_t end = bytes.find_first_of("\r\n", i);
+    const std::size_t stop = end == std::string_view::npos ? bytes.size() : end;
+    if (line_.size() + (stop - i) > max_line_) {
+      fail(fmt::format("a line of the stream is longer than {} bytes", max_line_));
+      break;
+    }
+    line_.append(bytes.substr(i, stop - i));
+    if (end == std::string_view::npos) break;
+    skip_newline_ = bytes[end] == '\r';
+    i = end + 1;
+    take_line(line_);
+    line_.clear();
+  }
+  return text_;
+}
+
+LLMDLQ_INLINE void chat_stream_decoder::take_line(std::string_view line) {
+  if (format_ == chat_stream_format::ollama_ndjson) {
+    if (line.find_first_not_of(" \t") != std::string_view::npos) take_event(line);
+    return;
+  }
+  // Server-sent events: a blank line dispatches the event its data lines
+  // made; a line starting with `:` is a comment (a keep-alive); fields other
+  // than data (event, id, retry) say nothing about the answer.
+  if (line.empty()) {
+    if (!data_.empty()) {
+      const std::string event = std::move(data_);
+      data_.clear();
+      if (event == "[DONE]") {
+        done_ = true;
+      } else {
+        take_event(event);
+      }
+    }
+    return;
+  }
+  if (line.front() == ':') return;
+  const std::size_t colon = line.find(':');
+  const std::string_view field = line.substr(0, colon);
+  if (field != "data") return;
+  std::string_view value = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
+  if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  if (data_.size() + value.size() + 1 > max_line_) {
+    return fail(fmt::format("an event of the stream is longer than {} bytes", max_line_));
+  }
+  if (!data_.empty()) data_.push_back('\n');
+  data_.append(value);
+}
+
+LLMDLQ_INLINE void chat_stream_decoder::take_event(std::string_view json) {
+  auto doc = parser_.parse(json);
+  if (!doc || !doc->root().is_object()) {
+    return fail("an event of the stream is not a JSON object: " + std::string(json.substr(0, 200)));
+  }
+  const simdjson::dom::element chunk = doc->root();
+  if (auto error = chunk["error"]; !error.error()) {
+    std::string_view message;
+    if (error.is_string()) {
+      message = error.get_string().value_unsafe();
+    } else if (error["message"].get_string().get(message)) {
+      message = "an error event";
+    }
+    return fail("the server reported an error in the stream: " + std::string(message));
+  }
+  std::string_view model;
+  if (!chunk["model"].get_string().get(model)) model_ = std::string(model);
+  if (format_ == chat_stream_format::openai_sse) {
+    take_openai(chunk);
+  } else {
+    take_ollama(chunk);
+  }
+}
+
+LLMDLQ_INLINE void chat_stream_decoder::take_openai(simdjson::dom::element chunk) {
+  if (auto usage = chunk["usage"]; !usage.error() && usage.is_object()) {
+    token_usage u;
+    if (usage["prompt_tokens"].get_int64().get(u.prompt_tokens)) u.prompt_tokens = 0;
+    if (usage["completion_tokens"].get_int64().get(u.completion_tokens)) u.completion_tokens = 0;
+    usage_ = u;
+  }
+  simdjson::dom::array choices;
+  if (chunk["choices"].get_array().get(choices)) return fail("a chunk of the stream has no choices");
+  for (const simdjson::dom::element choice : choices) {
+    std::int64_t index = 0;
+    if (!choice["index"].get_int64().get(index) && index != 0) continue;  // the first choice is the answer
+    std::string_view piece;
+    if (!choice["delta"]["content"].get_string().get(piece) && !piece.empty()) {
+      text_.append(piece);
+      ++content_events_;
+    }
+    std::string_view refused;
+    if (!choice["delta"]["refusal"].get_string().get(refused)) {
+      if (!refusal_) refusal_.emplace();
+      refusal_->append(refused);
+    }
+    std::string_view reason;
+    if (!choice["finish_reason"].get_string().get(reason)) finish_reason_ = std::string(reason);
+  }
+}
+
+LLMDLQ_INLINE void chat_stream_decoder::take_ollama(simdjson::dom::element chunk) {
+  std::string_view piece;
+  if (!chunk["message"]["content"].get_string().get(piece) && !piece.empty()) {
+    text_.append(piece);
+    ++content_events_;
+  }
+  bool finished = false;
+  if (chunk["done"].get_bool().get(finished)) return fail("a line of the stream is not a chat chunk (no done)");
+  if (!finished) return;
+  done_ = true;
+  std::string_view reason;
+  finish_reason_ = chunk["done_reason"].get_string().get(reason) ? std::string("stop") : std::string(reason);
+  token_usage u;
+  if (chunk["prompt_eval_count"].get_int64().get(u.prompt_tokens)) u.prompt_tokens = 0;
+  if (chunk["eval_count"].get_int64().get(u.completion_tokens)) u.completion_tokens = 0;
+  usage_ = u;
+}
+
+LLMDLQ_END_NAMESPACE
