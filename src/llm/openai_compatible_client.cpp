@@ -3,6 +3,8 @@
 // Boost.JSON (request and response bodies).
 #include "llmdlq/config.hpp"
 #include "llmdlq/llm/openai_compatible_client.hpp"
+#include "llmdlq/chat_stream.hpp"
+#include "llmdlq/stream_judge.hpp"
 
 #include <curl/curl.h>
 
@@ -72,7 +74,8 @@ bool usable_base_url(const std::string& url) {
 }
 
 // The request body; nothing when the request cannot be sent as it stands.
-expected<std::string, std::string> request_body(const llm_request& request, bool structured_outputs) {
+expected<std::string, std::string> request_body(const llm_request& request, bool structured_outputs,
+                                                bool stream = false) {
   boost::json::object body;
   body["model"] = request.model;
   boost::json::array messages;
@@ -86,6 +89,10 @@ expected<std::string, std::string> request_body(const llm_request& request, bool
     body["temperature"] = *request.temperature;
   }
   if (request.seed) body["seed"] = *request.seed;
+  if (stream) {
+    body["stream"] = true;
+    body["stream_options"] = boost::json::object{{"include_usage", true}};
+  }
   if (request.json_schema && structured_outputs) {
     boost::system::error_code ec;
     boost::json::value schema = boost::json::parse(*request.json_schema, ec);
@@ -111,6 +118,40 @@ std::size_t append_body(char* data, std::size_t, std::size_t size, void* user) {
   }
   body.text.append(data, size);
   return size;
+}
+
+// A streamed answer as it arrives: server-sent events into the judge while
+// the status is 2xx (an error status's body is kept, for its message).
+struct streamed_body {
+  CURL* handle;
+  chat_stream_decoder decoder{chat_stream_format::openai_sse};
+  stream_judge* judge;
+  std::string error_text;  // the body of a non-2xx answer, up to `limit`
+  std::size_t limit = 0;
+  std::size_t received = 0;
+  bool too_large = false;
+  bool cancelled = false;
+};
+
+std::size_t judge_stream(char* data, std::size_t, std::size_t size, void* user) {
+  auto& s = *static_cast<streamed_body*>(user);
+  if (size > s.limit - std::min(s.limit, s.received)) {
+    s.too_large = true;
+    return 0;
+  }
+  s.received += size;
+  long status = 0;
+  curl_easy_getinfo(s.handle, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status >= 300) {
+    s.error_text.append(data, size);
+    return size;
+  }
+  const std::string_view text = s.decoder.feed(std::string_view(data, size));
+  if (!text.empty() && s.judge->feed(text).dead) {
+    s.cancelled = true;
+    return 0;  // closes the connection: the rest is not generated
+  }
+  return s.decoder.error() ? 0 : size;
 }
 
 // Retry-After as delta-seconds or an HTTP date (which libcurl parses).
@@ -216,6 +257,9 @@ struct openai_compatible_client::impl {
   }
 
   expected<completion, call_error> complete(const llm_request& request);
+  expected<completion, call_error> complete_streamed(const llm_request& request, stream_judge& judge);
+  // The request's options on the handle, but for where the body goes.
+  void prepare(CURL* h, const std::string& body);
 };
 
 openai_compatible_client::openai_compatible_client(std::unique_ptr<impl> state) noexcept : impl_(std::move(state)) {}
@@ -266,16 +310,8 @@ expected<completion, call_error> openai_compatible_client::complete(const llm_re
   return impl_->complete(request);
 }
 
-expected<completion, call_error> openai_compatible_client::impl::complete(const llm_request& request) {
-  auto body = request_body(request, options.structured_outputs);
-  if (!body) {
-    return unexpected(error({call_verdict::dead_letter, "invalid_request", failure_category::poison, std::nullopt},
-                            std::nullopt, "openai_compatible_client: " + body.error(), milliseconds{0}));
-  }
-
-  CURL* h = handle.get();
+void openai_compatible_client::impl::prepare(CURL* h, const std::string& body) {
   curl_easy_reset(h);  // keeps the connection cache
-  response_body response{{}, options.max_response_bytes, false};
   curl_message[0] = '\0';
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -284,12 +320,24 @@ expected<completion, call_error> openai_compatible_client::impl::complete(const 
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.connect_timeout.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body->data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options.max_response_bytes));
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_message);
+}
+
+expected<completion, call_error> openai_compatible_client::impl::complete(const llm_request& request) {
+  auto body = request_body(request, options.structured_outputs);
+  if (!body) {
+    return unexpected(error({call_verdict::dead_letter, "invalid_request", failure_category::poison, std::nullopt},
+                            std::nullopt, "openai_compatible_client: " + body.error(), milliseconds{0}));
+  }
+
+  CURL* h = handle.get();
+  response_body response{{}, options.max_response_bytes, false};
+  prepare(h, *body);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &append_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &response);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_message);
 
   const auto start = std::chrono::steady_clock::now();
   const CURLcode code = curl_easy_perform(h);
@@ -338,6 +386,86 @@ expected<completion, call_error> openai_compatible_client::impl::complete(const 
   if (answer->model.empty()) answer->model = request.model;  // servers that do not say
   answer->latency = latency;
   return *std::move(answer);
+}
+
+expected<completion, call_error> openai_compatible_client::complete_streamed(const llm_request& request,
+                                                                            stream_judge& judge) {
+  const std::lock_guard lock(impl_->mutex);
+  return impl_->complete_streamed(request, judge);
+}
+
+expected<completion, call_error> openai_compatible_client::impl::complete_streamed(const llm_request& request,
+                                                                                   stream_judge& judge) {
+  auto body = request_body(request, options.structured_outputs, true);
+  if (!body) {
+    return unexpected(error({call_verdict::dead_letter, "invalid_request", failure_category::poison, std::nullopt},
+                            std::nullopt, "openai_compatible_client: " + body.error(), milliseconds{0}));
+  }
+  CURL* h = handle.get();
+  streamed_body stream{h, chat_stream_decoder(chat_stream_format::openai_sse), &judge, {}, options.max_response_bytes};
+  prepare(h, *body);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &judge_stream);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &stream);
+
+  const auto start = std::chrono::steady_clock::now();
+  const CURLcode code = curl_easy_perform(h);
+  const auto latency = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+  const chat_stream_decoder& decoder = stream.decoder;
+  auto answer = [&] {
+    completion c;
+    c.text = std::string(judge.received());
+    c.finish_reason = decoder.finish_reason();
+    c.refusal = decoder.refusal();
+    if (decoder.usage()) c.usage = *decoder.usage();
+    c.model = decoder.model().empty() ? request.model : decoder.model();
+    c.latency = latency;
+    return c;
+  };
+  if (stream.cancelled) {
+    completion c = answer();
+    c.cancelled = stream_cancel{judge.received().size(), decoder.content_events()};
+    return c;
+  }
+
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  call_outcome outcome;
+  if (status != 0) outcome.http_status = static_cast<int>(status);
+  const bool too_large = stream.too_large || code == CURLE_FILESIZE_EXCEEDED;
+  if (code == CURLE_OPERATION_TIMEDOUT) {
+    outcome.timed_out = true;
+  } else if (code != CURLE_OK && !too_large && !decoder.error()) {
+    outcome.connection_failed = true;
+  }
+  outcome.body = stream.error_text;
+  if (outcome.http_status) outcome.retry_after = retry_after(h);
+  call_decision decision = classify_call(outcome);
+  if (decision.verdict != call_verdict::proceed) {
+    std::string message;
+    if (outcome.timed_out || outcome.connection_failed) {
+      message = std::string(curl_easy_strerror(code));
+      if (curl_message[0] != '\0') message += std::string(": ") + curl_message;
+      message = "no response from " + url + ": " + message;
+    } else {
+      message = "HTTP " + std::to_string(status) + " from " + url + ": " + error_detail(stream.error_text);
+    }
+    return unexpected(error(std::move(decision), outcome.http_status, std::move(message), latency));
+  }
+  if (too_large) {
+    return unexpected(error({call_verdict::retry_later, "response_too_large", std::nullopt, std::nullopt},
+                            outcome.http_status,
+                            "the stream from " + url + " is longer than max_response_bytes (" +
+                                std::to_string(options.max_response_bytes) + ")",
+                            latency));
+  }
+  if (decoder.error() || !decoder.done()) {
+    return unexpected(error({call_verdict::retry_later, "invalid_response", std::nullopt, std::nullopt},
+                            outcome.http_status,
+                            "the stream from " + url + " is not a chat completion stream: " +
+                                decoder.error().value_or("it ended before [DONE]"),
+                            latency));
+  }
+  return answer();
 }
 
 LLMDLQ_END_NAMESPACE

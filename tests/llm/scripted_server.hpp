@@ -20,6 +20,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -41,6 +42,13 @@
 
 namespace llmdlq::test {
 
+/// What the server saw of a streamed reply: how many events it sent, and
+/// whether the client closed the connection before the last.
+struct stream_log {
+  std::atomic<std::size_t> sent{0};
+  std::atomic<bool> closed_by_client{false};
+};
+
 /// One reply of the script.
 struct scripted_reply {
   int status = 200;
@@ -54,6 +62,13 @@ struct scripted_reply {
   bool chunked = false;
   /// Sends half the body in chunks, then drops the connection.
   bool cut = false;
+  /// A streamed reply: each event written on its own, `event_gap` apart
+  /// (the body is then unused); `log` says how far the server got.
+  std::vector<std::string> events;
+  std::chrono::milliseconds event_gap{0};
+  std::shared_ptr<stream_log> log = std::make_shared<stream_log>();
+  /// Streamed: the connection is dropped after this many events.
+  std::optional<std::size_t> cut_after_events;
 };
 
 /// One request the server received.
@@ -160,6 +175,7 @@ class scripted_server {
     }
     response.status = reply.status;
     for (const auto& [name, value] : reply.headers) response.set_header(name, value);
+    if (!reply.events.empty()) return stream(std::move(reply), response);
     if (!reply.chunked && !reply.cut) {
       response.set_content(reply.body, reply.content_type.c_str());
       return;
@@ -178,6 +194,35 @@ class scripted_server {
     });
   }
 
+  // Writes the events one at a time; a write the client no longer reads
+  // fails, and the log says so.
+  void stream(scripted_reply reply, httplib::Response& response) {
+    auto events = std::make_shared<std::vector<std::string>>(std::move(reply.events));
+    auto log = reply.log;
+    const auto gap = reply.event_gap;
+    const auto cut_after = reply.cut_after_events;
+    response.set_chunked_content_provider(
+        reply.content_type, [this, events, log, gap, cut_after](std::size_t, httplib::DataSink& sink) {
+          const std::size_t next = log->sent;
+          if (next == events->size()) {
+            sink.done();
+            return true;
+          }
+          if (cut_after && next >= *cut_after) return false;  // httplib closes the connection
+          if (gap.count() > 0) {
+            std::unique_lock lock(mutex_);
+            if (wake_.wait_for(lock, gap, [this] { return stopping_; })) return false;
+          }
+          const std::string& event = (*events)[next];
+          if (!sink.is_writable() || !sink.write(event.data(), event.size())) {
+            log->closed_by_client = true;
+            return false;
+          }
+          ++log->sent;
+          return true;
+        });
+  }
+
   httplib::Server server_;
   std::thread thread_;
   int port_ = -1;
@@ -191,6 +236,35 @@ class scripted_server {
 };
 
 // Replies an OpenAI-style server gives.
+
+/// A streamed chat completion: server-sent events of the answer in
+/// `pieces`, the finish reason, the usage (stream_options.include_usage)
+/// and `[DONE]`, each event written `gap` apart.
+inline scripted_reply streamed_chat_completion(const std::vector<std::string>& pieces,
+                                               const std::string& finish_reason = "stop",
+                                               std::chrono::milliseconds gap = std::chrono::milliseconds(0),
+                                               std::int64_t prompt_tokens = 10) {
+  auto chunk = [](boost::json::object delta, boost::json::value finish) {
+    boost::json::object choice{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}};
+    boost::json::object body{{"id", "chatcmpl-stream"}, {"object", "chat.completion.chunk"}, {"model", "scripted-model"},
+                             {"choices", boost::json::array{std::move(choice)}}};
+    return "data: " + boost::json::serialize(body) + "\n\n";
+  };
+  scripted_reply reply;
+  reply.content_type = "text/event-stream";
+  reply.event_gap = gap;
+  reply.events.push_back(chunk({{"role", "assistant"}, {"content", ""}}, nullptr));
+  for (const auto& piece : pieces) reply.events.push_back(chunk({{"content", piece}}, nullptr));
+  reply.events.push_back(chunk({}, boost::json::string(finish_reason)));
+  boost::json::object usage{{"prompt_tokens", prompt_tokens},
+                            {"completion_tokens", static_cast<std::int64_t>(pieces.size())},
+                            {"total_tokens", prompt_tokens + static_cast<std::int64_t>(pieces.size())}};
+  reply.events.push_back("data: " + boost::json::serialize(boost::json::object{
+                                        {"id", "chatcmpl-stream"}, {"choices", boost::json::array{}}, {"usage", usage}}) +
+                         "\n\n");
+  reply.events.push_back("data: [DONE]\n\n");
+  return reply;
+}
 
 /// A chat completion whose first choice holds `content`.
 inline scripted_reply chat_completion(const std::string& content, const std::string& finish_reason = "stop",

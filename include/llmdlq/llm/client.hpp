@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,8 @@
 #include "llmdlq/token_usage.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
+
+class stream_judge;  // stream_judge.hpp
 
 /// One message of a chat conversation.
 struct chat_message {
@@ -39,6 +42,13 @@ struct llm_request {
   friend bool operator==(const llm_request&, const llm_request&) = default;
 };
 
+/// Where a streamed answer was cut because its judge found it dead.
+struct stream_cancel {
+  std::size_t bytes = 0;   ///< answer bytes received before the connection was closed
+  std::size_t events = 0;  ///< stream events that carried answer text (about one per token)
+  friend bool operator==(const stream_cancel&, const stream_cancel&) = default;
+};
+
 /// A model's answer. A refusal or a cut-off answer (`finish_reason` "length")
 /// is still a completion: judging it is the caller's part.
 struct completion {
@@ -48,6 +58,10 @@ struct completion {
   token_usage usage;
   std::string model;  ///< the model that answered, as the server names it
   std::chrono::milliseconds latency{0};
+  /// complete_streamed: the client closed the stream here, as the judge
+  /// said the answer was dead; `text` is what arrived until then, and
+  /// `usage` what the server reported, if anything.
+  std::optional<stream_cancel> cancelled;
 };
 
 /// Why a call produced no completion. `decision` sorts it (see
@@ -70,6 +84,13 @@ class llm_client {
   virtual ~llm_client() = default;
 
   [[nodiscard]] virtual expected<completion, call_error> complete(const llm_request& request) = 0;
+  /// complete(), with the answer given to `judge` as it arrives: a client
+  /// that streams closes the connection the moment the judge's verdict is
+  /// dead, so the rest is neither generated nor paid for (the completion
+  /// says where, in `cancelled`). This default asks complete() and feeds the
+  /// whole answer at once.
+  [[nodiscard]] virtual expected<completion, call_error> complete_streamed(const llm_request& request,
+                                                                           stream_judge& judge);
 
   /// Where the calls go (a base URL, without credentials): the circuit
   /// breaker keeps one state per endpoint and model.

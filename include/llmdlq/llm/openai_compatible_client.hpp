@@ -69,6 +69,14 @@ class openai_compatible_client final : public llm_client {
   ~openai_compatible_client() override;
 
   [[nodiscard]] expected<completion, call_error> complete(const llm_request& request) override;
+  /// The same request with `stream: true` and
+  /// `stream_options: {include_usage: true}`, read as server-sent events
+  /// (chat_stream_decoder) into `judge`; the connection is closed the
+  /// moment the judge's verdict is dead. A stream that breaks off, or whose
+  /// events are not chunks, fails as a body that is not a completion does
+  /// (`invalid_response`, or the connection's failure).
+  [[nodiscard]] expected<completion, call_error> complete_streamed(const llm_request& request,
+                                                                   stream_judge& judge) override;
 
   /// The base URL, as given (without a trailing slash).
   [[nodiscard]] std::string endpoint() const override;
