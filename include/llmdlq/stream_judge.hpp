@@ -89,6 +89,7 @@ class stream_judge {
   request_context context_;
   process_options options_;
   std::string received_;
+  std::size_t longest_marker_ = 0;  // longest_injection_marker(options_.guard)
   stream_verdict verdict_;
   std::unique_ptr<reader> reader_;
 };

@@ -41,6 +41,7 @@ struct stream_judge::reader {
 LLMDLQ_INLINE stream_judge::stream_judge(const schema& schema, request_context context, process_options options)
     : schema_(&schema), context_(std::move(context)), options_(std::move(options)) {
   if (options_.repair == repair_mode::off) reader_ = std::make_unique<reader>(schema, !options_.coerce);
+  longest_marker_ = longest_injection_marker(options_.guard);
 }
 
 LLMDLQ_INLINE stream_judge::stream_judge(stream_judge&&) noexcept = default;
@@ -71,7 +72,7 @@ LLMDLQ_INLINE void stream_judge::judge_new_bytes(std::size_t from) {
   }
   // poison: a marker that ends in the new bytes; it began at most the
   // longest marker's length before them.
-  if (const std::size_t longest = longest_injection_marker(options_.guard); longest != 0) {
+  if (const std::size_t longest = longest_marker_; longest != 0) {
     const std::size_t window = from > longest - 1 ? from - (longest - 1) : 0;
     if (find_injection(text.substr(window), options_.guard)) {
       // The first byte that completes one: the least prefix holding a marker.

@@ -60,9 +60,9 @@ class schema_tracker {
 
   // json_prefix's listener.
   bool element_begins(std::size_t at) {
-    frame& f = frames_.back();
+    frame& f = frames_[depth_ - 1];
     const std::size_t index = f.count++;
-    f.path_token = std::to_string(index);
+    f.key_begin = f.key_end = 0;  // an element: its index is count - 1
     pending_.clear();
     for (const node* n : f.sure) {
       if ((n->flags & has_array_keywords) == 0) continue;
@@ -79,8 +79,9 @@ class schema_tracker {
   }
 
   bool key_begins(std::size_t at) {
-    frame& f = frames_.back();
+    frame& f = frames_[depth_ - 1];
     ++f.count;
+    f.key_begin = f.key_end = 0;
     for (const node* n : f.sure) {
       if ((n->flags & has_object_keywords) != 0 && f.count > n->max_properties) {
         return fail(at, fmt::format("more than {} propert{} (maxProperties)", n->max_properties,
@@ -91,11 +92,13 @@ class schema_tracker {
   }
 
   bool key_ends(std::size_t begin, std::size_t end) {
-    frame& f = frames_.back();
+    frame& f = frames_[depth_ - 1];
     pending_.clear();
-    auto key = decoded_string(begin, end);
+    f.key_begin = begin;
+    f.key_end = end;
+    if (f.sure.empty()) return true;
+    const auto key = decoded_key(begin, end);
     if (!key) return true;  // left to the whole-text parser
-    f.path_token = *key;
     for (const node* n : f.sure) {
       if ((n->flags & has_object_keywords) == 0) continue;
       const key_table::entry* entry = n->keys == no_index ? nullptr : prog_->key_tables[n->keys].find(*key);
@@ -105,7 +108,7 @@ class schema_tracker {
       }
       if (!n->pattern_properties.empty() || n->additional_properties == no_node) continue;
       if (prog_->nodes[n->additional_properties].flags & always_false) {
-        return fail(end - 1, fmt::format("property \"{}\" is not allowed (additionalProperties)", *key));
+        return fail(end - 1, fmt::format("property \"{}\" is not allowed (additionalProperties)", std::string(*key)));
       }
       add_closure(pending_, n->additional_properties);
     }
@@ -120,8 +123,13 @@ class schema_tracker {
       }
     }
     if (kind == value_kind::object || kind == value_kind::array) {
-      frames_.push_back(frame{std::move(pending_), 0, {}});
-      pending_ = {};
+      // Frames are kept when closed: their vectors' room serves the next container at that depth.
+      if (depth_ == frames_.size()) frames_.emplace_back();
+      frame& f = frames_[depth_++];
+      f.sure.assign(pending_.begin(), pending_.end());
+      f.object = kind == value_kind::object;
+      f.count = 0;
+      f.key_begin = f.key_end = 0;
     } else {
       leaf_.swap(pending_);
     }
@@ -132,14 +140,15 @@ class schema_tracker {
   bool leaf_ends(value_kind kind, std::size_t begin, std::size_t end) {
     // A number is known whole only at the byte after it, which json_prefix reads with the call.
     const std::size_t known_at = kind == value_kind::number ? end : end - 1;
-    const bool judged = std::any_of(leaf_.begin(), leaf_.end(), [](const node* n) { return is_leaf(*n); });
+    const bool judged =
+        std::any_of(leaf_.begin(), leaf_.end(), [kind](const node* n) { return is_leaf(*n) && needs_value(*n, kind); });
     if (judged) {
-      auto value = leaf_parser_.parse(text_.substr(begin, end - begin));
+      auto value = parse_alone(text_.substr(begin, end - begin));
       if (value) {
         eval_context context(*prog_);
         evaluator<simdjson_view, false> check(context, nullptr);
         for (const node* n : leaf_) {
-          if (is_leaf(*n) && !check.evaluate(*n, value->root(), nullptr)) {
+          if (is_leaf(*n) && needs_value(*n, kind) && !check.evaluate(*n, value->root(), nullptr)) {
             // Once more, collecting, for the validator's own words.
             std::vector<validation_error> errors;
             error_sink sink{errors, 1, {}, {}};
@@ -157,15 +166,16 @@ class schema_tracker {
   }
 
   bool container_ends(std::size_t) {
-    frames_.pop_back();
+    --depth_;
     return true;
   }
 
  private:
   struct frame {
     std::vector<const node*> sure;
-    std::size_t count = 0;   // elements or members begun
-    std::string path_token;  // the member's key or the element's index in hand
+    bool object = false;
+    std::size_t count = 0;  // elements or members begun
+    std::size_t key_begin = 0, key_end = 0;  // the member's key in hand (none: an element, index count - 1)
   };
 
   static parse_options leaf_limits() noexcept {
@@ -174,7 +184,17 @@ class schema_tracker {
     return limits;
   }
 
-  static bool is_leaf(const node& n) noexcept { return n.flags != 0 && (n.flags & ~leaf_flags) == 0 && !(n.flags & has_content_rules); }
+  static bool is_leaf(const node& n) noexcept {
+    return n.flags != 0 && (n.flags & ~leaf_flags) == 0 && !(n.flags & has_content_rules);
+  }
+
+  // Whether judging the complete value against `n` can tell more than its
+  // type did at the first byte: anything but a bare type, or a number held
+  // to integer.
+  static bool needs_value(const node& n, value_kind kind) noexcept {
+    if (n.flags != has_type) return true;
+    return kind == value_kind::number && (n.types & number_bit) == 0;
+  }
 
   static std::uint8_t type_bits(value_kind kind) noexcept {
     switch (kind) {
@@ -215,38 +235,73 @@ class schema_tracker {
 
   // `id` and what it applies in place with certainty ($ref, allOf), once each.
   void add_closure(std::vector<const node*>& set, node_id id) {
-    std::vector<node_id> todo{id};
-    while (!todo.empty() && set.size() < max_sure) {
-      const node& n = prog_->nodes[todo.back()];
-      todo.pop_back();
+    todo_.assign(1, id);
+    while (!todo_.empty() && set.size() < max_sure) {
+      const node& n = prog_->nodes[todo_.back()];
+      todo_.pop_back();
       if (std::find(set.begin(), set.end(), &n) != set.end()) continue;
       set.push_back(&n);
-      if ((n.flags & has_ref) && n.ref != no_node) todo.push_back(n.ref);
-      for (std::uint32_t i = 0; i < n.all_of.count; ++i) todo.push_back(prog_->children[n.all_of.begin + i]);
+      if ((n.flags & has_ref) && n.ref != no_node) todo_.push_back(n.ref);
+      for (std::uint32_t i = 0; i < n.all_of.count; ++i) todo_.push_back(prog_->children[n.all_of.begin + i]);
     }
   }
 
-  std::optional<std::string> decoded_string(std::size_t begin, std::size_t end) {
-    auto parsed = leaf_parser_.parse(text_.substr(begin, end - begin));
+  // A leaf or key alone, from a buffer with simdjson's padding kept from one
+  // call to the next: no allocation once it has grown to the longest.
+  expected<json_document, syntax_error> parse_alone(std::string_view json) {
+    if (scratch_.capacity() < json.size() + simdjson::SIMDJSON_PADDING) {
+      scratch_.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+    }
+    scratch_.assign(json);
+    return leaf_parser_.parse(simdjson::padded_string_view(scratch_.data(), json.size(), scratch_.capacity()));
+  }
+
+  // A key's JSON string [begin, end) decoded: the bytes between the quotes
+  // when it has no escape, else the parser's reading (valid until the next).
+  std::optional<std::string_view> decoded_key(std::size_t begin, std::size_t end) {
+    const std::string_view inside = text_.substr(begin + 1, end - begin - 2);
+    if (inside.find('\\') == std::string_view::npos) return inside;
+    auto parsed = parse_alone(text_.substr(begin, end - begin));
     if (!parsed) return std::nullopt;
     std::string_view s;
     if (parsed->root().get_string().get(s)) return std::nullopt;
-    return std::string(s);
+    return s;
   }
 
   bool fail(std::size_t at, std::string why) {
     dead_at_ = at;
     why_ = std::move(why);
-    for (const frame& f : frames_) where_.append("/").append(f.path_token);
+    for (std::size_t d = 0; d < depth_; ++d) {
+      const frame& f = frames_[d];
+      if (!f.object) {
+        if (f.count != 0) where_.append("/").append(std::to_string(f.count - 1));
+        continue;
+      }
+      if (f.key_end == 0) continue;  // between members: the object itself
+      const auto key = decoded_key(f.key_begin, f.key_end);
+      where_.push_back('/');
+      for (const char c : key ? *key : std::string_view("?")) {  // RFC 6901
+        if (c == '~') {
+          where_ += "~0";
+        } else if (c == '/') {
+          where_ += "~1";
+        } else {
+          where_.push_back(c);
+        }
+      }
+    }
     return false;
   }
 
   const program* prog_;
   json_parser leaf_parser_;
+  std::string scratch_;  // parse_alone's padded buffer
   std::string_view text_;
-  std::vector<frame> frames_;
+  std::vector<frame> frames_;  // frames_[0, depth_) are the open containers
+  std::size_t depth_ = 0;
   std::vector<const node*> pending_;  // what applies to the value about to begin
   std::vector<const node*> leaf_;     // what applies to the leaf in hand
+  std::vector<node_id> todo_;         // add_closure's work list
   std::size_t dead_at_ = 0;
   std::string why_;
   std::string where_;
