@@ -237,6 +237,29 @@ class scripted_server {
 
 // Replies an OpenAI-style server gives.
 
+/// Ollama's streamed /api/chat answer: a JSON object per line for each piece,
+/// then the last with done_reason and the counts, each line `gap` apart.
+inline scripted_reply streamed_ollama_chat(const std::vector<std::string>& pieces,
+                                           const std::string& done_reason = "stop",
+                                           std::chrono::milliseconds gap = std::chrono::milliseconds(0)) {
+  auto line = [](const std::string& content, bool done) {
+    boost::json::object body{{"model", "qwen2.5:7b"}, {"created_at", "2026-12-05T10:00:00Z"},
+                             {"message", boost::json::object{{"role", "assistant"}, {"content", content}}},
+                             {"done", done}};
+    return body;
+  };
+  scripted_reply reply;
+  reply.content_type = "application/x-ndjson";
+  reply.event_gap = gap;
+  for (const auto& piece : pieces) reply.events.push_back(boost::json::serialize(line(piece, false)) + "\n");
+  auto last = line("", true);
+  last["done_reason"] = done_reason;
+  last["prompt_eval_count"] = 26;
+  last["eval_count"] = static_cast<std::int64_t>(pieces.size());
+  reply.events.push_back(boost::json::serialize(last) + "\n");
+  return reply;
+}
+
 /// A streamed chat completion: server-sent events of the answer in
 /// `pieces`, the finish reason, the usage (stream_options.include_usage)
 /// and `[DONE]`, each event written `gap` apart.

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// ollama_client on http_endpoint (libcurl) and Boost.JSON.
+#include "llmdlq/config.hpp"
+#include "llmdlq/llm/ollama_client.hpp"
+
+#include <cmath>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include "http_endpoint.hpp"
+#include "llmdlq/chat_stream.hpp"
+#include "llmdlq/stream_judge.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+
+namespace {
+
+using std::chrono::milliseconds;
+
+expected<std::string, std::string> request_body(const llm_request& request, bool stream) {
+  boost::json::object body;
+  body["model"] = request.model;
+  boost::json::array messages;
+  for (const chat_message& message : request.messages) {
+    messages.push_back(boost::json::object{{"role", message.role}, {"content", message.content}});
+  }
+  body["messages"] = std::move(messages);
+  body["stream"] = stream;
+  boost::json::object options;
+  if (request.max_tokens) options["num_predict"] = *request.max_tokens;
+  if (request.temperature) {
+    if (!std::isfinite(*request.temperature)) return unexpected(std::string("temperature is not a finite number"));
+    options["temperature"] = *request.temperature;
+  }
+  if (request.seed) options["seed"] = *request.seed;
+  if (!options.empty()) body["options"] = std::move(options);
+  if (request.json_schema) {
+    boost::system::error_code ec;
+    boost::json::value schema = boost::json::parse(*request.json_schema, ec);
+    if (ec) return unexpected("json_schema is not JSON: " + ec.message());
+    body["format"] = std::move(schema);
+  }
+  return boost::json::serialize(body);
+}
+
+std::int64_t count_of(const boost::json::object& answer, std::string_view name) {
+  const auto* count = answer.if_contains(name);
+  if (!count) return 0;
+  if (const auto* n = count->if_int64()) return *n;
+  if (const auto* n = count->if_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(*n, INT64_MAX));
+  return 0;
+}
+
+// A non-streamed /api/chat answer; nothing when the body is not one.
+std::optional<completion> parse_answer(std::string_view body) {
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(body, ec);
+  if (ec || !parsed.is_object()) return std::nullopt;
+  const auto& answer = parsed.get_object();
+  const auto* message = answer.if_contains("message");
+  if (!message || !message->is_object()) return std::nullopt;
+  const auto* content = message->get_object().if_contains("content");
+  if (!content || !content->is_string()) return std::nullopt;
+  completion result;
+  result.text = content->get_string();
+  const auto* reason = answer.if_contains("done_reason");
+  result.finish_reason = reason && reason->is_string() ? std::string(reason->get_string()) : "stop";
+  result.usage = {count_of(answer, "prompt_eval_count"), count_of(answer, "eval_count")};
+  if (const auto* model = answer.if_contains("model"); model && model->is_string()) result.model = model->get_string();
+  return result;
+}
+
+}  // namespace
+
+struct ollama_client::impl {
+  std::unique_ptr<llm_detail::http_endpoint> http;
+
+  call_error invalid_request(const std::string& why) const {
+    return http->error({call_verdict::dead_letter, "invalid_request", failure_category::poison, std::nullopt},
+                       std::nullopt, "ollama_client: " + why, milliseconds{0});
+  }
+};
+
+ollama_client::ollama_client(std::unique_ptr<impl> state) noexcept : impl_(std::move(state)) {}
+ollama_client::ollama_client(ollama_client&&) noexcept = default;
+ollama_client& ollama_client::operator=(ollama_client&&) noexcept = default;
+ollama_client::~ollama_client() = default;
+
+expected<ollama_client, call_error> ollama_client::open(ollama_client_options options) {
+  auto http = llm_detail::http_endpoint::open({"ollama_client", options.base_url, "/api/chat", options.api_key,
+                                               options.connect_timeout, options.timeout, options.max_response_bytes,
+                                               options.headers});
+  if (!http) return unexpected(std::move(http.error()));
+  auto state = std::make_unique<impl>();
+  state->http = std::move(*http);
+  return ollama_client(std::move(state));
+}
+
+std::string ollama_client::endpoint() const { return impl_->http->endpoint(); }
+
+expected<completion, call_error> ollama_client::complete(const llm_request& request) {
+  auto body = request_body(request, false);
+  if (!body) return unexpected(impl_->invalid_request(body.error()));
+  auto reply = impl_->http->post(*body);
+  if (!reply) return unexpected(std::move(reply.error()));
+  std::optional<completion> answer = parse_answer(reply->body);
+  if (!answer) {
+    return unexpected(impl_->http->error({call_verdict::retry_later, "invalid_response", std::nullopt, std::nullopt},
+                                         static_cast<int>(reply->status),
+                                         "HTTP " + std::to_string(reply->status) + " from " + impl_->http->url() +
+                                             " is not a chat answer: " + llm_detail::error_detail(reply->body),
+                                         reply->latency));
+  }
+  if (answer->model.empty()) answer->model = request.model;
+  answer->latency = reply->latency;
+  return *std::move(answer);
+}
+
+expected<completion, call_error> ollama_client::complete_streamed(const llm_request& request, stream_judge& judge) {
+  auto body = request_body(request, true);
+  if (!body) return unexpected(impl_->invalid_request(body.error()));
+  auto reply = impl_->http->post_streamed(*body, chat_stream_format::ollama_ndjson, judge);
+  if (!reply) return unexpected(std::move(reply.error()));
+  return llm_detail::streamed_completion(*reply, judge, request.model);
+}
+
+LLMDLQ_END_NAMESPACE
