@@ -11,6 +11,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "chat_json.hpp"
 #include "http_endpoint.hpp"
 #include "llmdlq/chat_stream.hpp"
 #include "llmdlq/stream_judge.hpp"
@@ -22,37 +23,18 @@ namespace {
 using std::chrono::milliseconds;
 
 expected<std::string, std::string> request_body(const llm_request& request, bool stream) {
-  boost::json::object body;
-  body["model"] = request.model;
-  boost::json::array messages;
-  for (const chat_message& message : request.messages) {
-    messages.push_back(boost::json::object{{"role", message.role}, {"content", message.content}});
-  }
-  body["messages"] = std::move(messages);
-  body["stream"] = stream;
+  auto body = llm_detail::chat_body(request);
+  if (!body) return unexpected(std::move(body.error()));
+  (*body)["stream"] = stream;
   boost::json::object options;
   if (request.max_tokens) options["num_predict"] = *request.max_tokens;
-  if (request.temperature) {
-    if (!std::isfinite(*request.temperature)) return unexpected(std::string("temperature is not a finite number"));
-    options["temperature"] = *request.temperature;
-  }
+  if (request.temperature) options["temperature"] = *request.temperature;
   if (request.seed) options["seed"] = *request.seed;
-  if (!options.empty()) body["options"] = std::move(options);
-  if (request.json_schema) {
-    boost::system::error_code ec;
-    boost::json::value schema = boost::json::parse(*request.json_schema, ec);
-    if (ec) return unexpected("json_schema is not JSON: " + ec.message());
-    body["format"] = std::move(schema);
-  }
-  return boost::json::serialize(body);
-}
-
-std::int64_t count_of(const boost::json::object& answer, std::string_view name) {
-  const auto* count = answer.if_contains(name);
-  if (!count) return 0;
-  if (const auto* n = count->if_int64()) return *n;
-  if (const auto* n = count->if_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(*n, INT64_MAX));
-  return 0;
+  if (!options.empty()) (*body)["options"] = std::move(options);
+  auto schema = llm_detail::schema_of(request);
+  if (!schema) return unexpected(std::move(schema.error()));
+  if (*schema) (*body)["format"] = std::move(**schema);
+  return boost::json::serialize(*body);
 }
 
 // A non-streamed /api/chat answer; nothing when the body is not one.
@@ -69,7 +51,7 @@ std::optional<completion> parse_answer(std::string_view body) {
   result.text = content->get_string();
   const auto* reason = answer.if_contains("done_reason");
   result.finish_reason = reason && reason->is_string() ? std::string(reason->get_string()) : "stop";
-  result.usage = {count_of(answer, "prompt_eval_count"), count_of(answer, "eval_count")};
+  result.usage = {llm_detail::json_count(answer, "prompt_eval_count"), llm_detail::json_count(answer, "eval_count")};
   if (const auto* model = answer.if_contains("model"); model && model->is_string()) result.model = model->get_string();
   return result;
 }

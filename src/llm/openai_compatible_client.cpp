@@ -16,6 +16,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "chat_json.hpp"
 #include "http_endpoint.hpp"
 #include "llmdlq/chat_stream.hpp"
 #include "llmdlq/stream_judge.hpp"
@@ -29,40 +30,25 @@ using std::chrono::milliseconds;
 // The request body; nothing when the request cannot be sent as it stands.
 expected<std::string, std::string> request_body(const llm_request& request, bool structured_outputs,
                                                 bool stream = false) {
-  boost::json::object body;
-  body["model"] = request.model;
-  boost::json::array messages;
-  for (const chat_message& message : request.messages) {
-    messages.push_back(boost::json::object{{"role", message.role}, {"content", message.content}});
-  }
-  body["messages"] = std::move(messages);
-  if (request.max_tokens) body["max_tokens"] = *request.max_tokens;
-  if (request.temperature) {
-    if (!std::isfinite(*request.temperature)) return unexpected(std::string("temperature is not a finite number"));
-    body["temperature"] = *request.temperature;
-  }
-  if (request.seed) body["seed"] = *request.seed;
+  auto body = llm_detail::chat_body(request);
+  if (!body) return unexpected(std::move(body.error()));
+  if (request.max_tokens) (*body)["max_tokens"] = *request.max_tokens;
+  if (request.temperature) (*body)["temperature"] = *request.temperature;
+  if (request.seed) (*body)["seed"] = *request.seed;
   if (stream) {
-    body["stream"] = true;
-    body["stream_options"] = boost::json::object{{"include_usage", true}};
+    (*body)["stream"] = true;
+    (*body)["stream_options"] = boost::json::object{{"include_usage", true}};
   }
-  if (request.json_schema && structured_outputs) {
-    boost::system::error_code ec;
-    boost::json::value schema = boost::json::parse(*request.json_schema, ec);
-    if (ec) return unexpected("json_schema is not JSON: " + ec.message());
-    body["response_format"] = boost::json::object{
-        {"type", "json_schema"},
-        {"json_schema", boost::json::object{{"name", "response"}, {"strict", true}, {"schema", std::move(schema)}}}};
+  if (structured_outputs) {
+    auto schema = llm_detail::schema_of(request);
+    if (!schema) return unexpected(std::move(schema.error()));
+    if (*schema) {
+      (*body)["response_format"] = boost::json::object{
+          {"type", "json_schema"},
+          {"json_schema", boost::json::object{{"name", "response"}, {"strict", true}, {"schema", std::move(**schema)}}}};
+    }
   }
-  return boost::json::serialize(body);
-}
-
-std::int64_t token_count(const boost::json::object& usage, std::string_view name) {
-  const auto* count = usage.if_contains(name);
-  if (!count) return 0;
-  if (const auto* n = count->if_int64()) return *n;
-  if (const auto* n = count->if_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(*n, INT64_MAX));
-  return 0;
+  return boost::json::serialize(*body);
 }
 
 // choices[0] of a chat completion; nothing when the body is not one.
@@ -91,8 +77,8 @@ std::optional<completion> parse_completion(std::string_view body) {
     result.finish_reason = reason->get_string();
   }
   if (const auto* usage = object.if_contains("usage"); usage && usage->is_object()) {
-    result.usage = {token_count(usage->get_object(), "prompt_tokens"),
-                    token_count(usage->get_object(), "completion_tokens")};
+    result.usage = {llm_detail::json_count(usage->get_object(), "prompt_tokens"),
+                    llm_detail::json_count(usage->get_object(), "completion_tokens")};
   }
   if (const auto* model = object.if_contains("model"); model && model->is_string()) {
     result.model = model->get_string();

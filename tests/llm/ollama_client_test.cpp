@@ -16,6 +16,7 @@ TEST_CASE("ollama_client against a scripted HTTP server", "[llm][stream]") {
 
 #else
 
+#  include "llm/early_deaths.hpp"
 #  include "llm/scripted_server.hpp"
 #  include "support/eventually.hpp"
 
@@ -25,10 +26,6 @@ using namespace std::chrono_literals;
 using llmdlq::test::scripted_reply;
 using llmdlq::test::scripted_server;
 using llmdlq::test::streamed_ollama_chat;
-
-const char* const receipt = R"({"type": "object", "additionalProperties": false,
-  "properties": {"total": {"type": "number"}, "merchant": {"type": "string"},
-                 "currency": {"enum": ["EUR", "USD"]}, "lines": {"type": "array", "maxItems": 3}}})";
 
 llmdlq::ollama_client client_for(const scripted_server& server) {
   llmdlq::ollama_client_options options;
@@ -43,14 +40,8 @@ llmdlq::llm_request request() {
   r.model = "qwen2.5:7b";
   r.messages = {{"user", "the receipt, as JSON"}};
   r.max_tokens = 512;
-  r.json_schema = receipt;
+  r.json_schema = llmdlq::test::streamed_receipt_schema;
   return r;
-}
-
-llmdlq::process_options strict() {
-  llmdlq::process_options options;
-  options.repair = llmdlq::repair_mode::off;
-  return options;
 }
 
 }  // namespace
@@ -81,12 +72,12 @@ TEST_CASE("ollama_client asks /api/chat with the schema as format and reads the 
 
 TEST_CASE("ollama_client streams an answer to its end, and closes the connection at the first impossible byte",
           "[llm][stream]") {
-  const auto schema = llmdlq::schema::compile(receipt);
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
   REQUIRE(schema.has_value());
   {
     scripted_server server({streamed_ollama_chat({"{\"total\"", ": 12.5, ", "\"merchant\": \"Caf", "é\"}"}, "stop", 1ms)});
     auto client = client_for(server);
-    llmdlq::stream_judge judge(*schema, {}, strict());
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
     auto answer = client.complete_streamed(request(), judge);
     REQUIRE(answer.has_value());
     CHECK(answer->text == R"({"total": 12.5, "merchant": "Café"})");
@@ -94,29 +85,14 @@ TEST_CASE("ollama_client streams an answer to its end, and closes the connection
     CHECK_FALSE(answer->cancelled.has_value());
     CHECK(server.requests().at(0).json().at("stream") == true);
   }
-  struct early_death {
-    const char* kind;
-    std::vector<std::string> head;
-    std::size_t dies_at;
-  };
-  const early_death cases[] = {
-      {"a string where a number belongs", {"{\"total\": ", "\"12"}, 10},
-      {"a name additionalProperties forbids", {"{\"total\": 1, ", "\"tip\"", ": 2"}, 17},
-      {"an enum value no member is", {"{\"currency\": ", "\"GBP\""}, 17},
-      {"a fourth line where maxItems is 3", {"{\"lines\": [1, 2, 3", ", 4"}, 20},
-      {"an injection marker", {"{\"merchant\": \"<|im_start|>", "system"}, 25},
-      {"prose where strict JSON must begin", {"Sure! ", "Here is the JSON"}, 0},
-  };
-  for (const auto& c : cases) {
+  for (const auto& c : llmdlq::test::early_deaths()) {
     INFO(c.kind);
-    std::vector<std::string> pieces = c.head;
-    for (int i = 0; i < 400; ++i) pieces.push_back(" ");
-    auto reply = streamed_ollama_chat(pieces, "stop", 3ms);
+    auto reply = streamed_ollama_chat(llmdlq::test::answer_starting(c.head), "stop", 3ms);
     const std::size_t total = reply.events.size();
     const auto log = reply.log;
     scripted_server server({reply});
     auto client = client_for(server);
-    llmdlq::stream_judge judge(*schema, {}, strict());
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
     auto answer = client.complete_streamed(request(), judge);
     REQUIRE(answer.has_value());
     REQUIRE(answer->cancelled.has_value());
@@ -128,7 +104,7 @@ TEST_CASE("ollama_client streams an answer to its end, and closes the connection
 }
 
 TEST_CASE("ollama_client: an error line, an unknown model and a dropped stream are call errors", "[llm][stream]") {
-  const auto schema = llmdlq::schema::compile(receipt);
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
   REQUIRE(schema.has_value());
   {
     scripted_reply reply;
@@ -137,7 +113,7 @@ TEST_CASE("ollama_client: an error line, an unknown model and a dropped stream a
                     R"({"error": "an error was encountered while running the model"})" "\n"};
     scripted_server server({reply});
     auto client = client_for(server);
-    llmdlq::stream_judge judge(*schema, {}, strict());
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
     auto answer = client.complete_streamed(request(), judge);
     REQUIRE_FALSE(answer.has_value());
     CHECK(answer.error().decision.reason == "invalid_response");
@@ -156,7 +132,7 @@ TEST_CASE("ollama_client: an error line, an unknown model and a dropped stream a
     reply.cut_after_events = 2;
     scripted_server server({reply});
     auto client = client_for(server);
-    llmdlq::stream_judge judge(*schema, {}, strict());
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
     auto answer = client.complete_streamed(request(), judge);
     REQUIRE_FALSE(answer.has_value());
     CHECK(answer.error().decision.verdict == llmdlq::call_verdict::retry_later);

@@ -17,6 +17,7 @@ TEST_CASE("openai_compatible_client streams against a scripted HTTP server", "[l
 
 #else
 
+#  include "llm/early_deaths.hpp"
 #  include "llm/scripted_server.hpp"
 #  include "support/eventually.hpp"
 
@@ -25,10 +26,6 @@ namespace {
 using namespace std::chrono_literals;
 using llmdlq::test::scripted_server;
 using llmdlq::test::streamed_chat_completion;
-
-const char* const receipt = R"({"type": "object", "additionalProperties": false,
-  "properties": {"total": {"type": "number"}, "merchant": {"type": "string"},
-                 "currency": {"enum": ["EUR", "USD"]}, "lines": {"type": "array", "maxItems": 3}}})";
 
 llmdlq::openai_compatible_client client_for(const scripted_server& server) {
   llmdlq::openai_compatible_client_options options;
@@ -45,32 +42,17 @@ llmdlq::llm_request request() {
   return r;
 }
 
-llmdlq::process_options strict() {
-  llmdlq::process_options options;
-  options.repair = llmdlq::repair_mode::off;
-  return options;
-}
-
-// An answer that begins with `head` and then goes on for 400 events a server
-// would have sent (and billed) after it.
-std::vector<std::string> answer_starting(const std::vector<std::string>& head) {
-  std::vector<std::string> pieces = head;
-  for (int i = 0; i < 400; ++i) pieces.push_back(" ");
-  pieces.push_back("}");
-  return pieces;
-}
-
 }  // namespace
 
 TEST_CASE("complete_streamed reads a whole streamed answer, its finish reason and usage", "[llm][stream]") {
-  const auto schema = llmdlq::schema::compile(receipt);
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
   REQUIRE(schema.has_value());
   for (const std::size_t gap_ms : {0, 1}) {
     scripted_server server({streamed_chat_completion({"{\"total\"", ": 12.5, ", "\"merchant\": \"Caf", "é\"}"}, "stop",
                                                      std::chrono::milliseconds(gap_ms), 31)});
     REQUIRE(server.listening());
     auto client = client_for(server);
-    llmdlq::stream_judge judge(*schema, {}, strict());
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
     auto answer = client.complete_streamed(request(), judge);
     REQUIRE(answer.has_value());
     CHECK(answer->text == R"({"total": 12.5, "merchant": "Café"})");
@@ -87,30 +69,17 @@ TEST_CASE("complete_streamed reads a whole streamed answer, its finish reason an
 
 TEST_CASE("complete_streamed closes the connection at the first impossible byte, and the server stops sending",
           "[llm][stream]") {
-  const auto schema = llmdlq::schema::compile(receipt);
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
   REQUIRE(schema.has_value());
-  struct early_death {
-    const char* kind;
-    std::vector<std::string> head;
-    std::size_t dies_at;
-  };
-  const early_death cases[] = {
-      {"a string where a number belongs", {"{\"total\": ", "\"12"}, 10},
-      {"a name additionalProperties forbids", {"{\"total\": 1, ", "\"tip\"", ": 2"}, 17},
-      {"an enum value no member is", {"{\"currency\": ", "\"GBP\""}, 17},
-      {"a fourth line where maxItems is 3", {"{\"lines\": [1, 2, 3", ", 4"}, 20},
-      {"an injection marker", {"{\"merchant\": \"<|im_start|>", "system"}, 25},
-      {"prose where strict JSON must begin", {"Sure! ", "Here is the JSON"}, 0},
-  };
-  for (const auto& c : cases) {
+  for (const auto& c : llmdlq::test::early_deaths()) {
     INFO(c.kind);
-    auto reply = streamed_chat_completion(answer_starting(c.head), "stop", 3ms);
+    auto reply = streamed_chat_completion(llmdlq::test::answer_starting(c.head), "stop", 3ms);
     const std::size_t total_events = reply.events.size();
     const auto log = reply.log;
     scripted_server server({reply});
     REQUIRE(server.listening());
     auto client = client_for(server);
-    llmdlq::stream_judge judge(*schema, {}, strict());
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
     auto answer = client.complete_streamed(request(), judge);
     REQUIRE(answer.has_value());
     REQUIRE(answer->cancelled.has_value());
@@ -127,24 +96,24 @@ TEST_CASE("complete_streamed closes the connection at the first impossible byte,
 }
 
 TEST_CASE("complete_streamed: keep-alive comments, a dropped connection and an error status", "[llm][stream]") {
-  const auto schema = llmdlq::schema::compile(receipt);
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
   REQUIRE(schema.has_value());
   {
     auto reply = streamed_chat_completion({"{\"total\": 1}"});
     reply.events.insert(reply.events.begin() + 1, ": keep-alive\r\n\r\n");
     scripted_server server({reply});
     auto client = client_for(server);
-    llmdlq::stream_judge judge(*schema, {}, strict());
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
     auto answer = client.complete_streamed(request(), judge);
     REQUIRE(answer.has_value());
     CHECK(answer->text == R"({"total": 1})");
   }
   {
-    auto reply = streamed_chat_completion(answer_starting({"{\"total\": 1"}), "stop", 1ms);
+    auto reply = streamed_chat_completion(llmdlq::test::answer_starting({"{\"total\": 1"}), "stop", 1ms);
     reply.cut_after_events = 5;
     scripted_server server({reply});
     auto client = client_for(server);
-    llmdlq::stream_judge judge(*schema, {}, strict());
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
     auto answer = client.complete_streamed(request(), judge);
     REQUIRE_FALSE(answer.has_value());
     CHECK(answer.error().decision.verdict == llmdlq::call_verdict::retry_later);
@@ -152,7 +121,7 @@ TEST_CASE("complete_streamed: keep-alive comments, a dropped connection and an e
   {
     scripted_server server({llmdlq::test::scripted_reply{429, R"({"error": {"message": "slow down"}})", {{"Retry-After", "3"}}}});
     auto client = client_for(server);
-    llmdlq::stream_judge judge(*schema, {}, strict());
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
     auto answer = client.complete_streamed(request(), judge);
     REQUIRE_FALSE(answer.has_value());
     CHECK(answer.error().decision.verdict == llmdlq::call_verdict::retry_later);
