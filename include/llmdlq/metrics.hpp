@@ -78,6 +78,11 @@ struct metrics_snapshot {
     std::uint64_t prompt = 0;
     std::uint64_t completion = 0;
   };
+  struct stream_death_count {
+    std::string category;
+    std::uint64_t count = 0;  ///< streamed answers found dead before their end
+    std::uint64_t bytes = 0;  ///< answer bytes received up to each one's fatal byte
+  };
   struct histogram {
     std::vector<double> upper_bounds;          ///< seconds, ascending (+Inf not included)
     std::vector<std::uint64_t> cumulative;     ///< per bound, then one for +Inf
@@ -92,6 +97,7 @@ struct metrics_snapshot {
   std::vector<sink_count> sinks;
   std::vector<replay_count> replays;
   std::vector<token_count> tokens;
+  std::vector<stream_death_count> stream_deaths;
   histogram failure_path;
   std::optional<std::uint64_t> pending_records;          ///< unset until the host sets it
   std::optional<double> oldest_pending_age_seconds;      ///< unset until the host sets it
@@ -147,6 +153,15 @@ class metrics {
     tokens_.add(at, 1, completion);
   }
 
+  /// A streamed answer stream_judge found dead, by its verdict's category,
+  /// after `bytes` of it (the byte that killed it included): a worker that
+  /// closes the connection then pays for those and no more.
+  void count_stream_death(failure_category category, std::uint64_t bytes) {
+    const std::size_t at = stream_deaths_.find_or_add({to_string(category)});
+    stream_deaths_.add(at, 0);
+    stream_deaths_.add(at, 1, bytes);
+  }
+
   /// The DLQ's backlog, as its store last counted it: records pending and
   /// how long the oldest has waited (zero when none is pending).
   LLMDLQ_INLINE void set_pending(std::uint64_t records, std::chrono::duration<double> oldest_age) noexcept;
@@ -171,6 +186,7 @@ class metrics {
   detail::label_slots<1, 7> sinks_;         // sink: publishes, then failures by sink_errc
   detail::label_slots<2, 1> replays_;       // step, outcome
   detail::label_slots<1, 2> tokens_;        // model: prompt, completion
+  detail::label_slots<1, 2> stream_deaths_;  // category: answers, bytes
   std::array<std::atomic<std::uint64_t>, failure_path_bounds.size() + 1> failure_path_buckets_{};
   std::atomic<std::uint64_t> failure_path_nanoseconds_{0};
   std::atomic<bool> pending_set_{false};

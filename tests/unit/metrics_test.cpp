@@ -268,6 +268,8 @@ TEST_CASE("the Prometheus text: HELP and TYPE per family, labels escaped, histog
   m.count_accepted({});
   m.count_replay("stop", "held");
   m.count_tokens("gpt-4o-mini", 120, 30);
+  m.count_stream_death(llmdlq::failure_category::schema, 11);
+  m.count_stream_death(llmdlq::failure_category::schema, 30);
   m.set_pending(7, std::chrono::seconds(90));
 
   const std::string text = llmdlq::to_prometheus_text(m.snapshot());
@@ -278,6 +280,7 @@ TEST_CASE("the Prometheus text: HELP and TYPE per family, labels escaped, histog
       {"llmdlq_repaired_total", "counter"},          {"llmdlq_dead_lettered_total", "counter"},
       {"llmdlq_sink_publishes_total", "counter"},    {"llmdlq_sink_failures_total", "counter"},
       {"llmdlq_replays_total", "counter"},           {"llmdlq_tokens_total", "counter"},
+      {"llmdlq_stream_deaths_total", "counter"},     {"llmdlq_stream_bytes_before_death_total", "counter"},
       {"llmdlq_failure_path_seconds", "histogram"},  {"llmdlq_pending_records", "gauge"},
       {"llmdlq_oldest_pending_age_seconds", "gauge"}};
   CHECK(p.types == families);
@@ -291,6 +294,8 @@ TEST_CASE("the Prometheus text: HELP and TYPE per family, labels escaped, histog
   CHECK(p.samples.at(R"(llmdlq_replays_total{step="stop",outcome="held"})") == 1);
   CHECK(p.samples.at(R"(llmdlq_tokens_total{model="gpt-4o-mini",kind="prompt"})") == 120);
   CHECK(p.samples.at(R"(llmdlq_tokens_total{model="gpt-4o-mini",kind="completion"})") == 30);
+  CHECK(p.samples.at(R"(llmdlq_stream_deaths_total{category="schema"})") == 2);
+  CHECK(p.samples.at(R"(llmdlq_stream_bytes_before_death_total{category="schema"})") == 41);
   CHECK(p.samples.at("llmdlq_pending_records") == 7);
   CHECK(p.samples.at("llmdlq_oldest_pending_age_seconds") == 90);
 

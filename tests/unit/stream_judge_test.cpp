@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // stream_judge: where a streamed answer dies, under which options, whatever
 // the chunking, and that finish() is process_llm_response.
+#include <llmdlq/metrics.hpp>
 #include <llmdlq/process.hpp>
 #include <llmdlq/stream_judge.hpp>
 
@@ -175,3 +176,19 @@ TEST_CASE("stream_judge::finish is process_llm_response on the bytes received, w
     }
   }
 }
+
+TEST_CASE("stream_judge counts each dead stream once in the host's metrics, with the bytes it took to know", "[stream]") {
+  const auto s = compiled();
+  auto options = strict();
+  options.metrics = std::make_shared<llmdlq::metrics>();
+  llmdlq::stream_judge judge(s, {}, options);
+  judge.feed(R"({"total": )");
+  judge.feed(R"("12", "more": )");
+  judge.feed("1}");  // after death: kept, not judged, not counted again
+  const auto snapshot = options.metrics->snapshot();
+  REQUIRE(snapshot.stream_deaths.size() == 1);
+  CHECK(snapshot.stream_deaths[0].category == "schema");
+  CHECK(snapshot.stream_deaths[0].count == 1);
+  CHECK(snapshot.stream_deaths[0].bytes == 11);
+}
+

@@ -18,7 +18,8 @@ LLMDLQ_INLINE metrics::metrics(metrics_options options)
       dead_letters_(options.max_dead_letter_series),
       sinks_(options.max_sinks),
       replays_(options.max_replay_series),
-      tokens_(options.max_models) {}
+      tokens_(options.max_models),
+      stream_deaths_(16) {}  // one series per failure category at most
 
 LLMDLQ_INLINE void metrics::count_repairs(std::span<const repair_action> repairs) {
   for (const auto& action : repairs) repaired_.add(repaired_.find_or_add({action.code, to_string(action.tier)}), 0);
@@ -76,6 +77,9 @@ LLMDLQ_INLINE metrics_snapshot metrics::snapshot() const {
   });
   tokens_.for_each([&](const auto& labels, const auto& values) {
     s.tokens.push_back({labels[0], values[0], values[1]});
+  });
+  stream_deaths_.for_each([&](const auto& labels, const auto& values) {
+    s.stream_deaths.push_back({labels[0], values[0], values[1]});
   });
   s.processed = s.accepted + s.dead_lettered_total();
 

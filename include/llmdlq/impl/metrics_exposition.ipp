@@ -117,6 +117,17 @@ LLMDLQ_INLINE std::vector<metric_family> metric_families(const metrics_snapshot&
     tokens.samples.push_back({{{"model", t.model}, {"kind", "completion"}}, count(t.completion)});
   }
 
+  auto& deaths = out.emplace_back(family("llmdlq_stream_deaths_total",
+                                         "Streamed answers found dead before their end, by category.",
+                                         metric_type::counter));
+  auto& paid = out.emplace_back(family("llmdlq_stream_bytes_before_death_total",
+                                       "Answer bytes received before a streamed answer was found dead, by category.",
+                                       metric_type::counter));
+  for (const auto& d : s.stream_deaths) {
+    deaths.samples.push_back({{{"category", d.category}}, count(d.count)});
+    paid.samples.push_back({{{"category", d.category}}, count(d.bytes)});
+  }
+
   auto& path = out.emplace_back(family("llmdlq_failure_path_seconds",
                                        "Time to build a dead letter's envelope, once its failure is known.",
                                        metric_type::histogram));

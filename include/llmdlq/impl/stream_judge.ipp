@@ -118,7 +118,9 @@ LLMDLQ_INLINE void stream_judge::judge_new_bytes(std::size_t from) {
           [&] { return fmt::format("not JSON: no JSON text has byte {} there", syntax.broken_at()); });
     }
   }
-  if (first) verdict_ = std::move(*first);
+  if (!first) return;
+  verdict_ = std::move(*first);
+  if (options_.metrics) options_.metrics->count_stream_death(verdict_.category, verdict_.offset + 1);
 }
 
 LLMDLQ_INLINE expected<accepted, envelope> stream_judge::finish(std::string_view finish_reason) {
