@@ -21,6 +21,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -141,18 +142,22 @@ inline void run_fault_rounds(const fault_run_store& store, int rounds, int lines
     const pid_t purge = start_llmdlq({"purge", spec, "--operator", "ops"}, "/dev/null", (root / "purge.out").string());
     pids.push_back(replay);
     pids.push_back(purge);
-    // The operator acts on what is pending now.
-    const auto listed = run_llmdlq("list '" + spec + "' --status pending --limit 2 --json");
-    std::istringstream rows(listed.out);
-    for (std::string row; std::getline(rows, row);) {
-      boost::system::error_code ec;
-      const auto record = boost::json::parse(row, ec);
-      if (ec || !record.as_object().contains("dlq_id")) continue;
-      const std::string id(record.at("dlq_id").as_string());
-      if (run_llmdlq("claim '" + spec + "' " + id + " --operator ann").exit_code == 0) {
-        (void)run_llmdlq("discard '" + spec + "' " + id + " --operator ann");
+    // The operator acts on what is pending now, beside the writers and
+    // whatever the kill below does to them (on a thread of its own: its
+    // commands take longer than the writers may).
+    std::thread operator_thread([&spec] {
+      const auto listed = run_llmdlq("list '" + spec + "' --status pending --limit 2 --json");
+      std::istringstream rows(listed.out);
+      for (std::string row; std::getline(rows, row);) {
+        boost::system::error_code ec;
+        const auto record = boost::json::parse(row, ec);
+        if (ec || !record.is_object() || !record.as_object().contains("dlq_id")) continue;
+        const std::string id(record.at("dlq_id").as_string());
+        if (run_llmdlq("claim '" + spec + "' " + id + " --operator ann").exit_code == 0) {
+          (void)run_llmdlq("discard '" + spec + "' " + id + " --operator ann");
+        }
       }
-    }
+    });
     // kill -9 on some of them, at a moment drawn for the round.
     // The kill lands once the writers have stored a number of letters drawn for the round (or after a
     // deadline): one of the processes still running then is killed, each of the others with a chance of 1 in 4.
@@ -172,6 +177,7 @@ inline void run_fault_rounds(const fault_run_store& store, int rounds, int lines
         if (i == victim || std::uniform_int_distribution<int>(0, 3)(random) == 0) (void)::kill(pids[i], SIGKILL);
       }
     }
+    operator_thread.join();
     const std::size_t kills_before = kills;
     for (std::size_t i = 0; i < pids.size(); ++i) {
       int& status = statuses[i];

@@ -575,8 +575,9 @@ TEST_CASE("replay: letters purged while it runs are skipped and counted, and the
           "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(3));
   scripted_server server;
+  // The first answer waits long enough for a purge on a loaded machine to end first.
   for (int i = 0; i < 3; ++i) {
-    server.add(llmdlq::test::delayed(chat_completion(llmdlq::test::recovered_answer(i)), 300ms));
+    server.add(llmdlq::test::delayed(chat_completion(llmdlq::test::recovered_answer(i)), i == 0 ? 5s : 300ms));
   }
   REQUIRE(server.listening());
   const std::string store = "sqlite:" + q.db;
