@@ -242,7 +242,7 @@ std::optional<call_error> failure_of(const http_endpoint& e, CURL* h, CURLcode c
   } else if (code != CURLE_OK && !too_large && !decoder_failed) {
     outcome.connection_failed = true;
   }
-  outcome.body = std::string(error_body);
+  outcome.body = error_body;
   if (outcome.http_status) outcome.retry_after = retry_after(h);
   call_decision decision = classify_call(outcome);
   if (decision.verdict != call_verdict::proceed) {
