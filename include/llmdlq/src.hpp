@@ -13,6 +13,7 @@
 #endif
 
 #include "llmdlq/impl/call_outcome.ipp"
+#include "llmdlq/impl/chat_stream.ipp"
 #include "llmdlq/impl/coerce.ipp"
 #include "llmdlq/impl/dlq_id.ipp"
 #include "llmdlq/impl/dlq_rate_alarm.ipp"
@@ -32,6 +33,7 @@
 #include "llmdlq/impl/repair.ipp"
 #include "llmdlq/impl/retention.ipp"
 #include "llmdlq/impl/schema.ipp"
+#include "llmdlq/impl/stream_judge.ipp"
 #include "llmdlq/impl/taxonomy.ipp"
 #include "llmdlq/impl/timestamp.ipp"
 #include "llmdlq/impl/validation_error.ipp"
