@@ -58,8 +58,17 @@ TEST_CASE("fault run postgres: kill -9 among four writers, a replay, a purge and
   llmdlq::test::fault_run_store store;
   store.kind = "postgres";
   store.spec = "postgres:" + conninfo;
-  store.holds = [&](const std::string& dlq_id) {
-    return count(fmt::format("SELECT count(*) FROM {} WHERE dlq_id = '{}'", table, dlq_id)) == 1;
+  store.stored_ids = [&] {
+    std::set<std::string> ids;
+    PGconn* conn = PQconnectdb(conninfo.c_str());
+    PQsetNoticeProcessor(conn, drop_notice, nullptr);
+    PGresult* result = PQexec(conn, fmt::format("SELECT dlq_id FROM {}", table).c_str());
+    INFO(PQerrorMessage(conn));
+    CHECK(PQresultStatus(result) == PGRES_TUPLES_OK);
+    for (int row = 0; row < PQntuples(result); ++row) ids.insert(PQgetvalue(result, row, 0));
+    PQclear(result);
+    PQfinish(conn);
+    return ids;
   };
   store.stored = [&] {  // 0 until the first writer has made the table
     return query_text(conninfo, fmt::format("SELECT to_regclass('{}') IS NULL", table)) == "t"

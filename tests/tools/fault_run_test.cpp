@@ -14,10 +14,11 @@ TEST_CASE("fault run: kill -9 among writers, a replay, a purge and an operator",
 
 #include <sqlite3.h>
 
+#include <set>
+#include <sstream>
 #include <string>
 
 #include <llmdlq/sqlite/replay_state.hpp>
-#include <llmdlq/sqlite/store.hpp>
 
 #include "support/fault_run.hpp"
 
@@ -52,10 +53,11 @@ TEST_CASE("fault run: kill -9 among four writers, a replay, a purge and an opera
   llmdlq::test::fault_run_store store;
   store.kind = "sqlite";
   store.spec = "sqlite:" + db;
-  store.holds = [&](const std::string& dlq_id) {
-    auto opened = llmdlq::sqlite_store::open(db, {.read_only = true});
-    REQUIRE(opened.has_value());
-    return opened->get(dlq_id).value().has_value();
+  store.stored_ids = [&] {
+    std::set<std::string> ids;
+    std::istringstream rows(query_text(db, "SELECT dlq_id FROM dead_letters"));
+    for (std::string id; std::getline(rows, id);) ids.insert(id);
+    return ids;
   };
   store.stored = [&] { return count("SELECT count(*) FROM dead_letters"); };
   store.purged = [&] { return count("SELECT coalesce(sum(count), 0) FROM llmdlq_purge_audit"); };
