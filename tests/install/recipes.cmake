@@ -4,8 +4,8 @@
 # and vcpkg.json's features, as vcpkg_check_features passes them) or the
 # recipe's generate() (tests/install/conan_options.py) gives, built,
 # installed, and test_package/ is built against the installed prefix and run.
-# Sets that coincide are built once; one build folder serves them all, so
-# the core is compiled once and each set adds only its transports.
+# Sets that coincide are built once, and a set whose libraries are this
+# build's (the full ones) uses this build's install.
 # Variables: those of common.cmake, VERSION (the project's), PYTHON.
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 if(NOT PYTHON)
@@ -89,14 +89,32 @@ foreach(name vcpkg_default conan_default vcpkg_full conan_full)
   list(APPEND users_${index} ${name})
 endforeach()
 
+# built_transports(out config): the components an llmdlqConfig.cmake offers.
+function(built_transports out config)
+  file(STRINGS "${config}" line REGEX "^set\\(_llmdlq_built ")
+  string(REGEX REPLACE "^set\\(_llmdlq_built \"([^\"]*)\"\\)$" "\\1" built "${line}")
+  set(${out} "${built}" PARENT_SCOPE)
+endfunction()
+# The libraries this build installed into PREFIX (install_prefix) are those
+# of any set that builds the same transports in the same flavour: such a set
+# is configured with its options, and its test_package built against PREFIX,
+# instead of compiling the same sources a second time.
+built_transports(this_build "${PREFIX}/lib/cmake/llmdlq/llmdlqConfig.cmake")
+
 set(index 0)
 foreach(options IN LISTS sets)
   message(STATUS "${users_${index}}: ${options}")
   separate_arguments(options UNIX_COMMAND "${options}")
   set(prefix "${WORK_DIR}/prefix_${index}")
   llmdlq_configure("${SOURCE_DIR}" "${WORK_DIR}/llmdlq" ${options})
-  llmdlq_build("${WORK_DIR}/llmdlq")
-  llmdlq_run("${CMAKE_COMMAND}" --install "${WORK_DIR}/llmdlq" --prefix "${prefix}")
+  built_transports(transports "${WORK_DIR}/llmdlq/llmdlqConfig.cmake")
+  if(transports STREQUAL this_build)
+    message(STATUS "the libraries of this build (${transports}), installed in ${PREFIX}")
+    set(prefix "${PREFIX}")
+  else()
+    llmdlq_build("${WORK_DIR}/llmdlq")
+    llmdlq_run("${CMAKE_COMMAND}" --install "${WORK_DIR}/llmdlq" --prefix "${prefix}")
+  endif()
   llmdlq_configure("${SOURCE_DIR}/test_package" "${WORK_DIR}/test_package_${index}" "-DCMAKE_PREFIX_PATH=${prefix}")
   llmdlq_build("${WORK_DIR}/test_package_${index}")
   llmdlq_run("${WORK_DIR}/test_package_${index}/test_package" WORKING_DIRECTORY "${WORK_DIR}/test_package_${index}")
