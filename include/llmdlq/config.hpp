@@ -12,18 +12,36 @@
 #  define LLMDLQ_INLINE
 #endif
 
+// Under AddressSanitizer the compiler's own inlining decides: forced
+// inlining makes one very large function, and instrumenting it took several
+// times as long as the rest of a sanitizer build's file (repair_engine::run:
+// minutes). A sanitizer build checks behaviour, not speed.
+#if defined(__SANITIZE_ADDRESS__)
+#  define LLMDLQ_SANITIZED 1
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer)
+#    define LLMDLQ_SANITIZED 1
+#  endif
+#endif
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(LLMDLQ_SANITIZED)
+#  define LLMDLQ_ALWAYS_INLINE inline __attribute__((always_inline))
+#  define LLMDLQ_INLINE_LAMBDA __attribute__((always_inline))
+#  define LLMDLQ_FLATTEN __attribute__((flatten))
+#else
+#  define LLMDLQ_ALWAYS_INLINE inline
+#  define LLMDLQ_INLINE_LAMBDA
+#  define LLMDLQ_FLATTEN
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #  define LLMDLQ_LIKELY(x) __builtin_expect(!!(x), 1)
 #  define LLMDLQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #  define LLMDLQ_NOINLINE __attribute__((noinline))
-#  define LLMDLQ_ALWAYS_INLINE inline __attribute__((always_inline))
-#  define LLMDLQ_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #  define LLMDLQ_LIKELY(x) (x)
 #  define LLMDLQ_UNLIKELY(x) (x)
 #  define LLMDLQ_NOINLINE
-#  define LLMDLQ_ALWAYS_INLINE inline
-#  define LLMDLQ_INLINE_LAMBDA
 #endif
 
 /// Every llmdlq symbol lives in an inline namespace named after the flavour

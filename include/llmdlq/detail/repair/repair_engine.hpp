@@ -76,7 +76,7 @@ class repair_engine {
   /// Repairs the value starting at `from`, which must be `{` or `[`; or,
   /// with `brace_missing`, the members of an object starting at `from`
   /// (`"a": 1}`) whose opening brace the text lacks.
-  [[gnu::flatten]] expected<repaired_value, repair_failure> run(std::size_t from, bool brace_missing = false) {
+  LLMDLQ_FLATTEN expected<repaired_value, repair_failure> run(std::size_t from, bool brace_missing = false) {
     i_ = from;
     // Room for the rest of the text up to a few KiB, so that a small value
     // is written without regrowing; not all of it: prose may hold a value
