@@ -61,12 +61,23 @@ struct version_set {
 };
 
 /// What failed.
+/// Where a streamed answer was closed because its judge found it dead (see
+/// stream_judge.hpp): the raw response is what arrived until then.
+struct cancel_point {
+  std::uint64_t offset = 0;  ///< the byte after which no continuation could be accepted
+  /// Tokens received until the close, when known (a stream's events that
+  /// carried answer text: about one per token).
+  std::optional<std::uint64_t> tokens;
+  friend bool operator==(const cancel_point&, const cancel_point&) = default;
+};
+
 struct failure_details {
   failure_category category = failure_category::syntax;
   std::string code;     ///< stable, chosen by the host: `ocr_structural_broken_json`
   std::string message;  ///< one line for a person
   std::vector<validation_error> errors;  ///< machine-readable, capped
   std::optional<text_location> syntax;  ///< where a syntax failure is in the raw response
+  std::optional<cancel_point> cancelled_at;  ///< a streamed answer closed early: where
   friend bool operator==(const failure_details&, const failure_details&) = default;
 };
 

@@ -28,6 +28,9 @@ struct request_context {
   std::string finish_reason;    ///< the API's: "length" means the output was cut off
   std::optional<std::string> refusal;  ///< the API's refusal message, when it gave one
   std::optional<double> confidence;    ///< the producer's score for this output
+  /// The answer was streamed and closed at its judge's dead verdict, so it
+  /// is only the start of what the model would have written (stream_judge::cancel).
+  std::optional<cancel_point> cancelled_at;
   std::string original_input;          ///< the input the model saw (OCR text, ...), stored with its hash
   origin_reference origin;             ///< where the input came from: service, topic, partition, offset
   std::uint32_t attempt = 1;           ///< which attempt at this input this response is

@@ -40,6 +40,7 @@ TEST_CASE("a fully populated envelope round-trips exactly", "[envelope]") {
   context.model = {"openai", "gpt-4o-mini", "2024-07-18", 0.2, 1024, 42};
   context.versions = {"s1", "p7", "m", "ocr9", "pipe3"};
   context.confidence = 0.5;
+  context.cancelled_at = llmdlq::cancel_point{12, 5};
   context.original_input = "ОРИГИНАЛ කොළඹ";
   context.origin = {"svc", "w1", "topic", 0, 99};
   context.extensions["list"] = boost::json::array{1, "two", nullptr};
@@ -50,6 +51,7 @@ TEST_CASE("a fully populated envelope round-trips exactly", "[envelope]") {
                                   .errors = {{"/total", "/properties/total/type", "type", "expected number"}},
                                   .syntax = llmdlq::text_location{3, 1, 4}},
                                  R"({"total":"1"})", context, options);
+  CHECK(e.failure.cancelled_at == llmdlq::cancel_point{12, 5});
   e.attempts.history.push_back({"repair_prompt", "schema", 120, e.created_at, "llama-3.1-8b", 840, "3f9a0c2e7d1b4a65"});
   llmdlq::test::check_envelope(e);
 }
@@ -145,6 +147,7 @@ llmdlq::envelope populated_envelope() {
   e.failure.message = "1 schema error";
   e.failure.errors = {{"/total", "/properties/total/type", "type", "expected number"}};
   e.failure.syntax = llmdlq::text_location{3, 1, 4};
+  e.failure.cancelled_at = llmdlq::cancel_point{3, 2};
   e.triage = llmdlq::triage_for(llmdlq::failure_category::schema, false);
   e.confidence = {0.5, 0.9};
   e.raw_response = llmdlq::captured_text::of("raw\x80");
@@ -266,6 +269,7 @@ TEST_CASE("an envelope that cannot fit is reduced to its identity, never dropped
   // The longest numbers and names each field can hold.
   e.failure.category = llmdlq::failure_category::low_confidence;
   e.failure.syntax = llmdlq::text_location{~0ull, ~0ull, ~0ull};
+  e.failure.cancelled_at = llmdlq::cancel_point{~0ull, ~0ull};
   e.triage = {llmdlq::triage_class::version_drift, llmdlq::recommended_action::escalate_model, true};
   e.confidence = {-1.7976931348623157e308, -2.2250738585072014e-308};
   e.attempts.count = e.attempts.max = ~0u;
@@ -290,6 +294,7 @@ TEST_CASE("an envelope that cannot fit is reduced to its identity, never dropped
   CHECK(ends_with_hash_of(e.origin.topic, hostile));
   CHECK(e.failure.category == llmdlq::failure_category::low_confidence);
   CHECK(e.failure.syntax->offset == ~0ull);
+  CHECK(e.failure.cancelled_at == llmdlq::cancel_point{~0ull, ~0ull});
   CHECK(e.origin.offset == std::numeric_limits<std::int64_t>::max());
   CHECK(e.failure.code == std::string(limits::label, 'c'));
   CHECK(e.failure.errors.empty());
@@ -537,6 +542,10 @@ class hostile_envelopes {
       e.failure.errors.push_back({chance(20) ? "" : "/" + text(), text(), non_empty_text(), text()});
     }
     if (chance(50)) e.failure.syntax = llmdlq::text_location{pick(~0ull), 1 + pick(1000), 1 + pick(~0ull - 1)};
+    if (chance(30)) {
+      e.failure.cancelled_at = llmdlq::cancel_point{pick(~0ull), {}};
+      if (chance(50)) e.failure.cancelled_at->tokens = pick(~0ull);
+    }
     e.triage = llmdlq::triage_for(e.failure.category, chance(50));
     e.confidence = {number(), number()};
     e.raw_response = captured();

@@ -315,7 +315,7 @@ inline void read_provenance(envelope_reader& r, const boost::json::object& o, en
 }
 
 inline void read_failure(envelope_reader& r, const boost::json::object& f, failure_details& out) {
-  r.known_members(f, "/failure", {"category", "code", "message", "errors", "syntax"});
+  r.known_members(f, "/failure", {"category", "code", "message", "errors", "syntax", "cancelled_at"});
   r.enumeration(f, "category", "/failure", out.category, &failure_category_from);
   r.checked_text(f, "code", "/failure", out.code, envelope_field::required, is_failure_code,
                  "lowercase letters, digits, '_', '.' and '-'");
@@ -339,6 +339,12 @@ inline void read_failure(envelope_reader& r, const boost::json::object& f, failu
     r.integer(*s, "offset", "/failure/syntax", at.offset, envelope_field::required);
     r.integer(*s, "line", "/failure/syntax", at.line, envelope_field::required, 1);
     r.integer(*s, "column", "/failure/syntax", at.column, envelope_field::required, 1);
+  }
+  if (const auto* c = r.object(f.if_contains("cancelled_at"), "/failure/cancelled_at")) {
+    auto& at = out.cancelled_at.emplace();
+    r.known_members(*c, "/failure/cancelled_at", {"offset", "tokens"});
+    r.integer(*c, "offset", "/failure/cancelled_at", at.offset, envelope_field::required);
+    r.optional_integer(*c, "tokens", "/failure/cancelled_at", at.tokens, 0);
   }
 }
 

@@ -131,6 +131,11 @@ inline boost::json::object failure_to_json(const failure_details& f) {
                                             {"line", f.syntax->line},
                                             {"column", f.syntax->column}});
   }
+  if (f.cancelled_at) {
+    boost::json::object at{{"offset", f.cancelled_at->offset}};
+    if (f.cancelled_at->tokens) at.emplace("tokens", *f.cancelled_at->tokens);
+    o.emplace("cancelled_at", std::move(at));
+  }
   return o;
 }
 

@@ -122,6 +122,7 @@ inline envelope build_envelope(timestamp now, failure_report failure, std::strin
   }
   e.failure.errors = std::move(errors);
   e.failure.syntax = failure.syntax;
+  e.failure.cancelled_at = context.cancelled_at;
   e.triage = triage_for(category, failure.repaired_locally);
   e.confidence = {finite(context.confidence), finite(options.min_confidence)};
   e.attempts.max = options.max_attempts;
