@@ -36,6 +36,7 @@ class judged_stream {
   const stream_verdict& feed(std::string_view bytes) {
     const std::string_view text = decoder_.feed(bytes);
     if (!text.empty()) judge_.feed(text);
+    if (decoder_.refusal() && !judge_.verdict().dead) judge_.refuse(*decoder_.refusal());
     return judge_.verdict();
   }
 
@@ -48,9 +49,12 @@ class judged_stream {
 
   /// The answer received, judged whole: with the stream's finish reason
   /// (`length`, ...) and refusal when it gave them, and, for a stream that
-  /// was cut before its end, as received.
+  /// was cut before its end, as received. A dead stream that had not ended
+  /// was closed by the host: the envelope says where (`failure.cancelled_at`)
+  /// and after how many of the stream's text events.
   [[nodiscard]] expected<accepted, envelope> finish() {
     if (decoder_.refusal()) judge_.context().refusal = *decoder_.refusal();
+    if (!decoder_.done() && !judge_.context().cancelled_at) judge_.cancel(decoder_.content_events());
     return judge_.finish(decoder_.finish_reason());
   }
 

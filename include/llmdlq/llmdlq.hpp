@@ -47,6 +47,7 @@
 #include "llmdlq/timestamp.hpp"
 #include "llmdlq/token_usage.hpp"
 #include "llmdlq/typed.hpp"
+#include "llmdlq/typed_partial.hpp"
 #include "llmdlq/typed_pipeline.hpp"
 #include "llmdlq/validation_error.hpp"
 #include "llmdlq/version.hpp"

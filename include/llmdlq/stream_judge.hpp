@@ -7,9 +7,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include <boost/json/value.hpp>
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
@@ -25,7 +29,7 @@ LLMDLQ_BEGIN_NAMESPACE
 struct stream_verdict {
   bool dead = false;  ///< no continuation of them can be accepted
   /// When dead: the failure the prefix already holds (poison, syntax,
-  /// schema, semantic). The whole text's category may still rank above it
+  /// schema, semantic), or refusal when the API said so (refuse()). The whole text's category may still rank above it
   /// (a later marker makes any answer poison); finish() says which.
   failure_category category = failure_category::poison;
   std::size_t offset = 0;  ///< when dead: the byte after which no continuation can be accepted
@@ -50,8 +54,8 @@ struct stream_verdict {
 /// With local repair on, no schema failure is death: among several values
 /// in a text, repair takes the one the schema accepts, so an answer that
 /// corrects itself later in the text is accepted. required, minItems,
-/// contains, uniqueItems, content rules, confidence and the API's word
-/// (finish_reason, refusal) are judged by finish().
+/// contains, uniqueItems, content rules, confidence and the finish reason
+/// are judged by finish(); an API's refusal, whenever it comes, by refuse().
 ///
 /// feed() costs time linear in the bytes, whatever the chunking, and the
 /// verdict's offset does not depend on it. The judge keeps the bytes, for
@@ -69,6 +73,17 @@ class stream_judge {
   /// bytes are kept, not judged.
   LLMDLQ_INLINE const stream_verdict& feed(std::string_view chunk);
 
+  /// The API said the model refuses (OpenAI's `delta.refusal`): no answer
+  /// can be accepted after that, so the verdict is dead (refusal) where the
+  /// text received so far ends, and finish() judges with the message.
+  LLMDLQ_INLINE const stream_verdict& refuse(std::string message);
+
+  /// The host closed the stream at the dead verdict, so what was received
+  /// is only the start of the model's answer: finish()'s envelope records
+  /// where (`failure.cancelled_at`), with the tokens received until the
+  /// close when the host knows them. Nothing while the verdict is viable.
+  LLMDLQ_INLINE void cancel(std::optional<std::uint64_t> tokens = {});
+
   /// The whole answer judged: exactly process_llm_response(received(), ...)
   /// with the context given, its finish_reason set to `finish_reason` when
   /// that is not empty.
@@ -80,6 +95,16 @@ class stream_judge {
   [[nodiscard]] request_context& context() noexcept { return context_; }
   /// The bytes fed so far.
   [[nodiscard]] std::string_view received() const noexcept { return received_; }
+
+  /// The answer so far as a document, for a host that shows progress: the
+  /// array or object at its first `{` or `[`, with the members and elements
+  /// received whole (a number at the end is not, until a byte after it
+  /// comes), each container still open closed; read as strict JSON, so a
+  /// text a repair would mend (single quotes, ...) counts up to its first
+  /// byte that is not. Nothing before such a value arrives. Not validated:
+  /// a value may still fail keywords judged at the end (required, minItems,
+  /// ...). Costs a pass over the bytes received.
+  [[nodiscard]] LLMDLQ_INLINE std::optional<boost::json::value> partial() const;
 
  private:
   struct reader;

@@ -133,4 +133,23 @@ TEST_CASE("judged_stream stops a streamed answer at its first impossible byte an
   REQUIRE_FALSE(result.has_value());
   CHECK(stream.received() == R"({"total": "twelve)");
   CHECK(result.error().failure.category == llmdlq::failure_category::truncated);  // the text was cut where it died
+  // The stream had not ended: the host closed it, and the envelope says where, after two text events.
+  CHECK(result.error().failure.cancelled_at == llmdlq::cancel_point{10, 2});
+}
+
+TEST_CASE("judged_stream: a dead answer read to the stream's own end was not cut, and says nothing of a cancel",
+          "[stream]") {
+  const auto schema = llmdlq::schema::compile(R"({"type": "object", "properties": {"total": {"type": "number"}}})");
+  REQUIRE(schema.has_value());
+  llmdlq::process_options options;
+  options.repair = llmdlq::repair_mode::off;
+  llmdlq::judged_stream stream(*schema, llmdlq::chat_stream_format::openai_sse, {}, options);
+  stream.feed(openai_chunk(R"({\"total\": \"twelve\"})"));
+  stream.feed("data: [DONE]\n\n");
+  REQUIRE(stream.verdict().dead);
+  REQUIRE(stream.done());
+  const auto result = stream.finish();
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().failure.category == llmdlq::failure_category::schema);
+  CHECK_FALSE(result.error().failure.cancelled_at.has_value());
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // stream_judge: where a streamed answer dies, under which options, whatever
 // the chunking, and that finish() is process_llm_response.
+#include <boost/json/parse.hpp>
 #include <llmdlq/metrics.hpp>
 #include <llmdlq/process.hpp>
 #include <llmdlq/stream_judge.hpp>
@@ -177,6 +178,30 @@ TEST_CASE("stream_judge::finish is process_llm_response on the bytes received, w
   }
 }
 
+TEST_CASE("stream_judge::cancel: the envelope of a closed stream says where it died and after how many tokens",
+          "[stream]") {
+  const auto s = compiled();
+  llmdlq::stream_judge judge(s, {}, strict());
+  judge.feed(R"({"total": )");
+  judge.cancel(4);  // still viable: nothing to record
+  CHECK_FALSE(judge.context().cancelled_at.has_value());
+  judge.feed(R"("12)");
+  REQUIRE(judge.verdict().dead);
+  judge.cancel(5);
+  const auto result = judge.finish();
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().failure.cancelled_at == llmdlq::cancel_point{10, 5});
+  CHECK(result.error().raw_response.text == R"({"total": "12)");
+  const auto read = llmdlq::parse_envelope(llmdlq::serialize(result.error()));
+  REQUIRE(read.has_value());
+  CHECK(read->failure.cancelled_at == llmdlq::cancel_point{10, 5});
+  // Without the tokens: the offset alone.
+  llmdlq::stream_judge quiet(s, {}, strict());
+  quiet.feed(R"({"total": true)");
+  quiet.cancel();
+  CHECK(quiet.finish().error().failure.cancelled_at == llmdlq::cancel_point{10, std::nullopt});
+}
+
 TEST_CASE("stream_judge counts each dead stream once in the host's metrics, with the bytes it took to know", "[stream]") {
   const auto s = compiled();
   auto options = strict();
@@ -192,3 +217,31 @@ TEST_CASE("stream_judge counts each dead stream once in the host's metrics, with
   CHECK(snapshot.stream_deaths[0].bytes == 11);
 }
 
+
+TEST_CASE("stream_judge::partial: the members and elements received whole, each open container closed", "[stream]") {
+  const auto s = compiled();
+  llmdlq::stream_judge judge(s, {}, repairing());
+  CHECK_FALSE(judge.partial().has_value());
+  const std::pair<std::string_view, std::string_view> steps[] = {
+      {"Here it is: ", ""},
+      {R"({"merchant": "Caf)", R"({})"},
+      {R"(é", "total": 12)", R"({"merchant": "Café"})"},  // 12 may go on: 125
+      {R"(.5, "lines": [{"qty": 1}, {"qty")", R"({"merchant": "Café", "total": 12.5, "lines": [{"qty": 1}, {}]})"},
+      {R"(: 2}], "note": nul)", R"({"merchant": "Café", "total": 12.5, "lines": [{"qty": 1}, {"qty": 2}]})"},
+      {R"(l})", R"({"merchant": "Café", "total": 12.5, "lines": [{"qty": 1}, {"qty": 2}], "note": null})"},
+  };
+  for (const auto& [piece, partial] : steps) {
+    INFO(judge.received() << piece);
+    judge.feed(piece);
+    if (partial.empty()) {
+      CHECK_FALSE(judge.partial().has_value());
+    } else {
+      REQUIRE(judge.partial().has_value());
+      CHECK(*judge.partial() == boost::json::parse(partial));
+    }
+  }
+  // What repair would mend counts as far as it is strict JSON.
+  llmdlq::stream_judge quoted(s, {}, repairing());
+  quoted.feed(R"({"total": 1, 'merchant': 'A')");
+  CHECK(*quoted.partial() == boost::json::parse(R"({"total": 1})"));
+}

@@ -4,6 +4,7 @@
 
 #include <llmdlq/memory_sink.hpp>
 #include <llmdlq/typed.hpp>
+#include <llmdlq/typed_partial.hpp>
 #include <llmdlq/typed_pipeline.hpp>
 
 #include "catch.hpp"
@@ -30,6 +31,15 @@ struct receipt {
   std::optional<double> tax;
 };
 BOOST_DESCRIBE_STRUCT(receipt, (), (merchant, currency, year, paid_by_card, items, tax))
+
+// What a receipt's stream has brought so far.
+struct receipt_so_far {
+  std::optional<std::string> merchant;
+  std::optional<currency_code> currency;
+  std::optional<std::vector<line>> items;
+  std::optional<double> tax;
+};
+BOOST_DESCRIBE_STRUCT(receipt_so_far, (), (merchant, currency, items, tax))
 
 // The same shapes with what their C++ types cannot say.
 struct invoice {
@@ -218,4 +228,22 @@ TEST_CASE("schema_constraints add keywords to the members, checked against the s
   CHECK_THROWS_WITH(llmdlq::json_schema_for<shop::misspelt>(), Catch::Contains("'nmae' is no member"));
   CHECK_THROWS_WITH(llmdlq::json_schema_for<shop::reshaped>(), Catch::Contains("may not replace 'type'"));
   CHECK_THROWS_WITH(llmdlq::schema_for<shop::bad_keyword>(), Catch::Contains("/properties/name/maxLength"));
+}
+
+TEST_CASE("partial_as: a streamed receipt's progress, the members and lines received whole", "[typed][stream]") {
+  llmdlq::stream_judge judge(llmdlq::schema_for<shop::receipt>());
+  CHECK_FALSE(llmdlq::partial_as<shop::receipt_so_far>(judge).has_value());
+  judge.feed(R"({"merchant": "Keells", "currency": "LK)");
+  auto so_far = llmdlq::partial_as<shop::receipt_so_far>(judge);
+  REQUIRE(so_far.has_value());
+  CHECK(so_far->merchant == "Keells");
+  CHECK_FALSE(so_far->currency.has_value());
+  judge.feed(R"(R", "items": [{"description": "Tea", "quantity": 2}, {"description": "Ri)");
+  so_far = llmdlq::partial_as<shop::receipt_so_far>(judge);
+  REQUIRE(so_far.has_value());
+  CHECK(so_far->currency == shop::currency_code::LKR);
+  REQUIRE(so_far->items.has_value());
+  REQUIRE(so_far->items->size() == 1);  // the second line is not whole yet
+  CHECK(so_far->items->at(0).description == "Tea");
+  CHECK_FALSE(so_far->tax.has_value());
 }

@@ -12,6 +12,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/schema/schema_access.hpp"
 #include "llmdlq/detail/stream/json_prefix.hpp"
+#include "llmdlq/detail/stream/partial_document.hpp"
 #include "llmdlq/detail/stream/schema_tracker.hpp"
 #include "llmdlq/guard.hpp"
 #include "llmdlq/stream_judge.hpp"
@@ -121,6 +122,24 @@ LLMDLQ_INLINE void stream_judge::judge_new_bytes(std::size_t from) {
   if (!first) return;
   verdict_ = std::move(*first);
   if (options_.metrics) options_.metrics->count_stream_death(verdict_.category, verdict_.offset + 1);
+}
+
+LLMDLQ_INLINE const stream_verdict& stream_judge::refuse(std::string message) {
+  if (!verdict_.dead) {
+    verdict_ = stream_verdict{true, failure_category::refusal, received_.empty() ? 0 : received_.size() - 1,
+                              "the API reported a refusal: " + message};
+    if (options_.metrics) options_.metrics->count_stream_death(verdict_.category, received_.size());
+  }
+  context_.refusal = std::move(message);
+  return verdict_;
+}
+
+LLMDLQ_INLINE std::optional<boost::json::value> stream_judge::partial() const {
+  return detail::stream::partial_document(received_);
+}
+
+LLMDLQ_INLINE void stream_judge::cancel(std::optional<std::uint64_t> tokens) {
+  if (verdict_.dead) context_.cancelled_at = cancel_point{verdict_.offset, tokens};
 }
 
 LLMDLQ_INLINE expected<accepted, envelope> stream_judge::finish(std::string_view finish_reason) {
