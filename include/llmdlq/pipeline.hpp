@@ -14,9 +14,11 @@
 #include "llmdlq/expected.hpp"
 #include "llmdlq/moderation.hpp"
 #include "llmdlq/process.hpp"
+#include "llmdlq/request_context.hpp"
 #include "llmdlq/schema.hpp"
 #include "llmdlq/sink.hpp"
 #include "llmdlq/sink_handle.hpp"
+#include "llmdlq/stream_judge.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -161,6 +163,26 @@ class pipeline {
   /// Stores an envelope made elsewhere (make_envelope, a transport failure),
   /// with the same commit/retry answer.
   [[nodiscard]] LLMDLQ_INLINE disposition dead_letter(envelope e) const;
+
+  /// A judge for a streamed answer, with this pipeline's schema and options
+  /// (see stream_judge.hpp): feed it the answer's text as it arrives, close
+  /// the stream when its verdict is dead (and say so with cancel()), then
+  /// settle() what finish() says. The pipeline must outlive the judge.
+  ///
+  /// \code
+  ///   auto judge = p.judge_stream(context);
+  ///   while (auto text = next_piece()) {
+  ///     if (judge.feed(*text).dead) { close_stream(); judge.cancel(tokens_so_far); break; }
+  ///   }
+  ///   auto d = p.settle(judge.finish(finish_reason));  // commit or retry, as handle() says
+  /// \endcode
+  [[nodiscard]] stream_judge judge_stream(request_context context) const {
+    return stream_judge(schema_, std::move(context), options_);
+  }
+  /// The disposition of a response judged elsewhere (stream_judge::finish,
+  /// judged_stream::finish, process_llm_response with this pipeline's
+  /// schema and options): handle()'s, without judging it again.
+  [[nodiscard]] LLMDLQ_INLINE disposition settle(expected<accepted, envelope> judged) const;
 
   [[nodiscard]] const process_options& options() const noexcept { return options_; }
 

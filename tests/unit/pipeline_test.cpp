@@ -105,3 +105,49 @@ TEST_CASE("a pipeline owns a sink handed over as a unique_ptr, and shares a fall
   CHECK(dlq_seen.size() == 0);
   CHECK(spool->size() == 1);
 }
+
+TEST_CASE("a pipeline's stream judge: a dead answer is closed, stored with where it died, and the input committed",
+          "[pipeline][stream]") {
+  auto schema = llmdlq::schema::compile(R"({"type": "object", "additionalProperties": false,
+      "properties": {"total": {"type": "number"}}, "required": ["total"]})");
+  REQUIRE(schema.has_value());
+  llmdlq::memory_sink dead_letters;
+  llmdlq::process_options options;
+  options.repair = llmdlq::repair_mode::off;
+  const llmdlq::pipeline p{*schema, dead_letters, options};
+
+  auto judge = p.judge_stream(keyed("stream-1"));
+  CHECK_FALSE(judge.feed(R"({"total": 1, )").dead);
+  REQUIRE(judge.feed(R"("tip": 2)").dead);  // additionalProperties false: "tip" cannot be accepted
+  judge.cancel(6);
+  const auto d = p.settle(judge.finish());
+  CHECK(d == llmdlq::disposition::commit);
+  REQUIRE(d.dead_letter.has_value());
+  REQUIRE(d.stored.has_value());
+  const auto stored = dead_letters.find(d.stored->dlq_id);
+  REQUIRE(stored.has_value());
+  llmdlq::test::check_envelope(*stored);
+  CHECK(stored->raw_response.text == R"({"total": 1, "tip": 2)");
+  CHECK(stored->failure.cancelled_at == llmdlq::cancel_point{judge.verdict().offset, 6});
+  CHECK(judge.verdict().offset == 17);  // the closing quote of "tip", a name the schema forbids
+
+  // The same stream again stores nothing twice; a sink that fails says retry.
+  auto again = p.judge_stream(keyed("stream-1"));
+  again.feed(R"({"total": 1, "tip": 2)");
+  again.cancel(6);
+  CHECK(p.settle(again.finish()).stored->duplicate);
+  CHECK(dead_letters.size() == 1);
+  dead_letters.fail_next(1);
+  auto failing = p.judge_stream(keyed("stream-2"));
+  failing.feed(R"({"total": "x")");
+  CHECK(p.settle(failing.finish()) == llmdlq::disposition::retry);
+
+  // A streamed answer accepted at its end: committed, nothing stored.
+  auto fine = p.judge_stream(keyed("stream-3"));
+  for (const std::string_view piece : {R"({"to)", R"(tal")", R"(: 12.5})"}) CHECK_FALSE(fine.feed(piece).dead);
+  const auto ok = p.settle(fine.finish("stop"));
+  CHECK(ok == llmdlq::disposition::commit);
+  REQUIRE(ok.accepted.has_value());
+  CHECK(ok.accepted->value().at("total") == 12.5);
+  CHECK(dead_letters.size() == 1);
+}

@@ -10,15 +10,18 @@
 LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE disposition pipeline::handle(std::string_view raw, const request_context& context) const {
-  auto result = process_llm_response(raw, schema_, context, options_);
-  if (result) {
+  return settle(process_llm_response(raw, schema_, context, options_));
+}
+
+LLMDLQ_INLINE disposition pipeline::settle(expected<accepted, envelope> judged) const {
+  if (judged) {
     disposition d;
     d.action = disposition::commit;
-    d.accepted = std::move(*result);
+    d.accepted = std::move(*judged);
     count_accepted();
     return d;
   }
-  return dead_letter(std::move(result.error()));
+  return dead_letter(std::move(judged.error()));
 }
 
 namespace detail {
