@@ -84,7 +84,15 @@ struct streamed_body {
   std::size_t received = 0;
   bool too_large = false;
   bool cancelled = false;
+  bool whole = false;     // the server answered with one JSON body, not a stream
+  std::string body{};     // that body
 };
+
+bool is_json_body(CURL* handle) {
+  char* type = nullptr;
+  if (curl_easy_getinfo(handle, CURLINFO_CONTENT_TYPE, &type) != CURLE_OK || type == nullptr) return false;
+  return std::string_view(type).starts_with("application/json");
+}
 
 std::size_t judge_stream(char* data, std::size_t, std::size_t size, void* user) {
   auto& s = *static_cast<streamed_body*>(user);
@@ -99,8 +107,15 @@ std::size_t judge_stream(char* data, std::size_t, std::size_t size, void* user) 
     s.error_text.append(data, size);
     return size;
   }
+  if (s.whole || (s.received == size && is_json_body(s.handle))) {
+    s.whole = true;
+    s.body.append(data, size);
+    return size;
+  }
   const std::string_view text = s.decoder.feed(std::string_view(data, size));
-  if (!text.empty() && s.judge->feed(text).dead) {
+  if (!text.empty()) s.judge->feed(text);
+  if (s.decoder.refusal() && !s.judge->verdict().dead) s.judge->refuse(*s.decoder.refusal());
+  if (s.judge->verdict().dead) {
     s.cancelled = true;
     return 0;  // closes the connection: the rest is not generated
   }
@@ -297,10 +312,15 @@ expected<streamed_reply, call_error> http_endpoint::post_streamed(const std::str
   const auto start = std::chrono::steady_clock::now();
   const CURLcode code = curl_easy_perform(h);
   const auto latency = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
-  if (stream.cancelled) return streamed_reply{std::move(stream.decoder), true, latency};
+  if (stream.cancelled) return streamed_reply{std::move(stream.decoder), true, latency, std::nullopt};
   if (auto failed = failure_of(*this, h, code, stream.too_large, stream.decoder.error().has_value(), stream.error_text,
                                state_->curl_message, options_.max_response_bytes, latency)) {
     return unexpected(std::move(*failed));
+  }
+  if (stream.whole) {
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    return streamed_reply{std::move(stream.decoder), false, latency, http_reply{status, std::move(stream.body), latency}};
   }
   if (stream.decoder.error() || !stream.decoder.done()) {
     return unexpected(error({call_verdict::retry_later, "invalid_response", std::nullopt, std::nullopt}, std::nullopt,
@@ -308,10 +328,10 @@ expected<streamed_reply, call_error> http_endpoint::post_streamed(const std::str
                                 stream.decoder.error().value_or("it ended before its last chunk"),
                             latency));
   }
-  return streamed_reply{std::move(stream.decoder), false, latency};
+  return streamed_reply{std::move(stream.decoder), false, latency, std::nullopt};
 }
 
-completion streamed_completion(const streamed_reply& reply, const stream_judge& judge, const std::string& model) {
+completion streamed_completion(const streamed_reply& reply, stream_judge& judge, const std::string& model) {
   const chat_stream_decoder& decoder = reply.decoder;
   completion c;
   c.text = std::string(judge.received());
@@ -320,7 +340,10 @@ completion streamed_completion(const streamed_reply& reply, const stream_judge& 
   if (decoder.usage()) c.usage = *decoder.usage();
   c.model = decoder.model().empty() ? model : decoder.model();
   c.latency = reply.latency;
-  if (reply.cancelled) c.cancelled = stream_cancel{judge.received().size(), decoder.content_events()};
+  if (reply.cancelled) {
+    c.cancelled = stream_cancel{judge.received().size(), decoder.content_events()};
+    judge.cancel(decoder.content_events());
+  }
   return c;
 }
 

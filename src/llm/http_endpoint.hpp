@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/llm/client.hpp"
+#include "llmdlq/stream_judge.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace llm_detail {
@@ -42,11 +44,15 @@ struct http_reply {
 };
 
 /// A 2xx stream read into a judge: until its end, or until the judge said
-/// dead (`cancelled`) and the connection was closed.
+/// dead (`cancelled`) and the connection was closed. A server that answers
+/// a streamed request whole (`Content-Type: application/json`: it does not
+/// stream, or a proxy buffered it) gives its body in `whole` instead, for
+/// the client to read as it reads a call that was not streamed.
 struct streamed_reply {
   chat_stream_decoder decoder;
   bool cancelled = false;
   std::chrono::milliseconds latency{0};
+  std::optional<http_reply> whole;
 };
 
 class http_endpoint {
@@ -80,11 +86,44 @@ class http_endpoint {
 
 /// The completion a streamed reply holds: the text the judge received, what
 /// the stream said of it, and where it was cut when the judge said dead.
-completion streamed_completion(const streamed_reply& reply, const stream_judge& judge, const std::string& model);
+completion streamed_completion(const streamed_reply& reply, stream_judge& judge, const std::string& model);
 
 /// What a person reads of an error body: the API's own message when it gave
 /// one ({"error": {"message": ...}} or {"error": "..."}), else its start.
 std::string error_detail(std::string_view body);
+
+/// A 2xx body as the completion `parse` reads from it (named after `model`
+/// when the server names none), or an invalid_response error saying it is
+/// not `what`.
+template <class Parse>
+expected<completion, call_error> answer_of(const http_endpoint& http, const http_reply& reply, const std::string& model,
+                                           Parse parse, std::string_view what) {
+  std::optional<completion> answer = parse(reply.body);
+  if (!answer) {
+    return unexpected(http.error({call_verdict::retry_later, "invalid_response", std::nullopt, std::nullopt},
+                                 static_cast<int>(reply.status),
+                                 "HTTP " + std::to_string(reply.status) + " from " + http.url() + " is not " +
+                                     std::string(what) + ": " + error_detail(reply.body),
+                                 reply.latency));
+  }
+  if (answer->model.empty()) answer->model = model;  // servers that do not say
+  answer->latency = reply.latency;
+  return *std::move(answer);
+}
+
+/// A streamed call's completion: the stream read into `judge`, or the body
+/// of a server that answered whole, read by `parse` and given to the judge
+/// at once.
+template <class Parse>
+expected<completion, call_error> streamed_answer(const http_endpoint& http, streamed_reply& reply, stream_judge& judge,
+                                                 const std::string& model, Parse parse, std::string_view what) {
+  if (!reply.whole) return streamed_completion(reply, judge, model);
+  auto answer = answer_of(http, *reply.whole, model, parse, what);
+  if (!answer) return answer;
+  judge.feed(answer->text);
+  if (answer->refusal) judge.refuse(*answer->refusal);
+  return answer;
+}
 
 }  // namespace llm_detail
 LLMDLQ_END_NAMESPACE

@@ -89,17 +89,7 @@ expected<completion, call_error> ollama_client::complete(const llm_request& requ
   if (!body) return unexpected(impl_->invalid_request(body.error()));
   auto reply = impl_->http->post(*body);
   if (!reply) return unexpected(std::move(reply.error()));
-  std::optional<completion> answer = parse_answer(reply->body);
-  if (!answer) {
-    return unexpected(impl_->http->error({call_verdict::retry_later, "invalid_response", std::nullopt, std::nullopt},
-                                         static_cast<int>(reply->status),
-                                         "HTTP " + std::to_string(reply->status) + " from " + impl_->http->url() +
-                                             " is not a chat answer: " + llm_detail::error_detail(reply->body),
-                                         reply->latency));
-  }
-  if (answer->model.empty()) answer->model = request.model;
-  answer->latency = reply->latency;
-  return *std::move(answer);
+  return llm_detail::answer_of(*impl_->http, *reply, request.model, parse_answer, "a chat answer");
 }
 
 expected<completion, call_error> ollama_client::complete_streamed(const llm_request& request, stream_judge& judge) {
@@ -107,7 +97,7 @@ expected<completion, call_error> ollama_client::complete_streamed(const llm_requ
   if (!body) return unexpected(impl_->invalid_request(body.error()));
   auto reply = impl_->http->post_streamed(*body, chat_stream_format::ollama_ndjson, judge);
   if (!reply) return unexpected(std::move(reply.error()));
-  return llm_detail::streamed_completion(*reply, judge, request.model);
+  return llm_detail::streamed_answer(*impl_->http, *reply, judge, request.model, parse_answer, "a chat answer");
 }
 
 LLMDLQ_END_NAMESPACE

@@ -17,6 +17,7 @@
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/llm/token_budget.hpp"
 #include "llmdlq/repair.hpp"
+#include "llmdlq/stream_judge.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -289,7 +290,7 @@ struct recovery_ladder::impl {
   std::optional<recovery_step> journal_call(step_run& run, replay_state* state, const call_journal& journal);
   std::optional<recovery_step> call_failed(step_run& run, const model_call& call, const call_error& error,
                                            replay_state* state);
-  std::optional<recovery_step> judge_answer(step_run& run, const model_call& call, completion& c,
+  std::optional<recovery_step> judge_answer(step_run& run, const model_call& call, completion& c, stream_judge& judge,
                                             const repair_prompt& prompt, replay_state* state);
 };
 
@@ -560,10 +561,13 @@ std::optional<recovery_step> recovery_ladder::impl::ask_model(step_run& run, rep
   if (m.options.send_schema) request.json_schema = m.schema_text;
   run.record.model = run.step.model;
   if (auto stop = journal_call(run, state, journal)) return stop;
-  auto answer = m.client->complete(request);
+  // Streamed where the client can: an answer found dead is cut there, and
+  // the rest is not paid for.
+  stream_judge judge(m.compiled, {}, m.judge_options());
+  auto answer = m.client->complete_streamed(request, judge);
   ++run.result.calls;
   if (!answer) return call_failed(run, call, answer.error(), state);
-  return judge_answer(run, call, *answer, prompt, state);
+  return judge_answer(run, call, *answer, judge, prompt, state);
 }
 
 // What earlier runs and other processes were told, when a state keeps it.
@@ -704,6 +708,7 @@ std::optional<recovery_step> recovery_ladder::impl::call_failed(step_run& run, c
 // A completion came: the endpoint is healthy again, its tokens are counted,
 // and the answer is judged as a worker would judge it.
 std::optional<recovery_step> recovery_ladder::impl::judge_answer(step_run& run, const model_call& call, completion& c,
+                                                           stream_judge& judge,
                                                            const repair_prompt& prompt, replay_state* state) {
   impl& m = *this;
   m.breaker.record_success(call.endpoint, run.step.model);
@@ -734,7 +739,9 @@ std::optional<recovery_step> recovery_ladder::impl::judge_answer(step_run& run, 
   ctx.finish_reason = c.finish_reason;
   ctx.refusal = c.refusal;
   ctx.model.max_tokens = run.step.max_tokens;
-  auto judged = process_llm_response(c.text, m.compiled, ctx, m.judge_options());
+  ctx.cancelled_at = judge.context().cancelled_at;
+  judge.context() = std::move(ctx);
+  auto judged = judge.finish();  // process_llm_response over the answer received
   if (judged) return run.recovered(std::move(judged->json));
   const failure_category answer_category = judged.error().failure.category;
   run.count_failure();

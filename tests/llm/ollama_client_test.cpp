@@ -100,7 +100,28 @@ TEST_CASE("ollama_client streams an answer to its end, and closes the connection
     CHECK(llmdlq::test::eventually([&] { return log->closed_by_client.load(); }, 5s));
     CHECK(log->sent < c.head.size() + 8);
     CHECK(log->sent < total);
+    const auto dead = judge.finish();
+    REQUIRE_FALSE(dead.has_value());
+    CHECK(dead.error().failure.cancelled_at == llmdlq::cancel_point{c.dies_at, answer->cancelled->events});
   }
+}
+
+TEST_CASE("ollama_client: lines and multi-byte UTF-8 cut across the transport's writes arrive whole", "[llm][stream]") {
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
+  REQUIRE(schema.has_value());
+  auto reply = streamed_ollama_chat({"{\"merchant\": \"Caf", "é Пятёрочка කොළඹ\", ", "\"total\": 1}"});
+  std::string wire;
+  for (const auto& line : reply.events) wire += line;
+  reply.events.clear();
+  for (std::size_t at = 0; at < wire.size(); at += 3) reply.events.push_back(wire.substr(at, 3));
+  reply.event_gap = 1ms;
+  scripted_server server({reply});
+  auto client = client_for(server);
+  llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
+  auto answer = client.complete_streamed(request(), judge);
+  REQUIRE(answer.has_value());
+  CHECK(answer->text == "{\"merchant\": \"Café Пятёрочка කොළඹ\", \"total\": 1}");
+  CHECK(judge.finish(answer->finish_reason).has_value());
 }
 
 TEST_CASE("ollama_client: an error line, an unknown model and a dropped stream are call errors", "[llm][stream]") {

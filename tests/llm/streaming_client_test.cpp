@@ -27,9 +27,11 @@ using namespace std::chrono_literals;
 using llmdlq::test::scripted_server;
 using llmdlq::test::streamed_chat_completion;
 
-llmdlq::openai_compatible_client client_for(const scripted_server& server) {
+llmdlq::openai_compatible_client client_for(const scripted_server& server,
+                                           std::size_t max_response_bytes = std::size_t{8} << 20) {
   llmdlq::openai_compatible_client_options options;
   options.base_url = server.base_url();
+  options.max_response_bytes = max_response_bytes;
   auto client = llmdlq::openai_compatible_client::open(options);
   REQUIRE(client.has_value());
   return std::move(*client);
@@ -91,7 +93,11 @@ TEST_CASE("complete_streamed closes the connection at the first impossible byte,
     CHECK(llmdlq::test::eventually([&] { return log->closed_by_client.load(); }, 5s));
     CHECK(log->sent < c.head.size() + 8);
     CHECK(log->sent < total_events);
-    CHECK_FALSE(judge.finish().has_value());
+    // The envelope is of what arrived, and says where and after how many events it was cut.
+    const auto dead = judge.finish();
+    REQUIRE_FALSE(dead.has_value());
+    CHECK(dead.error().raw_response.text == answer->text);
+    CHECK(dead.error().failure.cancelled_at == llmdlq::cancel_point{c.dies_at, answer->cancelled->events});
   }
 }
 
@@ -129,6 +135,116 @@ TEST_CASE("complete_streamed: keep-alive comments, a dropped connection and an e
     CHECK(answer.error().message.find("slow down") != std::string::npos);
     CHECK(judge.received().empty());
   }
+}
+
+TEST_CASE("complete_streamed: a server that answers whole is read as a whole answer, given to the judge at once",
+          "[llm][stream]") {
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
+  REQUIRE(schema.has_value());
+  scripted_server server({llmdlq::test::chat_completion(R"({"total": 1})", "stop", 12, 4),
+                          llmdlq::test::chat_completion(R"({"total": "x"})"),
+                          llmdlq::test::refusal("not this one")});
+  auto client = client_for(server);
+  llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
+  auto answer = client.complete_streamed(request(), judge);
+  REQUIRE(answer.has_value());
+  CHECK(answer->text == R"({"total": 1})");
+  CHECK(answer->usage.completion_tokens == 4);
+  CHECK(judge.received() == answer->text);
+  CHECK(judge.finish(answer->finish_reason).has_value());
+  llmdlq::stream_judge wrong(*schema, {}, llmdlq::test::without_repair());
+  answer = client.complete_streamed(request(), wrong);
+  REQUIRE(answer.has_value());
+  CHECK_FALSE(answer->cancelled.has_value());  // nothing was left to cut
+  CHECK(wrong.verdict().dead);
+  llmdlq::stream_judge refused(*schema, {}, llmdlq::test::without_repair());
+  answer = client.complete_streamed(request(), refused);
+  REQUIRE(answer.has_value());
+  CHECK(refused.verdict().category == llmdlq::failure_category::refusal);
+  CHECK(refused.finish().error().failure.category == llmdlq::failure_category::refusal);
+}
+
+TEST_CASE("complete_streamed: multi-byte UTF-8 cut across the transport's writes arrives whole", "[llm][stream]") {
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
+  REQUIRE(schema.has_value());
+  auto reply = streamed_chat_completion({"{\"merchant\": \"Caf", "é Пятёрочка කොළඹ\", ", "\"total\": 1}"});
+  // The whole stream rewritten as writes of 3 bytes, 1 ms apart: every
+  // sequence of two, three and four bytes is cut somewhere on the wire.
+  std::string wire;
+  for (const auto& event : reply.events) wire += event;
+  reply.events.clear();
+  for (std::size_t at = 0; at < wire.size(); at += 3) reply.events.push_back(wire.substr(at, 3));
+  reply.event_gap = 1ms;
+  scripted_server server({reply});
+  auto client = client_for(server);
+  llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
+  auto answer = client.complete_streamed(request(), judge);
+  REQUIRE(answer.has_value());
+  CHECK(answer->text == "{\"merchant\": \"Café Пятёрочка කොළඹ\", \"total\": 1}");
+  CHECK_FALSE(judge.verdict().dead);
+  CHECK(judge.finish(answer->finish_reason).has_value());
+}
+
+TEST_CASE("complete_streamed: the API's refusal ends the stream at once, and finish() calls it a refusal",
+          "[llm][stream]") {
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
+  REQUIRE(schema.has_value());
+  auto reply = streamed_chat_completion(llmdlq::test::answer_starting({}), "stop", 3ms);
+  // After the role, the refusal: what structured outputs send instead of content.
+  reply.events.insert(reply.events.begin() + 1,
+                      "data: {\"choices\": [{\"index\": 0, \"delta\": {\"refusal\": \"I can't help with that.\"}}]}\n\n");
+  const auto log = reply.log;
+  const std::size_t total = reply.events.size();
+  scripted_server server({reply});
+  auto client = client_for(server);
+  llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
+  auto answer = client.complete_streamed(request(), judge);
+  REQUIRE(answer.has_value());
+  REQUIRE(answer->cancelled.has_value());
+  CHECK(answer->refusal == "I can't help with that.");
+  CHECK(judge.verdict().category == llmdlq::failure_category::refusal);
+  CHECK(llmdlq::test::eventually([&] { return log->closed_by_client.load(); }, 5s));
+  CHECK(log->sent < 10);
+  CHECK(log->sent < total);
+  const auto dead = judge.finish();
+  REQUIRE_FALSE(dead.has_value());
+  CHECK(dead.error().failure.category == llmdlq::failure_category::refusal);
+}
+
+TEST_CASE("complete_streamed: a 10 MB answer is judged to its end, and one that dies after 10 MB is cut there",
+          "[llm][stream]") {
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
+  REQUIRE(schema.has_value());
+  const std::size_t size = std::size_t{10} << 20;
+  std::vector<std::string> head{"{\"merchant\": \""};
+  for (std::size_t n = 0; n < size; n += 64 << 10) head.push_back(std::string(64 << 10, 'a'));
+  {
+    auto whole = head;
+    whole.push_back("\", \"total\": 1}");
+    scripted_server server({streamed_chat_completion(whole)});
+    auto client = client_for(server, std::size_t{32} << 20);
+    llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
+    auto answer = client.complete_streamed(request(), judge);
+    REQUIRE(answer.has_value());
+    CHECK(answer->text.size() == size + 28);
+    CHECK_FALSE(answer->cancelled.has_value());
+    CHECK(judge.finish(answer->finish_reason).has_value());
+  }
+  head.push_back("\", \"tip\"");
+  auto reply = streamed_chat_completion(llmdlq::test::answer_starting(head), "stop", 1ms);
+  const auto log = reply.log;
+  scripted_server server({reply});
+  auto client = client_for(server, std::size_t{32} << 20);
+  llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
+  auto answer = client.complete_streamed(request(), judge);
+  REQUIRE(answer.has_value());
+  REQUIRE(answer->cancelled.has_value());
+  CHECK(judge.verdict().offset == 14 + size + 7);  // the closing quote of "tip", a name the schema forbids
+  CHECK(llmdlq::test::eventually([&] { return log->closed_by_client.load(); }, 5s));
+  // The server runs ahead of the client by what the socket buffers hold
+  // while the client reads the 10 MB; it still stops hundreds short of its end.
+  CHECK(log->sent < head.size() + 100);
+  CHECK(log->sent + 300 < reply.events.size());
 }
 
 #endif
