@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq process`: judges LLM responses read as JSON Lines, dead-letters the
 // failures into a sink, and prints one verdict line per input line.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <llmdlq/detail/counted.hpp>
 #include <llmdlq/dlq_id.hpp>
+#include <llmdlq/judged_stream.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/pipeline.hpp>
 #include <llmdlq/sqlite/store.hpp>
@@ -51,6 +58,10 @@ constexpr option run_options[] = {
     {"--no-instruction-phrases", option_kind::flag, "",
      "do not treat \"ignore previous instructions\" and the like as injection"},
     {"--max-line-bytes", option_kind::value, "N", "the longest input line (default 16M; suffix K, M or G)"},
+    {"--stream", option_kind::value, "sse|ndjson",
+     "judge recorded streams instead: each CAPTURE (or standard input) is one streamed\n"
+     "chat completion, OpenAI's server-sent events (sse) or Ollama's /api/chat lines\n"
+     "(ndjson), read no further than where its answer died"},
 };
 constexpr option version_options[] = {
     {"--schema-version", option_kind::value, "V", "today's schema version, recorded in every envelope"},
@@ -60,9 +71,11 @@ constexpr option version_options[] = {
      "that model again, and judges a letter written under other versions again first"},
 };
 
+constexpr operand capture_operands[] = {{"CAPTURE", "", true}};
+
 const command_syntax syntax{
     .command = "process",
-    .operands = {},
+    .operands = capture_operands,
     .groups = {group("", run_options), group("schema (as for `llmdlq validate`)", schema_options),
                group("versions", version_options),
                group("redaction (always on: e-mail, phones, IBANs, cards, IPs, keys and tokens, PEM keys,\n"
@@ -84,7 +97,12 @@ const command_syntax syntax{
         "  becomes a poison dead letter holding its length, SHA-256 and first bytes, its key derived\n"
         "  from that hash. When the sink fails, a line gets \"status\": \"retry\".\n"
         "  A summary of the run goes to stderr. A sqlite: or postgres: sink also records the run's traffic\n"
-        "  (responses judged and dead-lettered, per minute) for the DLQ rate over time.\n",
+        "  (responses judged and dead-lettered, per minute) for the DLQ rate over time.\n"
+        "  With --stream, each CAPTURE file (- or none: standard input) is one recorded stream, judged as it\n"
+        "  is read and no further than the byte its answer died at; one line per capture:\n"
+        "    {\"capture\": NAME, \"status\": ..., \"stream\": {\"read\": BYTES, \"size\": BYTES, \"events\": N,\n"
+        "     \"answer_bytes\": N, \"ended\": false, \"dead_at\": OFFSET}, ...}   (size: of a regular file)\n"
+        "  and a dead answer's envelope says where it was cut (failure.cancelled_at).\n",
     .stores = "",
     .closing =
         "Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
@@ -125,9 +143,10 @@ struct run_totals {
   std::uint64_t invalid = 0;
   std::uint64_t retry = 0;
 
-  [[nodiscard]] std::string summary() const {
+  // `unit`: what was judged, a line or a capture.
+  [[nodiscard]] std::string summary(std::string_view unit = "line") const {
     return fmt::format("{}, {} accepted, {} dead-lettered, {} stored, {}, {}, {} invalid, {} to retry",
-                       detail::counted(lines, "line"), accepted, dead_lettered, stored,
+                       detail::counted(lines, unit), accepted, dead_lettered, stored,
                        detail::counted(duplicates, "duplicate"), detail::counted(derived_keys, "derived key"), invalid,
                        retry);
   }
@@ -155,14 +174,18 @@ class judge {
   }
 
   [[nodiscard]] disposition handle(std::string_view raw, const request_context& context) const {
-    if (worker_) return worker_->handle(raw, context);
-    auto result = process_llm_response(raw, schema_, context, options_);
+    return settle(process_llm_response(raw, schema_, context, options_));
+  }
+
+  // A response judged already (a recorded stream's), stored when it failed.
+  [[nodiscard]] disposition settle(expected<accepted, envelope> judged) const {
+    if (worker_) return worker_->settle(std::move(judged));
     disposition d;
     d.action = disposition::commit;
-    if (result) {
-      d.accepted = std::move(*result);
+    if (judged) {
+      d.accepted = std::move(*judged);
     } else {
-      d.dead_letter = std::move(result.error());
+      d.dead_letter = std::move(judged.error());
     }
     return d;
   }
@@ -330,6 +353,7 @@ struct process_settings {
   compile_options compile;
   version_set versions;    // recorded in every envelope: a replay compares them with today's
   std::string model_name;  // the model that answered, for a replay to ask again
+  std::optional<chat_stream_format> stream;  // --stream: recorded streams, not JSON Lines
 };
 
 std::string wants(std::string_view option, std::string_view wanted, std::string_view got) {
@@ -365,6 +389,12 @@ std::optional<std::string> read_run_options(const parsed_arguments& a, process_s
     s.max_line_bytes = *limit;
   }
   if (const auto v = a.value("--code-prefix")) options.failure_code_prefix = std::string(*v);
+  if (const auto v = a.value("--stream")) {
+    if (*v != "sse" && *v != "ndjson") return wants("--stream", "sse or ndjson", *v);
+    s.stream = *v == "sse" ? chat_stream_format::openai_sse : chat_stream_format::ollama_ndjson;
+  } else if (!a.operands().empty()) {
+    return fmt::format("a CAPTURE operand ('{}') needs --stream", a.operand(0));
+  }
   auto sink = parse_sink(a.value("--sink").value_or("none"));
   if (!sink) return sink.error();
   s.sink = std::move(*sink);
@@ -404,6 +434,8 @@ std::optional<std::unique_ptr<sink>> open_optional_sink(const std::optional<stor
 }
 
 int judge_lines(const judge& worker, const llmdlq::schema& schema, const process_settings& s);
+int judge_captures(const judge& worker, const llmdlq::schema& schema, const process_settings& s,
+                   const std::vector<std::string_view>& captures);
 
 }  // namespace
 
@@ -430,6 +462,7 @@ int process_command(arguments args) {
   auto fallback = open_optional_sink(s.fallback, "the fallback sink");
   if (!fallback) return exit_sink;
   const judge worker{*schema, std::move(*dead_letters), std::move(*fallback), s.options};
+  if (s.stream) return judge_captures(worker, *schema, s, parsed->operands());
   return judge_lines(worker, *schema, s);
 }
 
@@ -497,6 +530,110 @@ int judge_lines(const judge& worker, const llmdlq::schema& schema, const process
   }
   if (totals.retry > 0) return exit_sink;
   return read_failed || totals.invalid > 0 ? exit_usage : exit_ok;
+}
+
+// One recorded stream, read as it would arrive: a piece at a time, no
+// further than the byte its answer died at. The verdict's "stream" part.
+struct capture_reading {
+  std::uint64_t read = 0;            // transport bytes read
+  std::optional<std::uint64_t> size;  // a regular file's whole size
+  std::optional<std::string> error;  // the capture could not be read
+};
+
+capture_reading read_capture(int fd, judged_stream& stream) {
+  capture_reading r;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) r.size = static_cast<std::uint64_t>(st.st_size);
+  // About what one read of a live response brings: a verdict reached inside
+  // a piece stops the reading after that piece.
+  char piece[4096];
+  while (!stream.verdict().dead && !stream.decoder().error()) {
+    const ssize_t n = ::read(fd, piece, sizeof piece);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      r.error = std::string(std::strerror(errno));
+      break;
+    }
+    if (n == 0) break;
+    r.read += static_cast<std::uint64_t>(n);
+    stream.feed(std::string_view(piece, static_cast<std::size_t>(n)));
+  }
+  return r;
+}
+
+boost::json::object stream_json(const capture_reading& r, const judged_stream& stream) {
+  boost::json::object o{{"read", r.read}};
+  if (r.size) o.emplace("size", *r.size);
+  o.emplace("events", stream.decoder().content_events());
+  o.emplace("answer_bytes", stream.received().size());
+  o.emplace("ended", stream.done());
+  if (stream.verdict().dead) o.emplace("dead_at", stream.verdict().offset);
+  return o;
+}
+
+// Judges one capture into its verdict line.
+boost::json::object judge_capture(const judge& worker, const llmdlq::schema& schema, const process_settings& s,
+                                  std::string_view name, run_totals& totals) {
+  boost::json::object verdict{{"capture", name}};
+  const bool from_stdin = name == "-";
+  const int fd = from_stdin ? STDIN_FILENO : ::open(std::string(name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    ++totals.invalid;
+    verdict.emplace("status", "invalid_input");
+    verdict.emplace("error", fmt::format("cannot open {}: {}", name, std::strerror(errno)));
+    return verdict;
+  }
+  request_context context;
+  context.record_id = std::string(name);
+  context.versions = s.versions;
+  if (!s.model_name.empty()) context.model.name = s.model_name;
+  judged_stream stream(schema, *s.stream, std::move(context), s.options);
+  const capture_reading reading = read_capture(fd, stream);
+  if (!from_stdin) ::close(fd);
+  verdict.emplace("stream", stream_json(reading, stream));
+  if (reading.error || stream.decoder().error()) {
+    ++totals.invalid;
+    verdict.emplace("status", "invalid_input");
+    verdict.emplace("error", reading.error ? "cannot read: " + *reading.error
+                                           : "not a " + std::string(s.stream == chat_stream_format::openai_sse
+                                                                        ? "server-sent events"
+                                                                        : "lines of Ollama's") +
+                                                 " stream: " + *stream.decoder().error());
+    return verdict;
+  }
+  const disposition d = worker.settle(stream.finish());
+  if (d.accepted) {
+    ++totals.accepted;
+    verdict.emplace("status", "accepted");
+    verdict.emplace("value", d.accepted->value());
+    verdict.emplace("repairs", repairs_json(d.accepted->repairs));
+  } else {
+    describe_dead_letter(verdict, d, totals);
+  }
+  return verdict;
+}
+
+// Judges each recorded stream named (standard input when none), printing a verdict for each; the exit code.
+int judge_captures(const judge& worker, const llmdlq::schema& schema, const process_settings& s,
+                   const std::vector<std::string_view>& captures) {
+  static const std::vector<std::string_view> standard_input{"-"};
+  run_totals totals;
+  line_writer verdicts(STDOUT_FILENO, ::isatty(STDOUT_FILENO) ? 1 : 64 * 1024);
+  for (const std::string_view name : captures.empty() ? standard_input : captures) {
+    if (verdicts.failed()) break;
+    ++totals.lines;
+    verdicts.write_line(boost::json::serialize(judge_capture(worker, schema, s, name, totals)));
+  }
+  verdicts.flush();
+  worker.flush_traffic();
+  complain("process", totals.summary("capture"));
+  if (verdicts.failed()) {
+    complain("process", fmt::format("{}; the verdicts after the first {} are missing: run those captures again",
+                                    verdicts.failure("standard output"), verdicts.lines_written()));
+    return exit_sink;
+  }
+  if (totals.retry > 0) return exit_sink;
+  return totals.invalid > 0 ? exit_usage : exit_ok;
 }
 
 }  // namespace

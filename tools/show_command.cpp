@@ -76,10 +76,14 @@ void print_raw_response(const envelope& e, bool colour) {
 }
 
 void print_errors(const envelope& e, bool colour) {
-  if (e.failure.errors.empty() && !e.failure.syntax) return;
+  if (e.failure.errors.empty() && !e.failure.syntax && !e.failure.cancelled_at) return;
   std::cout << heading("errors", colour);
   if (const auto& at = e.failure.syntax) {
     std::cout << fmt::format("  syntax at line {}, column {} (byte {})\n", at->line, at->column, at->offset);
+  }
+  if (const auto& cut = e.failure.cancelled_at) {
+    std::cout << fmt::format("  streamed answer closed: dead at byte {}{}\n", cut->offset,
+                             cut->tokens ? ", after " + detail::counted(*cut->tokens, "token") : std::string());
   }
   for (const auto& error : e.failure.errors) {
     std::cout << fmt::format("  {:<24} {:<12} {}\n", error.instance_path.empty() ? "/" : error.instance_path,

@@ -576,3 +576,82 @@ TEST_CASE("process: --draft and --catalog compile the schema as validate does", 
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("--draft wants") != std::string::npos);
 }
+
+namespace {
+
+// A recorded OpenAI stream of `pieces`, then `padding` more events of a space each.
+std::string sse_capture(std::initializer_list<std::string_view> pieces, std::size_t padding = 0) {
+  std::string out = ": recorded\n\n";
+  auto event = [&](std::string_view text) {
+    out += "data: " +
+           boost::json::serialize(boost::json::object{
+               {"choices", boost::json::array{boost::json::object{{"index", 0}, {"delta", {{"content", text}}}}}}}) +
+           "\n\n";
+  };
+  for (const auto piece : pieces) event(piece);
+  for (std::size_t i = 0; i < padding; ++i) event(" ");
+  return out + "data: [DONE]\n\n";
+}
+
+}  // namespace
+
+TEST_CASE("process --stream: recorded streams judged as they are read, a dead one no further than its death",
+          "[tools][process][stream]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object", "additionalProperties": false,
+      "required": ["total"], "properties": {"total": {"type": "number"}}})");
+  const auto dead = dir.write("dead.sse", sse_capture({"{\"total\": ", "\"12", ".50\"}"}, 2000));
+  const auto fine = dir.write("fine.sse", sse_capture({"{\"total\"", ": 12.5}"}));
+  const std::string ollama_capture = "{\"message\": {\"role\": \"assistant\", \"content\": \"{\\\"tip\\\"\"}, \"done\": false}\n"
+                                              "{\"message\": {\"role\": \"assistant\", \"content\": \": 1}\"}, \"done\": true, "
+                                              "\"done_reason\": \"stop\", \"eval_count\": 2}\n";
+  const auto junk = dir.write("junk.sse", "data: {not json}\n\n");
+  const std::string db = (dir.path() / "dlq.db").string();
+  const auto run = run_llmdlq("process --schema " + schema + " --repair off --sink sqlite:" + db + " --stream sse " +
+                              dead + " " + fine + " " + junk);
+  CHECK(run.exit_code == 2);  // the junk capture is invalid input
+  CHECK(run.err == "llmdlq process: 3 captures, 1 accepted, 1 dead-lettered, 1 stored, 0 duplicates, "
+                   "1 derived key, 1 invalid, 0 to retry\n");
+  const auto lines = lines_of(run.out);
+  REQUIRE(lines.size() == 3);
+
+  CHECK(lines[0].at("capture").as_string() == dead);
+  CHECK(lines[0].at("status") == "dead_lettered");
+  CHECK(lines[0].at("category") == "schema");
+  const auto& stream = lines[0].at("stream").as_object();
+  CHECK(stream.at("dead_at") == 10);
+  CHECK(stream.at("ended") == false);
+  CHECK(stream.at("read").as_int64() == 4096);  // one piece, of a file many times its size
+  CHECK(stream.at("size").as_int64() > 4 * 4096);
+  const auto stored = stored_envelope(db, lines[0].at("dlq_id"));
+  REQUIRE(stored.has_value());
+  CHECK(stored->record_id == dead);
+  CHECK(stored->failure.cancelled_at.has_value());
+  CHECK(stored->failure.cancelled_at->offset == 10);
+  // What was received: the events of the one piece read, the death and a few after it.
+  CHECK(stored->raw_response.text->starts_with("{\"total\": \"12.50\"}  "));
+  CHECK(static_cast<std::int64_t>(stored->raw_response.length) == stream.at("answer_bytes").as_int64());
+
+  CHECK(lines[1].at("status") == "accepted");
+  CHECK(lines[1].at("value") == boost::json::parse(R"({"total": 12.5})"));
+  CHECK(lines[1].at("stream").at("ended") == true);
+  CHECK(lines[2].at("status") == "invalid_input");
+
+  // Ollama's lines, from standard input; the same dead capture again stores nothing twice.
+  const auto ndjson = run_llmdlq("process --schema " + schema + " --repair off --stream ndjson", ollama_capture);
+  CHECK(ndjson.exit_code == 0);
+  const auto from_stdin = lines_of(ndjson.out);
+  REQUIRE(from_stdin.size() == 1);
+  CHECK(from_stdin[0].at("capture") == "-");
+  CHECK(from_stdin[0].at("category") == "schema");
+  CHECK(from_stdin[0].at("stream").at("dead_at") == 5);  // the closing quote of "tip", a name the schema forbids
+  const auto again = run_llmdlq("process --schema " + schema + " --repair off --sink sqlite:" + db + " --stream sse " + dead);
+  CHECK(lines_of(again.out).at(0).at("duplicate") == true);
+  CHECK(dlq_total(db) == 1);
+
+  // Usage: a format it does not read, a capture without --stream.
+  CHECK(run_llmdlq("process --schema " + schema + " --stream xml " + dead).exit_code == 2);
+  const auto operand_alone = run_llmdlq("process --schema " + schema + " " + dead);
+  CHECK(operand_alone.exit_code == 2);
+  CHECK(operand_alone.err.find("needs --stream") != std::string::npos);
+}
