@@ -260,6 +260,15 @@ void describe_dead_letter(boost::json::object& verdict, const disposition& d, ru
   totals.derived_keys += e.idempotency_key_derived;
 }
 
+// Adds what became of a judged response to its verdict: its value, or its dead letter.
+void describe_disposition(boost::json::object& verdict, const disposition& d, run_totals& totals) {
+  if (!d.accepted) return describe_dead_letter(verdict, d, totals);
+  ++totals.accepted;
+  verdict.emplace("status", "accepted");
+  verdict.emplace("value", d.accepted->value());
+  verdict.emplace("repairs", repairs_json(d.accepted->repairs));
+}
+
 // An identity field's text: a string as is, a number as its JSON text,
 // nothing for null or absent; no value for any other JSON type.
 std::optional<std::string> identity_text(const boost::json::value* v) {
@@ -468,6 +477,23 @@ int process_command(arguments args) {
 
 namespace {
 
+// The end of a run: the verdicts flushed, the traffic recorded, the summary
+// said; the exit code. `unit` is what was judged, a line or a capture.
+int end_run(line_writer& verdicts, const judge& worker, const run_totals& totals, std::string_view unit,
+            bool read_failed) {
+  verdicts.flush();
+  worker.flush_traffic();
+  complain("process", totals.summary(unit));
+  if (verdicts.failed()) {
+    // What was judged is in the sink (a rerun stores nothing twice); what was said of it is lost from there on.
+    complain("process", fmt::format("{}; the verdicts after the first {} are missing: run those {}s again",
+                                    verdicts.failure("standard output"), verdicts.lines_written(), unit));
+    return exit_sink;
+  }
+  if (totals.retry > 0) return exit_sink;
+  return read_failed || totals.invalid > 0 ? exit_usage : exit_ok;
+}
+
 // Judges standard input's lines, printing a verdict for each; the exit code.
 int judge_lines(const judge& worker, const llmdlq::schema& schema, const process_settings& s) {
   const std::size_t max_line_bytes = s.max_line_bytes;
@@ -509,27 +535,10 @@ int judge_lines(const judge& worker, const llmdlq::schema& schema, const process
     input->context.versions = s.versions;
     if (!s.model_name.empty()) input->context.model.name = s.model_name;
     const disposition d = worker.handle(input->response, input->context);
-    if (d.accepted) {
-      ++totals.accepted;
-      verdict.emplace("status", "accepted");
-      verdict.emplace("value", d.accepted->value());
-      verdict.emplace("repairs", repairs_json(d.accepted->repairs));
-    } else {
-      describe_dead_letter(verdict, d, totals);
-    }
+    describe_disposition(verdict, d, totals);
     verdicts.write_line(boost::json::serialize(verdict));
   }
-  verdicts.flush();
-  worker.flush_traffic();
-  complain("process", totals.summary());
-  if (verdicts.failed()) {
-    // What was judged is in the sink (a rerun stores nothing twice); what was said of it is lost from there on.
-    complain("process", fmt::format("{}; the verdicts after the first {} are missing: run those lines again",
-                                    verdicts.failure("standard output"), verdicts.lines_written()));
-    return exit_sink;
-  }
-  if (totals.retry > 0) return exit_sink;
-  return read_failed || totals.invalid > 0 ? exit_usage : exit_ok;
+  return end_run(verdicts, worker, totals, "line", read_failed);
 }
 
 // One recorded stream, read as it would arrive: a piece at a time, no
@@ -602,14 +611,7 @@ boost::json::object judge_capture(const judge& worker, const llmdlq::schema& sch
     return verdict;
   }
   const disposition d = worker.settle(stream.finish());
-  if (d.accepted) {
-    ++totals.accepted;
-    verdict.emplace("status", "accepted");
-    verdict.emplace("value", d.accepted->value());
-    verdict.emplace("repairs", repairs_json(d.accepted->repairs));
-  } else {
-    describe_dead_letter(verdict, d, totals);
-  }
+  describe_disposition(verdict, d, totals);
   return verdict;
 }
 
@@ -624,16 +626,7 @@ int judge_captures(const judge& worker, const llmdlq::schema& schema, const proc
     ++totals.lines;
     verdicts.write_line(boost::json::serialize(judge_capture(worker, schema, s, name, totals)));
   }
-  verdicts.flush();
-  worker.flush_traffic();
-  complain("process", totals.summary("capture"));
-  if (verdicts.failed()) {
-    complain("process", fmt::format("{}; the verdicts after the first {} are missing: run those captures again",
-                                    verdicts.failure("standard output"), verdicts.lines_written()));
-    return exit_sink;
-  }
-  if (totals.retry > 0) return exit_sink;
-  return totals.invalid > 0 ? exit_usage : exit_ok;
+  return end_run(verdicts, worker, totals, "capture", false);
 }
 
 }  // namespace

@@ -110,11 +110,7 @@ TEST_CASE("ollama_client: lines and multi-byte UTF-8 cut across the transport's 
   const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
   REQUIRE(schema.has_value());
   auto reply = streamed_ollama_chat({"{\"merchant\": \"Caf", "é Пятёрочка කොළඹ\", ", "\"total\": 1}"});
-  std::string wire;
-  for (const auto& line : reply.events) wire += line;
-  reply.events.clear();
-  for (std::size_t at = 0; at < wire.size(); at += 3) reply.events.push_back(wire.substr(at, 3));
-  reply.event_gap = 1ms;
+  llmdlq::test::cut_into_writes(reply, 3, 1ms);
   scripted_server server({reply});
   auto client = client_for(server);
   llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());

@@ -260,6 +260,16 @@ inline scripted_reply streamed_ollama_chat(const std::vector<std::string>& piece
   return reply;
 }
 
+/// The reply's whole stream written again as writes of `bytes` each, `gap`
+/// apart: every event, line and multi-byte character is cut somewhere.
+inline void cut_into_writes(scripted_reply& reply, std::size_t bytes, std::chrono::milliseconds gap) {
+  std::string wire;
+  for (const auto& event : reply.events) wire += event;
+  reply.events.clear();
+  for (std::size_t at = 0; at < wire.size(); at += bytes) reply.events.push_back(wire.substr(at, bytes));
+  reply.event_gap = gap;
+}
+
 /// A streamed chat completion: server-sent events of the answer in
 /// `pieces`, the finish reason, the usage (stream_options.include_usage)
 /// and `[DONE]`, each event written `gap` apart.

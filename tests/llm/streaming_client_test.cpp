@@ -168,13 +168,7 @@ TEST_CASE("complete_streamed: multi-byte UTF-8 cut across the transport's writes
   const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
   REQUIRE(schema.has_value());
   auto reply = streamed_chat_completion({"{\"merchant\": \"Caf", "é Пятёрочка කොළඹ\", ", "\"total\": 1}"});
-  // The whole stream rewritten as writes of 3 bytes, 1 ms apart: every
-  // sequence of two, three and four bytes is cut somewhere on the wire.
-  std::string wire;
-  for (const auto& event : reply.events) wire += event;
-  reply.events.clear();
-  for (std::size_t at = 0; at < wire.size(); at += 3) reply.events.push_back(wire.substr(at, 3));
-  reply.event_gap = 1ms;
+  llmdlq::test::cut_into_writes(reply, 3, 1ms);
   scripted_server server({reply});
   auto client = client_for(server);
   llmdlq::stream_judge judge(*schema, {}, llmdlq::test::without_repair());
