@@ -1,7 +1,7 @@
 # Compiles every public header alone, with the compiled library's settings
 # and, where it has definitions to pull in, header-only; and checks that the light headers stay light:
 # only the headers in HEAVY may reach simdjson or the schema engine.
-# Variables: SOURCE_DIR, WORK_DIR, CXX_COMPILER, STD_FLAG,
+# Variables: SOURCE_DIR, WORK_DIR, CXX_COMPILER, CXX_COMPILER_ID, STD_FLAG,
 # DEFINES (;-list of -D and -I flags), TRANSPORTS (;-list of header folders built).
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -9,7 +9,7 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 
 set(HEAVY llmdlq.hpp json_parser.hpp schema.hpp process.hpp pipeline.hpp content_check.hpp
           coerce.hpp typed.hpp typed_pipeline.hpp llm/recovery_ladder.hpp llm/schema_relaxation.hpp
-          stream_judge.hpp chat_stream.hpp judged_stream.hpp)
+          stream_judge.hpp chat_stream.hpp judged_stream.hpp typed_partial.hpp)
 
 file(GLOB headers RELATIVE "${SOURCE_DIR}/include/llmdlq" "${SOURCE_DIR}/include/llmdlq/*.hpp")
 # src.hpp is the compiled library in one file, for one source file of a host
@@ -22,6 +22,26 @@ endforeach()
 list(LENGTH headers count)
 if(count LESS 20)
   message(FATAL_ERROR "only ${count} public headers found under ${SOURCE_DIR}/include/llmdlq")
+endif()
+
+# The header-only pass checks what a header and the definitions it pulls in
+# include of llmdlq's own; whether the definitions include the libraries
+# they use is checked by the library's build, which compiles each alone. So
+# that pass reads those libraries from one precompiled header (GCC), instead
+# of parsing simdjson, Boost.JSON and fmt again for each header.
+set(header_only_flags -DLLMDLQ_HEADER_ONLY)
+if(CXX_COMPILER_ID STREQUAL "GNU")
+  set(third_party "${WORK_DIR}/third_party.hpp")
+  file(WRITE "${third_party}" "#include <simdjson.h>\n#include <boost/describe.hpp>\n#include <boost/json.hpp>\n"
+                              "#include <boost/json/basic_parser_impl.hpp>\n#include <boost/mp11/algorithm.hpp>\n"
+                              "#include <fmt/format.h>\n")
+  execute_process(COMMAND "${CXX_COMPILER}" ${STD_FLAG} -Wall -Wextra -Werror ${DEFINES} -DLLMDLQ_HEADER_ONLY
+                          -x c++-header "${third_party}" -o "${third_party}.gch"
+                  RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "cannot precompile the libraries the headers use:\n${out}")
+  endif()
+  list(APPEND header_only_flags -include "${third_party}" -Winvalid-pch)
 endif()
 
 set(failures)
@@ -39,7 +59,7 @@ foreach(header IN LISTS headers)
     set(flags ${STD_FLAG} -fsyntax-only -Wall -Wextra -Werror ${DEFINES}
               "-I${SOURCE_DIR}/include" -MD -MF "${WORK_DIR}/${id}.${mode}.d")
     if(mode STREQUAL "header_only")
-      list(APPEND flags -DLLMDLQ_HEADER_ONLY)
+      list(APPEND flags ${header_only_flags})
     endif()
     execute_process(COMMAND "${CXX_COMPILER}" ${flags} "${tu}"
                     RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE out)
