@@ -603,11 +603,10 @@ boost::json::object judge_capture(const judge& worker, const llmdlq::schema& sch
   if (reading.error || stream.decoder().error()) {
     ++totals.invalid;
     verdict.emplace("status", "invalid_input");
+    const char* format = s.stream == chat_stream_format::openai_sse ? "OpenAI's server-sent events"
+                                                                    : "Ollama's lines of JSON";
     verdict.emplace("error", reading.error ? "cannot read: " + *reading.error
-                                           : "not a " + std::string(s.stream == chat_stream_format::openai_sse
-                                                                        ? "server-sent events"
-                                                                        : "lines of Ollama's") +
-                                                 " stream: " + *stream.decoder().error());
+                                           : fmt::format("not {}: {}", format, *stream.decoder().error()));
     return verdict;
   }
   const disposition d = worker.settle(stream.finish());
