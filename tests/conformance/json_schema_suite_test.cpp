@@ -14,6 +14,8 @@
 #include "catch.hpp"
 #include "conformance/suite_files.hpp"
 
+namespace json_schema_suite_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -176,3 +178,5 @@ TEST_CASE("JSON-Schema-Test-Suite: optional files of every draft (format asserte
   run_optional("draft2019-09", llmdlq::dialect::draft2019_09);
   run_optional("draft2020-12", llmdlq::dialect::draft2020_12);
 }
+
+}  // namespace json_schema_suite_test

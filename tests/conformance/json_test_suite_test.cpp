@@ -8,6 +8,8 @@
 #include "catch.hpp"
 #include "conformance/suite_files.hpp"
 
+namespace json_test_suite_test {
+
 TEST_CASE("JSONTestSuite test_parsing: y_ accepted, n_ rejected, i_ never crash",
           "[conformance][json-test-suite]") {
   LLMDLQ_SUITE_OR_SKIP(suite, "json-test-suite/test_parsing");
@@ -53,3 +55,5 @@ TEST_CASE("JSONTestSuite test_parsing: y_ accepted, n_ rejected, i_ never crash"
   CHECK(y_total > 0);
   CHECK(n_total > 0);
 }
+
+}  // namespace json_test_suite_test

@@ -13,6 +13,8 @@
 #include "console/html.hpp"
 #include "support/temp_dir.hpp"
 
+namespace console_access_test {
+
 using namespace llmdlq::cli;
 using llmdlq::test::temp_dir;
 
@@ -189,3 +191,5 @@ TEST_CASE("read_token_file: the first line of a private file, not too short", "[
   CHECK_FALSE(read_token_file(shorter).has_value());
   CHECK_FALSE(read_token_file((dir.path() / "missing").string()).has_value());
 }
+
+}  // namespace console_access_test

@@ -15,6 +15,8 @@
 #include "console/charts.hpp"
 #include "tools/run_tool.hpp"
 
+namespace console_pages_test {
+
 using namespace llmdlq::cli;
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::slurp;
@@ -300,3 +302,5 @@ TEST_CASE("console: listens on loopback only unless told, and needs a store", "[
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("chmod 600") != std::string::npos);
 }
+
+}  // namespace console_pages_test

@@ -25,6 +25,8 @@
 #include "support/eventually.hpp"
 #include "tools/run_tool.hpp"
 
+namespace console_server_test {
+
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::slurp;
 using llmdlq::test::start_llmdlq;
@@ -265,3 +267,5 @@ TEST_CASE("console: a record page's notice is one of its own, whatever the link'
     CHECK(page->body.find("<p class=\"notice\">" + notice) != std::string::npos);
   }
 }
+
+}  // namespace console_server_test

@@ -16,6 +16,8 @@
 #include "support/envelope_check.hpp"
 #include "support/temp_dir.hpp"
 
+namespace field_cipher_test {
+
 namespace {
 
 using llmdlq::cipher_failure;
@@ -310,3 +312,5 @@ TEST_CASE("a seal that fails keeps the envelope, unsealed, and says why", "[cryp
   CHECK(note.contains("original_input"));
   llmdlq::test::check_envelope(e);
 }
+
+}  // namespace field_cipher_test

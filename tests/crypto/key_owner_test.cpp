@@ -18,6 +18,8 @@
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
+namespace key_owner_test {
+
 namespace {
 
 using llmdlq::cipher_failure;
@@ -143,3 +145,5 @@ TEST_CASE("crypto keys: shred refuses a key file that is a symbolic link and lea
   CHECK(llmdlq::test::slurp(elsewhere) == bytes);
   CHECK_FALSE(std::filesystem::exists(dir.keys / "k2.shredded"));
 }
+
+}  // namespace key_owner_test

@@ -15,6 +15,8 @@
 #include "support/temp_dir.hpp"
 #include "tools/run_tool.hpp"
 
+namespace keys_command_test {
+
 using llmdlq::file_key_provider;
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::slurp;
@@ -74,3 +76,5 @@ TEST_CASE("llmdlq keys, run by root, refuses a key directory nobody owns", "[cry
   CHECK(std::filesystem::exists(keys / "k1.key"));
   CHECK_FALSE(std::filesystem::exists(keys / "k2.key"));
 }
+
+}  // namespace keys_command_test

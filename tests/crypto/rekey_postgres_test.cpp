@@ -15,6 +15,8 @@
 #include "sealed_letters.hpp"
 #include "tools/run_tool.hpp"
 
+namespace rekey_postgres_test {
+
 namespace {
 
 void run_sql(const std::string& sql) {
@@ -67,3 +69,5 @@ TEST_CASE("llmdlq rekey moves every sealed text of a PostgreSQL DLQ to the new k
     llmdlq::test::check_all_open(*e, *setup.cipher, i, "k2");
   }
 }
+
+}  // namespace rekey_postgres_test

@@ -25,6 +25,9 @@
 
 extern char** environ;
 
+namespace rekey_test {
+
+
 using namespace llmdlq::test;
 namespace fs = std::filesystem;
 
@@ -202,3 +205,5 @@ TEST_CASE("llmdlq rekey of a JSON Lines DLQ: killed at any moment, it leaves the
     rest.remove_prefix(end + 1);
   }
 }
+
+}  // namespace rekey_test

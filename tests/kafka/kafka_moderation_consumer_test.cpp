@@ -18,6 +18,8 @@
 #include "support/envelope_check.hpp"
 #include "support/temp_dir.hpp"
 
+namespace kafka_moderation_consumer_test {
+
 namespace {
 
 using llmdlq::test::committed_offsets;
@@ -326,3 +328,5 @@ TEST_CASE("kafka_moderation_consumer reports bad configuration as an error", "[k
   REQUIRE_FALSE(consumer.has_value());
   CHECK(consumer.error().code == llmdlq::kafka_errc::invalid_configuration);
 }
+
+}  // namespace kafka_moderation_consumer_test

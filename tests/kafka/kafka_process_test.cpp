@@ -22,6 +22,9 @@
 
 extern char** environ;
 
+namespace kafka_process_test {
+
+
 namespace {
 
 using namespace std::string_literals;
@@ -212,3 +215,5 @@ TEST_CASE("kafka_worker: with the DLQ's and the output's broker down nothing is 
 }
 
 #endif  // KAFKA_WORKER
+
+}  // namespace kafka_process_test

@@ -9,6 +9,8 @@
 #include "kafka_test_support.hpp"
 #include "support/pii_sample.hpp"
 
+namespace kafka_redaction_test {
+
 TEST_CASE("kafka_sink: no byte of the produced record holds a detected value", "[kafka][redaction]") {
   llmdlq::test::mock_cluster cluster;
   cluster.create_topic("redaction-dlq", 1);
@@ -22,3 +24,5 @@ TEST_CASE("kafka_sink: no byte of the produced record holds a detected value", "
   for (const auto& h : records[0].headers) stored += h.name + h.value;
   llmdlq::test::check_no_pii(stored);
 }
+
+}  // namespace kafka_redaction_test

@@ -13,6 +13,8 @@
 #include "kafka_test_support.hpp"
 #include "support/envelope_check.hpp"
 
+namespace kafka_sink_test {
+
 namespace {
 
 using llmdlq::test::mock_cluster;
@@ -319,3 +321,5 @@ TEST_CASE("kafka_sink forwards librdkafka's log lines to the host's function onl
   REQUIRE(sink->publish(sample("logged")).has_value());
   CHECK(lines > 0);
 }
+
+}  // namespace kafka_sink_test

@@ -15,6 +15,8 @@
 #include "kafka_test_support.hpp"
 #include "support/envelope_check.hpp"
 
+namespace kafka_topic_reader_test {
+
 namespace {
 
 using llmdlq::test::mock_cluster;
@@ -232,3 +234,5 @@ TEST_CASE("kafka_topic_store: the topic's letters as pending records, each dlq_i
   CHECK_FALSE(topic.record_traffic(llmdlq::system_now(), 1, 1).has_value());
   CHECK(llmdlq::test::read_topic(cluster.bootstrap(), dlq_topic, 3).size() == letters.size() + 2);
 }
+
+}  // namespace kafka_topic_reader_test

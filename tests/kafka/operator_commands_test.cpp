@@ -11,6 +11,8 @@
 #include "support/envelope_check.hpp"
 #include "tools/run_tool.hpp"
 
+namespace operator_commands_test {
+
 using llmdlq::test::run_llmdlq;
 
 namespace {
@@ -69,3 +71,5 @@ TEST_CASE("operator commands read a Kafka DLQ topic", "[kafka][tools][operator]"
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("read only") != std::string::npos);
 }
+
+}  // namespace operator_commands_test

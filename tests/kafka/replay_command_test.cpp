@@ -27,6 +27,8 @@ TEST_CASE("replay kafka: against a model server", "[kafka][tools][replay]") {
 #include "support/replay_letters.hpp"
 #include "tools/run_tool.hpp"
 
+namespace replay_command_test {
+
 using llmdlq::test::chat_completion;
 using llmdlq::test::scripted_server;
 using llmdlq::test::stored_failure;
@@ -188,5 +190,7 @@ TEST_CASE("replay kafka: usage and store errors", "[kafka][tools][replay]") {
   CHECK(run.exit_code == 2);
   CHECK(server.calls() == 0);
 }
+
+}  // namespace replay_command_test
 
 #endif  // LLMDLQ_TEST_HTTPLIB

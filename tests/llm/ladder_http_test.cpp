@@ -23,6 +23,8 @@ TEST_CASE("The recovery ladder against a scripted HTTP server", "[ladder][http]"
 #include "llm/scripted_server.hpp"
 #include "support/envelope_check.hpp"
 
+namespace ladder_http_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -200,5 +202,7 @@ TEST_CASE("HTTP: the schema goes as structured output, and the key only in its h
   CHECK(request.body.find("sk-test-secret") == std::string::npos);
   CHECK(serialize(e).find("sk-test-secret") == std::string::npos);
 }
+
+}  // namespace ladder_http_test
 
 #endif  // LLMDLQ_TEST_HTTPLIB

@@ -20,6 +20,8 @@ TEST_CASE("ollama_client against a scripted HTTP server", "[llm][stream]") {
 #  include "llm/scripted_server.hpp"
 #  include "support/eventually.hpp"
 
+namespace ollama_client_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -155,5 +157,7 @@ TEST_CASE("ollama_client: an error line, an unknown model and a dropped stream a
     CHECK(answer.error().decision.verdict == llmdlq::call_verdict::retry_later);
   }
 }
+
+}  // namespace ollama_client_test
 
 #endif

@@ -20,6 +20,8 @@ TEST_CASE("openai_compatible_client against a scripted HTTP server", "[llm]") {
 
 #  include "llm/scripted_server.hpp"
 
+namespace openai_client_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -377,5 +379,7 @@ TEST_CASE("openai_compatible_client keeps working after a move", "[llm]") {
   REQUIRE(answer.has_value());
   CHECK(answer->text == "[]");
 }
+
+}  // namespace openai_client_test
 
 #endif

@@ -16,6 +16,8 @@
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
 
+namespace recovery_ladder_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -561,3 +563,5 @@ TEST_CASE("A ladder with metrics counts each step by outcome, and each call's to
   // The ladder's own judging is not traffic: without judge.metrics, nothing is processed.
   CHECK(s.processed == 0);
 }
+
+}  // namespace recovery_ladder_test

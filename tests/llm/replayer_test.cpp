@@ -20,6 +20,8 @@
 #include "catch.hpp"
 #include "support/temp_dir.hpp"
 
+namespace replayer_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -368,3 +370,5 @@ TEST_CASE("A relaxed letter goes downstream once and stays pending for review", 
   CHECK(f.store.list(moderation_status::recovered, 10)->empty());
   CHECK(f.model.calls() == 0);
 }
+
+}  // namespace replayer_test

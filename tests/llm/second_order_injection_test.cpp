@@ -20,6 +20,8 @@
 #include "catch.hpp"
 #include "support/temp_dir.hpp"
 
+namespace second_order_injection_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -273,3 +275,5 @@ TEST_CASE("An answer that carries an injection is poison: not used, recorded, an
   CHECK(summary->calls == 0);
   CHECK(f.model.calls() == 3);
 }
+
+}  // namespace second_order_injection_test

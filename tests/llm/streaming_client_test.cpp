@@ -21,6 +21,8 @@ TEST_CASE("openai_compatible_client streams against a scripted HTTP server", "[l
 #  include "llm/scripted_server.hpp"
 #  include "support/eventually.hpp"
 
+namespace streaming_client_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -240,5 +242,7 @@ TEST_CASE("complete_streamed: a 10 MB answer is judged to its end, and one that 
   CHECK(log->sent < head.size() + 100);
   CHECK(log->sent + 300 < reply.events.size());
 }
+
+}  // namespace streaming_client_test
 
 #endif

@@ -26,6 +26,8 @@ TEST_CASE("fault run postgres: kill -9 among writers, a replay, a purge and an o
 
 #include "support/fault_run.hpp"
 
+namespace fault_run_test {
+
 namespace {
 
 void drop_notice(void*, const char*) {}
@@ -96,5 +98,7 @@ TEST_CASE("fault run postgres: kill -9 among four writers, a replay, a purge and
   llmdlq::test::run_fault_rounds(store, 20, 120);  // each letter is a synced commit
   (void)query_text(server, fmt::format(R"(DROP SCHEMA IF EXISTS "{}" CASCADE)", name));
 }
+
+}  // namespace fault_run_test
 
 #endif

@@ -12,6 +12,8 @@
 #include "catch.hpp"
 #include "tools/run_tool.hpp"
 
+namespace operator_commands_test {
+
 using llmdlq::test::run_llmdlq;
 
 namespace {
@@ -77,3 +79,5 @@ TEST_CASE("operator commands on postgres: process, stats, list, claim, resolve, 
   CHECK(shown.at("operator_log").as_array().size() == 2);
   CHECK(run_llmdlq("top --once " + store).exit_code == 0);
 }
+
+}  // namespace operator_commands_test

@@ -16,6 +16,8 @@
 #include "catch.hpp"
 #include "support/expiring_letters.hpp"
 
+namespace postgres_purge_test {
+
 namespace {
 
 const char* conninfo() { return std::getenv("LLMDLQ_TEST_POSTGRES"); }
@@ -99,3 +101,5 @@ TEST_CASE("a PostgreSQL purge deletes exactly the expired rows in batches and au
   CHECK(db.value("SELECT count(*) FROM " + audit) == "2");
   CHECK(db.value("SELECT count(*) FROM " + table) == "3");
 }
+
+}  // namespace postgres_purge_test

@@ -17,6 +17,8 @@
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
 
+namespace postgres_query_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -163,3 +165,5 @@ TEST_CASE("postgres statistics and timeline: counts, oldest pending, buckets wit
   CHECK((*timeline)[2].dead_letters() == 1);
   CHECK((*timeline)[2].processed == 7);
 }
+
+}  // namespace postgres_query_test

@@ -14,6 +14,8 @@
 #include "catch.hpp"
 #include "support/pii_sample.hpp"
 
+namespace postgres_redaction_test {
+
 TEST_CASE("postgres_store: no column of any row holds a detected value", "[postgres][redaction]") {
   const char* conninfo = std::getenv("LLMDLQ_TEST_POSTGRES");
   if (!conninfo) {
@@ -37,3 +39,5 @@ TEST_CASE("postgres_store: no column of any row holds a detected value", "[postg
   REQUIRE(read);
   llmdlq::test::check_no_pii(stored);
 }
+
+}  // namespace postgres_redaction_test

@@ -21,6 +21,8 @@
 #include "catch.hpp"
 #include "support/children.hpp"
 
+namespace postgres_replay_state_test {
+
 using namespace std::chrono_literals;
 using llmdlq::postgres_replay_state;
 using llmdlq::replay_state_errc;
@@ -282,3 +284,5 @@ TEST_CASE("postgres_replay_state: after a server restart the state is there and 
   CHECK(reserved.value() == 2);
   CHECK(state.attempts("receipt-1").value() == 2);
 }
+
+}  // namespace postgres_replay_state_test

@@ -26,6 +26,8 @@
 #include "support/envelope_check.hpp"
 #include "support/eventually.hpp"
 
+namespace postgres_store_test {
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -983,3 +985,5 @@ TEST_CASE("postgres_store: the README's grants give a writer, an operator and a 
   CHECK(refusal_of(reader, fmt::format("UPDATE {} SET status = 'discarded'", t)).find("permission denied") !=
         std::string::npos);
 }
+
+}  // namespace postgres_store_test

@@ -32,6 +32,8 @@ TEST_CASE("replay postgres: against a model server", "[postgres][tools][replay]"
 #include "support/replay_letters.hpp"
 #include "tools/run_tool.hpp"
 
+namespace replay_command_test {
+
 using namespace std::chrono_literals;
 using llmdlq::moderation_status;
 using llmdlq::test::chat_completion;
@@ -189,5 +191,7 @@ TEST_CASE("replay postgres: a DLQ table that is missing is not made by a dry run
   CHECK(run.exit_code == 3);
   CHECK(q.tables().empty());
 }
+
+}  // namespace replay_command_test
 
 #endif  // LLMDLQ_TEST_HTTPLIB

@@ -22,6 +22,8 @@
 #  include <httplib.h>
 #endif
 
+namespace collectable_test {
+
 namespace {
 
 // Exposition text as {(name, labels) -> value} and {comment lines}; the
@@ -134,3 +136,5 @@ TEST_CASE("an Exposer serves the Collectable's families to a scrape", "[promethe
   CHECK(read_exposition(scraped->body).samples.at({"llmdlq_accepted_total", {}}) == 3);
 #endif
 }
+
+}  // namespace collectable_test

@@ -15,6 +15,8 @@
 #include "catch.hpp"
 #include "redis_test_support.hpp"
 
+namespace redis_fault_test {
+
 using llmdlq::test::redis_client;
 using llmdlq::test::scoped_stream;
 
@@ -184,3 +186,5 @@ TEST_CASE("Redis stopped: publish fails, the pipeline says retry, and after a re
   CHECK(reader->ack(ids) == ids.size());
   CHECK(reader->pending_count() == 0u);
 }
+
+}  // namespace redis_fault_test

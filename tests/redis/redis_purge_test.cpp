@@ -6,6 +6,8 @@
 #include "redis/redis_test_support.hpp"
 #include "support/expiring_letters.hpp"
 
+namespace redis_purge_test {
+
 TEST_CASE("a Redis purge deletes exactly the expired entries and audits once", "[redis][purge]") {
   LLMDLQ_REDIS_OR_SKIP(server);
   const llmdlq::test::scoped_stream stream(server, "purge");
@@ -52,3 +54,5 @@ TEST_CASE("the Redis sink's dedupe keys expire", "[redis][purge]") {
   CHECK(ttl->integer > 0);
   CHECK(ttl->integer <= 7 * 24 * 3600);
 }
+
+}  // namespace redis_purge_test

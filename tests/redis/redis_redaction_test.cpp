@@ -9,6 +9,8 @@
 #include "redis_test_support.hpp"
 #include "support/pii_sample.hpp"
 
+namespace redis_redaction_test {
+
 namespace {
 
 void flatten(const redisReply* r, std::string& out) {
@@ -33,3 +35,5 @@ TEST_CASE("redis_stream_sink: no field of any entry holds a detected value", "[r
   flatten(entries.get(), stored);
   llmdlq::test::check_no_pii(stored);
 }
+
+}  // namespace redis_redaction_test

@@ -8,6 +8,8 @@
 #include "catch.hpp"
 #include "redis_test_support.hpp"
 
+namespace redis_stream_reader_test {
+
 using llmdlq::test::redis_client;
 using llmdlq::test::sample;
 using llmdlq::test::scoped_stream;
@@ -222,3 +224,5 @@ TEST_CASE("redis_stream_reader: an entry that is not an envelope keeps its raw f
   CHECK_FALSE((*pending)[2].parsed.has_value());
   CHECK(restarted->ack(ids_of(*pending)) == 3u);
 }
+
+}  // namespace redis_stream_reader_test

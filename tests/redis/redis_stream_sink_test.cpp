@@ -14,6 +14,8 @@
 #include "support/envelope_check.hpp"
 #include "support/skip.hpp"
 
+namespace redis_stream_sink_test {
+
 using llmdlq::test::redis_client;
 using llmdlq::test::sample;
 using llmdlq::test::scoped_stream;
@@ -358,3 +360,5 @@ TEST_CASE("redis_stream_sink refuses a server that would lose what it acknowledg
   REQUIRE(r.has_value());
   CHECK(r->dlq_id == e.dlq_id);
 }
+
+}  // namespace redis_stream_sink_test

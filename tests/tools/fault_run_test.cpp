@@ -22,6 +22,8 @@ TEST_CASE("fault run: kill -9 among writers, a replay, a purge and an operator",
 
 #include "support/fault_run.hpp"
 
+namespace fault_run_test {
+
 namespace {
 
 // One value of a one-row, one-column query (empty when none).
@@ -73,5 +75,7 @@ TEST_CASE("fault run: kill -9 among four writers, a replay, a purge and an opera
   };
   llmdlq::test::run_fault_rounds(store, 20, 500);
 }
+
+}  // namespace fault_run_test
 
 #endif

@@ -18,6 +18,8 @@
 #include "support/temp_dir.hpp"
 #include "tools/run_tool.hpp"
 
+namespace file_owner_command_test {
+
 using llmdlq::test::named;
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::run_llmdlq_reading;
@@ -87,3 +89,5 @@ TEST_CASE("replay: a jsonl target file nobody owns is refused before the model i
   CHECK(run.err.find(out + " belongs to " + named(nobody) + ", mode 0600") != std::string::npos);
   CHECK(slurp(out).empty());
 }
+
+}  // namespace file_owner_command_test

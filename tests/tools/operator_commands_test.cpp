@@ -19,6 +19,8 @@
 #include "run_tool.hpp"
 #include "support/replay_letters.hpp"
 
+namespace operator_commands_test {
+
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::temp_dir;
 
@@ -399,3 +401,5 @@ TEST_CASE("deliver: resolved corrections go downstream once, with who resolved t
   CHECK(run_llmdlq("deliver " + dlq.store).exit_code == 2);                     // no target
   CHECK(run_llmdlq("deliver " + dlq.store + " --to jsonl:" + out).exit_code == 2);  // no allowlist
 }
+
+}  // namespace operator_commands_test

@@ -19,6 +19,8 @@
 #include "support/temp_dir.hpp"
 #include "tools/run_tool.hpp"
 
+namespace process_command_test {
+
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::run_llmdlq_reading;
 using llmdlq::test::temp_dir;
@@ -655,3 +657,5 @@ TEST_CASE("process --stream: recorded streams judged as they are read, a dead on
   CHECK(operand_alone.exit_code == 2);
   CHECK(operand_alone.err.find("needs --stream") != std::string::npos);
 }
+
+}  // namespace process_command_test

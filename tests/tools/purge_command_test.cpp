@@ -13,6 +13,8 @@
 #include "support/expiring_letters.hpp"
 #include "tools/run_tool.hpp"
 
+namespace purge_command_test {
+
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::slurp;
 using llmdlq::test::temp_dir;
@@ -91,3 +93,5 @@ TEST_CASE("purge: usage errors and a missing store exit 2", "[tools][purge]") {
   CHECK(run_llmdlq("purge kafka:topic").exit_code == 2);
   CHECK(run_llmdlq("purge --help").exit_code == 0);
 }
+
+}  // namespace purge_command_test

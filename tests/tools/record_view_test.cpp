@@ -7,6 +7,8 @@
 #include "catch.hpp"
 #include "record_view.hpp"
 
+namespace record_view_test {
+
 namespace {
 
 llmdlq::envelope with_response(std::string raw, std::vector<std::string> pointers) {
@@ -94,3 +96,5 @@ TEST_CASE("attempts_text: the automated attempts the history counts, and the row
   attempts.history.resize(1);
   CHECK(llmdlq::cli::attempts_text(attempts) == "0 of 1 automated attempt made; not counted: 1 call without an answer");
 }
+
+}  // namespace record_view_test

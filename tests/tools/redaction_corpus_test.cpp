@@ -16,6 +16,8 @@
 #include "support/temp_dir.hpp"
 #include "tools/run_tool.hpp"
 
+namespace redaction_corpus_test {
+
 using llmdlq::test::run_llmdlq_reading;
 using llmdlq::test::slurp;
 using llmdlq::test::temp_dir;
@@ -258,3 +260,5 @@ TEST_CASE("redaction corpus: a line over --max-line-bytes keeps its prefix redac
     CHECK(bytes.find(value) == std::string::npos);
   }
 }
+
+}  // namespace redaction_corpus_test

@@ -5,6 +5,8 @@
 #include "catch.hpp"
 #include "tools/run_tool.hpp"
 
+namespace repair_command_test {
+
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::temp_dir;
 
@@ -77,3 +79,5 @@ TEST_CASE("repair: a read error on standard input exits 2", "[tools][repair]") {
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("Is a directory") != std::string::npos);
 }
+
+}  // namespace repair_command_test

@@ -38,6 +38,8 @@ TEST_CASE("replay: against a model server", "[tools][replay]") {
 #include "support/replay_letters.hpp"
 #include "tools/run_tool.hpp"
 
+namespace replay_command_test {
+
 using namespace std::chrono_literals;
 using llmdlq::moderation_status;
 using llmdlq::test::chat_completion;
@@ -689,5 +691,7 @@ TEST_CASE("replay: usage errors exit 2 and call nothing", "[tools][replay]") {
   CHECK(server.calls() == 0);
   CHECK(slurp(q.db) == before);
 }
+
+}  // namespace replay_command_test
 
 #endif  // LLMDLQ_TEST_HTTPLIB

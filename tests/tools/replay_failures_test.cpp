@@ -28,6 +28,8 @@ TEST_CASE("replay: calls that get no completion", "[tools][replay]") {
 #include "support/replay_letters.hpp"
 #include "tools/run_tool.hpp"
 
+namespace replay_failures_test {
+
 using namespace std::chrono_literals;
 using llmdlq::moderation_status;
 using llmdlq::test::chat_completion;
@@ -134,5 +136,7 @@ TEST_CASE("replay: a letter whose calls get no completion waits across runs, the
     }
   }
 }
+
+}  // namespace replay_failures_test
 
 #endif

@@ -33,6 +33,8 @@ TEST_CASE("one SQLite file shared by a replay, an operator and a writer", "[tool
 #include "support/replay_letters.hpp"
 #include "tools/run_tool.hpp"
 
+namespace shared_sqlite_file_test {
+
 using namespace std::chrono_literals;
 using llmdlq::moderation_status;
 using llmdlq::test::chat_completion;
@@ -148,5 +150,7 @@ TEST_CASE("one SQLite file: a replay beside an operator and a writer loses nothi
     CHECK(std::set<std::string>(keys.begin(), keys.end()).size() == keys.size());
   }
 }
+
+}  // namespace shared_sqlite_file_test
 
 #endif

@@ -11,6 +11,8 @@
 #include "support/skip.hpp"
 #include "tools/run_tool.hpp"
 
+namespace stats_command_test {
+
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::run_llmdlq_reading;
 using llmdlq::test::slurp;
@@ -121,3 +123,5 @@ TEST_CASE("stats, top and report count one dead letter as one, not as 1 dead let
   CHECK(report.out == "wrote " + page + " (1 dead letter in all)\n");
   CHECK(slurp(page).find("<strong>1</strong> dead letter;") != std::string::npos);
 }
+
+}  // namespace stats_command_test

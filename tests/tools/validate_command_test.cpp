@@ -9,6 +9,8 @@
 #include "support/skip.hpp"
 #include "tools/run_tool.hpp"
 
+namespace validate_command_test {
+
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::temp_dir;
 
@@ -238,3 +240,5 @@ TEST_CASE("validate --draft: a schema without $schema read as draft-07", "[tools
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("--draft wants draft4") != std::string::npos);
 }
+
+}  // namespace validate_command_test

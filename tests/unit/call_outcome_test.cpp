@@ -4,6 +4,8 @@
 
 #include "catch.hpp"
 
+namespace call_outcome_test {
+
 using llmdlq::call_verdict;
 
 namespace {
@@ -61,3 +63,5 @@ TEST_CASE("a success goes on to be judged, whatever its body says", "[transport]
   CHECK(d.verdict == call_verdict::proceed);
   CHECK(d.reason == "ok");
 }
+
+}  // namespace call_outcome_test

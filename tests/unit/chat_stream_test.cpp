@@ -7,6 +7,8 @@
 
 #include "catch.hpp"
 
+namespace chat_stream_test {
+
 namespace {
 
 std::string openai_chunk(std::string_view content, std::string_view finish = {}) {
@@ -153,3 +155,5 @@ TEST_CASE("judged_stream: a dead answer read to the stream's own end was not cut
   CHECK(result.error().failure.category == llmdlq::failure_category::schema);
   CHECK_FALSE(result.error().failure.cancelled_at.has_value());
 }
+
+}  // namespace chat_stream_test

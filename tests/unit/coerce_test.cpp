@@ -10,6 +10,8 @@
 
 #include "catch.hpp"
 
+namespace coerce_test {
+
 namespace {
 
 constexpr std::string_view order_schema = R"({
@@ -130,3 +132,5 @@ TEST_CASE("process_llm_response coerces only when asked, and reports it", "[coer
   REQUIRE(both.has_value());
   CHECK(both->json == R"({"id": 7, "status": "open"})");
 }
+
+}  // namespace coerce_test

@@ -16,6 +16,8 @@
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
 
+namespace contract_test {
+
 using llmdlq::failure_category;
 
 namespace {
@@ -353,3 +355,5 @@ TEST_CASE("host values the envelope's schema would reject are normalised where t
   CHECK(e.prompt.sha256.empty());
   CHECK(e.failure.code == "structural_broken_json");
 }
+
+}  // namespace contract_test

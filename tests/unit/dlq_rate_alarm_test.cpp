@@ -11,6 +11,8 @@
 
 #include "catch.hpp"
 
+namespace dlq_rate_alarm_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -179,3 +181,5 @@ TEST_CASE("a metrics registry feeds the alarm it carries", "[alarm][metrics]") {
   CHECK(alarm->check().processed == 100);
   CHECK(log.recoveries.size() == 1);
 }
+
+}  // namespace dlq_rate_alarm_test

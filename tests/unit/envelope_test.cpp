@@ -18,6 +18,8 @@
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
 
+namespace envelope_test {
+
 TEST_CASE("RFC 3339 timestamps: formatted with milliseconds, parsed with any offset", "[envelope]") {
   const auto t = llmdlq::parse_rfc3339("2026-09-28T17:42:05.123+02:00");
   REQUIRE(t.has_value());
@@ -685,3 +687,5 @@ TEST_CASE("an attempt counts against attempts.max when a model answered it", "[e
   CHECK(weight("revalidate", "schema") == attempt_weight::local);
   CHECK(weight("relax_schema", "failed") == attempt_weight::local);
 }
+
+}  // namespace envelope_test

@@ -16,6 +16,8 @@
 
 #include "catch.hpp"
 
+namespace error_category_test {
+
 namespace {
 
 using llmdlq::failure_condition;
@@ -150,3 +152,5 @@ TEST_CASE("an error code compares equal to the failure_condition its is_permanen
   CHECK(permanent.message() == "permanent: the same call can never succeed");
   CHECK(std::error_code(std::make_error_code(std::errc::timed_out)) != failure_condition::transient);
 }
+
+}  // namespace error_category_test

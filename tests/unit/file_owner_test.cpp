@@ -22,6 +22,8 @@
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
+namespace file_owner_test {
+
 namespace {
 
 using llmdlq::sink_errc;
@@ -255,3 +257,5 @@ TEST_CASE("a jsonl DLQ path through a symbolic link is judged as written and whe
     CHECK_FALSE(std::filesystem::exists(theirs / "inner" / "dlq.jsonl"));
   }
 }
+
+}  // namespace file_owner_test

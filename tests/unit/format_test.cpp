@@ -12,6 +12,8 @@
 #include "catch.hpp"
 #include "conformance/suite_files.hpp"
 
+namespace format_test {
+
 using llmdlq::format_kind;
 using llmdlq::matches_format;
 
@@ -301,3 +303,5 @@ TEST_CASE("every format is total: empty, huge, NUL and broken UTF-8 input", "[fo
   CHECK_FALSE(matches_format(format_kind::luhn, std::string_view("18\0", 3)));
   CHECK(matches_format(format_kind::luhn, long_digits + "4"));  // 2^20 sevens, then 4
 }
+
+}  // namespace format_test

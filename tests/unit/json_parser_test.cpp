@@ -4,6 +4,8 @@
 
 #include "catch.hpp"
 
+namespace json_parser_test {
+
 using llmdlq::json_errc;
 
 namespace {
@@ -186,3 +188,5 @@ TEST_CASE("numbers at the edges of a double's range, on every path", "[json_pars
     CHECK(llmdlq::check_syntax(json)->code == json_errc::number_out_of_range);
   }
 }
+
+}  // namespace json_parser_test

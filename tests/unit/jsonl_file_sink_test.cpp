@@ -31,6 +31,8 @@
 #include "support/file_mode.hpp"
 #include "support/temp_dir.hpp"
 
+namespace jsonl_file_sink_test {
+
 namespace {
 
 using llmdlq::jsonl_file_options;
@@ -799,3 +801,5 @@ TEST_CASE("jsonl_file_sink killed mid-write again and again: every acknowledged 
   CHECK(ids.size() - acknowledged.size() <= rounds * batch_size);
   CHECK(acknowledged.size() > rounds);
 }
+
+}  // namespace jsonl_file_sink_test

@@ -19,6 +19,8 @@
 #include "support/expiring_letters.hpp"
 #include "support/temp_dir.hpp"
 
+namespace jsonl_purge_test {
+
 namespace {
 
 std::string lines_of(const std::vector<llmdlq::envelope>& letters) {
@@ -288,3 +290,5 @@ TEST_CASE("JSONL purges racing a sink that opens, publishes and closes lose no p
   for (int round = 0; round < rounds; ++round) expected_ids.push_back(letter(round, false).dlq_id);
   CHECK(ids == expected_ids);
 }
+
+}  // namespace jsonl_purge_test

@@ -15,6 +15,8 @@
 
 #include "catch.hpp"
 
+namespace linear_cost_test {
+
 namespace {
 
 llmdlq::schema compile(const std::string& json, llmdlq::compile_options options = {}) {
@@ -244,3 +246,5 @@ TEST_CASE("steps: $dynamicRef and $recursiveRef through a deep tree", "[schema][
     CHECK_FALSE(schema->is_valid(boost::json::parse(R"({"children": [{"children": [{"daat": 1}]}]})")));
   }
 }
+
+}  // namespace linear_cost_test

@@ -20,6 +20,8 @@
 
 #include "catch.hpp"
 
+namespace metrics_test {
+
 namespace {
 
 using llmdlq::failure_category;
@@ -354,3 +356,5 @@ TEST_CASE("refresh_pending sets the backlog gauges from a store's statistics", "
   CHECK(m.snapshot().pending_records == 0u);
   CHECK(m.snapshot().oldest_pending_age_seconds == 0.0);
 }
+
+}  // namespace metrics_test

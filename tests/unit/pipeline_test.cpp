@@ -13,6 +13,8 @@
 #include "support/envelope_check.hpp"
 #include "support/temp_dir.hpp"
 
+namespace pipeline_test {
+
 namespace {
 
 constexpr std::string_view schema_text = R"({"type": "object", "required": ["total"]})";
@@ -151,3 +153,5 @@ TEST_CASE("a pipeline's stream judge: a dead answer is closed, stored with where
   CHECK(ok.accepted->value().at("total") == 12.5);
   CHECK(dead_letters.size() == 1);
 }
+
+}  // namespace pipeline_test

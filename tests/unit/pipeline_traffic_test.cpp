@@ -19,6 +19,8 @@
 #include "catch.hpp"
 #include "support/temp_dir.hpp"
 
+namespace pipeline_traffic_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -292,3 +294,5 @@ TEST_CASE("pipeline traffic: typed_pipeline records as pipeline does", "[pipelin
   CHECK(bucket.processed == 3);
   CHECK(bucket.dead_lettered == 1);
 }
+
+}  // namespace pipeline_traffic_test

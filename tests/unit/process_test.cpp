@@ -8,6 +8,8 @@
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
 
+namespace process_test {
+
 using llmdlq::failure_category;
 
 namespace {
@@ -373,3 +375,5 @@ TEST_CASE("an example beside a cut-off answer: the answer's truncation is report
                           R"({"merchant": "AH", "total": 1, "date": "2026-09-)";
   CHECK(category_of(raw) == failure_category::truncated);
 }
+
+}  // namespace process_test

@@ -12,6 +12,8 @@
 #include "llmdlq/llmdlq.hpp"
 #include "support/envelope_check.hpp"
 
+namespace redaction_test {
+
 namespace {
 
 using llmdlq::pii_kind;
@@ -426,3 +428,5 @@ TEST_CASE("a value chosen by its place is gone from the failure's messages too",
   CHECK(e.failure.errors.size() == 2);
   CHECK(stored.find("<bsn>") != std::string::npos);
 }
+
+}  // namespace redaction_test

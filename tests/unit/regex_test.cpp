@@ -20,6 +20,8 @@
 #include "catch.hpp"
 #include "conformance/suite_files.hpp"
 
+namespace regex_test {
+
 using llmdlq::ecma_regex;
 using llmdlq::regex_match;
 using llmdlq::detail::ecma_regex_access;
@@ -680,3 +682,5 @@ TEST_CASE("class ranges that merge across the surrogates still compile", "[regex
     CHECK(re->search("abc") == llmdlq::regex_match::match);
   }
 }
+
+}  // namespace regex_test

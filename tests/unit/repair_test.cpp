@@ -12,6 +12,8 @@
 #include "support/repair_replay.hpp"
 #include "support/temp_dir.hpp"
 
+namespace repair_test {
+
 using llmdlq::repair_errc;
 using llmdlq::repair_tier;
 
@@ -492,3 +494,5 @@ TEST_CASE("a key and colon in the prose before a value are refused, a word and c
   check_repair(R"(Result: {"a": 1})", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
   check_repair(R"(The "answer" {"a": 1})", R"({"a": 1})", {"prose_around_json"}, repair_tier::lossless);
 }
+
+}  // namespace repair_test

@@ -10,6 +10,8 @@
 
 #include "catch.hpp"
 
+namespace retention_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -94,3 +96,5 @@ TEST_CASE("a purge report counts records and their expiry range, and reads as JS
   e.expires_at = report.at + 1ms;
   CHECK_FALSE(llmdlq::expired(e, report.at));
 }
+
+}  // namespace retention_test

@@ -11,6 +11,8 @@
 #include "catch.hpp"
 #include "support/temp_dir.hpp"
 
+namespace schema_test {
+
 namespace {
 
 llmdlq::schema compile(std::string_view json, llmdlq::compile_options options = {}) {
@@ -391,3 +393,5 @@ TEST_CASE("catalog_directory: by $id, by the tail of the path, never outside the
   options.catalog_directory = (dir.path() / "missing").string();
   CHECK(compile_error(R"({"$ref": "v1/sku.json"})", options).code == llmdlq::schema_errc::unresolved_reference);
 }
+
+}  // namespace schema_test

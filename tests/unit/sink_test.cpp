@@ -16,6 +16,8 @@
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
+namespace sink_test {
+
 namespace {
 
 llmdlq::envelope sample(std::string key, std::string_view raw = "not json") {
@@ -172,3 +174,5 @@ TEST_CASE("pipeline: commit when accepted or durably dead-lettered, retry when t
   CHECK(d == llmdlq::disposition::commit);
   CHECK(sink.size() == 2);
 }
+
+}  // namespace sink_test

@@ -10,6 +10,8 @@
 #include "support/expiring_letters.hpp"
 #include "support/temp_dir.hpp"
 
+namespace sqlite_purge_test {
+
 namespace {
 
 // The rows of a one-column query, read with SQLite directly.
@@ -119,3 +121,5 @@ TEST_CASE("a SQLite purge leaves the replay state in the same file alone", "[sql
   CHECK(state->attempts(purged.idempotency_key).value() == 1);
   CHECK(state->find_output(purged.idempotency_key).value().has_value());
 }
+
+}  // namespace sqlite_purge_test

@@ -13,6 +13,8 @@
 #include "support/envelope_check.hpp"
 #include "support/temp_dir.hpp"
 
+namespace sqlite_query_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -182,3 +184,5 @@ TEST_CASE("sqlite timeline: dead letters by category and the recorded traffic, p
   // Recording needs a writable store.
   CHECK_FALSE(reader->record_traffic(t0, 1, 0));
 }
+
+}  // namespace sqlite_query_test

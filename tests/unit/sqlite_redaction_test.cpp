@@ -10,6 +10,8 @@
 #include "support/pii_sample.hpp"
 #include "support/temp_dir.hpp"
 
+namespace sqlite_redaction_test {
+
 TEST_CASE("sqlite_store: no byte of its files holds a detected value", "[sqlite][redaction]") {
   llmdlq::test::temp_dir dir;
   const auto path = dir.path() / "dlq.db";
@@ -22,3 +24,5 @@ TEST_CASE("sqlite_store: no byte of its files holds a detected value", "[sqlite]
   for (const auto& file : std::filesystem::directory_iterator(dir.path())) on_disk += llmdlq::test::slurp(file.path());
   llmdlq::test::check_no_pii(on_disk);
 }
+
+}  // namespace sqlite_redaction_test

@@ -20,6 +20,8 @@
 #include "support/children.hpp"
 #include "support/temp_dir.hpp"
 
+namespace sqlite_replay_state_test {
+
 namespace {
 
 using llmdlq::replay_state_errc;
@@ -342,3 +344,5 @@ TEST_CASE("sqlite_replay_state: opened beside a store on one file, the process k
   REQUIRE(again.has_value());
   CHECK(locks_held_on(file) > 0);
 }
+
+}  // namespace sqlite_replay_state_test

@@ -22,6 +22,8 @@
 #include "support/file_mode.hpp"
 #include "support/temp_dir.hpp"
 
+namespace sqlite_store_test {
+
 namespace {
 
 using llmdlq::test::mode_of;
@@ -623,3 +625,5 @@ TEST_CASE("sqlite_store: statistics and find fail as store reads, in the moderat
   REQUIRE_FALSE(found.has_value());
   CHECK(found.error().code == llmdlq::moderation_errc::store_unavailable);
 }
+
+}  // namespace sqlite_store_test

@@ -10,6 +10,8 @@
 #include "support/pii_sample.hpp"
 #include "support/temp_dir.hpp"
 
+namespace stored_redaction_test {
+
 TEST_CASE("the memory sink and a JSON Lines file hold only redacted text", "[redaction]") {
   const auto e = llmdlq::test::pii_envelope();
 
@@ -28,3 +30,5 @@ TEST_CASE("the memory sink and a JSON Lines file hold only redacted text", "[red
   }
   llmdlq::test::check_no_pii(llmdlq::test::slurp(path));
 }
+
+}  // namespace stored_redaction_test

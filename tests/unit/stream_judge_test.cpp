@@ -8,6 +8,8 @@
 
 #include "catch.hpp"
 
+namespace stream_judge_test {
+
 namespace {
 
 llmdlq::timestamp stream_now() { return llmdlq::timestamp(std::chrono::milliseconds(1'790'000'000'000)); }
@@ -245,3 +247,5 @@ TEST_CASE("stream_judge::partial: the members and elements received whole, each 
   quoted.feed(R"({"total": 1, 'merchant': 'A')");
   CHECK(*quoted.partial() == boost::json::parse(R"({"total": 1})"));
 }
+
+}  // namespace stream_judge_test

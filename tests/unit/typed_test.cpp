@@ -10,6 +10,8 @@
 #include "catch.hpp"
 #include "support/envelope_check.hpp"
 
+namespace typed_test {
+
 namespace shop {
 
 enum class currency_code { EUR, RUB, LKR };
@@ -68,8 +70,10 @@ BOOST_DESCRIBE_STRUCT(bad_keyword, (), (name))
 
 }  // namespace shop
 
+}  // namespace typed_test
+
 template <>
-struct llmdlq::schema_constraints<shop::invoice> {
+struct llmdlq::schema_constraints<typed_test::shop::invoice> {
   static constexpr std::string_view json = R"({
     "number": {"pattern": "^INV-\\d{4}\\-\\d+$"},
     "issued": {"format": "date"},
@@ -78,21 +82,23 @@ struct llmdlq::schema_constraints<shop::invoice> {
     "tags": {"uniqueItems": true, "items": {"minLength": 1}}})";
 };
 template <>
-struct llmdlq::schema_constraints<shop::line> {
+struct llmdlq::schema_constraints<typed_test::shop::line> {
   static constexpr std::string_view json = R"({"quantity": {"exclusiveMinimum": 0}})";
 };
 template <>
-struct llmdlq::schema_constraints<shop::misspelt> {
+struct llmdlq::schema_constraints<typed_test::shop::misspelt> {
   static constexpr std::string_view json = R"({"nmae": {"minLength": 1}})";
 };
 template <>
-struct llmdlq::schema_constraints<shop::reshaped> {
+struct llmdlq::schema_constraints<typed_test::shop::reshaped> {
   static constexpr std::string_view json = R"({"name": {"type": "integer"}})";
 };
 template <>
-struct llmdlq::schema_constraints<shop::bad_keyword> {
+struct llmdlq::schema_constraints<typed_test::shop::bad_keyword> {
   static constexpr std::string_view json = R"({"name": {"maxLength": -1}})";
 };
+
+namespace typed_test {
 
 TEST_CASE("schema_for derives a strict schema from the struct", "[typed]") {
   const auto& schema = llmdlq::json_schema_for<shop::receipt>();
@@ -247,3 +253,5 @@ TEST_CASE("partial_as: a streamed receipt's progress, the members and lines rece
   CHECK(so_far->items->at(0).description == "Tea");
   CHECK_FALSE(so_far->tax.has_value());
 }
+
+}  // namespace typed_test
