@@ -245,6 +245,9 @@ class llmdlq_validator {
     return parsed && schema_.is_valid(*parsed);
   }
 
+  /// Validates while parsing (is_valid_text), in place: no tape, no document.
+  bool forward(const document& doc) { return schema_.is_valid_text(simdjson::padded_string_view(doc.padded)); }
+
   /// Parses a copy of an unpadded string, and answers yes or no.
   bool copy_and_validate(const document& doc) {
     auto parsed = parser_.parse(std::string_view(doc.text));
@@ -650,6 +653,7 @@ void register_benchmarks(fixture& f) {
       const document& doc = *d;
       add_validation("simdjson_parse_only", doc, [&v](const document& x) { return (*v.floor)(x); });
       add_validation("llmdlq_validate", doc, [&v](const document& x) { return (*v.llmdlq)(x); });
+      add_validation("llmdlq_validate_forward", doc, [&v](const document& x) { return v.llmdlq->forward(x); });
       add_validation("llmdlq_validate_no_format", doc,
                      [&v](const document& x) { return (*v.llmdlq_no_format)(x); });
       add_validation("llmdlq_validate_unpadded", doc,

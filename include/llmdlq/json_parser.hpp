@@ -142,6 +142,12 @@ class json_parser {
   std::size_t allocated_depth_ = 0;
 };
 
+namespace detail {
+/// This thread's parser for `options`' limits, for callers whose documents
+/// never outlive the call (check_syntax, parse_value, schema::is_valid_text).
+LLMDLQ_INLINE json_parser& thread_checker(const parse_options& options);
+}  // namespace detail
+
 /// Parses `json` into a Boost.JSON value under the same rules and limits as
 /// json_parser (it parses with simdjson and copies). Use it where a mutable
 /// DOM is wanted (repairs, envelopes). An object cannot hold a key twice:

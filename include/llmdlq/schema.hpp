@@ -178,6 +178,24 @@ class schema {
   [[nodiscard]] LLMDLQ_INLINE bool is_valid(simdjson::dom::element instance) const;
   [[nodiscard]] LLMDLQ_INLINE bool is_valid(const boost::json::value& instance) const;
 
+  /// Parses and validates JSON text in one pass, building no document:
+  /// simdjson's structural index is read forward and each value checked
+  /// against its subschema as it is met, stopping at the first failure. The
+  /// verdict is always that of json_parser(limits).parse(json) followed by
+  /// is_valid(), which is what runs when the pass cannot tell (the text is
+  /// not JSON, or a container meets a keyword that must see it twice:
+  /// combinators, uniqueItems, contains, patternProperties, unevaluated*).
+  ///
+  /// \code
+  ///   bool ok = schema->is_valid_text(R"({"total": 12.5})");
+  /// \endcode
+  [[nodiscard]] LLMDLQ_INLINE bool is_valid_text(std::string_view json, const validate_options& options = {},
+                                                 const parse_options& limits = {}) const;
+  /// The same, reading the text in place when it carries simdjson's padding.
+  [[nodiscard]] LLMDLQ_INLINE bool is_valid_text(simdjson::padded_string_view json,
+                                                 const validate_options& options = {},
+                                                 const parse_options& limits = {}) const;
+
   /// Every reason (up to the cap) the instance fails, in a deterministic order;
   /// empty when it is valid.
   [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(

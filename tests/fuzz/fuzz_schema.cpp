@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Differential fuzzing of validation. The input is a schema, a newline, and an
-// instance; whenever both are usable, the six ways of validating (simdjson's
-// tape, simdjson elements or Boost.JSON; yes/no or collecting) must agree.
+// instance; whenever both are usable, the seven ways of validating (while
+// parsing; simdjson's tape, simdjson elements or Boost.JSON, yes/no or
+// collecting) must agree.
 #include <cstdint>
 #include <cstdlib>
 #include <set>
@@ -46,8 +47,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static llmdlq::json_parser parser(limits);
   const std::string_view instance = input.substr(newline + 1);
   const auto doc = parser.parse(instance);
+  // Validation while parsing gives the verdict of parsing, then validating.
+  const bool while_parsing = schema->is_valid_text(instance, {}, limits);
+  if (!doc) {
+    if (while_parsing) std::abort();
+    return 0;
+  }
+  if (while_parsing != schema->is_valid(*doc)) std::abort();
   const auto value = llmdlq::parse_value(instance, limits);
-  if (!doc || !value) return 0;
+  if (!value) return 0;
   // A Boost.JSON object keeps one value per key; with duplicate keys the two
   // representations hold different members, and may rightly disagree.
   if (has_duplicate_keys(doc->root())) return 0;

@@ -401,7 +401,7 @@ inline std::optional<syntax_error> find_syntax_error(std::string_view json,
 
 namespace detail {
 
-inline json_parser& thread_checker(const parse_options& options) {
+LLMDLQ_INLINE json_parser& thread_checker(const parse_options& options) {
   thread_local std::optional<json_parser> parser;
   if (!parser || parser->options().max_size != options.max_size || parser->options().max_depth != options.max_depth) {
     parser.emplace(options);
@@ -510,11 +510,7 @@ LLMDLQ_INLINE expected<boost::json::value, syntax_error> parse_value(std::string
   // Parsed by simdjson and copied: the same acceptance, and the same
   // correctly rounded numbers, as json_parser (Boost.JSON 1.81's own number
   // conversion can be an ulp off).
-  thread_local std::optional<json_parser> parser;  // its documents never leave this function
-  if (!parser || parser->options().max_size != options.max_size || parser->options().max_depth != options.max_depth) {
-    parser.emplace(options);
-  }
-  auto doc = parser->parse(json);
+  auto doc = detail::thread_checker(options).parse(json);
   if (!doc) return unexpected(std::move(doc.error()));
   return detail::to_boost(doc->root(), {});
 }

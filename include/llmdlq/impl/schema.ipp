@@ -5,6 +5,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/schema/evaluator.hpp"
+#include "llmdlq/detail/schema/forward_evaluator.hpp"
 #include "llmdlq/impl/schema_compiler.ipp"
 #include "llmdlq/schema.hpp"
 
@@ -81,6 +82,32 @@ LLMDLQ_INLINE bool schema::is_valid(simdjson::dom::element instance) const {
 
 LLMDLQ_INLINE bool schema::is_valid(const boost::json::value& instance) const {
   return detail::is_valid_against<detail::boost_view>(*program_, &instance);
+}
+
+namespace detail {
+
+inline bool is_valid_text(const schema& s, const program& prog, std::string_view json, bool padded,
+                          const validate_options& options, const parse_options& limits) {
+  switch (judge_text(prog, json, padded, options.now, limits)) {
+    case forward_verdict::valid: return true;
+    case forward_verdict::invalid: return false;
+    case forward_verdict::undecided: break;
+  }
+  const auto document = thread_checker(limits).parse(json);
+  return document && s.is_valid(*document, options);
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE bool schema::is_valid_text(std::string_view json, const validate_options& options,
+                                         const parse_options& limits) const {
+  return detail::is_valid_text(*this, *program_, json, false, options, limits);
+}
+
+LLMDLQ_INLINE bool schema::is_valid_text(simdjson::padded_string_view json, const validate_options& options,
+                                         const parse_options& limits) const {
+  const bool padded = json.padding() >= simdjson::SIMDJSON_PADDING;
+  return detail::is_valid_text(*this, *program_, json, padded, options, limits);
 }
 
 LLMDLQ_INLINE std::vector<validation_error> schema::validate(const json_document& instance,

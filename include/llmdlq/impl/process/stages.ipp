@@ -15,6 +15,8 @@
 
 #include "llmdlq/coerce.hpp"
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/schema/forward_evaluator.hpp"
+#include "llmdlq/detail/schema/schema_access.hpp"
 #include "llmdlq/detail/schema/uri.hpp"
 #include "llmdlq/process.hpp"
 
@@ -158,8 +160,15 @@ struct judgement {
         on_accept(on_accept),
         now(options.clock ? options.clock() : system_now()),
         parser(thread_parser(options.limits)),
-        doc(parser.parse(raw)) {
-    if (!doc) raw_error = doc.error();
+        // The common case, a response that is valid JSON the schema accepts,
+        // is found by validating while parsing; the document is then parsed
+        // only if a later stage reads it. A host's conversion always reads it.
+        valid_as_sent(!on_accept && judge_text(schema_access::of(schema), raw, false, now, options.limits) ==
+                                        forward_verdict::valid) {
+    if (!valid_as_sent) {
+      doc_ = parser.parse(raw);
+      if (!*doc_) raw_error = doc_->error();
+    }
   }
 
   std::string_view raw;
@@ -169,8 +178,8 @@ struct judgement {
   const std::function<std::optional<std::string>(const json_document&)>& on_accept;
   timestamp now;
   json_parser& parser;
-  expected<json_document, syntax_error> doc;  ///< of text(); an error until some text parses
-  std::optional<syntax_error> raw_error;       ///< why the raw text is not strict JSON
+  bool valid_as_sent;                     ///< the raw text is strict JSON that the schema accepts
+  std::optional<syntax_error> raw_error;  ///< why the raw text is not strict JSON
   std::string repaired_text;
   std::vector<repair_action> repairs;
   bool repair_tried = false;
@@ -181,12 +190,22 @@ struct judgement {
   }
   /// Whether local repair ran: the envelope's triage depends on it.
   [[nodiscard]] bool repaired_locally() const noexcept { return repair_tried || !repairs.empty(); }
-  /// Parses the repaired text; the document it had is gone.
+  /// Whether the schema is known to accept text() without a look at its document.
+  [[nodiscard]] bool known_valid() const noexcept { return valid_as_sent && repairs.empty(); }
+  /// The document of text(), parsed on first use; an error when it is not JSON.
+  expected<json_document, syntax_error>& doc() {
+    if (!doc_) doc_ = parser.parse(text());
+    return *doc_;
+  }
+  /// Takes the repaired text; the document it had is gone.
   void take_repairs(std::string json, std::vector<repair_action> actions) {
     repaired_text = std::move(json);
     repairs.insert(repairs.end(), std::make_move_iterator(actions.begin()), std::make_move_iterator(actions.end()));
-    doc = parser.parse(repaired_text);
+    doc_.reset();
   }
+
+ private:
+  std::optional<expected<json_document, syntax_error>> doc_;
 };
 
 using stage_result = std::optional<failure_report>;
@@ -309,10 +328,9 @@ inline stage_result repair_locally(judgement& j) {
     return fail(failure_category::syntax, "not JSON: " + error.message, location_of(error));
   }
   j.take_repairs(std::move(repaired->json), std::move(repaired->actions));
-  if (!j.doc) {
-    if (j.doc.error().code == json_errc::unexpected_end) return still_open(j.doc.error(), error);
-    return fail(failure_category::syntax, "not JSON after local repair: " + j.doc.error().message,
-                location_of(error));
+  if (const auto& doc = j.doc(); !doc) {
+    if (doc.error().code == json_errc::unexpected_end) return still_open(doc.error(), error);
+    return fail(failure_category::syntax, "not JSON after local repair: " + doc.error().message, location_of(error));
   }
   return {};
 }
@@ -329,7 +347,7 @@ inline stage_result screen_document(judgement& j) {
   if (j.options.guard.detect_injection) {
     std::optional<guard_finding> injection;
     if (!j.repairs.empty()) injection = find_injection(j.repaired_text, j.options.guard);  // a repair can decode one
-    if (!injection && has_spelling_escape(j.text())) injection = find_injection_in_values(j.doc->root(), j.options.guard);
+    if (!injection && has_spelling_escape(j.text())) injection = find_injection_in_values(j.doc()->root(), j.options.guard);
     if (injection) return fail(failure_category::poison, injection->message);
   }
   if (auto refused = refused_by_api(j)) return refused;
@@ -351,7 +369,7 @@ inline validate_options validation_rules(const judgement& j) {
 // schema, syntax: with coercion on, a document the schema rejects is
 // coerced toward it (quoted numbers, lone values, enum spellings).
 inline stage_result coerce_to_schema(judgement& j) {
-  if (!j.options.coerce || j.schema.is_valid(*j.doc, validation_rules(j))) return {};
+  if (!j.options.coerce || j.known_valid() || j.schema.is_valid(*j.doc(), validation_rules(j))) return {};
   coerce_options coercion;
   coercion.now = j.now;
   auto coerced = coerce(j.text(), j.schema, coercion);
@@ -360,15 +378,16 @@ inline stage_result coerce_to_schema(judgement& j) {
   }
   if (coerced->actions.empty()) return {};
   j.take_repairs(std::move(coerced->json), std::move(coerced->actions));
-  if (!j.doc) return fail(failure_category::syntax, "not JSON after coercion: " + j.doc.error().message);
+  if (const auto& doc = j.doc(); !doc) return fail(failure_category::syntax, "not JSON after coercion: " + doc.error().message);
   return {};
 }
 
 // schema, semantic: the schema's verdict; format assertions alone make it semantic.
 inline stage_result validate_against_schema(judgement& j) {
+  if (j.known_valid()) return {};
   const validate_options rules = validation_rules(j);
-  if (j.schema.is_valid(*j.doc, rules)) return {};
-  auto errors = j.schema.validate(*j.doc, rules);
+  if (j.schema.is_valid(*j.doc(), rules)) return {};
+  auto errors = j.schema.validate(*j.doc(), rules);
   const bool structural = std::any_of(errors.begin(), errors.end(), [](const auto& e) { return !is_semantic(e); });
   std::string message = summarise(structural ? "schema error" : "content error", errors);
   return fail(structural ? failure_category::schema : failure_category::semantic, std::move(message), std::nullopt,
@@ -378,7 +397,7 @@ inline stage_result validate_against_schema(judgement& j) {
 // semantic: the host's content rules.
 inline stage_result apply_content_rules(judgement& j) {
   if (j.options.checks.empty()) return {};
-  auto errors = run_checks(j.options.checks, j.doc->root(), j.now);
+  auto errors = run_checks(j.options.checks, j.doc()->root(), j.now);
   if (errors.empty()) return {};
   std::string message = summarise("content error", errors);
   return fail(failure_category::semantic, std::move(message), std::nullopt, std::move(errors));
@@ -403,7 +422,7 @@ inline stage_result check_confidence(judgement& j) {
 // schema: the host's conversion of the accepted document (typed_pipeline).
 inline stage_result convert_for_host(judgement& j) {
   if (!j.on_accept) return {};
-  if (auto problem = j.on_accept(*j.doc)) return fail(failure_category::schema, "the document does not convert: " + *problem);
+  if (auto problem = j.on_accept(*j.doc())) return fail(failure_category::schema, "the document does not convert: " + *problem);
   return {};
 }
 

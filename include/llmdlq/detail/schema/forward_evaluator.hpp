@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: MIT
+// Validation while parsing: one forward pass over simdjson's structural
+// index, each value checked against its subschema as it is read, with no
+// tape and no document. Yes or no, or "cannot tell" for the document
+// parser and the tape evaluator to decide.
+#pragma once
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "llmdlq/config.hpp"
+#include "llmdlq/detail/schema/evaluator.hpp"
+#include "llmdlq/detail/schema/instance.hpp"
+#include "llmdlq/detail/schema/json_number.hpp"
+#include "llmdlq/detail/schema/schema_program.hpp"
+#include "llmdlq/detail/schema/structural_index.hpp"
+#include "llmdlq/json_parser.hpp"
+#include "llmdlq/timestamp.hpp"
+
+LLMDLQ_BEGIN_NAMESPACE
+namespace detail {
+
+/// What the forward pass found. `undecided` is no verdict: the text is not
+/// JSON, goes beyond the pass's limits, or meets a keyword that has to see
+/// a container more than once; the tape evaluator judges it.
+enum class forward_verdict : std::uint8_t { invalid, valid, undecided };
+
+/// A string, number or literal the forward pass has read.
+struct scalar_value {
+  instance_kind kind = instance_kind::null;
+  bool boolean = false;
+  json_number number;
+  std::string_view string;
+};
+
+/// The evaluator's view of a scalar_value, so that every keyword a scalar
+/// can meet (combinators included) is judged by the same code as on a tape.
+/// A scalar has no members or elements.
+struct scalar_view {
+  using value = const scalar_value*;
+  static constexpr bool valid_utf8 = true;  ///< stage 1 validated the text, escapes decode to UTF-8
+  static instance_kind kind(value v) noexcept { return v->kind; }
+  static json_number number(value v) noexcept { return v->number; }
+  static bool boolean(value v) noexcept { return v->boolean; }
+  static std::string_view string(value v) noexcept { return v->string; }
+  static std::size_t size(value) noexcept { return 0; }
+  template <class F>
+  static bool for_each_element(value, F&&) noexcept {
+    return true;
+  }
+  template <class F>
+  static bool for_each_member(value, F&&) noexcept {
+    return true;
+  }
+};
+
+/// One forward pass of a program over an indexed text: objects and arrays
+/// are walked here, in document order, each member or element read once and
+/// handed its subschema (properties, additionalProperties, prefixItems,
+/// items, through `$ref` chains); scalars go to the tape evaluator's code
+/// through scalar_view. Containers against const, enum, combinators,
+/// contains, uniqueItems, patternProperties, dependentSchemas, unevaluated*
+/// or dynamic references are left undecided.
+class forward_evaluator {
+ public:
+  forward_evaluator(const program& prog, const structural_index& index, std::optional<timestamp> now,
+                    std::size_t max_depth)
+      : prog_(prog),
+        text_(index.text()),
+        positions_(index.positions()),
+        count_(index.count()),
+        max_depth_(max_depth),
+        ctx_(prog, now),
+        scalars_(ctx_, nullptr) {}
+
+  /// The verdict on the whole text: `valid` only when every byte was read
+  /// and the text is strict JSON that the schema accepts.
+  [[nodiscard]] forward_verdict run() {
+    if (prog_.uses_dynamic_scope) return forward_verdict::undecided;
+    const forward_verdict verdict = value(&prog_.nodes[prog_.root]);
+    if (verdict == forward_verdict::valid && next_ != count_) return forward_verdict::undecided;  // trailing content
+    return verdict;
+  }
+
+  /// Values read and subschemas applied: tests show it grows linearly.
+  [[nodiscard]] std::uint64_t steps() const noexcept { return ctx_.steps; }
+
+ private:
+  static constexpr int max_ref_hops = 64;
+
+  // The character at the next position; none past the last (the bytes after
+  // a text are padding, whatever they hold).
+  [[nodiscard]] char at_next() const noexcept { return next_ < count_ ? text_[positions_[next_]] : '\0'; }
+
+  // The value at the next position, against `n` (nullptr: anything goes, but
+  // it must still be read whole: only a text read to its end is valid).
+  forward_verdict value(const node* n) {
+    ++ctx_.steps;
+    const char c = at_next();
+    if (c == '{') return object(n);
+    if (c == '[') return array(n);
+    scalar_value s;
+    if (c == '\0' || !read_scalar(s, string_buffer_)) return forward_verdict::undecided;
+    if (n == nullptr || n->flags == 0) return forward_verdict::valid;
+    return scalars_.evaluate(*n, &s, nullptr) ? forward_verdict::valid : forward_verdict::invalid;
+  }
+
+  // The node that governs a container's members or elements, after the
+  // assertions on the container itself and any chain of `$ref`s; nullptr
+  // when no node does.
+  forward_verdict governing(const node*& n, std::uint8_t kind_bit, std::uint32_t own_keywords) const {
+    for (int hops = 0; n != nullptr; ++hops) {
+      const std::uint32_t f = n->flags;
+      if (f & always_false) return forward_verdict::invalid;
+      if (f & (has_const | has_enum | has_dynamic_ref | has_combinators | has_unevaluated_items |
+               has_unevaluated_properties)) {
+        return forward_verdict::undecided;
+      }
+      if ((f & has_type) && !(n->types & kind_bit)) return forward_verdict::invalid;
+      if (!(f & has_ref)) {
+        if (!(f & own_keywords)) n = nullptr;  // only assertions on the container: its contents are free
+        return forward_verdict::valid;
+      }
+      // A node with both `$ref` and keywords for this container would walk it twice.
+      if ((f & own_keywords) || hops == max_ref_hops) return forward_verdict::undecided;
+      n = &prog_.nodes[n->ref];
+    }
+    return forward_verdict::valid;
+  }
+
+  forward_verdict object(const node* n) {
+    if (const auto verdict = governing(n, object_bit, has_object_keywords); verdict != forward_verdict::valid) {
+      return verdict;
+    }
+    if (n && (!n->pattern_properties.empty() || !n->dependent_schemas.empty())) return forward_verdict::undecided;
+    if (++depth_ >= max_depth_) return forward_verdict::undecided;
+    const key_table* keys = n && n->keys != no_index ? &prog_.key_tables[n->keys] : nullptr;
+    presence_set present(n ? n->presence_bits : 0);
+    std::uint32_t hint = 0;
+    std::uint64_t members = 0;
+    ++next_;  // '{'
+    if (at_next() == '}') {
+      ++next_;
+    } else {
+      for (;;) {
+        std::string_view key;
+        if (at_next() != '"' || !read_string(key, key_buffer_) || at_next() != ':') {
+          return forward_verdict::undecided;
+        }
+        ++next_;
+        const node* member = nullptr;
+        if (n) {
+          const key_table::entry* e = keys ? keys->find(key, hint) : nullptr;
+          if (e) present.add(*e);
+          if (e && e->schema_node) {
+            member = e->schema_node;
+          } else if (n->additional_properties != no_node) {
+            member = &prog_.nodes[n->additional_properties];
+          }
+          if (n->property_names != no_node && !name_passes(n->property_names, key)) {
+            return forward_verdict::invalid;
+          }
+        }
+        if (const auto verdict = value(member); verdict != forward_verdict::valid) return verdict;
+        ++members;
+        const char c = at_next();
+        ++next_;
+        if (c == '}') break;
+        if (c != ',') return forward_verdict::undecided;
+      }
+    }
+    --depth_;
+    if (n == nullptr) return forward_verdict::valid;
+    if (members < n->min_properties || members > n->max_properties) return forward_verdict::invalid;
+    return names_present(*n, present) ? forward_verdict::valid : forward_verdict::invalid;
+  }
+
+  // required and dependentRequired, once an object's members are known.
+  static bool names_present(const node& n, const presence_set& present) {
+    if (!present.has_all(n.required_mask)) {
+      for (const auto& property : n.required) {
+        if (!present.test(property.first)) return false;
+      }
+    }
+    for (const auto& rule : n.dependent_required) {
+      if (!present.test(rule.trigger_bit)) continue;
+      for (const auto& property : rule.required) {
+        if (!present.test(property.first)) return false;
+      }
+    }
+    return true;
+  }
+
+  bool name_passes(node_id schema, std::string_view key) {
+    scalar_value name;
+    name.kind = instance_kind::string;
+    name.string = key;
+    return scalars_.evaluate(schema, &name, nullptr);
+  }
+
+  forward_verdict array(const node* n) {
+    if (const auto verdict = governing(n, array_bit, has_array_keywords); verdict != forward_verdict::valid) {
+      return verdict;
+    }
+    if (n && (n->contains != no_node || n->unique_items)) return forward_verdict::undecided;
+    if (++depth_ >= max_depth_) return forward_verdict::undecided;
+    std::uint64_t size = 0;
+    ++next_;  // '['
+    if (at_next() == ']') {
+      ++next_;
+    } else {
+      for (;;) {
+        const node* element = nullptr;
+        if (n) {
+          const node_id id = size < n->prefix_items.count ? prog_.children[n->prefix_items.begin + size] : n->items;
+          if (id != no_node) element = &prog_.nodes[id];
+        }
+        if (const auto verdict = value(element); verdict != forward_verdict::valid) return verdict;
+        ++size;
+        const char c = at_next();
+        ++next_;
+        if (c == ']') break;
+        if (c != ',') return forward_verdict::undecided;
+      }
+    }
+    --depth_;
+    if (n && (size < n->min_items || size > n->max_items)) return forward_verdict::invalid;
+    return forward_verdict::valid;
+  }
+
+  // The scalar at the next position, which ends where the next position
+  // starts, but for whitespace. False when it is not a strict JSON scalar,
+  // or one the document parser reads otherwise (an integer beyond 64 bits,
+  // a number beyond a double, an escaped lone surrogate): the parser says why.
+  bool read_scalar(scalar_value& s, std::string& buffer) {
+    const char* begin = text_ + positions_[next_];
+    switch (*begin) {
+      case '"':
+        s.kind = instance_kind::string;
+        return read_string(s.string, buffer);
+      case 't':
+      case 'f':
+      case 'n': {
+        const std::string_view word = token();
+        ++next_;
+        if (word == "true" || word == "false") {
+          s.kind = instance_kind::boolean;
+          s.boolean = word[0] == 't';
+          return true;
+        }
+        s.kind = instance_kind::null;
+        return word == "null";
+      }
+      default: {
+        const std::string_view digits = token();
+        ++next_;
+        s.kind = instance_kind::number;
+        return read_number(digits, s.number);
+      }
+    }
+  }
+
+  // The bytes from the next position to the one after it, without trailing whitespace.
+  [[nodiscard]] std::string_view token() const noexcept {
+    const char* begin = text_ + positions_[next_];
+    const char* end = text_ + positions_[next_ + 1];
+    while (end > begin && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\r' || end[-1] == '\t')) --end;
+    return {begin, static_cast<std::size_t>(end - begin)};
+  }
+
+  // A string at the next position, decoded into `out` (a view of the text
+  // itself when it holds no escape, else of `buffer`).
+  bool read_string(std::string_view& out, std::string& buffer) {
+    const std::string_view quoted = token();
+    ++next_;
+    if (quoted.size() < 2 || quoted.back() != '"') return false;
+    const std::string_view content = quoted.substr(1, quoted.size() - 2);
+    if (std::memchr(content.data(), '\\', content.size()) == nullptr) {
+      out = content;
+      return true;
+    }
+    if (!unescape(content, buffer)) return false;
+    out = buffer;
+    return true;
+  }
+
+  static int hex_digit(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  // Four hex digits at `p` (which has at least four bytes), or -1.
+  static long read_hex4(const char* p) noexcept {
+    long code = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int digit = hex_digit(p[i]);
+      if (digit < 0) return -1;
+      code = code * 16 + digit;
+    }
+    return code;
+  }
+
+  static bool unescape(std::string_view in, std::string& out) {
+    out.clear();
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const char c = in[i];
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (++i == in.size()) return false;
+      switch (in[i]) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          if (in.size() - i < 5) return false;
+          long code = read_hex4(in.data() + i + 1);
+          i += 4;
+          if (code < 0) return false;
+          if (code >= 0xD800 && code < 0xDC00) {
+            // A high surrogate: only with the low one after it.
+            if (in.size() - i < 7 || in[i + 1] != '\\' || in[i + 2] != 'u') return false;
+            const long low = read_hex4(in.data() + i + 3);
+            if (low < 0xDC00 || low > 0xDFFF) return false;
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+            i += 6;
+          } else if (code >= 0xDC00 && code <= 0xDFFF) {
+            return false;
+          }
+          append_utf8(static_cast<std::uint32_t>(code), out);
+          break;
+        }
+        default: return false;
+      }
+    }
+    return true;
+  }
+
+  static void append_utf8(std::uint32_t code, std::string& out) {
+    if (code < 0x80) {
+      out += static_cast<char>(code);
+    } else if (code < 0x800) {
+      out += static_cast<char>(0xC0 | (code >> 6));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      out += static_cast<char>(0xE0 | (code >> 12));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (code >> 18));
+      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (code & 0x3F));
+    }
+  }
+
+  static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+  // RFC 8259's number grammar, then the value as simdjson gives it: an
+  // int64, else a uint64, for integers; a correctly rounded double otherwise.
+  static bool read_number(std::string_view text, json_number& out) {
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    const bool negative = p != end && *p == '-';
+    p += negative;
+    const char* const digits = p;
+    if (p == end || !is_digit(*p)) return false;
+    if (*p == '0') {
+      ++p;
+    } else {
+      while (p != end && is_digit(*p)) ++p;
+    }
+    const std::size_t integer_digits = static_cast<std::size_t>(p - digits);
+    bool integral = true;
+    if (p != end && *p == '.') {
+      integral = false;
+      ++p;
+      if (p == end || !is_digit(*p)) return false;
+      while (p != end && is_digit(*p)) ++p;
+    }
+    if (p != end && (*p == 'e' || *p == 'E')) {
+      integral = false;
+      ++p;
+      if (p != end && (*p == '+' || *p == '-')) ++p;
+      if (p == end || !is_digit(*p)) return false;
+      while (p != end && is_digit(*p)) ++p;
+    }
+    if (p != end) return false;
+    if (!integral) {
+      double d = 0;
+      const auto [stop, ec] = std::from_chars(text.data(), end, d);
+      if (ec != std::errc() || stop != end) return false;  // beyond a double (or below its least): the parser decides
+      out = json_number::of(d);
+      return true;
+    }
+    if (integer_digits > 20) return false;
+    std::uint64_t magnitude = 0;
+    for (const char* q = digits; q != digits + integer_digits; ++q) {
+      const auto digit = static_cast<std::uint64_t>(*q - '0');
+      if (magnitude > (UINT64_MAX - digit) / 10) return false;
+      magnitude = magnitude * 10 + digit;
+    }
+    constexpr std::uint64_t int64_limit = std::uint64_t(1) << 63;
+    if (negative) {
+      if (magnitude > int64_limit) return false;
+      out = json_number::of(magnitude == int64_limit ? INT64_MIN : -static_cast<std::int64_t>(magnitude));
+    } else if (magnitude < int64_limit) {
+      out = json_number::of(static_cast<std::int64_t>(magnitude));
+    } else {
+      out = json_number::of(magnitude);
+    }
+    return true;
+  }
+
+  const program& prog_;
+  const char* text_;
+  const std::uint32_t* positions_;
+  std::uint32_t count_;
+  std::uint32_t next_ = 0;
+  std::size_t depth_ = 0;
+  std::size_t max_depth_;
+  eval_context ctx_;
+  evaluator<scalar_view, false> scalars_;
+  std::string key_buffer_, string_buffer_;
+};
+
+/// The forward pass's verdict on `json`, with this thread's index: for
+/// schema::is_valid_text, and for the tests that hold it to the tape
+/// evaluator; `steps`, when given, receives the pass's count.
+/// `padded`: the text carries simdjson's padding, and is read in place.
+inline forward_verdict judge_text(const program& prog, std::string_view json, bool padded,
+                                  std::optional<timestamp> now, const parse_options& limits,
+                                  std::uint64_t* steps = nullptr) {
+  thread_local structural_index index;
+  if (!index.index(json, padded, limits.max_size)) return forward_verdict::undecided;
+  forward_evaluator pass(prog, index, now, limits.max_depth);
+  const forward_verdict verdict = pass.run();
+  if (steps) *steps = pass.steps();
+  return verdict;
+}
+
+}  // namespace detail
+LLMDLQ_END_NAMESPACE

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+// schema::is_valid_text, validation while parsing: the edges of the text
+// (cut anywhere, padding that looks like JSON, too deep, numbers beyond 64
+// bits or a double, escapes, duplicate keys) get the verdict of parsing and
+// validating the document, and the pass's work grows linearly.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <llmdlq/detail/schema/forward_evaluator.hpp>
+#include <llmdlq/detail/schema/schema_access.hpp>
+#include <llmdlq/json_parser.hpp>
+#include <llmdlq/schema.hpp>
+
+#include "catch.hpp"
+
+namespace is_valid_text_test {
+
+const llmdlq::schema& receipt_schema() {
+  static const llmdlq::schema schema = *llmdlq::schema::compile(R"({
+    "type": "object", "additionalProperties": false, "required": ["merchant", "total", "items"],
+    "properties": {
+      "merchant": {"type": "string", "minLength": 1},
+      "total": {"type": "number", "minimum": 0, "multipleOf": 0.01},
+      "count": {"type": "integer"},
+      "note": {"type": ["string", "null"], "pattern": "^[^<]*$"},
+      "items": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/item"}}},
+    "$defs": {"item": {"type": "object", "required": ["sku"], "properties": {
+      "sku": {"type": "string", "maxLength": 8}, "price": {"type": "number"}}}}})");
+  return schema;
+}
+
+// The verdict of parsing, then validating the document.
+bool parsed_and_valid(const llmdlq::schema& schema, std::string_view text) {
+  llmdlq::json_parser parser;
+  auto doc = parser.parse(text);
+  return doc && schema.is_valid(*doc);
+}
+
+const std::string receipt =
+    R"({"merchant": "Caf\u00e9 \"Noord\"", "total": 12.50, "count": 3, "note": null,
+        "items": [{"sku": "A-1", "price": 2.5}, {"sku": "B\/2"}, {"sku": "\ud83d\ude00"}]})";
+
+TEST_CASE("is_valid_text agrees with parse-then-validate on a document cut at every byte, whatever its padding",
+          "[schema][forward]") {
+  REQUIRE(receipt_schema().is_valid_text(receipt));
+  for (const char pad : {'\0', ']', '}', '"', ' ', '1', ','}) {
+    for (std::size_t cut = 0; cut <= receipt.size(); ++cut) {
+      // The text in a buffer whose padding holds JSON's own characters:
+      // the pass must never read them as part of the text.
+      std::string buffer = receipt.substr(0, cut) + std::string(simdjson::SIMDJSON_PADDING + 8, pad);
+      const simdjson::padded_string_view in_place(buffer.data(), cut, buffer.size());
+      const bool expected = parsed_and_valid(receipt_schema(), receipt.substr(0, cut));
+      INFO("cut at " << cut << ", padding '" << pad << "'");
+      CHECK(receipt_schema().is_valid_text(in_place) == expected);
+      CHECK(receipt_schema().is_valid_text(std::string_view(receipt).substr(0, cut)) == expected);
+    }
+  }
+}
+
+TEST_CASE("is_valid_text agrees with parse-then-validate on the edges of JSON text", "[schema][forward]") {
+  const std::vector<std::string> texts = {
+      // Whitespace, trailing content, literals.
+      " \n\t{\"merchant\":\"m\",\"total\":1,\"items\":[{\"sku\":\"x\"}]}\r\n ",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}]} {})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}]}})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}]},)",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}],})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"},]})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}] "note":null})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}],"note":nul})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}],"note":nullx})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}],"note":true})",
+      R"({"merchant" "m","total":1,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m""total":1,"items":[{"sku":"x"}]})",
+      // Numbers: the grammar, 64 bits, a double's range, negative zero.
+      R"({"merchant":"m","total":01,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1.,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":.5,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":+1,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1e,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":-0,"count":-0,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1E+2,"count":1.0,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1,"count":9223372036854775807,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1,"count":9223372036854775808,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1,"count":18446744073709551615,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1,"count":18446744073709551616,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1,"count":-9223372036854775808,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1,"count":-9223372036854775809,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1e400,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1e-400,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":4.9e-324,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":12.345,"items":[{"sku":"x"}]})",
+      // Strings: escapes, surrogates, the escaped key.
+      R"({"merchant":"\u0000","total":1,"items":[{"sku":"x"}]})",
+      R"({"merchant":"\ud800","total":1,"items":[{"sku":"x"}]})",
+      R"({"merchant":"\udc00","total":1,"items":[{"sku":"x"}]})",
+      R"({"merchant":"\ud800\u0041","total":1,"items":[{"sku":"x"}]})",
+      R"({"merchant":"\x41","total":1,"items":[{"sku":"x"}]})",
+      R"({"merchant":"\u00G1","total":1,"items":[{"sku":"x"}]})",
+      R"({"merch\u0061nt":"m","total":1,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"123456789"}]})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"}]})",
+      R"({"merchant":"m","total":1,"note":"a<b","items":[{"sku":"x"}]})",
+      // Keys twice: each is judged, as on the tape.
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}],"total":"1"})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}],"total":2})",
+      // Nothing but whitespace, and a lone scalar.
+      "", "   ", "null", "\"m\"", "12"};
+  for (const auto& text : texts) {
+    INFO(text);
+    CHECK(receipt_schema().is_valid_text(text) == parsed_and_valid(receipt_schema(), text));
+  }
+}
+
+TEST_CASE("is_valid_text: deeper than the parser's limit is not valid, as the parser says", "[schema][forward]") {
+  const auto any = llmdlq::schema::compile("{}");
+  REQUIRE(any);
+  for (const std::size_t depth : {10u, 126u, 127u, 128u, 129u, 400u}) {
+    const std::string text = std::string(depth, '[') + std::string(depth, ']');
+    INFO(depth << " levels");
+    CHECK(any->is_valid_text(text) == parsed_and_valid(*any, text));
+  }
+  llmdlq::parse_options shallow;
+  shallow.max_depth = 3;
+  CHECK(any->is_valid_text("[[1]]", {}, shallow));
+  CHECK_FALSE(any->is_valid_text("[[[[1]]]]", {}, shallow));
+  shallow.max_size = 4;
+  CHECK_FALSE(any->is_valid_text("[[1]]", {}, shallow));
+}
+
+TEST_CASE("is_valid_text reads a document in work linear in its size", "[schema][forward][linear]") {
+  const auto& prog = llmdlq::detail::schema_access::of(receipt_schema());
+  auto steps_for = [&](std::size_t items) {
+    std::string text = R"({"merchant":"m","total":1,"items":[)";
+    for (std::size_t i = 0; i < items; ++i) text += std::string(i ? "," : "") + R"({"sku":"A-1","price":2.5})";
+    text += "]}";
+    std::uint64_t steps = 0;
+    const auto verdict = llmdlq::detail::judge_text(prog, text, false, std::nullopt, {}, &steps);
+    CHECK(verdict == llmdlq::detail::forward_verdict::valid);
+    return steps;
+  };
+  const std::uint64_t n = steps_for(10'000), twice = steps_for(20'000);
+  CHECK(twice >= 2 * n - 16);
+  CHECK(twice <= 2 * n + 16);
+}
+
+}  // namespace is_valid_text_test
