@@ -5,6 +5,7 @@
 // parser and the tape evaluator to decide.
 #pragma once
 
+#include <bit>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -280,13 +281,36 @@ class forward_evaluator {
     ++next_;
     if (quoted.size() < 2 || quoted.back() != '"') return false;
     const std::string_view content = quoted.substr(1, quoted.size() - 2);
-    if (std::memchr(content.data(), '\\', content.size()) == nullptr) {
+    if (!has_backslash(content)) {
       out = content;
       return true;
     }
     if (!unescape(content, buffer)) return false;
     out = buffer;
     return true;
+  }
+
+  // Whether `s` holds a backslash, eight bytes at a time: strings are short,
+  // and a call to memchr costs more than the search. The text's padding makes
+  // the last word's load safe; the bytes past `s` are masked off.
+  static bool has_backslash(std::string_view s) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    constexpr std::uint64_t backslashes = 0x5C5C5C5C5C5C5C5Cull;
+    auto holds_zero_byte = [](std::uint64_t v) { return ((v - ones) & ~v & highs) != 0; };
+    const char* p = s.data();
+    std::size_t left = s.size();
+    for (; left >= 8; p += 8, left -= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p, 8);
+      if (holds_zero_byte(word ^ backslashes)) return true;
+    }
+    if (left == 0) return false;
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big);
+    const std::uint64_t kept = (std::uint64_t(1) << (8 * left)) - 1;  // the first `left` bytes, little-endian
+    const std::uint64_t mask = std::endian::native == std::endian::little ? kept : ~(~std::uint64_t(0) >> (8 * left));
+    return holds_zero_byte((word ^ backslashes) | ~mask);
   }
 
   static int hex_digit(char c) noexcept {
@@ -376,52 +400,84 @@ class forward_evaluator {
     const char* const end = p + text.size();
     const bool negative = p != end && *p == '-';
     p += negative;
-    const char* const digits = p;
     if (p == end || !is_digit(*p)) return false;
+    // The digits as one integer while it fits, for the exact paths below.
+    std::uint64_t mantissa = 0;
+    int digits = 0;
+    auto take = [&](char c) {
+      if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+      ++digits;
+    };
     if (*p == '0') {
       ++p;
+      if (p != end && is_digit(*p)) return false;  // a leading zero
     } else {
-      while (p != end && is_digit(*p)) ++p;
+      for (; p != end && is_digit(*p); ++p) take(*p);
     }
-    const std::size_t integer_digits = static_cast<std::size_t>(p - digits);
+    const int integer_digits = digits;
+    int exponent = 0;
     bool integral = true;
     if (p != end && *p == '.') {
       integral = false;
       ++p;
       if (p == end || !is_digit(*p)) return false;
-      while (p != end && is_digit(*p)) ++p;
+      for (; p != end && is_digit(*p); ++p) take(*p);
+      exponent = integer_digits - digits;
     }
     if (p != end && (*p == 'e' || *p == 'E')) {
       integral = false;
       ++p;
+      const bool negative_exponent = p != end && *p == '-';
       if (p != end && (*p == '+' || *p == '-')) ++p;
       if (p == end || !is_digit(*p)) return false;
-      while (p != end && is_digit(*p)) ++p;
+      int written = 0;
+      for (; p != end && is_digit(*p); ++p) {
+        if (written < 100000) written = written * 10 + (*p - '0');
+      }
+      exponent += negative_exponent ? -written : written;
     }
     if (p != end) return false;
-    if (!integral) {
-      double d = 0;
-      const auto [stop, ec] = std::from_chars(text.data(), end, d);
-      if (ec != std::errc() || stop != end) return false;  // beyond a double (or below its least): the parser decides
-      out = json_number::of(d);
+    if (!integral) return read_double(text, negative, mantissa, digits, exponent, out);
+    if (digits > 20) return false;
+    if (digits > 19) {  // 20 digits: only a uint64 can hold it
+      std::uint64_t full = 0;
+      for (const char* q = text.data() + negative; q != end; ++q) {
+        const auto digit = static_cast<std::uint64_t>(*q - '0');
+        if (full > (UINT64_MAX - digit) / 10) return false;
+        full = full * 10 + digit;
+      }
+      if (negative) return false;
+      out = json_number::of(full);
       return true;
-    }
-    if (integer_digits > 20) return false;
-    std::uint64_t magnitude = 0;
-    for (const char* q = digits; q != digits + integer_digits; ++q) {
-      const auto digit = static_cast<std::uint64_t>(*q - '0');
-      if (magnitude > (UINT64_MAX - digit) / 10) return false;
-      magnitude = magnitude * 10 + digit;
     }
     constexpr std::uint64_t int64_limit = std::uint64_t(1) << 63;
     if (negative) {
-      if (magnitude > int64_limit) return false;
-      out = json_number::of(magnitude == int64_limit ? INT64_MIN : -static_cast<std::int64_t>(magnitude));
-    } else if (magnitude < int64_limit) {
-      out = json_number::of(static_cast<std::int64_t>(magnitude));
+      if (mantissa > int64_limit) return false;
+      out = json_number::of(mantissa == int64_limit ? INT64_MIN : -static_cast<std::int64_t>(mantissa));
+    } else if (mantissa < int64_limit) {
+      out = json_number::of(static_cast<std::int64_t>(mantissa));
     } else {
-      out = json_number::of(magnitude);
+      out = json_number::of(mantissa);
     }
+    return true;
+  }
+
+  // A number with a fraction or an exponent. Most are a few digits times a
+  // small power of ten, which one IEEE operation on two exact doubles rounds
+  // correctly; the rest go through std::from_chars.
+  static bool read_double(std::string_view text, bool negative, std::uint64_t mantissa, int digits, int exponent,
+                          json_number& out) {
+    constexpr std::uint64_t exact_limit = std::uint64_t(1) << 53;
+    if (digits <= 19 && mantissa <= exact_limit && exponent >= -22 && exponent <= 22) {
+      double d = static_cast<double>(mantissa);
+      d = exponent >= 0 ? d * powers_of_ten[exponent] : d / powers_of_ten[-exponent];
+      out = json_number::of(negative ? -d : d);
+      return true;
+    }
+    double d = 0;
+    const auto [stop, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+    if (ec != std::errc() || stop != text.data() + text.size()) return false;  // beyond a double: the parser decides
+    out = json_number::of(d);
     return true;
   }
 
