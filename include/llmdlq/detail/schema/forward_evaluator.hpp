@@ -20,6 +20,7 @@
 #include "llmdlq/detail/schema/json_number.hpp"
 #include "llmdlq/detail/schema/schema_program.hpp"
 #include "llmdlq/detail/schema/structural_index.hpp"
+#include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/timestamp.hpp"
 
@@ -364,31 +365,13 @@ class forward_evaluator {
           } else if (code >= 0xDC00 && code <= 0xDFFF) {
             return false;
           }
-          append_utf8(static_cast<std::uint32_t>(code), out);
+          append_utf8(out, static_cast<char32_t>(code));
           break;
         }
         default: return false;
       }
     }
     return true;
-  }
-
-  static void append_utf8(std::uint32_t code, std::string& out) {
-    if (code < 0x80) {
-      out += static_cast<char>(code);
-    } else if (code < 0x800) {
-      out += static_cast<char>(0xC0 | (code >> 6));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else if (code < 0x10000) {
-      out += static_cast<char>(0xE0 | (code >> 12));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (code >> 18));
-      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    }
   }
 
   static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
