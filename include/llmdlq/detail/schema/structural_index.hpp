@@ -51,8 +51,8 @@ class structural_index {
 
   /// The indexed text, padded: the bytes past its end read as no JSON character.
   [[nodiscard]] const char* text() const noexcept { return text_; }
-  /// count() positions, then size() once more: the end of the last scalar is
-  /// always the next position.
+  /// count() positions, then the text's length twice: the end of the last
+  /// scalar is always the next position.
   [[nodiscard]] const std::uint32_t* positions() const noexcept {
     return parser_.implementation->structural_indexes.get();
   }
