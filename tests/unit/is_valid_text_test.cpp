@@ -160,6 +160,53 @@ TEST_CASE("is_valid_text: deeper than the parser's limit is not valid, as the pa
   CHECK_FALSE(any->is_valid_text("[[1]]", {}, shallow));
 }
 
+TEST_CASE("is_valid_text finds where a string ends, whatever follows it or hides in it", "[schema][forward]") {
+  // Strings ending before blanks, at a block's edge, with quotes and
+  // backslashes escaped before and after the eighth byte, and literals or
+  // numbers run into other bytes.
+  for (std::size_t length = 0; length < 20; ++length) {
+    for (const std::string& inner : std::vector<std::string>{std::string(length, 'a'), std::string(length, 'a') + "\\\"",
+                                    "\\\"" + std::string(length, 'b'), std::string(length, ' ') + "\\n"}) {
+      for (const std::string blanks : {"", " ", "\n\t  \r\n"}) {
+        const std::string text = "{\"merchant\"" + blanks + ":\"" + inner + "\"" + blanks +
+                                 ",\"total\":1,\"items\":[{\"sku\":\"" + inner.substr(0, 8) + "\"" + blanks + "}]}";
+        INFO(text);
+        CHECK(receipt_schema().is_valid_text(text) == parsed_and_valid(receipt_schema(), text));
+      }
+    }
+  }
+  for (const std::string& text : std::vector<std::string>{R"({"merchant":"m"x,"total":1,"items":[{"sku":"x"}]})",
+                                 R"({"merchant":"m" "x","total":1,"items":[{"sku":"x"}]})",
+                                 R"({"merchant":"m","total":1x,"items":[{"sku":"x"}]})",
+                                 R"({"merchant":"m","total":1 2,"items":[{"sku":"x"}]})",
+                                 R"({"merchant":"m","total":1,"count":truex,"items":[{"sku":"x"}]})",
+                                 R"({"merchant":"m","total":1,"note":nul,"items":[{"sku":"x"}]})",
+                                 "```json\n" + std::string(300, ' ') + "\n```"}) {
+    INFO(text);
+    CHECK_FALSE(parsed_and_valid(receipt_schema(), text));
+    CHECK_FALSE(receipt_schema().is_valid_text(text));
+  }
+}
+
+TEST_CASE("is_valid_text leaves a container at a root it cannot judge to the tape, scalars not", "[schema][forward]") {
+  const auto schema = llmdlq::schema::compile(
+      R"({"oneOf": [{"type": "object", "required": ["a"]}, {"type": "string", "maxLength": 3}]})");
+  REQUIRE(schema);
+  const auto& prog = llmdlq::detail::schema_access::of(*schema);
+  std::uint64_t steps = 1;
+  CHECK(llmdlq::detail::judge_text(prog, R"( {"a": 1})", false, std::nullopt, {}, &steps) ==
+        llmdlq::detail::forward_verdict::undecided);
+  CHECK(steps == 1);  // not read at all
+  CHECK(llmdlq::detail::judge_text(prog, R"("abcd")", false, std::nullopt, {}) ==
+        llmdlq::detail::forward_verdict::invalid);
+  CHECK(llmdlq::detail::judge_text(prog, R"("abc")", false, std::nullopt, {}) ==
+        llmdlq::detail::forward_verdict::valid);
+  for (const std::string_view text : {R"({"a": 1})", R"({"b": 1})", "[]", R"("abc")", "\"abcd\"", "{"}) {
+    INFO(text);
+    CHECK(schema->is_valid_text(text) == parsed_and_valid(*schema, text));
+  }
+}
+
 TEST_CASE("is_valid_text reads a document in work linear in its size", "[schema][forward][linear]") {
   const auto& prog = llmdlq::detail::schema_access::of(receipt_schema());
   auto steps_for = [&](std::size_t items) {

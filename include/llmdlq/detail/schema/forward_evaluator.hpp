@@ -20,6 +20,7 @@
 #include "llmdlq/detail/schema/json_number.hpp"
 #include "llmdlq/detail/schema/schema_program.hpp"
 #include "llmdlq/detail/schema/structural_index.hpp"
+#include "llmdlq/detail/text_scan.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/timestamp.hpp"
@@ -47,7 +48,9 @@ struct scalar_view {
   using value = const scalar_value*;
   static constexpr bool valid_utf8 = true;  ///< stage 1 validated the text, escapes decode to UTF-8
   static instance_kind kind(value v) noexcept { return v->kind; }
-  static json_number number(value v) noexcept { return v->number; }
+  // By reference: a copy would load in one piece what was stored in two,
+  // which the store buffer cannot forward.
+  static const json_number& number(value v) noexcept { return v->number; }
   static bool boolean(value v) noexcept { return v->boolean; }
   static std::string_view string(value v) noexcept { return v->string; }
   static std::size_t size(value) noexcept { return 0; }
@@ -87,6 +90,23 @@ class forward_evaluator {
     const forward_verdict verdict = value(&prog_.nodes[prog_.root]);
     if (verdict == forward_verdict::valid && next_ != count_) return forward_verdict::undecided;  // trailing content
     return verdict;
+  }
+
+  /// Whether the pass gives up on any object or array at the root: the root
+  /// schema, through its `$ref`s, has a keyword the pass leaves to the tape
+  /// evaluator for containers. Such a text is not indexed at all.
+  [[nodiscard]] static bool gives_up_on_root_container(const program& prog) noexcept {
+    if (prog.uses_dynamic_scope) return true;
+    const node* n = &prog.nodes[prog.root];
+    for (int hops = 0; hops <= max_ref_hops; ++hops) {
+      if (n->flags & (has_const | has_enum | has_dynamic_ref | has_combinators | has_unevaluated_items |
+                      has_unevaluated_properties)) {
+        return true;
+      }
+      if (!(n->flags & has_ref)) return false;
+      n = &prog.nodes[n->ref];
+    }
+    return true;
   }
 
   /// Values read and subschemas applied: tests show it grows linearly.
@@ -267,51 +287,64 @@ class forward_evaluator {
     }
   }
 
-  // The bytes from the next position to the one after it, without trailing whitespace.
+  static bool is_space(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+  // A literal or number at the next position: its bytes up to the first
+  // whitespace. Stage 1 starts a new position at any byte after whitespace,
+  // so nothing but whitespace lies between the token and the next position.
   [[nodiscard]] std::string_view token() const noexcept {
     const char* begin = text_ + positions_[next_];
-    const char* end = text_ + positions_[next_ + 1];
-    while (end > begin && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\r' || end[-1] == '\t')) --end;
+    const char* const limit = text_ + positions_[next_ + 1];
+    const char* end = begin;
+    while (end < limit && !is_space(*end)) ++end;
     return {begin, static_cast<std::size_t>(end - begin)};
   }
 
   // A string at the next position, decoded into `out` (a view of the text
-  // itself when it holds no escape, else of `buffer`).
+  // itself when it holds no escape, else of `buffer`). Its content ends at
+  // the first quote unless a backslash comes before it; whatever is left up
+  // to the next position must be whitespace.
   bool read_string(std::string_view& out, std::string& buffer) {
-    const std::string_view quoted = token();
+    const char* const begin = text_ + positions_[next_] + 1;
+    const char* const limit = text_ + positions_[next_ + 1];
     ++next_;
-    if (quoted.size() < 2 || quoted.back() != '"') return false;
-    const std::string_view content = quoted.substr(1, quoted.size() - 2);
-    if (!has_backslash(content)) {
-      out = content;
+    const char* stop = quote_or_backslash(begin);
+    if (stop < limit && *stop == '"') {
+      for (const char* p = stop + 1; p < limit; ++p) {
+        if (!is_space(*p)) return false;
+      }
+      out = {begin, static_cast<std::size_t>(stop - begin)};
       return true;
     }
-    if (!unescape(content, buffer)) return false;
+    // Escapes: the string ends at the last quote before the next position.
+    const char* end = limit;
+    while (end > begin && is_space(end[-1])) --end;
+    if (end == begin || end[-1] != '"') return false;
+    if (!unescape({begin, static_cast<std::size_t>(end - 1 - begin)}, buffer)) return false;
     out = buffer;
     return true;
   }
 
-  // Whether `s` holds a backslash, eight bytes at a time: strings are short,
-  // and a call to memchr costs more than the search. The text's padding makes
-  // the last word's load safe; the bytes past `s` are masked off.
-  static bool has_backslash(std::string_view s) noexcept {
+  // The first quote or backslash from `p` on, eight bytes at a time: strings
+  // are short, and a call to memchr costs more than the search. Stage 1
+  // found every string closed within the text, so the search ends there; a
+  // load of eight bytes stays inside the text's padding.
+  static const char* quote_or_backslash(const char* p) noexcept {
     constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    constexpr std::uint64_t backslashes = 0x5C5C5C5C5C5C5C5Cull;
-    auto holds_zero_byte = [](std::uint64_t v) { return ((v - ones) & ~v & highs) != 0; };
-    const char* p = s.data();
-    std::size_t left = s.size();
-    for (; left >= 8; p += 8, left -= 8) {
+    constexpr std::uint64_t quotes = 0x2222222222222222ull, backslashes = 0x5C5C5C5C5C5C5C5Cull;
+    auto zero_bytes = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
+    for (;; p += 8) {
       std::uint64_t word;
       std::memcpy(&word, p, 8);
-      if (holds_zero_byte(word ^ backslashes)) return true;
+      const std::uint64_t found = zero_bytes(word ^ quotes) | zero_bytes(word ^ backslashes);
+      if (found != 0) {
+        // Only the lowest flagged byte is exact (a borrow can flag the byte after it).
+        if constexpr (std::endian::native == std::endian::little) return p + std::countr_zero(found) / 8;
+        for (int i = 0; i < 8; ++i) {
+          if (p[i] == '"' || p[i] == '\\') return p + i;
+        }
+      }
     }
-    if (left == 0) return false;
-    std::uint64_t word;
-    std::memcpy(&word, p, 8);
-    static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big);
-    const std::uint64_t kept = (std::uint64_t(1) << (8 * left)) - 1;  // the first `left` bytes, little-endian
-    const std::uint64_t mask = std::endian::native == std::endian::little ? kept : ~(~std::uint64_t(0) >> (8 * left));
-    return holds_zero_byte((word ^ backslashes) | ~mask);
   }
 
   static int hex_digit(char c) noexcept {
@@ -483,6 +516,10 @@ class forward_evaluator {
 inline forward_verdict judge_text(const program& prog, std::string_view json, bool padded,
                                   std::optional<timestamp> now, const parse_options& limits,
                                   std::uint64_t* steps = nullptr) {
+  if (forward_evaluator::gives_up_on_root_container(prog)) {
+    const std::size_t first = skip_blanks(json, 0);
+    if (first < json.size() && (json[first] == '{' || json[first] == '[')) return forward_verdict::undecided;
+  }
   thread_local structural_index index;
   if (!index.index(json, padded, limits.max_size)) return forward_verdict::undecided;
   forward_evaluator pass(prog, index, now, limits.max_depth);
