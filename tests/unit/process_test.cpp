@@ -142,6 +142,18 @@ TEST_CASE("empty: whitespace, or an empty fence", "[process]") {
   CHECK(category_of(std::string_view{}) == failure_category::empty);
   CHECK(category_of(" \n\t ") == failure_category::empty);
   CHECK(category_of("```json\n```") == failure_category::empty);
+  // Blanks are skipped a block at a time: one word at every offset around
+  // the blocks' edges is found, and fences may follow each other.
+  for (std::size_t at = 0; at < 200; ++at) {
+    CAPTURE(at);
+    std::string text(200, ' ');
+    text[at] = 'x';
+    CHECK(category_of(text) != failure_category::empty);
+    CHECK(category_of(std::string(at, '\n') + "```json\n" + std::string(at, '\t') + "```\r\n") ==
+          failure_category::empty);
+  }
+  CHECK(category_of("```\n```\n\n```json\n   \n```") == failure_category::empty);
+  CHECK(category_of(std::string(130, ' ') + "``") != failure_category::empty);
 }
 
 TEST_CASE("truncated: finish_reason length, or a value left open, is never accepted", "[process]") {

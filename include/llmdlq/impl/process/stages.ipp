@@ -18,6 +18,7 @@
 #include "llmdlq/detail/schema/forward_evaluator.hpp"
 #include "llmdlq/detail/schema/schema_access.hpp"
 #include "llmdlq/detail/schema/uri.hpp"
+#include "llmdlq/detail/text_scan.hpp"
 #include "llmdlq/process.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -134,15 +135,10 @@ inline std::optional<guard_finding> find_injection_in_values(simdjson::dom::elem
 
 // Whitespace and markdown fence markers only (a fenced block with nothing in it).
 inline bool is_empty_answer(std::string_view raw) noexcept {
-  std::size_t i = 0;
-  while (i < raw.size()) {
-    if (raw[i] == '`' && raw.compare(i, 3, "```") == 0) {
-      i = raw.find('\n', i);  // the fence and its language word
-      if (i == std::string_view::npos) return true;
-    } else if (raw[i] != ' ' && raw[i] != '\t' && raw[i] != '\n' && raw[i] != '\r') {
-      return false;
-    }
-    ++i;
+  for (std::size_t i = skip_blanks(raw, 0); i < raw.size(); i = skip_blanks(raw, i + 1)) {
+    if (raw.compare(i, 3, "```") != 0) return false;
+    i = raw.find('\n', i);  // the fence and its language word
+    if (i == std::string_view::npos) return true;
   }
   return true;
 }
@@ -163,9 +159,9 @@ struct judgement {
         // The common case, a response that is valid JSON the schema accepts,
         // is found by validating while parsing; the document is then parsed
         // only if a later stage reads it. A host's conversion always reads it.
-        valid_as_sent(!on_accept && judge_text(schema_access::of(schema), raw, false, now, options.limits) ==
-                                        forward_verdict::valid) {
-    if (!valid_as_sent) {
+        as_sent(on_accept ? forward_verdict::undecided
+                          : judge_text(schema_access::of(schema), raw, false, now, options.limits)) {
+    if (as_sent != forward_verdict::valid) {
       doc_ = parser.parse(raw);
       if (!*doc_) raw_error = doc_->error();
     }
@@ -178,7 +174,7 @@ struct judgement {
   const std::function<std::optional<std::string>(const json_document&)>& on_accept;
   timestamp now;
   json_parser& parser;
-  bool valid_as_sent;                     ///< the raw text is strict JSON that the schema accepts
+  forward_verdict as_sent;                ///< the forward pass's verdict on the raw text
   std::optional<syntax_error> raw_error;  ///< why the raw text is not strict JSON
   std::string repaired_text;
   std::vector<repair_action> repairs;
@@ -190,8 +186,14 @@ struct judgement {
   }
   /// Whether local repair ran: the envelope's triage depends on it.
   [[nodiscard]] bool repaired_locally() const noexcept { return repair_tried || !repairs.empty(); }
-  /// Whether the schema is known to accept text() without a look at its document.
-  [[nodiscard]] bool known_valid() const noexcept { return valid_as_sent && repairs.empty(); }
+  /// Whether the schema accepts text()'s document, which must be JSON: the
+  /// forward pass's verdict while the text is the raw one, else one walk
+  /// of its document, kept until the text changes.
+  bool schema_accepts(const validate_options& rules) {
+    if (repairs.empty() && as_sent != forward_verdict::undecided) return as_sent == forward_verdict::valid;
+    if (!accepts_) accepts_ = schema.is_valid(*doc(), rules);
+    return *accepts_;
+  }
   /// The document of text(), parsed on first use; an error when it is not JSON.
   expected<json_document, syntax_error>& doc() {
     if (!doc_) doc_ = parser.parse(text());
@@ -202,10 +204,12 @@ struct judgement {
     repaired_text = std::move(json);
     repairs.insert(repairs.end(), std::make_move_iterator(actions.begin()), std::make_move_iterator(actions.end()));
     doc_.reset();
+    accepts_.reset();
   }
 
  private:
   std::optional<expected<json_document, syntax_error>> doc_;
+  std::optional<bool> accepts_;
 };
 
 using stage_result = std::optional<failure_report>;
@@ -369,7 +373,7 @@ inline validate_options validation_rules(const judgement& j) {
 // schema, syntax: with coercion on, a document the schema rejects is
 // coerced toward it (quoted numbers, lone values, enum spellings).
 inline stage_result coerce_to_schema(judgement& j) {
-  if (!j.options.coerce || j.known_valid() || j.schema.is_valid(*j.doc(), validation_rules(j))) return {};
+  if (!j.options.coerce || j.schema_accepts(validation_rules(j))) return {};
   coerce_options coercion;
   coercion.now = j.now;
   auto coerced = coerce(j.text(), j.schema, coercion);
@@ -384,9 +388,8 @@ inline stage_result coerce_to_schema(judgement& j) {
 
 // schema, semantic: the schema's verdict; format assertions alone make it semantic.
 inline stage_result validate_against_schema(judgement& j) {
-  if (j.known_valid()) return {};
   const validate_options rules = validation_rules(j);
-  if (j.schema.is_valid(*j.doc(), rules)) return {};
+  if (j.schema_accepts(rules)) return {};
   auto errors = j.schema.validate(*j.doc(), rules);
   const bool structural = std::any_of(errors.begin(), errors.end(), [](const auto& e) { return !is_semantic(e); });
   std::string message = summarise(structural ? "schema error" : "content error", errors);
