@@ -25,6 +25,10 @@
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/timestamp.hpp"
 
+#if defined(__SSE2__)
+#  include <emmintrin.h>
+#endif
+
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
 
@@ -325,11 +329,24 @@ class forward_evaluator {
     return true;
   }
 
-  // The first quote or backslash from `p` on, eight bytes at a time: strings
-  // are short, and a call to memchr costs more than the search. Stage 1
-  // found every string closed within the text, so the search ends there; a
-  // load of eight bytes stays inside the text's padding.
+  // The first quote or backslash from `p` on. Stage 1 found every string
+  // closed within the text, so the search ends there, and a load that
+  // starts before the closing quote stays inside the text's padding.
+  // Thirty-two bytes a step where SSE2 is there, so that most strings end
+  // in the first step and its branch is predicted; eight bytes otherwise.
   static const char* quote_or_backslash(const char* p) noexcept {
+#if defined(__SSE2__)
+    const __m128i quotes = _mm_set1_epi8('"'), backslashes = _mm_set1_epi8('\\');
+    auto found = [&](const char* at) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+      return static_cast<std::uint32_t>(
+          _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(bytes, quotes), _mm_cmpeq_epi8(bytes, backslashes))));
+    };
+    for (;; p += 32) {
+      const std::uint32_t mask = found(p) | found(p + 16) << 16;
+      if (mask != 0) return p + std::countr_zero(mask);
+    }
+#else
     constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     constexpr std::uint64_t quotes = 0x2222222222222222ull, backslashes = 0x5C5C5C5C5C5C5C5Cull;
     auto zero_bytes = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
@@ -345,6 +362,7 @@ class forward_evaluator {
         }
       }
     }
+#endif
   }
 
   static int hex_digit(char c) noexcept {
