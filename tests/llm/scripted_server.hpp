@@ -66,6 +66,9 @@ struct scripted_reply {
   /// (the body is then unused); `log` says how far the server got.
   std::vector<std::string> events;
   std::chrono::milliseconds event_gap{0};
+  /// Streamed: the events before this one are sent without the gap, as
+  /// fast as the client reads them.
+  std::size_t gap_from_event = 0;
   std::shared_ptr<stream_log> log = std::make_shared<stream_log>();
   /// Streamed: the connection is dropped after this many events.
   std::optional<std::size_t> cut_after_events;
@@ -200,16 +203,17 @@ class scripted_server {
     auto events = std::make_shared<std::vector<std::string>>(std::move(reply.events));
     auto log = reply.log;
     const auto gap = reply.event_gap;
+    const auto gap_from = reply.gap_from_event;
     const auto cut_after = reply.cut_after_events;
     response.set_chunked_content_provider(
-        reply.content_type, [this, events, log, gap, cut_after](std::size_t, httplib::DataSink& sink) {
+        reply.content_type, [this, events, log, gap, gap_from, cut_after](std::size_t, httplib::DataSink& sink) {
           const std::size_t next = log->sent;
           if (next == events->size()) {
             sink.done();
             return true;
           }
           if (cut_after && next >= *cut_after) return false;  // httplib closes the connection
-          if (gap.count() > 0) {
+          if (gap.count() > 0 && next >= gap_from) {
             std::unique_lock lock(mutex_);
             if (wake_.wait_for(lock, gap, [this] { return stopping_; })) return false;
           }

@@ -227,9 +227,11 @@ TEST_CASE("complete_streamed: a 10 MB answer is judged to its end, and one that 
     CHECK(judge.finish(answer->finish_reason).has_value());
   }
   head.push_back("\", \"tip\"");
-  // 5 ms apart: a client judging 10 MB on a loaded machine still closes
-  // within the hundred events the check below allows.
-  auto reply = streamed_chat_completion(llmdlq::test::answer_starting(head), "stop", 5ms);
+  // The 10 MB as fast as the client reads them; after the verdict's event,
+  // one event each 20 ms: the hundred events the check below allows give
+  // the client two seconds to close, however loaded the machine.
+  auto reply = streamed_chat_completion(llmdlq::test::answer_starting(head), "stop", 20ms);
+  reply.gap_from_event = 1 + head.size();  // after the role's event and the head
   const auto log = reply.log;
   scripted_server server({reply});
   auto client = client_for(server, std::size_t{32} << 20);
