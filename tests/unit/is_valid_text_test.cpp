@@ -4,11 +4,13 @@
 // bits or a double, escapes, duplicate keys) get the verdict of parsing and
 // validating the document, and the pass's work grows linearly.
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <llmdlq/detail/schema/forward_evaluator.hpp>
 #include <llmdlq/detail/schema/schema_access.hpp>
+#include <llmdlq/detail/text_scan.hpp>
 #include <llmdlq/json_parser.hpp>
 #include <llmdlq/schema.hpp>
 
@@ -185,6 +187,28 @@ TEST_CASE("is_valid_text finds where a string ends, whatever follows it or hides
     INFO(text);
     CHECK_FALSE(parsed_and_valid(receipt_schema(), text));
     CHECK_FALSE(receipt_schema().is_valid_text(text));
+  }
+}
+
+TEST_CASE("A string's end is found at the same byte eight bytes a step, by vectors, and one byte at a time",
+          "[schema][forward]") {
+  std::mt19937 random(26);
+  const char alphabet[] = {'a', '"', '\\', '\0', '\xC3', '\xA9', ' ', '\x22'};
+  for (int round = 0; round < 20000; ++round) {
+    const std::size_t length = random() % 100;
+    std::string text;
+    for (std::size_t i = 0; i < length; ++i) text += random() % 4 ? 'a' : alphabet[random() % sizeof alphabet];
+    text += '"';  // the caller's guarantee: the body ends
+    text.append(simdjson::SIMDJSON_PADDING, static_cast<char>(random() % 2 ? '"' : 'x'));
+    const std::size_t first = text.find_first_of("\"\\");
+    const auto words = llmdlq::detail::quote_or_backslash_by_words(text.data());
+    CHECK(static_cast<std::size_t>(words.at - text.data()) == first);
+    CHECK(words.quote == (text[first] == '"'));
+#if defined(__SSE2__)
+    const auto vectors = llmdlq::detail::quote_or_backslash_by_vectors(text.data());
+    CHECK(vectors.at == words.at);
+    CHECK(vectors.quote == words.quote);
+#endif
   }
 }
 

@@ -25,10 +25,6 @@
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/timestamp.hpp"
 
-#if defined(__SSE2__)
-#  include <emmintrin.h>
-#endif
-
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
 
@@ -307,12 +303,25 @@ class forward_evaluator {
   // A string at the next position, decoded into `out` (a view of the text
   // itself when it holds no escape, else of `buffer`). Its content ends at
   // the first quote unless a backslash comes before it; whatever is left up
-  // to the next position must be whitespace.
-  bool read_string(std::string_view& out, std::string& buffer) {
+  // to the next position must be whitespace. Stage 1 found every string
+  // closed within the text, so the search for that quote ends there, and
+  // its loads stay within the text's padding.
+  LLMDLQ_ALWAYS_INLINE bool read_string(std::string_view& out, std::string& buffer) {
     const char* const begin = text_ + positions_[next_] + 1;
     const char* const limit = text_ + positions_[next_ + 1];
     ++next_;
-    const char* stop = quote_or_backslash(begin);
+    const string_stop stop = quote_or_backslash(begin);
+    if (stop.quote && stop.at + 1 == limit) {  // the common case: a structural right after the quote
+      out = {begin, static_cast<std::size_t>(stop.at - begin)};
+      return true;
+    }
+    return read_string_slowly(begin, stop.at, limit, out, buffer);
+  }
+
+  // The rest of read_string: blanks after the quote, or escapes, where the
+  // string ends at the last quote before the next position.
+  LLMDLQ_NOINLINE static bool read_string_slowly(const char* begin, const char* stop, const char* limit,
+                                                 std::string_view& out, std::string& buffer) {
     if (stop < limit && *stop == '"') {
       for (const char* p = stop + 1; p < limit; ++p) {
         if (!is_space(*p)) return false;
@@ -320,49 +329,12 @@ class forward_evaluator {
       out = {begin, static_cast<std::size_t>(stop - begin)};
       return true;
     }
-    // Escapes: the string ends at the last quote before the next position.
     const char* end = limit;
     while (end > begin && is_space(end[-1])) --end;
     if (end == begin || end[-1] != '"') return false;
     if (!unescape({begin, static_cast<std::size_t>(end - 1 - begin)}, buffer)) return false;
     out = buffer;
     return true;
-  }
-
-  // The first quote or backslash from `p` on. Stage 1 found every string
-  // closed within the text, so the search ends there, and a load that
-  // starts before the closing quote stays inside the text's padding.
-  // Thirty-two bytes a step where SSE2 is there, so that most strings end
-  // in the first step and its branch is predicted; eight bytes otherwise.
-  static const char* quote_or_backslash(const char* p) noexcept {
-#if defined(__SSE2__)
-    const __m128i quotes = _mm_set1_epi8('"'), backslashes = _mm_set1_epi8('\\');
-    auto found = [&](const char* at) {
-      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
-      return static_cast<std::uint32_t>(
-          _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(bytes, quotes), _mm_cmpeq_epi8(bytes, backslashes))));
-    };
-    for (;; p += 32) {
-      const std::uint32_t mask = found(p) | found(p + 16) << 16;
-      if (mask != 0) return p + std::countr_zero(mask);
-    }
-#else
-    constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    constexpr std::uint64_t quotes = 0x2222222222222222ull, backslashes = 0x5C5C5C5C5C5C5C5Cull;
-    auto zero_bytes = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
-    for (;; p += 8) {
-      std::uint64_t word;
-      std::memcpy(&word, p, 8);
-      const std::uint64_t found = zero_bytes(word ^ quotes) | zero_bytes(word ^ backslashes);
-      if (found != 0) {
-        // Only the lowest flagged byte is exact (a borrow can flag the byte after it).
-        if constexpr (std::endian::native == std::endian::little) return p + std::countr_zero(found) / 8;
-        for (int i = 0; i < 8; ++i) {
-          if (p[i] == '"' || p[i] == '\\') return p + i;
-        }
-      }
-    }
-#endif
   }
 
   static int hex_digit(char c) noexcept {
