@@ -3,8 +3,10 @@
 // binary with the plain validation they build on:
 //   - dead_letter/<kind>: a failed ~4 KB response classified, enveloped and
 //     published to a memory_sink, with per-call p50/p99/max latencies;
-//   - validate/<size> and process_accepted/<size>: parse + validate alone,
-//     and the whole success path on the same document;
+//   - validate/<size>, validate_with_rules/<size> (x-dlq-rule rules too),
+//     validate_text_with_rules/<size> (validating while parsing) and
+//     process_accepted/<size>: the yes/no validations alone, and the whole
+//     success path on the same document;
 //   - threads_success/<size> and threads_dead_letter/<kind>: one pipeline,
 //     one compiled schema and one memory_sink shared by 1 and 2 threads, as
 //     a worker pool shares them (items_per_second over wall time);
@@ -105,6 +107,15 @@ void validate(benchmark::State& state, const std::string& document, bool content
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * document.size()));
 }
 
+// Validation while parsing (is_valid_text) with the same rules, as
+// process_llm_response first tries it.
+void validate_text_with_rules(benchmark::State& state, const std::string& document) {
+  llmdlq::validate_options rules;
+  rules.now = llmdlq::system_now();
+  for (auto _ : state) benchmark::DoNotOptimize(receipt_schema().is_valid_text(document, rules));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * document.size()));
+}
+
 void process_accepted(benchmark::State& state, const std::string& document) {
   const auto options = process_options();
   const auto ctx = context();
@@ -201,6 +212,8 @@ const int registered = [] {
                                  [document](benchmark::State& s) { validate(s, document, false); });
     benchmark::RegisterBenchmark((std::string("validate_with_rules/") + label).c_str(),
                                  [document](benchmark::State& s) { validate(s, document, true); });
+    benchmark::RegisterBenchmark((std::string("validate_text_with_rules/") + label).c_str(),
+                                 [document](benchmark::State& s) { validate_text_with_rules(s, document); });
     benchmark::RegisterBenchmark((std::string("process_accepted/") + label).c_str(),
                                  [document](benchmark::State& s) { process_accepted(s, document); });
   }

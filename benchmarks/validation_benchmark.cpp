@@ -653,7 +653,7 @@ void register_benchmarks(fixture& f) {
       const document& doc = *d;
       add_validation("simdjson_parse_only", doc, [&v](const document& x) { return (*v.floor)(x); });
       add_validation("llmdlq_validate", doc, [&v](const document& x) { return (*v.llmdlq)(x); });
-      add_validation("llmdlq_validate_forward", doc, [&v](const document& x) { return v.llmdlq->forward(x); });
+      add_validation("llmdlq_is_valid_text", doc, [&v](const document& x) { return v.llmdlq->forward(x); });
       add_validation("llmdlq_validate_no_format", doc,
                      [&v](const document& x) { return (*v.llmdlq_no_format)(x); });
       add_validation("llmdlq_validate_unpadded", doc,
