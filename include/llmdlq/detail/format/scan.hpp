@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Byte-class tests shared by the format scanners, some eight bytes at a time (SWAR).
+// Byte-class tests shared by the format scanners, some eight bytes at a time
+// (SWAR), and the hex values every reader of `\uXXXX` escapes uses.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include "llmdlq/config.hpp"
 
@@ -15,6 +17,27 @@ constexpr bool is_ascii_digit(char c) noexcept { return static_cast<unsigned cha
 
 constexpr bool is_hex_digit(char c) noexcept {
   return is_ascii_digit(c) || static_cast<unsigned char>((c | 0x20) - 'a') < 6;
+}
+
+/// A hex digit's value, or -1.
+constexpr int hex_value(char c) noexcept {
+  if (is_ascii_digit(c)) return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// The four hex digits at `s[i]` (a `\uXXXX` escape's code unit), or -1,
+/// also when fewer than four bytes are left.
+constexpr long hex4_at(std::string_view s, std::size_t i) noexcept {
+  if (i > s.size() || s.size() - i < 4) return -1;
+  long value = 0;
+  for (std::size_t k = i; k < i + 4; ++k) {
+    const int digit = hex_value(s[k]);
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
 }
 
 /// The bytes at `p` as an unsigned integer of type `word` (host byte order;

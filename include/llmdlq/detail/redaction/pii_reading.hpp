@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/format/scan.hpp"
 #include "llmdlq/detail/redaction/byte_masks.hpp"
 #include "llmdlq/detail/utf8.hpp"
 
@@ -68,25 +69,6 @@ struct pii_reading {
 };
 
 namespace pii_read {
-
-inline constexpr int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The four hex digits at `s[i]`, or -1.
-inline long hex4(std::string_view s, std::size_t i) noexcept {
-  if (i + 4 > s.size()) return -1;
-  long v = 0;
-  for (std::size_t k = 0; k < 4; ++k) {
-    const int h = hex_value(s[i + k]);
-    if (h < 0) return -1;
-    v = v * 16 + h;
-  }
-  return v;
-}
 
 // What a code point is read as: an ASCII character, nothing (0: invisible),
 // or itself (-1).
@@ -237,14 +219,14 @@ class reader {
         emit(c, i, j + 1);
         return j + 1;
       case 'u': {
-        const long unit = hex4(s_, j + 1);
+        const long unit = hex4_at(s_, j + 1);
         if (unit < 0) return 0;
         std::size_t e = j + 5;
         char32_t cp = static_cast<char32_t>(unit);
         if (unit >= 0xD800 && unit <= 0xDBFF) {  // a high surrogate: its low half follows, escaped alike
           std::size_t k = e;
           while (k < s_.size() && s_[k] == '\\') ++k;
-          const long low = k > e && k < s_.size() && s_[k] == 'u' ? hex4(s_, k + 1) : -1;
+          const long low = k > e && k < s_.size() && s_[k] == 'u' ? hex4_at(s_, k + 1) : -1;
           if (low < 0xDC00 || low > 0xDFFF) return drop(i, e);  // a lone half reads as nothing
           cp = 0x10000 + ((static_cast<char32_t>(unit) - 0xD800) << 10) + (static_cast<char32_t>(low) - 0xDC00);
           e = k + 5;

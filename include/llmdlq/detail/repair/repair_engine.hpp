@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/format/scan.hpp"
 #include "llmdlq/detail/repair/output_buffer.hpp"
 #include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/expected.hpp"
@@ -859,13 +860,6 @@ class repair_engine {
         out_ += hex[c & 0xF];
       }
     }
-  }
-
-  [[nodiscard]] static int hex_value(unsigned char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
   }
 
   /// The code unit of a `\uXXXX` escape at `k`, or -1.

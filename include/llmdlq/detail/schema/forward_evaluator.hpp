@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/format/scan.hpp"
 #include "llmdlq/detail/schema/evaluator.hpp"
 #include "llmdlq/detail/schema/instance.hpp"
 #include "llmdlq/detail/schema/json_number.hpp"
@@ -337,24 +338,6 @@ class forward_evaluator {
     return true;
   }
 
-  static int hex_digit(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  // Four hex digits at `p` (which has at least four bytes), or -1.
-  static long read_hex4(const char* p) noexcept {
-    long code = 0;
-    for (int i = 0; i < 4; ++i) {
-      const int digit = hex_digit(p[i]);
-      if (digit < 0) return -1;
-      code = code * 16 + digit;
-    }
-    return code;
-  }
-
   static bool unescape(std::string_view in, std::string& out) {
     out.clear();
     for (std::size_t i = 0; i < in.size(); ++i) {
@@ -374,14 +357,13 @@ class forward_evaluator {
         case 'r': out += '\r'; break;
         case 't': out += '\t'; break;
         case 'u': {
-          if (in.size() - i < 5) return false;
-          long code = read_hex4(in.data() + i + 1);
+          long code = hex4_at(in, i + 1);
           i += 4;
           if (code < 0) return false;
           if (code >= 0xD800 && code < 0xDC00) {
             // A high surrogate: only with the low one after it.
             if (in.size() - i < 7 || in[i + 1] != '\\' || in[i + 2] != 'u') return false;
-            const long low = read_hex4(in.data() + i + 3);
+            const long low = hex4_at(in, i + 3);
             if (low < 0xDC00 || low > 0xDFFF) return false;
             code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
             i += 6;
