@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq claim|resolve|discard|requeue`: an operator's action on one dead letter.
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 
@@ -68,12 +70,13 @@ int read_correction(const command_syntax& syntax, const parsed_arguments& parsed
   const auto corrected_path = parsed.value("--corrected");
   const auto schema_path = parsed.value("--schema");
   if (!corrected_path || !schema_path) return usage_error("resolve needs --corrected FILE|- and --schema FILE");
-  auto schema_text = read_file(std::string(*schema_path));
-  if (!schema_text) return usage_error(fmt::format("cannot read {}: {}", *schema_path, schema_text.error()));
+  auto schema_text = read_file_bounded(std::string(*schema_path), file_kind::schema);
+  if (!schema_text) return usage_error(schema_text.error().message);
   auto schema = compile_resolution_schema(*schema_text);
   if (!schema) return usage_error(fmt::format("{} is not a usable schema: {}", *schema_path, schema.error()));
-  auto corrected = *corrected_path == "-" ? read_stdin() : read_file(std::string(*corrected_path));
-  if (!corrected) return usage_error(fmt::format("cannot read {}: {}", *corrected_path, corrected.error()));
+  auto corrected = *corrected_path == "-" ? read_bounded(STDIN_FILENO, file_kind::document, "-")
+                                          : read_file_bounded(std::string(*corrected_path), file_kind::document);
+  if (!corrected) return usage_error(corrected.error().message);
   const auto errors = check_resolution(*schema, *corrected);
   if (!errors.empty()) {
     complain(command, fmt::format("the correction is refused: {} error{}", errors.size(), errors.size() == 1 ? "" : "s"));

@@ -13,45 +13,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 
 namespace llmdlq::cli {
-
-namespace {
-
-expected<std::string, std::string> read_all(int fd, std::size_t max_bytes) {
-  struct stat info {};
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && static_cast<std::uintmax_t>(info.st_size) > max_bytes) {
-    return unexpected(fmt::format("larger than the limit of {} bytes", max_bytes));
-  }
-  std::string content;
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return unexpected(std::string(std::strerror(errno)));
-    }
-    if (n == 0) return content;
-    if (static_cast<std::size_t>(n) > max_bytes - content.size()) {
-      return unexpected(fmt::format("larger than the limit of {} bytes", max_bytes));
-    }
-    content.append(buffer, static_cast<std::size_t>(n));
-  }
-}
-
-}  // namespace
-
-expected<std::string, std::string> read_file(const std::string& path, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unexpected(std::string(std::strerror(errno)));
-  auto content = read_all(fd, max_bytes);
-  ::close(fd);
-  return content;
-}
-
-expected<std::string, std::string> read_stdin(std::size_t max_bytes) { return read_all(STDIN_FILENO, max_bytes); }
 
 std::optional<std::size_t> parse_byte_count(std::string_view text) {
   std::size_t count = 0;
@@ -60,7 +26,7 @@ std::optional<std::size_t> parse_byte_count(std::string_view text) {
   const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
   const int shift = unit.empty() ? 0 : unit == "K" || unit == "k" ? 10 : unit == "M" || unit == "m" ? 20
                                    : unit == "G" || unit == "g" ? 30 : -1;
-  if (shift < 0 || count > (unlimited >> shift)) return std::nullopt;
+  if (shift < 0 || count > (std::numeric_limits<std::size_t>::max() >> shift)) return std::nullopt;
   return count << shift;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Small helpers shared by the `llmdlq` subcommands: argument walking, file
-// reading and exit codes.
+// reading (through the library's bounded reader) and exit codes.
 #pragma once
 
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include <llmdlq/detail/bounded_read.hpp>
 #include <llmdlq/expected.hpp>
 #include <llmdlq/timestamp.hpp>
 
@@ -49,15 +50,12 @@ class arguments {
   std::size_t next_ = 0;
 };
 
-/// No limit on what read_file and read_stdin read.
-inline constexpr std::size_t unlimited = static_cast<std::size_t>(-1);
-
-/// The whole content of `path`, or why not (the system's reason, or that it
-/// is larger than `max_bytes`: then at most one buffer more was read).
-expected<std::string, std::string> read_file(const std::string& path, std::size_t max_bytes = unlimited);
-
-/// The whole of standard input, or why not, as read_file.
-expected<std::string, std::string> read_stdin(std::size_t max_bytes = unlimited);
+// Every file a command reads whole is read by the library's bounded reader,
+// with the limit of its kind (detail::file_kinds): standard input as
+// read_bounded(STDIN_FILENO, kind, "-").
+using detail::file_kind;
+using detail::read_bounded;
+using detail::read_file_bounded;
 
 /// A positive byte count: digits, optionally followed by K, M or G (KiB, MiB, GiB).
 std::optional<std::size_t> parse_byte_count(std::string_view text);

@@ -454,9 +454,9 @@ int process_command(arguments args) {
   auto settings = read_settings(*parsed);
   if (!settings) return settings.error();
   const process_settings& s = *settings;
-  const auto schema_text = read_file(s.schema_path);
+  const auto schema_text = read_file_bounded(s.schema_path, file_kind::schema);
   if (!schema_text) {
-    complain("process", "cannot read schema " + s.schema_path + ": " + schema_text.error());
+    complain("process", schema_text.error().message);
     return exit_usage;
   }
   const auto schema = llmdlq::schema::compile(*schema_text, s.compile);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "redaction_flags.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,19 +42,24 @@ std::optional<national_id_rule> national_id_named(std::string_view name) {
 }
 
 // The secret in a key file that only its owner (this user, or root) can read or change.
+// Judged and read on one descriptor, so that the file read is the file judged.
 expected<redaction_key, std::string> read_redaction_key(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return unexpected(fmt::format("{}: {}", path, std::strerror(errno)));
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return unexpected(fmt::format("{}: {}", path, std::strerror(errno)));
-  if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return unexpected(fmt::format("{} has mode {:04o}: others may read the key (chmod 600 it)", path,
-                                  info.st_mode & 07777));
+  std::optional<std::string> refusal;
+  if (::fstat(fd, &info) != 0) {
+    refusal = fmt::format("{}: {}", path, std::strerror(errno));
+  } else if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    refusal = fmt::format("{} has mode {:04o}: others may read the key (chmod 600 it)", path, info.st_mode & 07777);
+  } else if (info.st_uid != ::geteuid() && info.st_uid != 0) {
+    refusal = fmt::format("{} belongs to uid {}, not to this user: whoever owns it chooses the key", path,
+                          info.st_uid);
   }
-  if (info.st_uid != ::geteuid() && info.st_uid != 0) {
-    return unexpected(fmt::format("{} belongs to uid {}, not to this user: whoever owns it chooses the key", path,
-                                  info.st_uid));
-  }
-  auto content = read_file(path, 4096);
-  if (!content) return unexpected(fmt::format("{}: {}", path, content.error()));
+  auto content = refusal ? expected<std::string, detail::read_error>() : read_bounded(fd, file_kind::key, path);
+  ::close(fd);
+  if (refusal) return unexpected(std::move(*refusal));
+  if (!content) return unexpected(std::move(content.error().message));
   std::string secret = content->substr(0, content->find('\n'));
   if (!secret.empty() && secret.back() == '\r') secret.pop_back();
   return redaction_key{std::filesystem::path(path).stem().string(), std::move(secret)};

@@ -138,9 +138,9 @@ int rekey_jsonl(const std::filesystem::path& path, rekeyer& change, bool dry_run
     complain("rekey", fmt::format("{} is locked by a writer: stop it first", path.string()));
     return exit_sink;
   }
-  auto content = read_file(path.string());
+  auto content = read_bounded(file.fd, file_kind::json_lines, path.string());  // the file locked, not its path
   if (!content) {
-    complain("rekey", content.error());
+    complain("rekey", content.error().message);
     return exit_sink;
   }
   std::string rewritten;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq repair`: repairs one LLM response and prints the JSON, or why not.
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 
@@ -75,9 +77,12 @@ int repair_command(arguments args) {
   if (!parsed->operand(0).empty()) file = std::string(parsed->operand(0));
 
   const bool from_stdin = !file || *file == "-";
-  auto content = from_stdin ? read_stdin(options.max_bytes) : read_file(*file, options.max_bytes);
+  // The document kind's limit is repair's default; --max-bytes chooses another.
+  static_assert(detail::limit_of(file_kind::document) == repair_options{}.max_bytes);
+  auto content = from_stdin ? read_bounded(STDIN_FILENO, file_kind::document, "-", options.max_bytes)
+                            : read_file_bounded(*file, file_kind::document, options.max_bytes);
   if (!content) {
-    complain("repair", (from_stdin ? std::string("standard input") : *file) + ": " + content.error());
+    complain("repair", content.error().message);
     return exit_usage;
   }
   const std::string text = std::move(*content);

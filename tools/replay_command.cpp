@@ -500,9 +500,9 @@ int replay_command(arguments args) {
   if (!parsed) return parsed.error();
   settings s;
   if (auto error = read_settings(*parsed, s)) return cli::usage_error(syntax, *error);
-  auto schema_text = read_file(s.schema_file, 64u << 20);
+  auto schema_text = read_file_bounded(s.schema_file, file_kind::schema);
   if (!schema_text) {
-    complain("replay", fmt::format("cannot read {}: {}", s.schema_file, schema_text.error()));
+    complain("replay", schema_text.error().message);
     return exit_usage;
   }
   auto target = open_target(s);

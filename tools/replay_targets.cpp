@@ -2,16 +2,17 @@
 #include "replay_targets.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include <llmdlq/detail/bounded_read.hpp>
 #include <llmdlq/detail/private_file.hpp>
 
 #include "cli.hpp"
@@ -28,15 +29,30 @@ expected<std::filesystem::path, std::string> resolve_jsonl_target(std::string_vi
 }
 
 expected<void, std::string> check_allowlist(std::string_view target, const std::filesystem::path& allowlist_file) {
-  std::ifstream in(allowlist_file);
-  if (!in) return unexpected(fmt::format("cannot read the allowlist {}", allowlist_file.string()));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+  // Whoever could write the allowlist could send payloads anywhere: it is
+  // judged as the stores are, on the descriptor that is then read.
+  std::string refusal;
+  const int fd = detail::open_private_file_to_read(allowlist_file, refusal, "an allowlist", "its entries");
+  if (fd < 0) {
+    if (!refusal.empty()) return unexpected(fmt::format("the allowlist is refused: {}", refusal));
+    return unexpected(detail::make_read_error(detail::read_errc::cannot_open, detail::file_kind::allowlist,
+                                              allowlist_file.string(), detail::limit_of(detail::file_kind::allowlist),
+                                              errno)
+                          .message);
+  }
+  auto text = detail::read_bounded(fd, detail::file_kind::allowlist, allowlist_file.string());
+  ::close(fd);
+  if (!text) return unexpected(std::move(text.error().message));
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    const auto end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     const auto first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos) continue;
+    if (first == std::string_view::npos) continue;
     const auto last = line.find_last_not_of(" \t\r");
-    const std::string_view entry = std::string_view(line).substr(first, last - first + 1);
+    const std::string_view entry = line.substr(first, last - first + 1);
     if (entry == target) return {};
     if (entry.size() > 1 && entry.back() == '*' && target.starts_with(entry.substr(0, entry.size() - 1))) return {};
   }
@@ -65,10 +81,19 @@ expected<jsonl_replay_target, std::string> jsonl_replay_target::open(const std::
   if (!refusal.empty()) return unexpected(refusal);
   if (fd < 0) return unexpected(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
   jsonl_replay_target target(fd, {});
-  // Only a file holds earlier lines: a device or a pipe would be read without end.
-  std::error_code ec;
-  const bool earlier_lines = !created && std::filesystem::is_regular_file(path, ec);
-  if (auto existing = earlier_lines ? read_file(path.string()) : expected<std::string, std::string>(); existing) {
+  // Only a file holds earlier lines: a device or a pipe would be read without end. They are read
+  // from the file opened (through its descriptor), never from whatever the path names by then.
+  struct stat info {};
+  const bool earlier_lines = !created && ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  expected<std::string, detail::read_error> existing;
+  if (earlier_lines) {
+    const int reading = ::open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_RDONLY | O_CLOEXEC);
+    if (reading < 0) return unexpected(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+    existing = detail::read_bounded(reading, detail::file_kind::json_lines, path.string());
+    ::close(reading);
+    if (!existing) return unexpected(std::move(existing.error().message));
+  }
+  if (existing) {
     // A line a crash or a full disk cut short is cut off, so the next line starts on a line of its own;
     // its payload is still undelivered in the ledger and is written again whole.
     if (const auto whole = existing->rfind('\n') + 1; whole < existing->size()) {

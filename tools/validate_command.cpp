@@ -3,6 +3,8 @@
 // verdict per document on standard output.
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -133,16 +135,23 @@ int validate_command(arguments args) {
     return exit_usage;
   }
 
-  const auto schema_text = read_file(*schema_path);
+  const auto schema_text = read_file_bounded(*schema_path, file_kind::schema);
   if (!schema_text) {
-    complain("validate", "cannot read schema " + *schema_path + ": " + schema_text.error());
+    complain("validate", schema_text.error().message);
     return exit_usage;
   }
-  options.resolver = [&remotes](std::string_view uri) -> std::optional<std::string> {
+  // A --remote file there is but that cannot be read (or is over the schema
+  // limit) is said as such, rather than as a reference nothing answers.
+  std::optional<detail::read_error> remote_error;
+  options.resolver = [&remotes, &remote_error](std::string_view uri) -> std::optional<std::string> {
     for (const auto& remote : remotes) {
       if (!uri.starts_with(remote.prefix)) continue;
-      auto content = read_file(remote.directory + "/" + std::string(uri.substr(remote.prefix.size())));
-      if (!content) return std::nullopt;
+      auto content = read_file_bounded(remote.directory + "/" + std::string(uri.substr(remote.prefix.size())),
+                                       file_kind::schema);
+      if (!content) {
+        if (content.error().system_error != ENOENT && !remote_error) remote_error = std::move(content.error());
+        return std::nullopt;
+      }
       return std::move(*content);
     }
     return std::nullopt;
@@ -151,7 +160,7 @@ int validate_command(arguments args) {
   if (!schema) {
     const auto& e = schema.error();
     complain("validate", "invalid schema " + *schema_path + (e.location.empty() ? "" : " at " + e.location) +
-                             ": " + e.message);
+                             ": " + e.message + (remote_error ? " (" + remote_error->message + ")" : ""));
     return exit_usage;
   }
 
@@ -161,19 +170,19 @@ int validate_command(arguments args) {
   if (jsonl) {
     return validate_lines(check, *schema);
   } else if (files.empty()) {
-    const auto document = read_stdin();
+    const auto document = read_bounded(STDIN_FILENO, file_kind::document, "-");
     if (!document) {
-      complain("validate", "cannot read standard input: " + document.error());
+      complain("validate", document.error().message);
       return exit_usage;
     }
     all_valid = check.run(*document);
   } else {
     for (const auto& file : files) {
-      const auto document = read_file(file);
+      const auto document = read_file_bounded(file, file_kind::document);
       if (!document) {
-        complain("validate", "cannot read " + file + ": " + document.error());
+        complain("validate", document.error().message);
         std::cout << boost::json::serialize(boost::json::object{
-                         {"valid", false}, {"file", file}, {"read_error", document.error()}})
+                         {"valid", false}, {"file", file}, {"read_error", document.error().reason}})
                   << '\n';
         io_failed = true;
         continue;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `llmdlq process` and `llmdlq replay --to`, run by root, never write into
 // a DLQ file or a replay target another user owns: that user could read the
-// letters and change them at will, whatever the file's mode.
+// letters and change them at will, whatever the file's mode. Nor do replay
+// and deliver trust an allowlist another user could have written.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,6 +89,120 @@ TEST_CASE("replay: a jsonl target file nobody owns is refused before the model i
   CHECK(run.exit_code == 2);
   CHECK(run.err.find(out + " belongs to " + named(nobody) + ", mode 0600") != std::string::npos);
   CHECK(slurp(out).empty());
+}
+
+namespace {
+
+// How a replay or a delivery is pointed at its allowlist.
+enum class named_by { option, environment };
+
+// A DLQ with one cut-off letter, a target its allowlist would allow, and
+// the allowlist: the command line of `command` (replay or deliver) with it.
+struct allowlisted_run {
+  temp_dir dir;
+  std::string db = (dir.path() / "dlq.db").string();
+  std::filesystem::path root = std::filesystem::canonical(dir.path());
+  std::string target = (root / "out" / "payloads.jsonl").string();
+  std::string list = (root / "targets.allow").string();
+
+  allowlisted_run() {
+    auto store = llmdlq::sqlite_store::open(db);
+    REQUIRE(store.has_value());
+    for (const auto& letter : llmdlq::test::cut_off_letters(1)) REQUIRE(store->publish(letter).has_value());
+    std::filesystem::create_directory(root / "out");
+    // What the issue's attacker wrote: every file under a prefix.
+    dir.write("targets.allow", "jsonl:" + root.string() + "/*\n");
+  }
+
+  llmdlq::test::tool_run run(std::string_view command, named_by how) const {
+    const std::string schema = dir.write("schema.json", llmdlq::test::replay_schema);
+    std::string arguments = command == "replay" ? "replay sqlite:" + db + " --schema " + schema +
+                                                      " --execute --rate 0 --model-url http://127.0.0.1:9"
+                                                : "deliver sqlite:" + db;
+    arguments += " --to jsonl:" + target;
+    std::string launcher = "env -u LLMDLQ_REPLAY_ALLOWLIST";
+    if (how == named_by::option) {
+      arguments += " --allowlist " + list;
+    } else {
+      launcher = "env LLMDLQ_REPLAY_ALLOWLIST=" + list;
+    }
+    return run_llmdlq_reading(arguments, "/dev/null", launcher);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("replay and deliver, run by root, refuse an allowlist nobody owns or may write, and write no target",
+          "[tools][replay][deliver][owner]") {
+  LLMDLQ_REQUIRE_ROOT();
+  const auto nobody = llmdlq::test::nobody();
+  const std::string command = GENERATE(std::string("replay"), std::string("deliver"));
+  const auto how = GENERATE(named_by::option, named_by::environment);
+  CAPTURE(command, how == named_by::option ? "--allowlist" : "$LLMDLQ_REPLAY_ALLOWLIST");
+  allowlisted_run setup;
+
+  SECTION("nobody's, mode 0666") {
+    REQUIRE(::chmod(setup.list.c_str(), 0666) == 0);
+    llmdlq::test::give_to(nobody, setup.list);
+    const auto run = setup.run(command, how);
+    INFO(run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find("the allowlist is refused: " + setup.list + " belongs to " + named(nobody) + ", mode 0666") !=
+          std::string::npos);
+  }
+  SECTION("nobody's, mode 0644") {
+    llmdlq::test::give_to(nobody, setup.list);
+    const auto run = setup.run(command, how);
+    INFO(run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find("the allowlist is refused: " + setup.list + " belongs to " + named(nobody) + ", mode 0644") !=
+          std::string::npos);
+  }
+  SECTION("root's, but others may write it") {
+    REQUIRE(::chmod(setup.list.c_str(), 0666) == 0);
+    const auto run = setup.run(command, how);
+    INFO(run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find("the allowlist is refused: " + setup.list +
+                       " has mode 0666: group or others can write it, so its entries cannot be trusted") !=
+          std::string::npos);
+  }
+  SECTION("a link nobody made to root's") {
+    const auto real = setup.root / "real.allow";
+    std::filesystem::rename(setup.list, real);
+    std::filesystem::create_symlink(real, setup.list);
+    llmdlq::test::give_to(nobody, setup.list);
+    const auto run = setup.run(command, how);
+    INFO(run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find("the allowlist is refused: " + setup.list +
+                       " is a symbolic link: an allowlist is opened by its own path only") != std::string::npos);
+  }
+  SECTION("in a directory nobody owns") {
+    const auto theirs = setup.root / "theirs";
+    std::filesystem::create_directory(theirs);
+    std::filesystem::rename(setup.list, theirs / "targets.allow");
+    setup.list = (theirs / "targets.allow").string();
+    llmdlq::test::give_to(nobody, theirs);
+    const auto run = setup.run(command, how);
+    INFO(run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find("the allowlist is refused: " + setup.list + " is in " + theirs.string() + ", which belongs to " +
+                       named(nobody)) != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(setup.target));
+}
+
+TEST_CASE("deliver: an allowlist that is root's and its owner's only lets the target be written",
+          "[tools][deliver][owner]") {
+  allowlisted_run setup;
+  for (const auto how : {named_by::option, named_by::environment}) {
+    const auto run = setup.run("deliver", how);
+    INFO(run.err);
+    CHECK(run.exit_code == 0);
+    CHECK(std::filesystem::exists(setup.target));
+    std::filesystem::remove(setup.target);
+  }
 }
 
 }  // namespace file_owner_command_test

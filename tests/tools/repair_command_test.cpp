@@ -59,16 +59,16 @@ TEST_CASE("repair --max-bytes: larger input is refused before it is read whole",
   auto run = run_llmdlq("repair --max-bytes 1K " + file);
   CHECK(run.exit_code == 2);
   CHECK(run.out.empty());
-  CHECK(run.err.find("larger than the limit of 1024 bytes") != std::string::npos);
+  CHECK(run.err.find("the document " + file + " is larger than the limit of 1 KiB") != std::string::npos);
   run = run_llmdlq("repair --max-bytes 1K", "{'a': [" + std::string(4096, ' ') + "1]}");
   CHECK(run.exit_code == 2);
-  CHECK(run.err.find("standard input: larger than the limit of 1024 bytes") != std::string::npos);
+  CHECK(run.err.find("the document on standard input is larger than the limit of 1 KiB") != std::string::npos);
   run = run_llmdlq("repair --max-bytes 8K " + file);
   CHECK(run.exit_code == 0);
   // The default is 16 MiB.
   run = run_llmdlq("repair", std::string((16u << 20) + 1, ' '));
   CHECK(run.exit_code == 2);
-  CHECK(run.err.find("larger than the limit of 16777216 bytes") != std::string::npos);
+  CHECK(run.err.find("the document on standard input is larger than the limit of 16 MiB") != std::string::npos);
   CHECK(run_llmdlq("repair --max-bytes 0 " + file).exit_code == 2);
   CHECK(run_llmdlq("repair --max-bytes 2X " + file).exit_code == 2);
 }

@@ -107,7 +107,7 @@ TEST_CASE("validate: schema problems exit 2 with a message naming the location",
 
   run = run_llmdlq("validate --schema " + (dir.path() / "missing.json").string() + " " + doc);
   CHECK(run.exit_code == 2);
-  CHECK(run.err.find("cannot read schema") != std::string::npos);
+  CHECK(run.err.find("cannot read the schema " + (dir.path() / "missing.json").string()) != std::string::npos);
   CHECK(run.err.find("No such file or directory") != std::string::npos);
 }
 
@@ -122,7 +122,7 @@ TEST_CASE("validate: an unreadable document exits 2 but the others are still che
   CHECK(run.out.find(R"("read_error":"No such file or directory")") != std::string::npos);
   CHECK(run.out.find(R"("read_error":"Is a directory")") != std::string::npos);
   CHECK(run.out.find("{\"valid\":true,\"dialect\":\"draft2020-12\"}\n") != std::string::npos);
-  CHECK(run.err.find("cannot read " + missing) != std::string::npos);
+  CHECK(run.err.find("cannot read the document " + missing + ": No such file or directory") != std::string::npos);
 }
 
 TEST_CASE("validate: usage errors exit 2", "[tools][validate]") {
@@ -154,7 +154,10 @@ TEST_CASE("validate: a read error on standard input exits 2", "[tools][validate]
     const auto run = llmdlq::test::run_llmdlq_reading("validate --schema " + schema + mode, dir.path().string());
     CHECK(run.exit_code == 2);
     CHECK(run.out.empty());
-    CHECK(run.err.find("cannot read standard input: Is a directory") != std::string::npos);
+    // --jsonl reads lines; without it, standard input is one document.
+    CHECK(run.err.find(*mode != '\0' ? "cannot read standard input: Is a directory"
+                                      : "cannot read the document on standard input: Is a directory") !=
+          std::string::npos);
   }
 }
 

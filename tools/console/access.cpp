@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "access.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -46,14 +48,21 @@ bool same_secret(std::string_view a, std::string_view b) {
   return CRYPTO_memcmp(da.data(), db.data(), da.size()) == 0;
 }
 
+// Judged and read on one descriptor, so that the file read is the file judged.
 expected<std::string, std::string> read_token_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return unexpected(fmt::format("{}: {}", path, std::strerror(errno)));
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return unexpected(fmt::format("{}: {}", path, std::strerror(errno)));
-  if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return unexpected(fmt::format("{} may be read by others (mode {:o}): chmod 600 it", path, info.st_mode & 0777));
+  std::optional<std::string> refusal;
+  if (::fstat(fd, &info) != 0) {
+    refusal = fmt::format("{}: {}", path, std::strerror(errno));
+  } else if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    refusal = fmt::format("{} may be read by others (mode {:o}): chmod 600 it", path, info.st_mode & 0777);
   }
-  auto content = read_file(path, 4096);
-  if (!content) return unexpected(fmt::format("{}: {}", path, content.error()));
+  auto content = refusal ? expected<std::string, detail::read_error>() : read_bounded(fd, file_kind::key, path);
+  ::close(fd);
+  if (refusal) return unexpected(std::move(*refusal));
+  if (!content) return unexpected(std::move(content.error().message));
   std::string_view token(*content);
   token = token.substr(0, token.find('\n'));
   while (!token.empty() && (token.back() == ' ' || token.back() == '\r' || token.back() == '\t')) token.remove_suffix(1);

@@ -371,9 +371,9 @@ int console_command(arguments args) {
   // Without --schema a correction need only be strict JSON.
   std::string schema_text = "true";
   if (schema_path) {
-    auto text = read_file(*schema_path);
+    auto text = read_file_bounded(*schema_path, file_kind::schema);
     if (!text) {
-      complain("console", "cannot read schema " + *schema_path + ": " + text.error());
+      complain("console", text.error().message);
       return exit_usage;
     }
     schema_text = std::move(*text);

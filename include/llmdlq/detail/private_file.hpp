@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -28,10 +29,12 @@ namespace detail {
 
 inline constexpr mode_t private_file_mode = 0600;
 
-inline std::string symbolic_link_refusal(const std::filesystem::path& path) {
-  return fmt::format("{} is a symbolic link: a file of dead letters is opened by its own path only, so that "
+// `what` names the kind of file: "a file of dead letters", "an allowlist".
+inline std::string symbolic_link_refusal(const std::filesystem::path& path,
+                                         std::string_view what = "a file of dead letters") {
+  return fmt::format("{} is a symbolic link: {} is opened by its own path only, so that "
                      "nobody can point it elsewhere (give the path it links to)",
-                     path.string());
+                     path.string(), what);
 }
 
 // A user as a message names them: "uid 65534 (nobody)", the number alone
@@ -66,25 +69,25 @@ inline std::string foreign_owner_refusal(const std::filesystem::path& path, cons
 
 // Why the file `info` describes must not hold dead letters, if it must not:
 // another user owns it, or group or others can write it. Only regular files
-// are judged: a device or a pipe is the caller's choice.
-inline std::optional<std::string> exposed_file_refusal(const std::filesystem::path& path, const struct stat& info) {
+// are judged: a device or a pipe is the caller's choice. `content` names
+// what the file holds ("its records", "its entries").
+inline std::optional<std::string> exposed_file_refusal(const std::filesystem::path& path, const struct stat& info,
+                                                       std::string_view content = "its records") {
   if (!S_ISREG(info.st_mode)) return std::nullopt;
   if (!owned_by_this_user_or_root(info)) return foreign_owner_refusal(path, info);
   if ((info.st_mode & (S_IWGRP | S_IWOTH)) == 0) return std::nullopt;
-  return fmt::format("{} has mode {:04o}: group or others can write it, so its records cannot be trusted (it "
+  return fmt::format("{} has mode {:04o}: group or others can write it, so {} cannot be trusted (it "
                      "belongs to {}); it is left unchanged (make it its owner's only: chmod 600 {})",
-                     path.string(), info.st_mode & 07777, user_description(info.st_uid), path.string());
+                     path.string(), info.st_mode & 07777, content, user_description(info.st_uid), path.string());
 }
 
 // Why `directory`, at or above `path`, lets another user replace `path`, if
 // it does: another user than this one or root owns it, or group or others
 // may write it and it is not sticky (in a sticky directory, as /tmp, only
-// an entry's owner may rename or remove it). A directory that cannot be
-// read is left for the open that follows to report.
+// an entry's owner may rename or remove it). `info` describes `directory`.
 inline std::optional<std::string> unsafe_directory_refusal(const std::filesystem::path& directory,
-                                                           const std::filesystem::path& path) {
-  struct stat info;
-  if (::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
+                                                           const std::filesystem::path& path,
+                                                           const struct stat& info) {
   if (!owned_by_this_user_or_root(info)) {
     return fmt::format("{} is in {}, which belongs to {} (mode {:04o}): its owner could put another file in its "
                        "place, so only this user ({}) or root may own the directories above it; it is left "
@@ -100,6 +103,15 @@ inline std::optional<std::string> unsafe_directory_refusal(const std::filesystem
                        directory.string());
   }
   return std::nullopt;
+}
+
+// As above, for the directory at `directory`. One that cannot be read is
+// left for the open that follows to report.
+inline std::optional<std::string> unsafe_directory_refusal(const std::filesystem::path& directory,
+                                                           const std::filesystem::path& path) {
+  struct stat info;
+  if (::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
+  return unsafe_directory_refusal(directory, path, info);
 }
 
 // Why another user could replace `path` through a directory above it, if
@@ -191,6 +203,52 @@ inline int open_private_file(const std::filesystem::path& path, int flags, bool&
     if (errno != EEXIST) return -1;
   }
   return -1;
+}
+
+// Opens the existing `path` to read what it says (an allowlist), refused as
+// open_private_file refuses a file it would write: a symbolic link to a
+// regular file, a file group or others can write or another user owns, a
+// path another user could replace through a directory above it. Unlike a
+// file written to, a pipe or a device is judged too (whoever owns a FIFO
+// writes what is read from it). The checks are made with fstat on the
+// descriptor that is returned, so nothing can be swapped in between. `what`
+// and `content` name the file in a refusal ("an allowlist", "its entries").
+// Returns -1 with `refusal` set when refused, -1 with errno set when it
+// cannot be opened; never creates it.
+inline int open_private_file_to_read(const std::filesystem::path& path, std::string& refusal, std::string_view what,
+                                     std::string_view content) {
+  if (auto why = directory_chain_refusal(path)) {
+    refusal = std::move(*why);
+    return -1;
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const bool linked = fd < 0 && errno == ELOOP;
+  if (linked) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (linked && errno == ENOENT) refusal = symbolic_link_refusal(path, what);
+    return -1;
+  }
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  std::optional<std::string> why;
+  if (linked && S_ISREG(info.st_mode)) {
+    why = symbolic_link_refusal(path, what);
+  } else {
+    struct stat as_file = info;  // whatever its type, what it says is read: judged as a regular file is
+    as_file.st_mode = (info.st_mode & ~S_IFMT) | S_IFREG;
+    why = exposed_file_refusal(path, as_file, content);
+  }
+  if (why) {
+    ::close(fd);
+    refusal = std::move(*why);
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace detail

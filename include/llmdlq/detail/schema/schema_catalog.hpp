@@ -4,11 +4,10 @@
 // that names a file under the directory.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -18,6 +17,7 @@
 #include <boost/json/value.hpp>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/bounded_read.hpp"
 #include "llmdlq/detail/schema/uri.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -25,10 +25,13 @@ namespace detail {
 
 class schema_catalog {
  public:
-  /// Files larger than this are not schemas anyone wrote: skipped.
-  static constexpr std::uintmax_t max_file_bytes = 64u << 20;
-
+  /// Files are read up to the schema limit (file_kinds); a larger one, or
+  /// one that cannot be read, is skipped and noted (unread()).
   explicit schema_catalog(std::string directory) : root_(std::move(directory)) {}
+
+  /// The first file the catalogue found but could not read (larger than the
+  /// limit, say), for a message about a reference nothing answered.
+  [[nodiscard]] const std::optional<read_error>& unread() const noexcept { return unread_; }
 
   /// The text of the schema `uri` (without fragment) names, or nothing.
   std::optional<std::string> find(std::string_view uri) {
@@ -67,7 +70,7 @@ class schema_catalog {
 
   // The longest tail of the URI's path, segment by segment, that names a file
   // under the directory; no tail with a ".." segment is tried.
-  std::optional<std::string> find_by_name(std::string_view uri) const {
+  std::optional<std::string> find_by_name(std::string_view uri) {
     std::string_view path = uri;
     if (const auto scheme = path.find("://"); scheme != std::string_view::npos) {
       path.remove_prefix(scheme + 3);
@@ -93,18 +96,17 @@ class schema_catalog {
     return std::nullopt;
   }
 
-  static std::optional<std::string> read(const std::filesystem::path& file) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(file, ec);
-    if (ec || size > max_file_bytes) return std::nullopt;
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    return std::move(text).str();
+  // Read with a bound whatever the file turned out to be when opened (a
+  // file swapped for a FIFO or a device after the directory was listed).
+  std::optional<std::string> read(const std::filesystem::path& file) {
+    auto text = read_file_bounded(file, file_kind::schema);
+    if (text) return std::move(*text);
+    if (!unread_ && text.error().system_error != ENOENT) unread_ = std::move(text.error());
+    return std::nullopt;
   }
 
   std::filesystem::path root_;
+  std::optional<read_error> unread_;
   bool indexed_ = false;
   std::unordered_map<std::string, std::filesystem::path> by_id_;
 };

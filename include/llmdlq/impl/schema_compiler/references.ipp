@@ -30,7 +30,8 @@ inline std::optional<schema_compiler::resolved_target> schema_compiler::resolve_
   if (resources_.find(resource) == resources_.end() && !load(resource)) {
     if (!error_) {
       set_error(schema_errc::unresolved_reference, doc, where,
-                fmt::format("cannot resolve {}: no schema is registered as {}", ref, resource));
+                fmt::format("cannot resolve {}: no schema is registered as {}{}", ref, resource,
+                            catalog_.unread() ? " (" + catalog_.unread()->message + ")" : std::string()));
     }
     return std::nullopt;
   }
