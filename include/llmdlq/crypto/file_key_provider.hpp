@@ -32,6 +32,19 @@ struct key_listing {
 /// this one or root owns, is refused (provider_failed), and so is a
 /// directory below one another user owns or may write (unless it is sticky,
 /// as /tmp): its owner could choose the key that seals.
+///
+/// The directory is reached by a walk from / (from the working directory
+/// for a relative path): each component is opened with openat and
+/// O_NOFOLLOW from the one before, and each directory on the way is judged
+/// before the next is opened. The directory itself must not be a symbolic
+/// link (refused, naming it); a link on the way is followed only when this
+/// user or root owns it, and where it leads is walked and judged the same
+/// way, so a link into a directory another user controls is refused. The
+/// directory is then held open, and every key file, `current` and
+/// tombstone is read, created (O_EXCL, fsync), renamed and removed relative
+/// to it: a directory or link swapped after the walk redirects nothing. A
+/// key file is read up to 4 KiB (detail::file_kinds), whatever it claims.
+///
 /// Key ids are 1 to 64 of [A-Za-z0-9._-], not starting with a dot.
 /// Files are read on every call, so a rotation or a shred by another
 /// process counts at once; a key lives in guarded memory only while used.
