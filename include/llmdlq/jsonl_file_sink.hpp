@@ -145,11 +145,17 @@ struct jsonl_contents {
 ///   it for as long as it is open, so waiting could be forever. Stop the
 ///   writer, purge, open it again.
 /// - The kept lines, byte for byte, go to a new file in the same directory
-///   (`<name>.purge-XXXXXX`, with the old file's mode and, where allowed,
-///   owner), which is fsynced and renamed over the old one, and the
-///   directory synced: a crash leaves the old file or the new one, never a
-///   mix. A crash before the rename can leave the new file behind under its
-///   temporary name (mode 0600 until it is complete); the next purge removes it.
+///   (unnamed while it is written, then `<name>.purge-XXXXXX`, with the old
+///   file's mode and, where allowed, owner), which is fsynced and renamed
+///   over the old one, and the directory synced: a crash leaves the old file
+///   or the new one, never a mix. A crash between naming and renaming can
+///   leave the new file behind; the next purge removes it, and only it: a
+///   file of that name is removed when it is this user's regular file
+///   marked as this file's compaction (detail::jsonl_compaction_attribute),
+///   never another user's file or a link, as others may leave in a
+///   directory anyone may write. (Where the file system has no unnamed
+///   files, the new file has its name from the start; where it keeps no
+///   extended attributes, what a crash left stays for its owner to remove.)
 /// - Lines that are not envelopes make it refuse (`rejected`, nothing
 ///   changed), as jsonl_file_sink::open() does; so does a last line without
 ///   a newline that is neither an envelope nor the start of one. The start
@@ -165,6 +171,14 @@ struct jsonl_contents {
 ///   purge is still audited.
 [[nodiscard]] LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(
     const std::filesystem::path& path, const purge_request& request, jsonl_file_options options = {});
+
+namespace detail {
+/// The extended attribute that marks a purge's new file as its own (its value:
+/// the name of the file it compacts) from before the file has a name until
+/// it replaces the old one. A purge removes a `<name>.purge-XXXXXX` that a
+/// crash left behind only when it is this user's regular file with that mark.
+inline constexpr char jsonl_compaction_attribute[] = "user.llmdlq.compaction";
+}  // namespace detail
 
 /// Where purge_jsonl_file() writes a file's audit lines: `<path>.audit.jsonl`.
 [[nodiscard]] inline std::filesystem::path jsonl_purge_audit_path(const std::filesystem::path& path) {

@@ -4,6 +4,7 @@
 // letters and change them at will, whatever the file's mode. Nor do replay
 // and deliver trust an allowlist another user could have written.
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <llmdlq/sqlite/store.hpp>
 
 #include "catch.hpp"
+#include "support/expiring_letters.hpp"
 #include "support/other_user.hpp"
 #include "support/replay_letters.hpp"
 #include "support/skip.hpp"
@@ -203,6 +205,54 @@ TEST_CASE("deliver: an allowlist that is root's and its owner's only lets the ta
     CHECK(std::filesystem::exists(setup.target));
     std::filesystem::remove(setup.target);
   }
+}
+
+TEST_CASE("purge, run by root in a directory anyone may write, removes only what its own purges left there",
+          "[tools][purge][jsonl][owner]") {
+  LLMDLQ_REQUIRE_ROOT();
+  const auto nobody = llmdlq::test::nobody();
+  temp_dir dir;
+  const auto shared = dir.path() / "D";  // as /tmp is: mode 1777
+  std::filesystem::create_directory(shared);
+  std::filesystem::permissions(shared, std::filesystem::perms(01777), std::filesystem::perm_options::replace);
+  const auto file = shared / "pj.jsonl";
+  const llmdlq::test::expiring_letters letters;
+  {
+    auto sink = llmdlq::jsonl_file_sink::open(file);
+    REQUIRE(sink.has_value());
+    REQUIRE(sink->publish_batch(letters.all()).has_value());
+  }
+  // nobody's, named as a purge names its new file: a file, and links to root's file and to nobody's.
+  const auto theirs = shared / "pj.jsonl.purge-ABCDEF";
+  const auto link = shared / "pj.jsonl.purge-LINKED";
+  const auto to_theirs = shared / "pj.jsonl.purge-THEIRS";
+  const auto target = dir.write("root-file", "root's\n");
+  REQUIRE(llmdlq::test::run_as(nobody, [&] {
+    std::ofstream(theirs) << "nobody's\n";
+    return std::filesystem::exists(theirs) && ::symlink(target.c_str(), link.c_str()) == 0 &&
+           ::symlink(theirs.c_str(), to_theirs.c_str()) == 0;
+  }));
+  // nobody's file marked as a purge marks its own: still not root's.
+  REQUIRE(::lsetxattr(theirs.c_str(), llmdlq::detail::jsonl_compaction_attribute, "pj.jsonl", 8, 0) == 0);
+  // root's: what a killed purge left (marked), and a file of the same shape that is not a purge's.
+  const auto abandoned = shared / "pj.jsonl.purge-a1B2c3";
+  const auto unmarked = shared / "pj.jsonl.purge-notes1";
+  std::ofstream(abandoned) << "{\"envelope_version\":\"1\"";
+  std::ofstream(unmarked) << "root's notes\n";
+  REQUIRE(::setxattr(abandoned.c_str(), llmdlq::detail::jsonl_compaction_attribute, "pj.jsonl", 8, 0) == 0);
+
+  const auto run = run_llmdlq("purge jsonl:" + file.string() + " --now 2026-06-01T00:00:00Z --operator alice");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.starts_with("purged 3 dead letters from jsonl:"));
+  CHECK(slurp(theirs) == "nobody's\n");
+  CHECK(llmdlq::test::owner_of(theirs) == static_cast<long>(nobody.uid));
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(std::filesystem::is_symlink(to_theirs));
+  CHECK(slurp(target) == "root's\n");
+  CHECK_FALSE(std::filesystem::exists(abandoned));
+  CHECK(slurp(unmarked) == "root's notes\n");
+  CHECK(llmdlq::read_jsonl_envelopes(file)->envelopes.size() == 3);
 }
 
 }  // namespace file_owner_command_test

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -83,11 +84,20 @@ TEST_CASE("a JSONL purge keeps exactly the unexpired lines and audits each purge
     CHECK(llmdlq::test::slurp(path) == lines_of(letters.kept) + lines_of({letters.expired.front()}));
   }
 
-  SECTION("a new file a killed purge left beside the old one is removed by the next purge") {
+  SECTION("a new file a killed purge left beside the old one is removed by the next purge, and nothing else") {
+    // Marked as a purge marks its new file, for this DLQ: the purge's own.
+    const auto attribute = llmdlq::detail::jsonl_compaction_attribute;
     const auto abandoned = dir.write("dlq.jsonl.purge-a1B2c3", "{\"envelope_version\":\"1\"");
+    REQUIRE(::setxattr(abandoned.c_str(), attribute, "dlq.jsonl", 9, 0) == 0);
+    // Named like one but not marked, or marked for another file: not known to be a purge's.
+    const auto unmarked = dir.write("dlq.jsonl.purge-b2C3d4", "{\"envelope_version\":\"1\"");
+    const auto elsewhere = dir.write("dlq.jsonl.purge-c3D4e5", "{\"envelope_version\":\"1\"");
+    REQUIRE(::setxattr(elsewhere.c_str(), attribute, "old.jsonl", 9, 0) == 0);
     const auto other = dir.write("dlq.jsonl.purge-notes", "not a purge's");
     REQUIRE(llmdlq::purge_jsonl_file(path, letters.request()).has_value());
     CHECK_FALSE(std::filesystem::exists(abandoned));
+    CHECK(std::filesystem::exists(unmarked));
+    CHECK(std::filesystem::exists(elsewhere));
     CHECK(std::filesystem::exists(other));
     CHECK(llmdlq::test::slurp(path) == lines_of(letters.kept));
   }

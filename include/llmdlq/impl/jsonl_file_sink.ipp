@@ -2,9 +2,12 @@
 // Definitions for jsonl_file_sink.hpp, on POSIX file descriptors.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -403,7 +406,9 @@ LLMDLQ_INLINE expected<std::vector<receipt>, sink_error> jsonl_file_sink::publis
 
 namespace detail {
 
-// A file that is removed unless it was kept.
+// A purge's new file, removed unless it was kept. It has a name (`path`)
+// only once it is about to replace the old file, or from the start where
+// the file system cannot make an unnamed one.
 struct temporary_file {
   std::string path;
   owned_fd file{-1};
@@ -413,18 +418,96 @@ struct temporary_file {
   }
 };
 
-// Removes the `<name>.purge-XXXXXX` files a purge killed before its rename
-// left beside `path`. Called under the file's lock, which every purge holds
-// while its own such file exists.
-inline void remove_abandoned_compactions(const std::filesystem::path& path) {
-  const std::string prefix = path.filename().string() + ".purge-";
+inline std::filesystem::path directory_of(const std::filesystem::path& path) {
   auto directory = path.parent_path();
-  if (directory.empty()) directory = ".";
-  std::error_code ignored;
-  for (const auto& entry : std::filesystem::directory_iterator(directory, ignored)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() == prefix.size() + 6 && name.starts_with(prefix)) std::filesystem::remove(entry.path(), ignored);
+  return directory.empty() ? std::filesystem::path(".") : directory;
+}
+
+// Whether the open file `fd` is marked as a compaction of the file named `name`.
+inline bool marked_as_compaction_of(int fd, std::string_view name) {
+  char value[256];
+  const ssize_t n = ::fgetxattr(fd, jsonl_compaction_attribute, value, sizeof value);
+  return n >= 0 && std::string_view(value, static_cast<std::size_t>(n)) == name;
+}
+
+// Removes the `<name>.purge-XXXXXX` files a purge killed before its rename
+// left beside `path`: those that are this user's regular files marked as a
+// compaction of this file. Anything else of that name, another user's file
+// or a link (in a directory anyone may write, as /tmp), is someone else's,
+// and stays. Nobody else can rename or replace a file of this user's in a
+// directory only this user or a sticky bit guards (directory_chain_refusal),
+// so the file checked is the one removed. Called under the file's lock,
+// which every purge holds while its own such file exists.
+inline void remove_abandoned_compactions(const std::filesystem::path& path) {
+  const std::string name = path.filename().string();
+  const std::string prefix = name + ".purge-";
+  const int directory_fd = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (directory_fd < 0) return;
+  DIR* directory = ::fdopendir(directory_fd);
+  if (directory == nullptr) {
+    ::close(directory_fd);
+    return;
   }
+  while (const struct dirent* entry = ::readdir(directory)) {
+    const std::string_view entry_name = entry->d_name;
+    if (entry_name.size() != prefix.size() + 6 || !entry_name.starts_with(prefix)) continue;
+    struct stat named {};
+    if (::fstatat(directory_fd, entry->d_name, &named, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(named.st_mode) || named.st_uid != ::geteuid()) continue;
+    const owned_fd file{::openat(directory_fd, entry->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
+    struct stat opened {};
+    if (file.fd < 0 || ::fstat(file.fd, &opened) != 0 || opened.st_dev != named.st_dev ||
+        opened.st_ino != named.st_ino || !marked_as_compaction_of(file.fd, name)) {
+      continue;
+    }
+    ::unlinkat(directory_fd, entry->d_name, 0);
+  }
+  ::closedir(directory);
+}
+
+// Creates the new file of a compaction of `path` in its directory, mode
+// 0600, marked as such before it has a name: unnamed (O_TMPFILE) while it
+// is written, so a purge killed meanwhile leaves nothing. Where the file
+// system has no unnamed files it is `<name>.purge-XXXXXX` from the start,
+// marked right after; where it keeps no extended attributes, one a crash
+// left stays for its owner to remove.
+inline expected<void, sink_error> create_compaction(const std::filesystem::path& path, temporary_file& out) {
+  const std::string name = path.filename().string();
+  out.file.fd = ::open(directory_of(path).c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (out.file.fd < 0) {
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+      return unexpected(io_failure("cannot create a file beside", path, errno));
+    }
+    std::string temporary = path.string() + ".purge-XXXXXX";
+    out.file.fd = ::mkostemp(temporary.data(), O_CLOEXEC);
+    if (out.file.fd < 0) return unexpected(io_failure("cannot create a file beside", path, errno));
+    out.path = std::move(temporary);
+  }
+  (void)::fsetxattr(out.file.fd, jsonl_compaction_attribute, name.data(), name.size(), 0);
+  return {};
+}
+
+// Gives an unnamed compaction its name, `<name>.purge-` and six random
+// letters or digits beside `path`, for the rename over it; 0 or an errno.
+inline int name_compaction(const std::filesystem::path& path, temporary_file& compacted) {
+  if (!compacted.path.empty()) return 0;
+  static constexpr std::string_view letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const std::string by_descriptor = "/proc/self/fd/" + std::to_string(compacted.file.fd);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    unsigned char random[6];
+    if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random)) return errno ? errno : EIO;
+    std::string candidate = path.string() + ".purge-";
+    for (const unsigned char byte : random) candidate.push_back(letters[byte % letters.size()]);
+    // Root may link the descriptor itself; others link it through /proc.
+    if (::linkat(compacted.file.fd, "", AT_FDCWD, candidate.c_str(), AT_EMPTY_PATH) == 0 ||
+        (errno != EEXIST &&
+         ::linkat(AT_FDCWD, by_descriptor.c_str(), AT_FDCWD, candidate.c_str(), AT_SYMLINK_FOLLOW) == 0)) {
+      compacted.path = std::move(candidate);
+      return 0;
+    }
+    if (errno != EEXIST) return errno;
+  }
+  return EEXIST;
 }
 
 // Appends `line` and a newline to the audit file beside `path`, synced. The
@@ -511,7 +594,7 @@ inline expected<void, sink_error> compact_lines(int fd, const std::filesystem::p
   if (refused) return unexpected(std::move(*refused));
   if (request.dry_run) return {};
   if (write_error == 0 && !pending.empty()) write_error = write_all(compacted.file.fd, pending);
-  if (write_error != 0) return unexpected(io_failure("cannot write", compacted.path, write_error));
+  if (write_error != 0) return unexpected(io_failure("cannot write the compacted file of", path, write_error));
   return {};
 }
 
@@ -528,15 +611,21 @@ inline expected<void, sink_error> replace_with_compacted(const std::filesystem::
   if (report.count > 0) {
     const int fd = compacted.file.fd;
     (void)::fchown(fd, info.st_uid, info.st_gid);  // kept where allowed; a non-root purge keeps its own
-    if (::fchmod(fd, info.st_mode & 07777) != 0) return unexpected(io_failure("cannot chmod", compacted.path, errno));
-    if (::fsync(fd) != 0) return unexpected(io_failure("cannot sync", compacted.path, errno));
+    if (::fchmod(fd, info.st_mode & 07777) != 0) {
+      return unexpected(io_failure("cannot chmod the compacted file of", path, errno));
+    }
+    if (::fsync(fd) != 0) return unexpected(io_failure("cannot sync the compacted file of", path, errno));
     if (auto intended = append_audit_line(path, audit_line("intent")); !intended) {
       return unexpected(std::move(intended.error()));
+    }
+    if (const int error = name_compaction(path, compacted)) {
+      return unexpected(io_failure("cannot name the compacted file of", path, error));
     }
     if (::rename(compacted.path.c_str(), path.c_str()) != 0) {
       return unexpected(io_failure("cannot rename the compacted file over", path, errno));
     }
     compacted.kept = true;
+    (void)::fremovexattr(fd, jsonl_compaction_attribute);  // the DLQ itself now
   }
   if (const int error = sync_directory_of(path)) return unexpected(io_failure("cannot sync the directory of", path, error));
   if (auto audited = append_audit_line(path, audit_line("done")); !audited) {
@@ -563,10 +652,7 @@ LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::fil
   detail::temporary_file compacted;
   if (!request.dry_run) {
     detail::remove_abandoned_compactions(path);
-    std::string name = path.string() + ".purge-XXXXXX";
-    compacted.file.fd = ::mkostemp(name.data(), O_CLOEXEC);  // mode 0600 until it is complete
-    if (compacted.file.fd < 0) return unexpected(detail::io_failure("cannot create a file beside", path, errno));
-    compacted.path = std::move(name);
+    if (auto created = detail::create_compaction(path, compacted); !created) return unexpected(std::move(created.error()));
   }
   auto report = purge_report::for_request(request);
   auto read = detail::compact_lines(opened.file.fd, path, request, options.max_line_bytes, compacted, report);
