@@ -79,7 +79,8 @@ struct national_id_rule {
 
 /// Rules for the national ids of the seed documents' countries.
 namespace national_ids {
-/// Netherlands: burgerservicenummer, 9 digits, the eleven test.
+/// Netherlands: burgerservicenummer, 9 digits (`123456782`, or as documents
+/// print it: `1234.56.782`, `1234 56 782`), the eleven test.
 [[nodiscard]] LLMDLQ_INLINE national_id_rule nl_bsn();
 /// Russia: INN, 10 digits (organisations) or 12 (people), with their check digits.
 [[nodiscard]] LLMDLQ_INLINE national_id_rule ru_inn();

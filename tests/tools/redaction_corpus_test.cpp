@@ -261,4 +261,34 @@ TEST_CASE("redaction corpus: a line over --max-line-bytes keeps its prefix redac
   }
 }
 
+TEST_CASE("process --national-ids: ids written as documents print them are stored redacted",
+          "[tools][process][redaction]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object", "required": ["total"]})");
+  struct id_case {
+    std::string rules;
+    std::string member;
+    std::string written;
+    std::string placeholder;
+  };
+  for (const auto& c : std::vector<id_case>{{"nl_bsn", "bsn", "111222333", "<nl_bsn>"},
+                                            {"nl_bsn", "bsn", "1112.22.333", "<nl_bsn>"},
+                                            {"nl_bsn", "bsn", "1234 56 782", "<nl_bsn>"},
+                                            {"ru_snils", "snils", "112-233-445 95", "<ru_snils>"},
+                                            {"lk_nic", "nic", "853400937V", "<lk_nic>"}}) {
+    INFO(c.written);
+    const auto dlq = dir.path() / (c.member + std::to_string(c.written.size()) + ".jsonl");
+    const std::string response = boost::json::serialize(boost::json::object{{c.member, c.written}});
+    const auto run = run_llmdlq_reading(
+        "process --national-ids " + c.rules + " --sink jsonl:" + dlq.string() + " --schema " + schema,
+        dir.write("in.jsonl", boost::json::serialize(boost::json::object{{"response", response}}) + "\n"));
+    REQUIRE(run.exit_code == 0);
+    CHECK(run.out.find("\"stored\":true") != std::string::npos);
+    const std::string stored = slurp(dlq);
+    CHECK(stored.find(c.placeholder) != std::string::npos);
+    CHECK(stored.find(c.written) == std::string::npos);
+    CHECK(run.out.find(c.written) == std::string::npos);
+  }
+}
+
 }  // namespace redaction_corpus_test

@@ -103,6 +103,27 @@ TEST_CASE("national ids are found by shape and checksum", "[redaction]") {
   CHECK(custom.redact_text("RRN 85.07.30-033.29") == "RRN 85.07.30-033.29");
 }
 
+TEST_CASE("a BSN is read as Dutch documents print it, and a number grouped otherwise is not one", "[redaction]") {
+  const auto r = make({.national_ids = {llmdlq::national_ids::nl_bsn()}});
+  // Passports, identity cards and driving licences group it 4.2.3 with dots; some forms with spaces.
+  CHECK(r.redact_text("BSN 1112.22.333.") == "BSN <nl_bsn>.");
+  CHECK(r.redact_text("persoonsnummer 1234.56.782") == "persoonsnummer <nl_bsn>");
+  CHECK(r.redact_text("BSN 1112 22 333, geboren") == "BSN <nl_bsn>, geboren");
+  CHECK(r.redact_text(R"({"bsn": "1112.22.333"})") == R"({"bsn": "<nl_bsn>"})");
+  CHECK(r.redact_text(R"({"bsn": "111222333"})") == R"({"bsn": "<nl_bsn>"})");
+  for (const std::string text : {
+           "BSN 1112.22.334",                   // the eleven test fails
+           "dated 2024.12.31 and 2024 12 31",   // a date: eight digits
+           "version 1112.22.333.4",             // a longer dotted number
+           "version 7.1112.22.333",             // a longer dotted number, from its start
+           "build 1112.22.3330 and 11122.2.333",  // other groupings
+           "total EUR 111.222.333 and 1112-22-333",  // an amount's grouping, and dashes
+       }) {
+    INFO(text);
+    CHECK(r.redact_text(text) == text);
+  }
+}
+
 TEST_CASE("tokens are keyed, stable across spellings, and differ between keys", "[redaction]") {
   const auto a = make({.key = llmdlq::redaction_key{"k1", secret}});
   const auto b = make({.key = llmdlq::redaction_key{"k2", std::string(32, 't')}});

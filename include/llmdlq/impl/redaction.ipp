@@ -114,7 +114,11 @@ inline bool nic_valid(std::string_view id) {
 }  // namespace detail
 
 namespace national_ids {
-LLMDLQ_INLINE national_id_rule nl_bsn() { return {"nl_bsn", {"#########"}, detail::bsn_valid}; }
+// As printed on passports, identity cards and driving licences (4.2.3, with
+// dots or spaces) and unbroken. Not 3.3.3: that is how an amount is grouped.
+LLMDLQ_INLINE national_id_rule nl_bsn() {
+  return {"nl_bsn", {"#########", "####.##.###", "#### ## ###"}, detail::bsn_valid};
+}
 LLMDLQ_INLINE national_id_rule ru_inn() { return {"ru_inn", {"############", "##########"}, detail::inn_valid}; }
 LLMDLQ_INLINE national_id_rule ru_snils() { return {"ru_snils", {"###-###-### ##", "###########"}, detail::snils_valid}; }
 LLMDLQ_INLINE national_id_rule lk_nic() { return {"lk_nic", {"#########[VXvx]", "############"}, detail::nic_valid}; }

@@ -328,6 +328,13 @@ class pii_scanner {
     return true;
   }
   [[nodiscard]] bool boundary_after(std::size_t i) const noexcept { return !joins(i); }
+  // Whether a number's separator and digit follow `i` (`1112.22.333.4`): the
+  // value read so far is part of a longer number, as digits_at tells from
+  // the other end.
+  [[nodiscard]] bool number_goes_on(std::size_t i) const noexcept {
+    const char c = at(i);
+    return (c == '.' || c == ',' || c == '-' || c == '/' || c == ':') && pii_chars::is(at(i + 1), pii_chars::digit);
+  }
 
   // Whether the byte at `k` joins what is beside it into one word: a letter
   // or digit, or an edge of a placeholder this redactor writes (`<iban:…>`,
@@ -780,7 +787,7 @@ class pii_scanner {
     const auto& r = ids_[rule];
     for (const auto& shape : r.shapes) {
       const std::size_t length = match_shape(shape, s_.substr(i, std::min(max_candidate, s_.size() - i)));
-      if (length == 0 || !boundary_after(i + length)) continue;
+      if (length == 0 || !boundary_after(i + length) || number_goes_on(i + length)) continue;
       if (!r.checksum || r.checksum(s_.substr(i, length))) return i + length;
     }
     return 0;
