@@ -146,4 +146,31 @@ TEST_CASE("crypto keys: shred refuses a key file that is a symbolic link and lea
   CHECK_FALSE(std::filesystem::exists(dir.keys / "k2.shredded"));
 }
 
+TEST_CASE("crypto keys: a key directory that is a symbolic link is refused, one reached through this user's "
+          "link or by a relative path is used",
+          "[crypto][keys][owner]") {
+  key_directory dir;
+  const auto link = dir.scratch.path() / "linked";
+  std::filesystem::create_symlink(dir.keys, link);
+  const auto refused = file_key_provider(link).key("k1");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == cipher_failure::provider_failed);
+  CHECK(refused.error().message.find(link.string() + " is a symbolic link: a key directory is opened by its own "
+                                     "path only") != std::string::npos);
+  CHECK_FALSE(file_key_provider::generate(link, "k2"));
+  CHECK_FALSE(std::filesystem::exists(dir.keys / "k2.key"));
+  // A link on the way, this user's in a directory only this user may write, is followed.
+  const auto parent_link = dir.scratch.path() / "scratch-link";
+  std::filesystem::create_symlink(dir.scratch.path(), parent_link);
+  CHECK(file_key_provider(parent_link / "keys").key("k1"));
+  // A relative path is walked from the working directory; `..` included.
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.keys);
+  const bool relative = file_key_provider("../keys").key("k1").has_value();
+  const bool dot = file_key_provider::list(".").has_value();
+  std::filesystem::current_path(cwd);
+  CHECK(relative);
+  CHECK(dot);
+}
+
 }  // namespace key_owner_test
