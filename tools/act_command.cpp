@@ -10,6 +10,7 @@
 #include <llmdlq/moderation_query.hpp>
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "record_view.hpp"
@@ -87,7 +88,7 @@ int read_correction(const command_syntax& syntax, const parsed_arguments& parsed
     if (json) {
       boost::json::array list;
       for (const auto& e : errors) list.push_back(to_json(e));
-      std::cout << boost::json::serialize(boost::json::object{{"refused", true}, {"errors", std::move(list)}})
+      std::cout << json_text(boost::json::object{{"refused", true}, {"errors", std::move(list)}})
                 << '\n';
     }
     return exit_invalid;
@@ -155,7 +156,7 @@ int act_command(moderation_action action, arguments args) {
     }
   }
   if (json) {
-    std::cout << boost::json::serialize(record_summary_json(*done, system_now())) << '\n';
+    std::cout << json_text(record_summary_json(*done, system_now())) << '\n';
   } else {
     std::cout << fmt::format("{}: {} by {}\n", done->dlq_id, to_string(done->status), request.operator_name);
   }

@@ -13,6 +13,7 @@
 #endif
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "replay_targets.hpp"
@@ -98,7 +99,7 @@ int deliver_command(arguments args) {
     return exit_sink;
   }
   if (json) {
-    std::cout << boost::json::serialize(boost::json::object{{"resolved", summary->resolved},
+    std::cout << json_text(boost::json::object{{"resolved", summary->resolved},
                                                             {"delivered", summary->delivered},
                                                             {"already_delivered", summary->already_delivered},
                                                             {"superseded", summary->superseded}})

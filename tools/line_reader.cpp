@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // line_reader: read(2) into a fixed buffer, SHA-256 with OpenSSL's EVP
-// interface for lines over the limit.
+// interface for lines over the limit (sha256_stream, which process also
+// hashes a recorded stream with).
 #include "line_reader.hpp"
 
 #include <openssl/evp.h>
@@ -13,39 +14,33 @@
 #include <string_view>
 
 namespace llmdlq::cli {
+
+sha256_stream::sha256_stream() : context_(EVP_MD_CTX_new()) {
+  if (context_ && EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr) != 1) context_.reset();
+}
+
+void sha256_stream::update(std::string_view bytes) {
+  if (context_ && !bytes.empty() && EVP_DigestUpdate(context_.get(), bytes.data(), bytes.size()) != 1) {
+    context_.reset();
+  }
+}
+
+std::string sha256_stream::hex() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (!context_ || EVP_DigestFinal_ex(context_.get(), digest, &length) != 1) return {};
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string text;
+  for (unsigned int i = 0; i < length; ++i) {
+    text.push_back(digits[digest[i] >> 4]);
+    text.push_back(digits[digest[i] & 0x0F]);
+  }
+  return text;
+}
+
+void sha256_stream::free_context::operator()(EVP_MD_CTX* c) const noexcept { EVP_MD_CTX_free(c); }
+
 namespace {
-
-// An incremental SHA-256.
-class sha256_stream {
- public:
-  sha256_stream() : context_(EVP_MD_CTX_new()) {
-    if (context_ && EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr) != 1) context_.reset();
-  }
-  void update(std::string_view bytes) {
-    if (context_ && !bytes.empty() && EVP_DigestUpdate(context_.get(), bytes.data(), bytes.size()) != 1) {
-      context_.reset();
-    }
-  }
-  /// Lowercase hex; empty when OpenSSL failed (then no hash is claimed).
-  std::string hex() {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    if (!context_ || EVP_DigestFinal_ex(context_.get(), digest, &length) != 1) return {};
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string text;
-    for (unsigned int i = 0; i < length; ++i) {
-      text.push_back(digits[digest[i] >> 4]);
-      text.push_back(digits[digest[i] & 0x0F]);
-    }
-    return text;
-  }
-
- private:
-  struct free_context {
-    void operator()(EVP_MD_CTX* c) const noexcept { EVP_MD_CTX_free(c); }
-  };
-  std::unique_ptr<EVP_MD_CTX, free_context> context_;
-};
 
 // Drops an incomplete UTF-8 sequence the cut left at the end of `text`.
 void cut_at_character(std::string& text) {

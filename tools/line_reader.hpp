@@ -5,13 +5,32 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <openssl/types.h>
 
 #include <llmdlq/expected.hpp>
 
 namespace llmdlq::cli {
+
+/// An incremental SHA-256, with OpenSSL's EVP interface.
+class sha256_stream {
+ public:
+  sha256_stream();
+  void update(std::string_view bytes);
+  /// Lowercase hex; empty when OpenSSL failed (then no hash is claimed).
+  std::string hex();
+
+ private:
+  struct free_context {
+    void operator()(EVP_MD_CTX* c) const noexcept;
+  };
+  std::unique_ptr<EVP_MD_CTX, free_context> context_;
+};
 
 /// One line of input, without its "\n" or "\r\n".
 struct input_line {

@@ -7,9 +7,20 @@
 #include <cerrno>
 #include <cstring>
 
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
 #include <fmt/format.h>
+#include <llmdlq/detail/utf8.hpp>
 
 namespace llmdlq::cli {
+
+std::string json_text(const boost::json::value& value) {
+  std::string text = boost::json::serialize(value);
+  // Serialising escapes quotes, backslashes and controls but copies other
+  // bytes: only inside strings can a byte be invalid UTF-8.
+  detail::make_valid_utf8(text);
+  return text;
+}
 
 bool line_writer::write_line(std::string_view line) {
   if (error_ != 0) return false;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Writes result lines to a file descriptor and knows how many of them
-// arrived whole: a command whose output fails (a full disk, a closed pipe)
+// arrived whole (and makes the JSON text of every line the tool prints): a command whose output fails (a full disk, a closed pipe)
 // says how far its output got and exits non-zero instead of losing results.
 #pragma once
 
@@ -8,7 +8,15 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/fwd.hpp>
+
 namespace llmdlq::cli {
+
+/// The JSON text of `value`, every byte of it valid UTF-8: a string holding
+/// bytes that are not (a capture's, a file name's, a stored field's) has
+/// each such byte replaced by U+FFFD, as the library does to what it stores.
+/// Every line of JSON the tool prints is made by this.
+std::string json_text(const boost::json::value& value);
 
 class line_writer {
  public:

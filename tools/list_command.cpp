@@ -9,6 +9,7 @@
 #include <llmdlq/moderation_query.hpp>
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "record_view.hpp"
@@ -105,8 +106,8 @@ int list_command(arguments args) {
   }
   const std::string next = page->next ? to_string(*page->next) : std::string();
   if (json) {
-    for (const auto& r : page->records) std::cout << boost::json::serialize(record_summary_json(r, now)) << '\n';
-    if (page->more) std::cout << boost::json::serialize(boost::json::object{{"next", next}}) << '\n';
+    for (const auto& r : page->records) std::cout << json_text(record_summary_json(r, now)) << '\n';
+    if (page->more) std::cout << json_text(boost::json::object{{"next", next}}) << '\n';
     return exit_ok;
   }
   const bool colour = colour_for(STDOUT_FILENO);

@@ -519,7 +519,7 @@ int judge_lines(const judge& worker, const llmdlq::schema& schema, const process
       const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, schema, options));
       verdict.emplace("length", line.length);
       describe_dead_letter(verdict, d, totals);
-      verdicts.write_line(boost::json::serialize(verdict));
+      verdicts.write_line(json_text(verdict));
       continue;
     }
     auto input = read_response_line(line.text, max_line_bytes);
@@ -528,7 +528,7 @@ int judge_lines(const judge& worker, const llmdlq::schema& schema, const process
       if (!input.error().id.is_null()) verdict.emplace("id", std::move(input.error().id));
       verdict.emplace("status", "invalid_input");
       verdict.emplace("error", std::move(input.error().message));
-      verdicts.write_line(boost::json::serialize(verdict));
+      verdicts.write_line(json_text(verdict));
       continue;
     }
     if (const auto* id = input->input.as_object().if_contains("id")) verdict.emplace("id", *id);
@@ -536,17 +536,19 @@ int judge_lines(const judge& worker, const llmdlq::schema& schema, const process
     if (!s.model_name.empty()) input->context.model.name = s.model_name;
     const disposition d = worker.handle(input->response, input->context);
     describe_disposition(verdict, d, totals);
-    verdicts.write_line(boost::json::serialize(verdict));
+    verdicts.write_line(json_text(verdict));
   }
   return end_run(verdicts, worker, totals, "line", read_failed);
 }
 
 // One recorded stream, read as it would arrive: a piece at a time, no
-// further than the byte its answer died at. The verdict's "stream" part.
+// further than the byte its answer died at. The verdict's "stream" part,
+// and the hash of the bytes read, which keys its dead letter.
 struct capture_reading {
   std::uint64_t read = 0;            // transport bytes read
   std::optional<std::uint64_t> size;  // a regular file's whole size
   std::optional<std::string> error;  // the capture could not be read
+  std::string sha256;                // of the bytes read
 };
 
 capture_reading read_capture(int fd, judged_stream& stream) {
@@ -554,19 +556,31 @@ capture_reading read_capture(int fd, judged_stream& stream) {
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) r.size = static_cast<std::uint64_t>(st.st_size);
   // About what one read of a live response brings: a verdict reached inside
-  // a piece stops the reading after that piece.
+  // a piece stops the reading after that piece. Each piece is filled before
+  // it is judged, so that the bytes read, and so the dead letter's key, are
+  // the same however a pipe hands them over.
   char piece[4096];
-  while (!stream.verdict().dead && !stream.decoder().error()) {
-    const ssize_t n = ::read(fd, piece, sizeof piece);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      r.error = std::string(std::strerror(errno));
-      break;
+  sha256_stream hash;
+  bool ended = false;
+  while (!ended && !stream.verdict().dead && !stream.decoder().error()) {
+    std::size_t filled = 0;
+    while (filled < sizeof piece) {
+      const ssize_t n = ::read(fd, piece + filled, sizeof piece - filled);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) r.error = std::string(std::strerror(errno));
+      if (n <= 0) {
+        ended = true;
+        break;
+      }
+      filled += static_cast<std::size_t>(n);
     }
-    if (n == 0) break;
-    r.read += static_cast<std::uint64_t>(n);
-    stream.feed(std::string_view(piece, static_cast<std::size_t>(n)));
+    if (r.error || filled == 0) break;
+    const std::string_view bytes(piece, filled);
+    r.read += filled;
+    hash.update(bytes);
+    stream.feed(bytes);
   }
+  r.sha256 = hash.hex();
   return r;
 }
 
@@ -600,16 +614,31 @@ boost::json::object judge_capture(const judge& worker, const llmdlq::schema& sch
   const capture_reading reading = read_capture(fd, stream);
   if (!from_stdin) ::close(fd);
   verdict.emplace("stream", stream_json(reading, stream));
-  if (reading.error || stream.decoder().error()) {
+  const bool sse = s.stream == chat_stream_format::openai_sse;
+  // Bytes without a single event of the format (an error page, a whole
+  // completion, another format's stream) are not an answer that was empty.
+  const bool no_event = stream.decoder().events() == 0;
+  if (reading.error || stream.decoder().error() || no_event) {
     ++totals.invalid;
     verdict.emplace("status", "invalid_input");
-    const char* format = s.stream == chat_stream_format::openai_sse ? "OpenAI's server-sent events"
-                                                                    : "Ollama's lines of JSON";
-    verdict.emplace("error", reading.error ? "cannot read: " + *reading.error
-                                           : fmt::format("not {}: {}", format, *stream.decoder().error()));
+    const char* format = sse ? "OpenAI's server-sent events" : "Ollama's lines of JSON";
+    std::string why = reading.error               ? "cannot read: " + *reading.error
+                      : stream.decoder().error() ? fmt::format("not {}: {}", format, *stream.decoder().error())
+                                                 : fmt::format("not {}: no {} in its {}", format,
+                                                               sse ? "data: event" : "line of JSON",
+                                                               detail::counted(reading.read, "byte"));
+    verdict.emplace("error", std::move(why));
     return verdict;
   }
-  const disposition d = worker.settle(stream.finish());
+  // The capture's bytes key its dead letter, as a line's response keys
+  // its: distinct captures never share one, even cut at the same answer.
+  if (!reading.sha256.empty() && stream.context().idempotency_key.empty()) {
+    stream.context().idempotency_key =
+        derive_idempotency_key(schema.fingerprint(), reading.sha256, captured_text::of("").sha256);
+  }
+  auto judged = stream.finish();
+  if (!judged) judged.error().idempotency_key_derived = true;
+  const disposition d = worker.settle(std::move(judged));
   describe_disposition(verdict, d, totals);
   return verdict;
 }
@@ -623,7 +652,7 @@ int judge_captures(const judge& worker, const llmdlq::schema& schema, const proc
   for (const std::string_view name : captures.empty() ? standard_input : captures) {
     if (verdicts.failed()) break;
     ++totals.lines;
-    verdicts.write_line(boost::json::serialize(judge_capture(worker, schema, s, name, totals)));
+    verdicts.write_line(json_text(judge_capture(worker, schema, s, name, totals)));
   }
   return end_run(verdicts, worker, totals, "capture", false);
 }

@@ -16,6 +16,7 @@
 #endif
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "store_spec.hpp"
@@ -125,7 +126,7 @@ int purge_command(arguments args) {
   if (json) {
     auto out = to_json(*report);
     out["store"] = store;
-    std::cout << boost::json::serialize(out) << '\n';
+    std::cout << json_text(out) << '\n';
     return exit_ok;
   }
   const std::string range = report->count == 0 ? std::string()

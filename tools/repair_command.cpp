@@ -10,6 +10,7 @@
 #include <llmdlq/repair.hpp>
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 
@@ -105,7 +106,7 @@ int repair_command(arguments args) {
     }
     out.emplace("actions", std::move(actions));
     out.emplace("truncated", result ? result->truncated : result.error().truncated);
-    std::cout << boost::json::serialize(out) << '\n';
+    std::cout << json_text(out) << '\n';
   } else if (result) {
     std::cout << result->json << '\n';
   } else {

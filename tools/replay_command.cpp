@@ -30,6 +30,7 @@
 #endif
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "replay_targets.hpp"
@@ -428,7 +429,7 @@ void print_summary(const settings& s, const replay_summary& r) {
       samples.push_back(std::move(o));
     }
     if (r.dry_run) out.emplace("samples", std::move(samples));
-    std::cout << boost::json::serialize(out) << '\n';
+    std::cout << json_text(out) << '\n';
     return;
   }
   std::cout << fmt::format("replay of {}{}: {} read, {} selected{}\n", s.store,

@@ -11,6 +11,7 @@
 #include <llmdlq/moderation_query.hpp>
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "record_view.hpp"
@@ -198,7 +199,7 @@ int show_command(arguments args) {
       }
     }
     out.emplace("error_spans", std::move(spans));
-    std::cout << boost::json::serialize(out) << '\n';
+    std::cout << json_text(out) << '\n';
     return exit_ok;
   }
   print_record(r, e, colour_for(STDOUT_FILENO));

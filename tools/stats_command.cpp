@@ -8,6 +8,7 @@
 #include <llmdlq/moderation_query.hpp>
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "store_spec.hpp"
@@ -64,7 +65,7 @@ int stats_command(arguments args) {
       for (const auto& [key, count] : *counts) group.emplace(key, count);
       out.emplace(name, std::move(group));
     }
-    std::cout << boost::json::serialize(out) << '\n';
+    std::cout << json_text(out) << '\n';
     return exit_ok;
   }
   std::cout << fmt::format("{}: {}\n", display_name(*spec), detail::counted(stats->total, "dead letter"));

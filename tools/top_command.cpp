@@ -14,6 +14,7 @@
 #include <llmdlq/moderation_query.hpp>
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "store_spec.hpp"
@@ -118,7 +119,7 @@ int top_command(arguments args) {
     }
     const timestamp now = system_now();
     if (json) {
-      std::cout << boost::json::serialize(block_json(*stats, now)) << '\n';
+      std::cout << json_text(block_json(*stats, now)) << '\n';
     } else if (terminal) {
       std::cout << "\x1b[H\x1b[2J" << block(name, *stats, now, colour) << "(interrupt to stop)\n";
     } else {

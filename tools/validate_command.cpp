@@ -14,6 +14,7 @@
 #include <llmdlq/schema.hpp>
 
 #include "cli.hpp"
+#include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 #include "line_reader.hpp"
@@ -77,7 +78,7 @@ class validator {
       verdict = errors_verdict(schema_.validate(*parsed));
     }
     verdict.emplace("dialect", to_string(schema_.dialect()));
-    std::cout << boost::json::serialize(verdict) << '\n';
+    std::cout << json_text(verdict) << '\n';
     return valid;
   }
 
@@ -99,7 +100,7 @@ int validate_lines(validator& check, const llmdlq::schema& schema) {
     }
     if (!*line) break;
     if ((*line)->over_limit) {
-      std::cout << boost::json::serialize(boost::json::object{
+      std::cout << json_text(boost::json::object{
                        {"valid", false},
                        {"too_large", {{"length", (*line)->length}, {"limit", max_document}}},
                        {"dialect", to_string(schema.dialect())}})
@@ -181,7 +182,7 @@ int validate_command(arguments args) {
       const auto document = read_file_bounded(file, file_kind::document);
       if (!document) {
         complain("validate", document.error().message);
-        std::cout << boost::json::serialize(boost::json::object{
+        std::cout << json_text(boost::json::object{
                          {"valid", false}, {"file", file}, {"read_error", document.error().reason}})
                   << '\n';
         io_failed = true;

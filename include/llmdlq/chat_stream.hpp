@@ -55,6 +55,11 @@ class chat_stream_decoder {
   [[nodiscard]] const std::string& model() const noexcept { return model_; }
   /// Events that carried answer text so far (about one per token).
   [[nodiscard]] std::size_t content_events() const noexcept { return content_events_; }
+  /// Events of the format read so far, with text or without: SSE `data:`
+  /// events (`[DONE]` too) or Ollama's lines. None once the bytes have ended
+  /// means they were not a stream of the format at all: an HTML error page,
+  /// a whole JSON completion, another format's stream, nothing.
+  [[nodiscard]] std::size_t events() const noexcept { return events_; }
 
  private:
   LLMDLQ_INLINE void take_line(std::string_view line);
@@ -79,6 +84,7 @@ class chat_stream_decoder {
   std::optional<token_usage> usage_;
   std::string model_;
   std::size_t content_events_ = 0;
+  std::size_t events_ = 0;
 };
 
 LLMDLQ_END_NAMESPACE

@@ -46,6 +46,10 @@ class judged_stream {
   [[nodiscard]] const chat_stream_decoder& decoder() const noexcept { return decoder_; }
   /// The answer's text received so far.
   [[nodiscard]] std::string_view received() const noexcept { return judge_.received(); }
+  /// The request's context, which finish() builds the envelope from: what the
+  /// host learns while reading (an idempotency key from the transport's
+  /// bytes, say) may be set here before it.
+  [[nodiscard]] request_context& context() noexcept { return judge_.context(); }
 
   /// The answer received, judged whole: with the stream's finish reason
   /// (`length`, ...) and refusal when it gave them, and, for a stream that

@@ -11,6 +11,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <llmdlq/detail/identifiers.hpp>
+#include <llmdlq/detail/utf8.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/sqlite/store.hpp>
 
@@ -656,6 +657,127 @@ TEST_CASE("process --stream: recorded streams judged as they are read, a dead on
   const auto operand_alone = run_llmdlq("process --schema " + schema + " " + dead);
   CHECK(operand_alone.exit_code == 2);
   CHECK(operand_alone.err.find("needs --stream") != std::string::npos);
+}
+
+namespace {
+
+// Whether `text` is valid UTF-8 throughout.
+bool valid_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const auto cp = llmdlq::detail::decode_utf8(text.substr(i));
+    if (!cp) return false;
+    i += llmdlq::detail::utf8_sequence_length(lead);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("process --stream: a capture with no event of its format is invalid input, never a dead letter",
+          "[tools][process][stream]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object", "required": ["total"]})");
+  const std::string html = "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n"
+                           "<body><h1>502 Bad Gateway</h1></body></html>\n";
+  const std::string completion =
+      R"({"id": "chatcmpl-1", "object": "chat.completion", "model": "m", "choices": [{"index": 0, )"
+      R"("message": {"role": "assistant", "content": "{\"total\": 1}"}, "finish_reason": "stop"}]})"
+      "\n";
+  const std::string ndjson = "{\"message\": {\"role\": \"assistant\", \"content\": \"{\"}, \"done\": false}\n"
+                             "{\"message\": {\"role\": \"assistant\", \"content\": \"}\"}, \"done\": true}\n";
+  const std::string sse = sse_capture({"{\"total\": 1}"});
+  struct capture {
+    std::string format;
+    std::string name;
+    std::string bytes;
+  };
+  const std::vector<capture> captures{
+      {"sse", "page.html", html},       {"sse", "completion.json", completion}, {"sse", "ollama.ndjson", ndjson},
+      {"sse", "empty", ""},             {"sse", "comments.sse", ": keep-alive\n\n: keep-alive\n\n"},
+      {"ndjson", "page.html", html},    {"ndjson", "completion.json", completion}, {"ndjson", "openai.sse", sse},
+      {"ndjson", "empty", ""},          {"ndjson", "blank", "\n  \n\n"},
+  };
+  const std::string db = (dir.path() / "dlq.db").string();
+  for (const auto& c : captures) {
+    INFO("--stream " + c.format + " " + c.name);
+    const auto path = dir.write(c.name, c.bytes);
+    const auto run = run_llmdlq("process --schema " + schema + " --sink sqlite:" + db + " --stream " + c.format +
+                                " " + path);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err == "llmdlq process: 1 capture, 0 accepted, 0 dead-lettered, 0 stored, 0 duplicates, "
+                     "0 derived keys, 1 invalid, 0 to retry\n");
+    const auto lines = lines_of(run.out);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].at("status") == "invalid_input");
+    CHECK(!lines[0].contains("dlq_id"));
+    const std::string format = c.format == "sse" ? "OpenAI's server-sent events" : "Ollama's lines of JSON";
+    CHECK(lines[0].at("error").as_string().starts_with("not " + format + ": "));
+    CHECK(lines[0].at("stream").at("read").as_int64() == static_cast<std::int64_t>(c.bytes.size()));
+  }
+  CHECK(dlq_total(db) == 0);
+  // The same captures that are streams of their format are judged (here: accepted).
+  const auto fine_sse = run_llmdlq("process --schema " + schema + " --stream sse " + dir.write("fine.sse", sse));
+  CHECK(fine_sse.exit_code == 0);
+  CHECK(lines_of(fine_sse.out).at(0).at("status") == "accepted");
+  const auto fine_ndjson = run_llmdlq("process --schema " + schema + " --stream ndjson", ndjson);
+  CHECK(fine_ndjson.exit_code == 0);
+  CHECK(lines_of(fine_ndjson.out).at(0).at("status") == "dead_lettered");  // "{}" has no total
+}
+
+TEST_CASE("process --stream: distinct captures never share a dead letter, the same capture always does",
+          "[tools][process][stream]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object", "required": ["total"]})");
+  // Two streams cut off after the same answer text: different requests, the same failure text.
+  const auto cut = [](std::string_view id) {
+    return "data: {\"id\": \"" + std::string(id) +
+           "\", \"choices\": [{\"index\": 0, \"delta\": {\"content\": \"{\\\"total\\\": 1\"}}]}\n\n";
+  };
+  const auto a = dir.write("a.sse", cut("chatcmpl-a"));
+  const auto b = dir.write("b.sse", cut("chatcmpl-b"));
+  const auto a_copy = dir.write("a-copy.sse", cut("chatcmpl-a"));
+  const std::string db = (dir.path() / "dlq.db").string();
+  const auto run = run_llmdlq("process --schema " + schema + " --sink sqlite:" + db + " --stream sse " + a + " " + b +
+                              " " + a_copy);
+  CHECK(run.exit_code == 0);
+  const auto lines = lines_of(run.out);
+  REQUIRE(lines.size() == 3);
+  for (const auto& line : lines) CHECK(line.at("status") == "dead_lettered");
+  CHECK(lines[0].at("dlq_id") != lines[1].at("dlq_id"));
+  CHECK(lines[0].at("duplicate") == false);
+  CHECK(lines[1].at("duplicate") == false);
+  CHECK(lines[2].at("dlq_id") == lines[0].at("dlq_id"));  // the same bytes: the same failure
+  CHECK(lines[2].at("duplicate") == true);
+  CHECK(lines[0].at("idempotency_key_derived") == true);
+  CHECK(dlq_total(db) == 2);
+  // From standard input, however the pipe cuts it: the same dead letter again.
+  const auto piped = run_llmdlq("process --schema " + schema + " --sink sqlite:" + db + " --stream sse",
+                                cut("chatcmpl-b"));
+  CHECK(lines_of(piped.out).at(0).at("dlq_id") == lines[1].at("dlq_id"));
+  CHECK(dlq_total(db) == 2);
+}
+
+TEST_CASE("process: every line printed is JSON in valid UTF-8, whatever bytes the input held",
+          "[tools][process][stream]") {
+  temp_dir dir;
+  const auto schema = dir.write("schema.json", R"({"type": "object", "required": ["total"]})");
+  // An event that is not JSON, its bytes not UTF-8: the error quotes it.
+  const auto broken = dir.write("broken.sse", "data: {\"choices\": \"\xff\xfe\xc3\x28 caf\xc3\xa9\"\n\n");
+  const auto run = run_llmdlq("process --schema " + schema + " --stream sse " + broken);
+  CHECK(run.exit_code == 2);
+  CHECK(valid_utf8(run.out));
+  const auto lines = lines_of(run.out);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].at("status") == "invalid_input");
+  const std::string error(lines[0].at("error").as_string());
+  CHECK(error.find("\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd( caf\xc3\xa9") != std::string::npos);  // each bad byte U+FFFD
+  // A capture named with bytes that are not UTF-8.
+  const auto odd_name = dir.write("n\xe9.sse", sse_capture({"{\"total\": 1}"}));
+  const auto named = run_llmdlq("process --schema " + schema + " --stream sse '" + odd_name + "'");
+  CHECK(named.exit_code == 0);
+  CHECK(valid_utf8(named.out));
+  CHECK(lines_of(named.out).at(0).at("capture").as_string().ends_with("n\xef\xbf\xbd.sse"));
 }
 
 }  // namespace process_command_test

@@ -6,6 +6,7 @@
 
 #include "llmdlq/chat_stream.hpp"
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -37,7 +38,10 @@ LLMDLQ_INLINE std::string_view chat_stream_decoder::feed(std::string_view bytes)
 
 LLMDLQ_INLINE void chat_stream_decoder::take_line(std::string_view line) {
   if (format_ == chat_stream_format::ollama_ndjson) {
-    if (line.find_first_not_of(" \t") != std::string_view::npos) take_event(line);
+    if (line.find_first_not_of(" \t") != std::string_view::npos) {
+      ++events_;
+      take_event(line);
+    }
     return;
   }
   // Server-sent events: a blank line dispatches the event its data lines
@@ -47,6 +51,7 @@ LLMDLQ_INLINE void chat_stream_decoder::take_line(std::string_view line) {
     if (!data_.empty()) {
       const std::string event = std::move(data_);
       data_.clear();
+      ++events_;
       if (event == "[DONE]") {
         done_ = true;
       } else {
@@ -71,7 +76,9 @@ LLMDLQ_INLINE void chat_stream_decoder::take_line(std::string_view line) {
 LLMDLQ_INLINE void chat_stream_decoder::take_event(std::string_view json) {
   auto doc = parser_.parse(json);
   if (!doc || !doc->root().is_object()) {
-    return fail("an event of the stream is not a JSON object: " + std::string(json.substr(0, 200)));
+    std::string excerpt(json.substr(0, 200));
+    detail::make_valid_utf8(excerpt);  // the bytes quoted may be anything, the message is text
+    return fail("an event of the stream is not a JSON object: " + excerpt);
   }
   const simdjson::dom::element chunk = doc->root();
   if (auto error = chunk["error"]; !error.error()) {
