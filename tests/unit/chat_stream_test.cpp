@@ -119,6 +119,27 @@ TEST_CASE("chat_stream_decoder reads Ollama's /api/chat lines, with its counts a
   CHECK(failed.error()->find("not found") != std::string::npos);
 }
 
+TEST_CASE("chat_stream_decoder counts the events of its format: none in bytes that were never such a stream",
+          "[stream]") {
+  const auto events_in = [](llmdlq::chat_stream_format format, std::string_view bytes) {
+    llmdlq::chat_stream_decoder decoder(format);
+    (void)decoder.feed(bytes);
+    return decoder.events();
+  };
+  const auto sse = llmdlq::chat_stream_format::openai_sse;
+  const auto ndjson = llmdlq::chat_stream_format::ollama_ndjson;
+  CHECK(events_in(sse, openai_stream()) == 9);  // the role, five pieces, the finish, the usage, [DONE]
+  CHECK(events_in(sse, "data: [DONE]\n\n") == 1);
+  for (const std::string_view never : {"", ": keep-alive\n\n", "<html><body>502 Bad Gateway</body></html>\n",
+                                       R"({"id": "c1", "object": "chat.completion", "choices": []})" "\n",
+                                       R"({"message": {"content": "{}"}, "done": true})" "\n"}) {
+    INFO(never);
+    CHECK(events_in(sse, never) == 0);
+  }
+  CHECK(events_in(ndjson, R"({"message": {"content": "{}"}, "done": true})" "\n") == 1);
+  CHECK(events_in(ndjson, "\n  \n") == 0);
+}
+
 TEST_CASE("judged_stream stops a streamed answer at its first impossible byte and judges what was received",
           "[stream]") {
   const auto schema = llmdlq::schema::compile(R"({"type": "object", "properties": {"total": {"type": "number"}}})");
