@@ -82,7 +82,8 @@ constexpr option run_options[] = {
      "absolute path with links resolved (an entry ending in * is a prefix)"},
     {"--allowlist", option_kind::value, "FILE", "the allowlist of --to targets"},
     {"--state", option_kind::value, "sqlite:PATH|postgres:CONNINFO",
-     "where a Kafka replay keeps its attempts, ledger and lease"},
+     "where a Kafka replay keeps its attempts, ledger and lease (a SQLite or\n"
+     "PostgreSQL DLQ keeps them itself: refused there)"},
     {"--brokers", option_kind::value, "LIST", "deprecated: give kafka:BROKERS/TOPIC"},
     {"--json", option_kind::flag, "", "the summary as JSON"},
     {"--samples", option_kind::value, "N", "dry-run samples shown (default 5)"},
@@ -246,6 +247,14 @@ std::optional<std::string> read_settings(const parsed_arguments& a, settings& s)
   if (!s.replay.dry_run && s.model_url.empty()) return std::string("--execute needs --model-url");
   if (!s.replay.dry_run && !s.state && s.dlq.kind == store_spec::store_kind::kafka) {
     return std::string("a Kafka topic is read only: give --state for the attempts and the ledger");
+  }
+  // A SQLite or PostgreSQL DLQ's replay state is in its own database: a --state would not be used.
+  if (s.state && s.dlq.kind != store_spec::store_kind::kafka) {
+    const std::string dlq = s.dlq.kind == store_spec::store_kind::sqlite ? "sqlite:" + display_name(s.dlq)
+                                                                          : display_name(s.dlq);
+    return fmt::format("--state is for a Kafka topic only: {} keeps its replay state (attempts, ledger, lease) in "
+                       "its own database, so --state would not be used (leave it out)",
+                       dlq);
   }
   return std::nullopt;
 }

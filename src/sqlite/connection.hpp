@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What the SQLite stores share: the connection and statement owners, text
-// binding, the private database file and the names they accept.
+// binding, the private database file and its directory, and the names they
+// accept.
 #pragma once
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,14 +24,43 @@
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail::sqlite {
 
-// Readies `path` for a writable connection: refuses a database, or a -wal,
-// -shm or -journal file beside it, that is a symbolic link, that group or
-// others can write or that another user owns, and a path another user could
-// replace through a directory above it (the files beside it share its
-// directory); creates a missing database 0600 whatever the umask (SQLite
-// gives its WAL, shared-memory and journal files the database's mode and,
-// run by root, its owner). Returns why it refuses; any other failure is left
-// for SQLite to report.
+// Why SQLite must not open the database `path`, read-only or not, if it
+// must not: group or others may write the directory it is in, sticky or
+// not. SQLite opens the database's -wal, -shm and -journal files by name in
+// that directory whenever it needs them, long after any check made here, and
+// reads a WAL it finds there as the database's newest pages: whoever may
+// create a file there could plant one that adds or erases dead letters. The
+// sticky bit keeps others from removing or renaming a file, not from
+// creating a name. Judged where the path leads (stat follows links, as
+// SQLite's file names do); a directory that cannot be read is left for the
+// open to report. Who owns the directories is directory_chain_refusal's to
+// judge, for a connection that writes.
+inline std::optional<std::string> shared_directory_refusal(const std::string& path) {
+  std::error_code error;
+  const auto directory = std::filesystem::absolute(path, error).parent_path();
+  struct stat info;
+  if (error || ::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) == 0) return std::nullopt;
+  return fmt::format(
+      "{} is in {}, which has mode {:04o} (it belongs to {}): group or others may create files there, and SQLite "
+      "opens the database's -wal, -shm and -journal files by name in it, so another user could plant a WAL that "
+      "adds or erases dead letters{}; it is left unchanged (keep a SQLite DLQ in a directory only its owner may "
+      "write, as one made with mkdir -m 700, or chmod go-w {})",
+      path, directory.string(), info.st_mode & 07777, user_description(info.st_uid),
+      (info.st_mode & S_ISVTX) != 0 ? " (the sticky bit does not stop that: it guards the files there, not new names)"
+                                    : "",
+      directory.string());
+}
+
+// Readies `path` for a writable connection: refuses a database in a
+// directory group or others may write (shared_directory_refusal), a
+// database, or a -wal, -shm or -journal file beside it, that is a symbolic
+// link, that group or others can write or that another user owns, and a
+// path another user could replace through a directory above it (the files
+// beside it share its directory); creates a missing database 0600 whatever
+// the umask (SQLite gives its WAL, shared-memory and journal files the
+// database's mode and, run by root, its owner). Returns why it refuses; any
+// other failure is left for SQLite to report.
 //
 // An existing database is judged by lstat alone, never opened: POSIX locks
 // belong to the process, and closing any descriptor of a file drops every
@@ -37,6 +68,7 @@ namespace detail::sqlite {
 // Another process could then checkpoint and delete the WAL under them.
 // Only a file this call creates (O_EXCL: open nowhere else) is opened and closed.
 inline std::optional<std::string> prepare_private_database(const std::string& path) {
+  if (auto why = shared_directory_refusal(path)) return why;  // first: chmod +t, as the chain suggests, is no cure
   if (auto why = directory_chain_refusal(path)) return why;
   for (const char* beside : {"-wal", "-shm", "-journal"}) {
     if (auto why = existing_file_refusal(path + beside)) return why;

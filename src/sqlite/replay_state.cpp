@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "connection.hpp"
+#include "database_mark.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -22,10 +23,9 @@ namespace {
 
 using namespace detail::sqlite;
 
-std::string create_schema(const std::string& p) {
+// The replay state's tables.
+std::string table_definitions(std::string_view p) {
   return fmt::format(R"sql(
-    PRAGMA journal_mode = WAL;
-    PRAGMA synchronous = FULL;
     CREATE TABLE IF NOT EXISTS {0}_leases (
       name       TEXT PRIMARY KEY,
       owner      TEXT NOT NULL,
@@ -57,6 +57,13 @@ std::string create_schema(const std::string& p) {
   )sql", p);
 }
 
+// The tables and the journal settings; `mark`: with llmdlq's application
+// id, for a file that lacks it.
+std::string create_schema(const std::string& p, bool mark) {
+  return "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;" + (mark ? mark_statement() : std::string()) +
+         table_definitions(p);
+}
+
 constexpr std::string_view ledger_columns = "idempotency_key, source, dlq_id, output, written_at, delivered";
 
 ledger_entry read_entry(sqlite3_stmt* s) {
@@ -73,6 +80,10 @@ ledger_entry read_entry(sqlite3_stmt* s) {
 replay_state_error refused(replay_state_errc code, std::string message) { return {code, std::move(message), {}, {}}; }
 
 }  // namespace
+
+namespace detail::sqlite {
+std::string replay_state_tables(std::string_view prefix) { return table_definitions(prefix); }
+}  // namespace detail::sqlite
 
 struct sqlite_replay_state::impl {
   connection owner;
@@ -170,7 +181,14 @@ expected<sqlite_replay_state, replay_state_error> sqlite_replay_state::open(cons
   state->db = state->owner.db;
   if (opened != SQLITE_OK) return unexpected(state->failure("open " + state->path));
   sqlite3_busy_timeout(state->db, options.busy_timeout_ms);
-  if (sqlite3_exec(state->db, create_schema(p).c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+  // It may share a DLQ's file, marked as llmdlq's alike; another application's database is not written to.
+  const auto contents = read_contents(state->db);
+  if (!contents) return unexpected(state->failure("read " + state->path));
+  if (!contents->foreign.empty()) {
+    return unexpected(refused(replay_state_errc::store_unavailable,
+                              "sqlite: " + foreign_database_refusal(state->path, "a replay state", contents->foreign)));
+  }
+  if (sqlite3_exec(state->db, create_schema(p, !contents->marked).c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
     return unexpected(state->failure("create the replay tables in " + state->path));
   }
   sqlite3* db = state->db;

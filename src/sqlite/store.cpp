@@ -19,6 +19,7 @@
 #include "llmdlq/detail/store/timeline.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "connection.hpp"
+#include "database_mark.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -110,10 +111,11 @@ constexpr std::string_view traffic_definition = R"sql(
     );
   )sql";
 
-// The table, its indexes and the journal settings, for a writable DLQ.
-std::string create_schema(const std::string& t) {
-  return "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;" + table_definition(t) + index_definitions(t) +
-         std::string(traffic_definition);
+// The table, its indexes and the journal settings, for a writable DLQ;
+// `mark`: with llmdlq's application id, for a file that lacks it.
+std::string create_schema(const std::string& t, bool mark) {
+  return "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;" + (mark ? mark_statement() : std::string()) +
+         table_definition(t) + index_definitions(t) + std::string(traffic_definition);
 }
 
 // Every column, for copying a table's rows into its rebuilt form.
@@ -182,6 +184,12 @@ void bind_value(sqlite3_stmt* s, int index, const detail::store::sql_value& valu
 }
 
 }  // namespace
+
+namespace detail::sqlite {
+std::string store_tables(std::string_view table) {
+  return table_definition(table) + std::string(traffic_definition) + std::string(purge_audit_definition);
+}
+}  // namespace detail::sqlite
 
 // The store's state, and its connection as the shared algorithms use it
 // (the caller holds `mutex`).
@@ -439,10 +447,9 @@ expected<sqlite_store, sink_error> sqlite_store::open(const std::filesystem::pat
   auto state = std::make_unique<impl>();
   state->table = options.table;
   state->path = path.string();
-  if (!options.read_only) {
-    if (auto why = prepare_private_database(state->path)) {
-      return unexpected(sink_error{sink_errc::unsafe_file, "sqlite: " + *why});
-    }
+  // A read-only view is refused in a directory others may write too: SQLite would read a WAL planted there.
+  if (auto why = options.read_only ? shared_directory_refusal(state->path) : prepare_private_database(state->path)) {
+    return unexpected(sink_error{sink_errc::unsafe_file, "sqlite: " + *why});
   }
   const int mode = options.read_only ? SQLITE_OPEN_READONLY
                                      : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW;
@@ -450,6 +457,13 @@ expected<sqlite_store, sink_error> sqlite_store::open(const std::filesystem::pat
   state->db = state->owner.db;
   if (opened != SQLITE_OK) return unexpected(sqlite_failure(state->db, "open " + state->path));
   sqlite3_busy_timeout(state->db, options.busy_timeout_ms);
+  // Another application's database is neither read as a DLQ nor written to.
+  const auto contents = read_contents(state->db);
+  if (!contents) return unexpected(sqlite_failure(state->db, "read " + state->path));
+  if (!contents->foreign.empty()) {
+    return unexpected(sink_error{sink_errc::rejected,
+                                 "sqlite: " + foreign_database_refusal(state->path, "a DLQ", contents->foreign)});
+  }
   const std::string& t = state->table;
   if (options.read_only) {
     const auto found = state->has_table();
@@ -459,7 +473,7 @@ expected<sqlite_store, sink_error> sqlite_store::open(const std::filesystem::pat
                                    fmt::format("sqlite: {} is not a DLQ: it has no table {}", state->path, t)});
     }
   } else {
-    if (!state->exec(create_schema(t))) return unexpected(sqlite_failure(state->db, "create " + t));
+    if (!state->exec(create_schema(t, !contents->marked))) return unexpected(sqlite_failure(state->db, "create " + t));
     // Tables created before operator actions existed get their columns.
     for (const char* column : {"claimed_by", "resolution"}) {
       if (!state->has_column(column) &&

@@ -515,10 +515,10 @@ TEST_CASE("process: a DLQ it may not write rejects the dead letter for good, exi
   const std::string db = (dir.path() / "dlq.db").string();
   REQUIRE(run_llmdlq("process --schema " + schema + " --sink sqlite:" + db, failing_line("first")).exit_code == 0);
   REQUIRE(::chmod(db.c_str(), 0444) == 0);
-  std::string launcher;  // root may write any file: run as nobody then
+  std::string launcher;  // root may write any file: run as nobody then, in a directory of nobody's (0755)
   if (::geteuid() == 0) {
     if (::access("/usr/bin/setpriv", X_OK) != 0) LLMDLQ_SKIP("setpriv is missing: cannot run as another user");
-    REQUIRE(::chmod(dir.path().c_str(), 01777) == 0);
+    REQUIRE(::chown(dir.path().c_str(), 65534, 65534) == 0);
     REQUIRE(::chmod(schema.c_str(), 0644) == 0);
     launcher = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups";
   }

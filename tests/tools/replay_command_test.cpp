@@ -692,6 +692,37 @@ TEST_CASE("replay: usage errors exit 2 and call nothing", "[tools][replay]") {
   CHECK(slurp(q.db) == before);
 }
 
+TEST_CASE("replay: --state is refused for a sqlite: or postgres: DLQ, which keeps its replay state itself",
+          "[tools][replay]") {
+  dlq q(llmdlq::test::cut_off_letters(1));
+  scripted_server server;
+  REQUIRE(server.listening());
+  const std::string before = slurp(q.db);
+  const auto state = (q.dir.path() / "state.db").string();
+  // A link to the DLQ itself, and a path nobody could use: refused alike, since neither would be used.
+  const auto link = (q.dir.path() / "link.db").string();
+  std::filesystem::create_symlink(q.db, link);
+  for (const std::string& given : {state, link}) {
+    for (const std::string run_kind : {std::string(), " --execute --rate 0 --model-url " + server.base_url()}) {
+      CAPTURE(given, run_kind);
+      const auto run = q.replay("--state sqlite:" + given + run_kind);
+      INFO(run.err);
+      CHECK(run.exit_code == 2);
+      CHECK(run.err.find("--state is for a Kafka topic only: sqlite:" + q.db +
+                         " keeps its replay state (attempts, ledger, lease) in its own database, so --state "
+                         "would not be used (leave it out)") != std::string::npos);
+      CHECK(run.out.empty());
+    }
+  }
+  const auto postgres = run_llmdlq_reading(
+      "replay postgres:dbname=nowhere --schema " + q.schema + " --state sqlite:" + state, "/dev/null");
+  CHECK(postgres.exit_code == 2);
+  CHECK(postgres.err.find("--state is for a Kafka topic only: postgres keeps its replay state") != std::string::npos);
+  CHECK(server.calls() == 0);
+  CHECK_FALSE(std::filesystem::exists(state));
+  CHECK(slurp(q.db) == before);
+}
+
 }  // namespace replay_command_test
 
 #endif  // LLMDLQ_TEST_HTTPLIB

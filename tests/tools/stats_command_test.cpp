@@ -46,12 +46,13 @@ TEST_CASE("stats: works on a DLQ file it may not write", "[tools][stats]") {
   temp_dir dir;
   const auto db = filled_dlq(dir);
   REQUIRE(::chmod(db.c_str(), 0444) == 0);
-  // Root may write any file: read as nobody then, from a folder nobody may
-  // create the WAL index in but not change the DLQ.
+  // Root may write any file: read as nobody then, from a folder of nobody's
+  // (0755, no one else may write it), where nobody may create the WAL index
+  // but not change the DLQ.
   std::string launcher;
   if (::geteuid() == 0) {
     if (::access("/usr/bin/setpriv", X_OK) != 0) LLMDLQ_SKIP("setpriv is missing: cannot read the DLQ as another user");
-    REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+    REQUIRE(::chown(dir.path().c_str(), 65534, 65534) == 0);
     launcher = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups";
   }
   const std::string before = slurp(db);

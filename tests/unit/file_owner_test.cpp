@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Who may own a file of dead letters: the effective user or root, with every
 // directory above it that user's or root's and not writable by others unless
-// sticky. A file another user owns (or could replace) is refused as unsafe,
-// whatever its mode: its owner could add or change records at will.
+// sticky (a SQLite database's own directory not even then). A file another
+// user owns (or could replace) is refused as unsafe, whatever its mode: its
+// owner could add or change records at will.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -200,7 +201,8 @@ TEST_CASE("a sqlite or jsonl DLQ file below a directory another user owns is ref
   CHECK_FALSE(opened.jsonl.has_value());
 }
 
-TEST_CASE("a sqlite or jsonl DLQ file below a directory others may write is refused unless the directory is sticky",
+TEST_CASE("a DLQ file in a directory others may write is refused: a jsonl one unless the directory is sticky, a "
+          "sqlite one even then",
           "[sqlite][jsonl][owner]") {
   temp_dir dir;  // in the system's temporary folder, which is sticky: its files stay their owners'
   const auto shared = dir.path() / "shared";
@@ -220,11 +222,28 @@ TEST_CASE("a sqlite or jsonl DLQ file below a directory others may write is refu
   }
   CHECK(std::filesystem::is_empty(shared));
 
-  // With the sticky bit only a file's owner may rename or remove it.
+  // With the sticky bit only a file's owner may rename or remove it: a
+  // JSON Lines file is safe there. SQLite opens the -wal, -shm and journal
+  // files by name beside the database, and whoever may write the directory
+  // could create them first: a SQLite store, its read-only view and a replay
+  // state are refused still.
   REQUIRE(::chmod(shared.c_str(), mode | S_ISVTX) == 0);
   const auto opened = open_each(shared);
-  CHECK_FALSE(opened.sqlite.has_value());
   CHECK_FALSE(opened.jsonl.has_value());
+  REQUIRE(opened.sqlite.has_value());
+  const auto sticky_refusal = fmt::format("is in {}, which has mode {:04o}", shared.string(), mode | S_ISVTX);
+  CHECK(opened.sqlite->code == sink_errc::unsafe_file);
+  INFO(opened.sqlite->message);
+  CHECK(opened.sqlite->message.find(sticky_refusal) != std::string::npos);
+  CHECK(opened.sqlite->message.find("the sticky bit does not stop that") != std::string::npos);
+  auto view = llmdlq::sqlite_store::open(shared / "dlq.db", {.read_only = true});
+  REQUIRE_FALSE(view.has_value());
+  CHECK(view.error().code == sink_errc::unsafe_file);
+  auto state = llmdlq::sqlite_replay_state::open(shared / "replay.db");
+  REQUIRE_FALSE(state.has_value());
+  CHECK(state.error().message.find(sticky_refusal) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(shared / "dlq.db"));
+  CHECK_FALSE(std::filesystem::exists(shared / "replay.db"));
 }
 
 TEST_CASE("a jsonl DLQ path through a symbolic link is judged as written and where the link leads",

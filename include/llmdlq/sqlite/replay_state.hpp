@@ -32,7 +32,9 @@ struct sqlite_replay_state_options {
 };
 
 /// replay_state in a SQLite file, created when missing (readable by its
-/// owner only, 0600, like sqlite_store) with its four tables:
+/// owner only, 0600, like sqlite_store, refused as sqlite_store refuses a
+/// file or its directory, and marked with llmdlq's application id as a
+/// store's file is: the two may share it) with its tables:
 ///
 ///     <prefix>_leases   (name PRIMARY KEY, owner, expires_at)
 ///     <prefix>_cursors  (name PRIMARY KEY, position)

@@ -42,7 +42,14 @@ struct sqlite_store_options {
 /// (0600, whatever the umask), and so are its WAL and journal files. A
 /// writable open refuses (`unsafe_file`, naming the file and its mode) a
 /// database or WAL/journal file that group or others can write, or that is a
-/// symbolic link, and leaves it untouched.
+/// symbolic link, and leaves it untouched. Every open, read-only too, refuses
+/// (`unsafe_file`) a database whose directory group or others may write,
+/// sticky or not: SQLite opens the -wal, -shm and journal files by name
+/// there, and would read a WAL another user planted. The file is marked as
+/// llmdlq's (`PRAGMA application_id` 0x4C444C51, "LDLQ") when the store makes
+/// its table; a database neither marked, empty, nor holding llmdlq's tables
+/// alone (a DLQ an earlier version made, marked then) is refused
+/// (`rejected`, naming what it holds) before anything is written to it.
 ///
 /// Errors: `rejected` when the store will refuse the envelope however often
 /// it is retried (a read-only file, a constraint other than the duplicate
