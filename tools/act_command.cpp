@@ -55,7 +55,8 @@ command_syntax syntax_of(moderation_action action) {
       .stores = store_forms(writable_moderation_stores),
       .closing = "Exit 0 when done, 1 for a refused correction, 2 for usage errors, 3 when the store fails,\n"
                  "4 when the record's status does not allow the action (another operator acted first: the\n"
-                 "message says its status and who claimed it), 5 when there is no such record.\n",
+                 "message says its status and who claimed it), 5 when there is no such record, 6 when its\n"
+                 "stored status is none of the statuses (the message names it; nothing changes).\n",
   };
   if (action == moderation_action::resolve) syntax.groups.push_back(group("correction", correction));
   syntax.groups.push_back(group("", common));
@@ -150,6 +151,9 @@ int act_command(moderation_action action, arguments args) {
       case moderation_errc::invalid_resolution:
         complain(command, error.message);
         return exit_invalid;
+      case moderation_errc::unreadable_record:
+        complain(command, error.message + ": nothing changed (show it, and repair or purge the record)");
+        return exit_unreadable;
       case moderation_errc::store_unavailable:
         complain(command, error.message);
         return exit_sink;

@@ -25,6 +25,11 @@ enum exit_code : int {
   /// that allows it (someone else acted first, or holds it).
   exit_conflict = 4,
   exit_not_found = 5,  ///< an operator action or `show` named no record of the store
+  /// Some records do not read back (an unknown status, a time or an
+  /// envelope that is not one): each was named on stderr with its dlq_id
+  /// and why, and skipped; every other record was processed. For `show` and
+  /// the actions: the record named does not read back.
+  exit_unreadable = 6,
 };
 
 /// Walks argv, handing out flags and their values.

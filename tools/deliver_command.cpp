@@ -18,6 +18,7 @@
 #include "options.hpp"
 #include "replay_targets.hpp"
 #include "store_spec.hpp"
+#include "unreadable.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -41,8 +42,10 @@ const command_syntax syntax{
              "  source (operator), dlq_id, resolved_by, note and output. A payload that went downstream\n"
              "  before (the original, a replay) is not written again.\n",
     .stores = store_forms(writable_moderation_stores),
-    .closing = "Exit 0 when done, 2 for usage errors, 3 when the store, the ledger or the target fails (what\n"
-               "was delivered stays delivered: run it again).\n",
+    .closing = "A resolved letter whose record does not read back is skipped and named on stderr; the others\n"
+               "are delivered all the same. Exit 0 when done, 2 for usage errors, 3 when the store, the ledger or\n"
+               "the target fails (what was delivered stays delivered: run it again), 6 when done but some\n"
+               "resolved letters do not read back.\n",
 };
 
 // The replay state kept beside the store's records.
@@ -98,21 +101,28 @@ int deliver_command(arguments args) {
     complain("deliver", summary.error().message);
     return exit_sink;
   }
+  report_unreadable("deliver", summary->unreadable_letters, summary->unreadable);
   if (json) {
-    std::cout << json_text(boost::json::object{{"resolved", summary->resolved},
-                                                            {"delivered", summary->delivered},
-                                                            {"already_delivered", summary->already_delivered},
-                                                            {"superseded", summary->superseded}})
+    std::cout << json_text(boost::json::object{
+                     {"resolved", summary->resolved},
+                     {"delivered", summary->delivered},
+                     {"already_delivered", summary->already_delivered},
+                     {"superseded", summary->superseded},
+                     {"unreadable", summary->unreadable},
+                     {"unreadable_letters", unreadable_json(summary->unreadable_letters)}})
               << '\n';
   } else {
-    std::cout << fmt::format("{} resolved, {} delivered now, {} delivered before, {} already downstream otherwise\n",
-                             summary->resolved, summary->delivered, summary->already_delivered, summary->superseded);
+    std::cout << fmt::format("{} resolved, {} delivered now, {} delivered before, {} already downstream otherwise{}\n",
+                             summary->resolved, summary->delivered, summary->already_delivered, summary->superseded,
+                             summary->unreadable == 0
+                                 ? ""
+                                 : fmt::format(", {} skipped: they do not read back", summary->unreadable));
   }
   if (!std::cout.flush()) {
     complain("deliver", "cannot write the summary to standard output: what was delivered is in the ledger");
     return exit_sink;
   }
-  return exit_ok;
+  return exit_for_unreadable(summary->unreadable);
 }
 
 }  // namespace llmdlq::cli

@@ -14,6 +14,7 @@
 #include "options.hpp"
 #include "record_view.hpp"
 #include "store_spec.hpp"
+#include "unreadable.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -44,8 +45,10 @@ const command_syntax syntax{
     .about = "  Lists a page of the dead letters that match, oldest first: id, age, status, category,\n"
              "  triage class, failure code and who claimed it.\n",
     .stores = store_forms(),
-    .closing = "The table form prints the next page's cursor to stderr. Exit 0, 2 for usage errors and a\n"
-               "SQLite DLQ that is missing, 3 when the store fails.\n",
+    .closing = "The table form prints the next page's cursor to stderr. A record that does not read back\n"
+               "(an unknown status, a time or an envelope that is not one) is listed as unreadable, with why,\n"
+               "and named on stderr. Exit 0, 2 for usage errors and a SQLite DLQ that is missing, 3 when the\n"
+               "store fails, 6 when some records on the page do not read back (the others are listed).\n",
 };
 
 // The query the options ask for; why not, as a usage error's message.
@@ -105,10 +108,15 @@ int list_command(arguments args) {
     return exit_sink;
   }
   const std::string next = page->next ? to_string(*page->next) : std::string();
+  std::vector<unreadable_record> unreadable;
+  for (const auto& r : page->records) {
+    if (!r.readable()) unreadable.push_back({r.dlq_id, r.defect_reason});
+  }
   if (json) {
     for (const auto& r : page->records) std::cout << json_text(record_summary_json(r, now)) << '\n';
     if (page->more) std::cout << json_text(boost::json::object{{"next", next}}) << '\n';
-    return exit_ok;
+    report_unreadable("list", unreadable, unreadable.size());
+    return exit_for_unreadable(unreadable.size());
   }
   const bool colour = colour_for(STDOUT_FILENO);
   const std::string header = fmt::format("{:<36} {:>5}  {:<10} {:<14} {:<22} {:<32} {}", "ID", "AGE", "STATUS",
@@ -116,14 +124,20 @@ int list_command(arguments args) {
   std::cout << (colour ? fmt::format("\x1b[1m{}\x1b[0m", header) : header) << '\n';
   for (const auto& r : page->records) {
     const auto created = parse_rfc3339(r.created_at);
-    std::cout << fmt::format("{:<36} {:>5}  {:<10} {:<14} {:<22} {:<32} {}\n", r.dlq_id,
-                             created ? format_age(now - *created) : "?", to_string(r.status), r.category, r.triage,
-                             r.failure_code, r.claimed_by.empty() ? "-" : r.claimed_by);
+    const std::string age = created ? format_age(now - *created) : "?";
+    if (!r.readable()) {
+      std::cout << fmt::format("{:<36} {:>5}  unreadable: {}\n", printable_id(r.dlq_id), age, r.defect_reason);
+      continue;
+    }
+    std::cout << fmt::format("{:<36} {:>5}  {:<10} {:<14} {:<22} {:<32} {}\n", r.dlq_id, age, to_string(r.status),
+                             r.category, r.triage, r.failure_code, r.claimed_by.empty() ? "-" : r.claimed_by);
   }
+  report_unreadable("list", unreadable, unreadable.size());
   std::cerr << fmt::format("{} record{}", page->records.size(), page->records.size() == 1 ? "" : "s");
+  if (!unreadable.empty()) std::cerr << fmt::format(", {} of them unreadable", unreadable.size());
   if (page->more) std::cerr << fmt::format("; next page: --after {}", next);
   std::cerr << '\n';
-  return exit_ok;
+  return exit_for_unreadable(unreadable.size());
 }
 
 }  // namespace llmdlq::cli

@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "store_spec.hpp"
+#include "unreadable.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -44,8 +45,10 @@ const command_syntax syntax{
     .stores = store_forms(purgeable),
     .closing = "A JSON Lines file that a sink holds open is not purged (exit 3): stop the writer first.\n"
                "A real purge of a PostgreSQL DLQ migrates it first (it makes the audit table there).\n"
+               "A SQLite record whose expires_at is not a time as the store writes it is kept and named.\n"
                "Exit 2 for usage errors and a SQLite or JSON Lines file that is not there (it is never\n"
-               "created), 3 when the store fails.\n",
+               "created), 3 when the store fails, 6 when it purged but kept records whose expiry does not\n"
+               "read back.\n",
 };
 
 using failure = std::pair<int, std::string>;
@@ -123,19 +126,26 @@ int purge_command(arguments args) {
     complain("purge", report.error().second);
     return report.error().first;
   }
+  report_unreadable("purge", report->unreadable_records, report->unreadable);
   if (json) {
     auto out = to_json(*report);
     out["store"] = store;
+    out["unreadable"] = report->unreadable;
+    out["unreadable_records"] = unreadable_json(report->unreadable_records);
     std::cout << json_text(out) << '\n';
-    return exit_ok;
+    return exit_for_unreadable(report->unreadable);
   }
-  const std::string range = report->count == 0 ? std::string()
-                                                : fmt::format(", expired {} .. {}", format_rfc3339(*report->oldest_expires_at),
-                                                              format_rfc3339(*report->newest_expires_at));
-  std::cout << fmt::format("{} {} dead letter{} from {}{} (operator {}, at {})\n",
+  const bool ranged = report->oldest_expires_at && report->newest_expires_at;
+  const std::string range = !ranged ? std::string()
+                                    : fmt::format(", expired {} .. {}", format_rfc3339(*report->oldest_expires_at),
+                                                  format_rfc3339(*report->newest_expires_at));
+  std::cout << fmt::format("{} {} dead letter{} from {}{} (operator {}, at {}){}\n",
                            report->dry_run ? "would purge" : "purged", report->count, report->count == 1 ? "" : "s",
-                           store, range, report->operator_name, format_rfc3339(report->at));
-  return exit_ok;
+                           store, range, report->operator_name, format_rfc3339(report->at),
+                           report->unreadable == 0
+                               ? ""
+                               : fmt::format("; kept {} whose expiry does not read back", report->unreadable));
+  return exit_for_unreadable(report->unreadable);
 }
 
 }  // namespace llmdlq::cli

@@ -154,13 +154,14 @@ std::string attempts_text(const attempt_summary& attempts) {
 }
 
 boost::json::object record_summary_json(const moderation_record& r, timestamp now) {
-  boost::json::object o{{"dlq_id", r.dlq_id},
-                        {"status", to_string(r.status)},
-                        {"category", r.category},
-                        {"triage", r.triage},
-                        {"failure_code", r.failure_code},
-                        {"created_at", r.created_at},
-                        {"updated_at", r.updated_at}};
+  boost::json::object o{{"dlq_id", r.dlq_id}};
+  if (!r.readable()) o.emplace("unreadable", r.defect_reason);
+  if (r.defect != record_defect::status) o.emplace("status", to_string(r.status));
+  o.insert({{"category", r.category},
+            {"triage", r.triage},
+            {"failure_code", r.failure_code},
+            {"created_at", r.created_at},
+            {"updated_at", r.updated_at}});
   if (!r.claimed_by.empty()) o.emplace("claimed_by", r.claimed_by);
   if (r.resolution) {
     boost::system::error_code ec;

@@ -64,7 +64,8 @@ struct attempt_tally {
 
 /// A record's row in `llmdlq list --json`: dlq_id, status, category,
 /// triage, failure_code, created_at, updated_at, claimed_by (when claimed)
-/// and age_seconds (at `now`).
+/// and age_seconds (at `now`); for a record that does not read back,
+/// `unreadable` (why) after dlq_id, and no status when its status is unknown.
 [[nodiscard]] boost::json::object record_summary_json(const moderation_record& r, timestamp now);
 
 }  // namespace llmdlq::cli

@@ -35,6 +35,7 @@
 #include "options.hpp"
 #include "replay_targets.hpp"
 #include "store_spec.hpp"
+#include "unreadable.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -102,9 +103,11 @@ const command_syntax syntax{
              "  store), at --rate letters per second, resuming where a stopped replay left off. A Kafka\n"
              "  topic is read only: a real run keeps its state in --state.\n",
     .stores = store_forms(),
-    .closing = "Exit 0 when the replay ran (see the summary), 2 for usage errors, 3 when a store failed,\n"
-               "4 when another replay holds the lease, 128+N when signal N (INT, TERM) stopped it: its lease is "
-               "given back.\n",
+    .closing = "A letter whose record does not read back (a time or an envelope that is not one) is skipped,\n"
+               "counted and named on stderr; the others are replayed all the same. Exit 0 when the replay ran\n"
+               "(see the summary), 2 for usage errors, 3 when a store failed, 4 when another replay holds the\n"
+               "lease, 6 when it ran but skipped letters that do not read back, 128+N when signal N (INT, TERM)\n"
+               "stopped it: its lease is given back.\n",
 };
 
 constexpr int exit_busy = 4;
@@ -418,6 +421,7 @@ void print_summary(const settings& s, const replay_summary& r) {
                             {"selected", r.selected}, {"recovered", r.recovered}, {"duplicates", r.duplicates},
                             {"exhausted", r.exhausted}, {"held", r.held},       {"delivered", r.delivered},
                             {"superseded", r.superseded}, {"purged", r.purged},
+                            {"unreadable", r.unreadable}, {"unreadable_letters", unreadable_json(r.unreadable_letters)},
                             {"calls", r.calls},       {"finished", r.finished}};
     out.emplace("tokens", boost::json::object{{"prompt", r.usage.prompt_tokens},
                                               {"completion", r.usage.completion_tokens},
@@ -445,6 +449,10 @@ void print_summary(const settings& s, const replay_summary& r) {
                            r.dry_run ? " (dry run: nothing called, nothing changed)" : "",
                            detail::counted(r.seen, "letter"), r.selected,
                            r.finished ? "" : ", stopped: " + r.stopped_because);
+  if (r.unreadable > 0) {
+    std::cout << fmt::format("{} skipped: {} not read back (named on stderr)\n", detail::counted(r.unreadable, "letter"),
+                             r.unreadable == 1 ? "its record does" : "their records do");
+  }
   std::cout << (r.dry_run ? "next steps:\n" : "outcomes:\n");
   for (const auto& [name, n] : r.by_outcome) std::cout << fmt::format("  {:<22} {:>6}\n", name, n);
   if (!r.dry_run) {
@@ -554,6 +562,10 @@ int replay_command(arguments args) {
       std::cerr << fmt::format("replay: {} read, {} replayed\n", detail::counted(p.seen, "letter"), p.done);
     }
   };
+  s.replay.on_unreadable = [](const unreadable_record& letter) {
+    complain("replay",
+             fmt::format("skipped {}: it does not read back: {}", printable_id(letter.dlq_id), letter.reason));
+  };
   replayer run(*ladder, *store->source, state, s.replay);
   if (*target) run.deliver_to(**target);
   auto summary = run.run();
@@ -571,7 +583,7 @@ int replay_command(arguments args) {
     complain("replay", "cannot write the summary to standard output: what the run did is in the store");
     return exit_sink;
   }
-  return exit_ok;
+  return exit_for_unreadable(summary->unreadable);
 }
 
 }  // namespace llmdlq::cli

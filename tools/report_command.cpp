@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "store_spec.hpp"
+#include "unreadable.hpp"
 #include "console/assets.hpp"
 #include "console/charts.hpp"
 #include "console/html.hpp"
@@ -34,7 +35,9 @@ const command_syntax syntax{
              "  nothing else: no script, no fetch. --since bounds the charts; the counts are of the whole\n"
              "  DLQ. Reads the DLQ without changing it.\n",
     .stores = store_forms(writable_moderation_stores),
-    .closing = "Exit 2 for usage errors and a DLQ that cannot be opened, 3 when reading it or writing FILE fails.\n",
+    .closing = "The page names the records that do not read back. Exit 0, 2 for usage errors and a DLQ that\n"
+               "cannot be opened, 3 when reading it or writing FILE fails, 6 when some records do not read back\n"
+               "(the page is written; stderr names them too).\n",
 };
 
 std::optional<timestamp> parse_since(std::string_view text, timestamp now) {
@@ -87,9 +90,12 @@ int report_command(arguments args) {
     complain("report", "cannot write " + html_path);
     return exit_sink;
   }
-  std::cout << fmt::format("wrote {} ({} in all)\n", html_path,
-                           detail::counted(overview->statistics.total, "dead letter"));
-  return exit_ok;
+  const auto& unreadable = overview->unreadable;
+  std::cout << fmt::format("wrote {} ({} in all{})\n", html_path,
+                           detail::counted(overview->statistics.total, "dead letter"),
+                           unreadable.count == 0 ? "" : fmt::format(", {} unreadable", unreadable.count));
+  report_unreadable("report", unreadable.records, unreadable.count);
+  return exit_for_unreadable(unreadable.count);
 }
 
 }  // namespace llmdlq::cli

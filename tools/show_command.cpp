@@ -16,6 +16,7 @@
 #include "options.hpp"
 #include "record_view.hpp"
 #include "store_spec.hpp"
+#include "unreadable.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -34,7 +35,9 @@ const command_syntax syntax{
              "  marked (>>[n] ... << when not on a terminal), the errors by JSON Pointer, the attempt\n"
              "  history, the operator log and what was redacted. Sealed originals stay sealed.\n",
     .stores = store_forms(),
-    .closing = "Exit 0, 2 for usage errors, 3 when the store fails, 5 when there is no such record.\n",
+    .closing = "Exit 0, 2 for usage errors, 3 when the store fails, 5 when there is no such record, 6 when\n"
+               "the record does not read back (an unknown status, a time or an envelope that is not one: what\n"
+               "reads is shown, and stderr says what does not).\n",
 };
 
 boost::json::value parsed_or_text(const std::string& text) {
@@ -144,8 +147,9 @@ void print_operator_log(const moderation_record& r, bool colour) {
 }
 
 void print_record(const moderation_record& r, const std::optional<envelope>& e, bool colour) {
-  std::cout << fmt::format("dead letter {}\n", r.dlq_id);
-  print_field("status", to_string(r.status));
+  std::cout << fmt::format("dead letter {}\n", printable_id(r.dlq_id));
+  if (!r.readable()) print_field("unreadable", r.defect_reason);
+  if (r.defect != record_defect::status) print_field("status", to_string(r.status));
   print_field("claimed by", r.claimed_by);
   print_field("created", r.created_at);
   print_field("updated", r.updated_at);
@@ -155,7 +159,8 @@ void print_record(const moderation_record& r, const std::optional<envelope>& e, 
   if (e) {
     print_envelope(*e, colour);
   } else {
-    std::cout << "  (the stored envelope could not be read)\n";
+    std::cout << "  (the stored envelope does not read back; as stored:)\n  "
+              << detail::store::printable(r.envelope_json, 4096) << '\n';
   }
   print_operator_log(r, colour);
   if (r.resolution) std::cout << heading("resolution", colour) << *r.resolution << '\n';
@@ -186,7 +191,14 @@ int show_command(arguments args) {
   }
   const moderation_record& r = **found;
   std::optional<envelope> e;
-  if (auto parsed = parse_envelope(r.envelope_json)) e = std::move(*parsed);
+  if (r.defect != record_defect::envelope) {
+    if (auto parsed = parse_envelope(r.envelope_json)) e = std::move(*parsed);
+  }
+  // What reads is shown all the same; the exit code and stderr say what does not.
+  if (!r.readable()) {
+    complain("show", fmt::format("{} does not read back: {}", printable_id(r.dlq_id), r.defect_reason));
+  }
+  const int code = r.readable() ? exit_ok : exit_unreadable;
   if (json) {
     auto out = record_summary_json(r, system_now());
     out.emplace("operator_log", parsed_or_text(r.operator_log));
@@ -200,10 +212,10 @@ int show_command(arguments args) {
     }
     out.emplace("error_spans", std::move(spans));
     std::cout << json_text(out) << '\n';
-    return exit_ok;
+    return code;
   }
   print_record(r, e, colour_for(STDOUT_FILENO));
-  return exit_ok;
+  return code;
 }
 
 }  // namespace llmdlq::cli

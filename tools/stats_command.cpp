@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "store_spec.hpp"
+#include "unreadable.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -30,8 +31,9 @@ const command_syntax syntax{
              "  Reads the DLQ without changing it (also a SQLite file it may not write; a PostgreSQL table\n"
              "  is not migrated).\n",
     .stores = store_forms(),
-    .closing = "Exit 2 for usage errors and a SQLite DLQ that is missing or cannot be opened as one,\n"
-               "3 when the store fails.\n",
+    .closing = "Records that do not read back (an unknown status, a time or an envelope that is not one) are\n"
+               "counted as unreadable and named, with why. Exit 0, 2 for usage errors and a SQLite DLQ that is\n"
+               "missing or cannot be opened as one, 3 when the store fails, 6 when some records do not read back.\n",
 };
 
 }  // namespace
@@ -52,6 +54,11 @@ int stats_command(arguments args) {
     complain("stats", stats.error().message);
     return exit_sink;
   }
+  auto unreadable = (*dlq)->unreadable_records();
+  if (!unreadable) {
+    complain("stats", unreadable.error().message);
+    return exit_sink;
+  }
   const std::pair<std::string_view, const std::map<std::string, std::uint64_t>*> groups[] = {
       {"category", &stats->by_category}, {"triage", &stats->by_triage}, {"status", &stats->by_status},
       {"failure_code", &stats->by_code}};
@@ -65,8 +72,11 @@ int stats_command(arguments args) {
       for (const auto& [key, count] : *counts) group.emplace(key, count);
       out.emplace(name, std::move(group));
     }
+    out.emplace("unreadable", unreadable->count);
+    out.emplace("unreadable_records", unreadable_json(unreadable->records));
     std::cout << json_text(out) << '\n';
-    return exit_ok;
+    report_unreadable("stats", unreadable->records, unreadable->count);
+    return exit_for_unreadable(unreadable->count);
   }
   std::cout << fmt::format("{}: {}\n", display_name(*spec), detail::counted(stats->total, "dead letter"));
   if (stats->oldest_pending_created_at) {
@@ -76,7 +86,14 @@ int stats_command(arguments args) {
     std::cout << fmt::format("\nby {}:\n", name);
     for (const auto& [key, count] : *counts) std::cout << fmt::format("  {:<28} {:>8}\n", key, count);
   }
-  return exit_ok;
+  if (unreadable->count > 0) {
+    std::cout << fmt::format("\nunreadable: {} (counted above by what their columns say)\n", unreadable->count);
+    for (const auto& r : unreadable->records) {
+      std::cout << fmt::format("  {:<36} {}\n", printable_id(r.dlq_id), r.reason);
+    }
+    report_unreadable("stats", unreadable->records, unreadable->count);
+  }
+  return exit_for_unreadable(unreadable->count);
 }
 
 }  // namespace llmdlq::cli

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +20,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "store_spec.hpp"
+#include "unreadable.hpp"
 
 namespace llmdlq::cli {
 namespace {
@@ -37,13 +40,16 @@ const command_syntax syntax{
              "  of the oldest pending dead letter, every --interval seconds (default 2) until interrupted:\n"
              "  redrawn in place on a terminal, one block after another otherwise.\n",
     .stores = store_forms(),
-    .closing = "Exit 0, 2 for usage errors, 3 when the store fails.\n",
+    .closing = "Each block counts the records that do not read back (recounted at most every 30 seconds, as\n"
+               "that reads every record; llmdlq stats names them). Exit 0, 2 for usage errors, 3 when the store\n"
+               "fails, 6 when the last count found records that do not read back.\n",
 };
 
 volatile std::sig_atomic_t interrupted = 0;
 extern "C" void on_interrupt(int) { interrupted = 1; }
 
-std::string block(const std::string& name, const dlq_statistics& stats, timestamp now, bool colour) {
+std::string block(const std::string& name, const dlq_statistics& stats, std::uint64_t unreadable, timestamp now,
+                  bool colour) {
   std::ostringstream out;
   const auto bold = [&](std::string_view text) {
     return colour ? fmt::format("\x1b[1m{}\x1b[0m", text) : std::string(text);
@@ -54,6 +60,7 @@ std::string block(const std::string& name, const dlq_statistics& stats, timestam
   if (stats.oldest_pending_created_at) {
     out << fmt::format(", oldest pending {} old", format_age(now - *stats.oldest_pending_created_at));
   }
+  if (unreadable > 0) out << fmt::format(", {} unreadable (llmdlq stats names them)", unreadable);
   out << '\n';
   for (const auto& [title, counts] : {std::pair{"status", &stats.by_status}, std::pair{"category", &stats.by_category},
                                       std::pair{"triage", &stats.by_triage}}) {
@@ -63,7 +70,7 @@ std::string block(const std::string& name, const dlq_statistics& stats, timestam
   return out.str();
 }
 
-boost::json::object block_json(const dlq_statistics& stats, timestamp now) {
+boost::json::object block_json(const dlq_statistics& stats, std::uint64_t unreadable, timestamp now) {
   const auto group = [](const std::map<std::string, std::uint64_t>& counts) {
     boost::json::object o;
     for (const auto& [key, count] : counts) o.emplace(key, count);
@@ -74,7 +81,8 @@ boost::json::object block_json(const dlq_statistics& stats, timestamp now) {
                         {"pending", stats.by_status.contains("pending") ? stats.by_status.at("pending") : 0},
                         {"status", group(stats.by_status)},
                         {"category", group(stats.by_category)},
-                        {"triage", group(stats.by_triage)}};
+                        {"triage", group(stats.by_triage)},
+                        {"unreadable", unreadable}};
   if (stats.oldest_pending_created_at) {
     o.emplace("oldest_pending_created_at", format_rfc3339(*stats.oldest_pending_created_at));
     o.emplace("oldest_pending_age_seconds",
@@ -111,19 +119,31 @@ int top_command(arguments args) {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   const std::string name = display_name(*spec);
+  // Finding the records that do not read back reads them all: once a block, at most every half minute.
+  std::uint64_t unreadable = 0;
+  std::optional<std::chrono::steady_clock::time_point> census_at;
   for (bool first = true; !interrupted; first = false) {
     auto stats = (*store)->statistics();
     if (!stats) {
       complain("top", stats.error().message);
       return exit_sink;
     }
+    if (!census_at || std::chrono::steady_clock::now() - *census_at >= std::chrono::seconds(30)) {
+      auto census = (*store)->unreadable_records();
+      if (!census) {
+        complain("top", census.error().message);
+        return exit_sink;
+      }
+      unreadable = census->count;
+      census_at = std::chrono::steady_clock::now();
+    }
     const timestamp now = system_now();
     if (json) {
-      std::cout << json_text(block_json(*stats, now)) << '\n';
+      std::cout << json_text(block_json(*stats, unreadable, now)) << '\n';
     } else if (terminal) {
-      std::cout << "\x1b[H\x1b[2J" << block(name, *stats, now, colour) << "(interrupt to stop)\n";
+      std::cout << "\x1b[H\x1b[2J" << block(name, *stats, unreadable, now, colour) << "(interrupt to stop)\n";
     } else {
-      std::cout << (first ? "" : "\n") << block(name, *stats, now, colour);
+      std::cout << (first ? "" : "\n") << block(name, *stats, unreadable, now, colour);
     }
     std::cout.flush();
     if (once) break;
@@ -133,7 +153,7 @@ int top_command(arguments args) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  return exit_ok;
+  return exit_for_unreadable(unreadable);
 }
 
 }  // namespace llmdlq::cli

@@ -26,6 +26,7 @@ enum class moderation_errc : std::uint8_t {
   invalid_transition,  ///< the action is not allowed in the record's status (someone else acted first)
   invalid_resolution,  ///< the corrected JSON (or the replayer's envelope) is missing or not strict JSON
   store_unavailable,   ///< the store failed: nothing changed, try again
+  unreadable_record,   ///< the record's stored status is none of moderation_status: nothing changed
 };
 
 LLMDLQ_END_NAMESPACE
@@ -44,6 +45,7 @@ struct errc_table<moderation_errc> {
       {moderation_errc::invalid_transition, "invalid_transition", true},
       {moderation_errc::invalid_resolution, "invalid_resolution", true},
       {moderation_errc::store_unavailable, "store_unavailable"},
+      {moderation_errc::unreadable_record, "unreadable_record", true},
   };
 };
 }  // namespace detail
@@ -78,10 +80,14 @@ struct moderation_request {
 /// A dead-letter store with a moderation queue. `publish` (from sink) inserts
 /// a record with status `pending`, once per dlq_id: a redelivered envelope is
 /// a duplicate, never a second row. Operator actions change a record's status
-/// only along transition() and append to its log, in one transaction.
+/// only along transition() and append to its log, in one transaction. Reads
+/// return a record that does not read back (moderation_record::readable())
+/// with what is wrong, never fail for it: one broken row stops no reader.
 class moderation_store : public sink {
  public:
-  /// Applies one operator action; returns the record as it now is.
+  /// Applies one operator action; returns the record as it now is. A
+  /// record whose stored status is none of the statuses is refused
+  /// (unreadable_record, naming it): no status is ever read as another.
   [[nodiscard]] virtual expected<moderation_record, moderation_error> act(const moderation_request& request) = 0;
 
   /// The record with this dlq_id, if any.
@@ -107,6 +113,12 @@ class moderation_store : public sink {
   /// code, and the oldest pending record's creation time.
   [[nodiscard]] virtual expected<dlq_statistics, moderation_error> statistics() = 0;
 
+  /// The records that do not read back: how many, and the first
+  /// max_listed_unreadable with why. Reads every record once, in query()
+  /// pages: linear in the store's size (each envelope is parsed), unlike
+  /// statistics(), which the store counts itself.
+  [[nodiscard]] virtual expected<unreadable_census, moderation_error> unreadable_records();
+
   /// Consecutive buckets of `width` (at least a second) from `since` until
   /// `until`, at most the last 10000: the dead letters created in each, by
   /// category, and the traffic recorded in it. Empty when `until` is not
@@ -128,6 +140,25 @@ class moderation_store : public sink {
 inline expected<std::vector<dlq_timeline_bucket>, moderation_error> moderation_store::timeline(
     timestamp since, std::chrono::seconds width) {
   return timeline(since, system_now(), width);
+}
+
+inline expected<unreadable_census, moderation_error> moderation_store::unreadable_records() {
+  unreadable_census census;
+  moderation_query q;
+  q.limit = 500;
+  for (;;) {
+    auto page = query(q);
+    if (!page) return unexpected(std::move(page.error()));
+    for (auto& r : page->records) {
+      if (r.readable()) continue;
+      ++census.count;
+      if (census.records.size() < max_listed_unreadable) {
+        census.records.push_back({std::move(r.dlq_id), std::move(r.defect_reason)});
+      }
+    }
+    if (!page->more || !page->next) return census;
+    q.after = std::move(page->next);
+  }
 }
 
 LLMDLQ_END_NAMESPACE

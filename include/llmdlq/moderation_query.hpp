@@ -76,6 +76,13 @@ struct dlq_statistics {
   std::optional<timestamp> oldest_pending_created_at;
 };
 
+/// The records of a store that do not read back (moderation_record::readable()),
+/// which dlq_statistics counts by what their columns say (an unknown status as itself).
+struct unreadable_census {
+  std::uint64_t count = 0;
+  std::vector<unreadable_record> records;  ///< the first max_listed_unreadable of them, oldest first, with why
+};
+
 /// The dead letters created in [start, start + width) by failure category,
 /// and the responses the pipeline judged in that time (what `record_traffic`
 /// recorded; 0 when nothing was recorded). The DLQ rate of a bucket is its

@@ -3,6 +3,7 @@
 // actions that move it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -115,6 +116,25 @@ inline constexpr moderation_status all_moderation_statuses[] = {
   return from;
 }
 
+/// Which part of a stored record does not read back as llmdlq wrote it.
+enum class record_defect : std::uint8_t {
+  none,      ///< it all reads back
+  status,    ///< the status is none of moderation_status
+  time,      ///< created_at or updated_at is not an RFC 3339 time
+  envelope,  ///< the envelope is not JSON, not an envelope, or the one of another dlq_id
+};
+
+/// A record a reader skipped because it does not read back, as it reports it.
+struct unreadable_record {
+  std::string dlq_id;
+  std::string reason;  ///< what was found, safe to print: "unknown status 'bogus'"
+
+  friend bool operator==(const unreadable_record&, const unreadable_record&) = default;
+};
+
+/// The most unreadable records a summary names (it counts them all).
+inline constexpr std::size_t max_listed_unreadable = 1000;
+
 /// One row of the moderation queue.
 struct moderation_record {
   std::string dlq_id;
@@ -129,6 +149,16 @@ struct moderation_record {
   std::string operator_log;    ///< one line per action: time, operator, action, note
   std::string claimed_by;      ///< empty unless claimed
   std::optional<std::string> resolution;  ///< the corrected JSON, once resolved or recovered
+  /// What of the stored row does not read back (none: it all does; the
+  /// first found of status, times, envelope), and why, naming what was
+  /// found. The fields of a part that does not read are not to be trusted
+  /// (an unknown status reads as `pending`); the texts are as stored. Every
+  /// reader of many records skips such a record, counts it and names it,
+  /// and goes on with the others; act() refuses an unknown status.
+  record_defect defect = record_defect::none;
+  std::string defect_reason;
+
+  [[nodiscard]] bool readable() const noexcept { return defect == record_defect::none; }
 };
 
 LLMDLQ_END_NAMESPACE

@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/json/object.hpp>
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
+#include "llmdlq/moderation_record.hpp"
 #include "llmdlq/timestamp.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -32,10 +34,15 @@ struct purge_report {
   std::string operator_name;                   ///< who
   timestamp at{};                              ///< when: the request's `now`
   bool dry_run = false;
+  /// Records kept because their expiry does not read back (a SQLite
+  /// expires_at that is not an RFC 3339 time): never taken as expired, and
+  /// not part of the audit record.
+  std::uint64_t unreadable = 0;
+  std::vector<unreadable_record> unreadable_records;  ///< the first max_listed_unreadable of them
 
   /// A report for `request` that has purged nothing yet.
   [[nodiscard]] static purge_report for_request(const purge_request& request) {
-    return {0, std::nullopt, std::nullopt, request.operator_name, request.now, request.dry_run};
+    return {0, std::nullopt, std::nullopt, request.operator_name, request.now, request.dry_run, 0, {}};
   }
   /// Counts one purged record that expired at `expires_at`.
   void add(timestamp expires_at) noexcept {

@@ -23,6 +23,11 @@ struct recovery_result;  // llm/recovery_step.hpp: what the ladder's run on a le
 struct stored_letter {
   envelope letter;
   std::string position;  ///< where it is in the source, for the cursor (increasing)
+  /// Why the record does not read back (empty: it does). Then `letter`
+  /// holds only what the source could read beside the envelope (its
+  /// dlq_id, and for a store its category, triage class, failure code and
+  /// creation time): the replayer skips it, counts it and names it.
+  std::string unreadable;
 };
 
 /// Whether a letter's record is still the replay's, since the source read it.
@@ -36,7 +41,9 @@ enum class letter_standing : std::uint8_t {
 class replay_source {
  public:
   virtual ~replay_source() = default;
-  /// Up to `limit` letters after `after` (from the start when empty), in position order.
+  /// Up to `limit` letters after `after` (from the start when empty), in
+  /// position order; a record that does not read back comes as a letter
+  /// with `unreadable` set, never as an error.
   [[nodiscard]] virtual expected<std::vector<stored_letter>, std::string> next(std::string_view after,
                                                                                std::size_t limit) = 0;
   /// Records the ladder's run on `letter` (whose history it extended): the

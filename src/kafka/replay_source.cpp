@@ -168,7 +168,7 @@ expected<std::vector<stored_letter>, std::string> kafka_replay_source::next(std:
       read[message->partition] = message->offset;
       auto letter = parse_envelope(std::string_view(static_cast<const char*>(message->payload), message->len));
       if (letter) {
-        letters.push_back({std::move(*letter), format_position(read)});
+        letters.push_back({std::move(*letter), format_position(read), {}});
       } else if (const auto counted = s.skipped_up_to.find(message->partition);
                  counted == s.skipped_up_to.end() || counted->second < message->offset) {
         s.skipped_up_to[message->partition] = message->offset;

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "llmdlq/detail/store/record_check.hpp"
+
 LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
@@ -26,8 +28,24 @@ expected<letter_standing, std::string> standing_after(const expected<moderation_
   switch (acted.error().code) {
     case moderation_errc::invalid_transition: return letter_standing::acted_on;  // the operator wins
     case moderation_errc::not_found: return letter_standing::purged;
+    case moderation_errc::unreadable_record: return letter_standing::acted_on;  // its status was broken meanwhile
     default: return unexpected(acted.error().message);
   }
+}
+
+// A record that does not read back, as the replayer skips and reports it:
+// what its columns say, for the selection, and why.
+stored_letter unreadable_letter(const moderation_record& record, std::string reason) {
+  stored_letter stored;
+  envelope& e = stored.letter;
+  e.dlq_id = record.dlq_id;
+  e.failure.code = record.failure_code;
+  if (const auto category = failure_category_from(record.category)) e.failure.category = *category;
+  if (const auto triage = triage_class_from(record.triage)) e.triage.kind = *triage;
+  if (const auto created = parse_rfc3339(record.created_at)) e.created_at = *created;
+  stored.position = position_of(record);
+  stored.unreadable = std::move(reason);
+  return stored;
 }
 
 }  // namespace
@@ -49,13 +67,17 @@ expected<std::vector<stored_letter>, std::string> moderation_replay_source::next
   if (records.size() > limit) records.resize(limit);
   std::vector<stored_letter> letters;
   letters.reserve(records.size());
-  for (auto& record : records) {
-    auto letter = parse_envelope(record.envelope_json);
-    if (!letter) {
-      return unexpected(fmt::format("the stored envelope of {} does not read back ({}: {})", record.dlq_id,
-                                    letter.error().path, letter.error().message));
+  for (const auto& record : records) {
+    if (!record.readable()) {
+      letters.push_back(unreadable_letter(record, record.defect_reason));
+      continue;
     }
-    letters.push_back({std::move(*letter), position_of(record)});
+    auto letter = parse_envelope(record.envelope_json);
+    if (!letter) {  // read_record read it: only a store that checks less gets here
+      letters.push_back(unreadable_letter(record, detail::store::envelope_reason(letter.error())));
+      continue;
+    }
+    letters.push_back({std::move(*letter), position_of(record), {}});
   }
   return letters;
 }
@@ -108,6 +130,7 @@ expected<letter_standing, std::string> moderation_replay_source::recheck(const s
   auto record = store_->get(letter.letter.dlq_id);
   if (!record) return unexpected(fmt::format("reading {}: {}", letter.letter.dlq_id, record.error().message));
   if (!*record) return letter_standing::purged;
+  if ((*record)->defect == record_defect::status) return letter_standing::acted_on;  // no status of the replay's
   const moderation_status status = (*record)->status;
   const bool replayable = status == moderation_status::requeued || (!requeued_only_ && status == moderation_status::pending);
   return replayable ? letter_standing::ours : letter_standing::acted_on;

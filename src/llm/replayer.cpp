@@ -205,6 +205,7 @@ class replay_run {
     }
     ++summary_.seen;
     if (!o_.filter.matches(stored.letter)) return passed(stored);
+    if (!stored.unreadable.empty()) return unreadable(stored);
     ++summary_.selected;
     ++ran_;
     // The payload went downstream already (the original, or another replay): never twice.
@@ -222,6 +223,17 @@ class replay_run {
     if (auto lease = keep_lease(); !lease) return unexpected(lease.error());
     if (*written) return settle(stored, stored.letter, already_written(**written));
     return recover(stored);
+  }
+
+  // A letter that does not read back: skipped, counted and named; it blocks no other.
+  turn_result unreadable(const stored_letter& stored) {
+    ++summary_.unreadable;
+    unreadable_record letter{stored.letter.dlq_id, stored.unreadable};
+    if (o_.on_unreadable) o_.on_unreadable(letter);
+    if (summary_.unreadable_letters.size() < max_listed_unreadable) {
+      summary_.unreadable_letters.push_back(std::move(letter));
+    }
+    return passed(stored);
   }
 
   // A dry run: what the next step would be, with samples of zero-token steps' results.

@@ -4,8 +4,8 @@
 #include <utility>
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
 
+#include "llmdlq/detail/store/record_check.hpp"
 #include "llmdlq/envelope.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -51,11 +51,23 @@ expected<resolution_delivery_summary, replay_state_error> deliver_resolutions(mo
       after_created_at = record.created_at;
       after_dlq_id = record.dlq_id;
       ++summary.resolved;
-      if (!record.resolution) continue;  // a resolved record always holds its correction
-      auto letter = parse_envelope(record.envelope_json);
-      if (!letter) {
-        return unexpected(failure(fmt::format("the stored envelope of {} does not read back", record.dlq_id)));
+      std::optional<envelope> letter;
+      std::string why = record.defect_reason;
+      if (record.readable()) {
+        if (auto parsed = parse_envelope(record.envelope_json)) {
+          letter = std::move(*parsed);
+        } else {
+          why = detail::store::envelope_reason(parsed.error());  // a store that checks less than read_record
+        }
       }
+      if (!letter) {  // skipped, counted and named: it blocks no other correction
+        ++summary.unreadable;
+        if (summary.unreadable_letters.size() < max_listed_unreadable) {
+          summary.unreadable_letters.push_back({record.dlq_id, std::move(why)});
+        }
+        continue;
+      }
+      if (!record.resolution) continue;  // a resolved record always holds its correction
       const std::string& key = letter->idempotency_key;
       auto entry = state.find_output(key);
       if (!entry) return unexpected(std::move(entry.error()));

@@ -829,7 +829,13 @@ expected<moderation_record, moderation_error> postgres_store::act(const moderati
       return outcome(unexpected(
           moderation_error{moderation_errc::not_found, fmt::format("no record {}", request.dlq_id), std::nullopt}));
     }
-    const auto current = parse_moderation_status(PQgetvalue(state.get(), 0, 0)).value_or(moderation_status::pending);
+    const auto current = parse_moderation_status(PQgetvalue(state.get(), 0, 0));
+    if (!current) {  // a status no action leaves: named, nothing changed
+      moderation_record unknown;
+      unknown.dlq_id = request.dlq_id;
+      detail::store::check_status(unknown, PQgetvalue(state.get(), 0, 0));
+      return outcome(unexpected(detail::store::unreadable_status(unknown)));
+    }
     if (retried && std::string_view(PQgetvalue(state.get(), 0, 1)) == "t") {
       // The first try committed before its connection broke: this action is done.
       auto done = impl_->record(dlq_id);
@@ -838,7 +844,7 @@ expected<moderation_record, moderation_error> postgres_store::act(const moderati
     }
     return outcome(unexpected(moderation_error{
         moderation_errc::invalid_transition,
-        fmt::format("cannot {} record {}: it is {}", action, request.dlq_id, to_string(current)), current}));
+        fmt::format("cannot {} record {}: it is {}", action, request.dlq_id, to_string(*current)), *current}));
   });
   if (!r) return unexpected(to_moderation_error(std::move(r.error())));
   return std::move(*r);

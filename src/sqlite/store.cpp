@@ -136,6 +136,14 @@ constexpr std::string_view purge_audit_definition = R"sql(
     );
   )sql";
 
+// Whether `column` holds a time as the store writes it (format_rfc3339:
+// UTC, three fraction digits), whose text order is its time order.
+std::string stored_time_shape(std::string_view column) {
+  return fmt::format("(typeof({0}) = 'text' AND {0} GLOB "
+                     "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z')",
+                     column);
+}
+
 std::string sqlite_placeholder(std::size_t n) { return fmt::format("?{}", n); }
 std::string sqlite_version_column(std::string_view field) {
   return fmt::format("json_extract(envelope, '$.versions.{}')", field);
@@ -338,6 +346,7 @@ struct sqlite_store::impl final : detail::store::sql_session {
       return unexpected(moderation_error{moderation_errc::not_found, "no dead letter " + request.dlq_id, {}});
     }
     moderation_record& r = **current;
+    if (r.defect == record_defect::status) return unexpected(detail::store::unreadable_status(r));
     const auto next = transition(r.status, request.action);
     if (!next) {
       return unexpected(moderation_error{moderation_errc::invalid_transition,
@@ -532,9 +541,27 @@ expected<purge_report, sink_error> sqlite_store::purge(const purge_request& requ
     return unexpected(std::move(error));
   };
   if (!impl_->exec(request.dry_run ? "BEGIN" : "BEGIN IMMEDIATE")) return unexpected(sqlite_failure(db, "purge: begin"));
+  // Only an expiry as the store writes it compares as a time: one that is
+  // not (a number, other text) is kept, counted and named, never taken as expired.
+  statement unreadable;
+  if (!unreadable.prepare(db, fmt::format("SELECT dlq_id, expires_at FROM {} WHERE expires_at IS NOT NULL AND NOT {} "
+                                          "ORDER BY dlq_id", t, stored_time_shape("expires_at")))) {
+    return fail("purge: read");
+  }
+  int rc;
+  while ((rc = sqlite3_step(unreadable.get())) == SQLITE_ROW) {
+    ++report.unreadable;
+    if (report.unreadable_records.size() < max_listed_unreadable) {
+      report.unreadable_records.push_back(
+          {column_text(unreadable.get(), 0),
+           "expires_at is not an RFC 3339 time: " + detail::store::quoted_value(column_text(unreadable.get(), 1))});
+    }
+  }
+  if (rc != SQLITE_DONE) return fail("purge: read");
   statement range;
   if (!range.prepare(db, fmt::format("SELECT count(*), min(expires_at), max(expires_at) FROM {} "
-                                     "WHERE expires_at IS NOT NULL AND expires_at <= ?1", t))) {
+                                     "WHERE expires_at IS NOT NULL AND {} AND expires_at <= ?1", t,
+                                     stored_time_shape("expires_at")))) {
     return fail("purge: count");
   }
   bind_text(range.get(), 1, now);
@@ -550,7 +577,8 @@ expected<purge_report, sink_error> sqlite_store::purge(const purge_request& requ
     return report;
   }
   statement remove, audit;
-  if (!remove.prepare(db, fmt::format("DELETE FROM {} WHERE expires_at IS NOT NULL AND expires_at <= ?1", t))) {
+  if (!remove.prepare(db, fmt::format("DELETE FROM {} WHERE expires_at IS NOT NULL AND {} AND expires_at <= ?1", t,
+                                      stored_time_shape("expires_at")))) {
     return fail("purge: delete");
   }
   bind_text(remove.get(), 1, now);

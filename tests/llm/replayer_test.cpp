@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include <fstream>
 #include <string>
 
@@ -369,6 +371,56 @@ TEST_CASE("A relaxed letter goes downstream once and stays pending for review", 
   CHECK(f.store.list(moderation_status::pending, 10)->size() == 1);
   CHECK(f.store.list(moderation_status::recovered, 10)->empty());
   CHECK(f.model.calls() == 0);
+}
+
+TEST_CASE("A letter whose record does not read back is skipped, counted and named, and the others replayed",
+          "[replay][unreadable]") {
+  fixture f;
+  fill(f.store, 5, f.clock);
+  const auto records = f.store.list(moderation_status::pending, 10);
+  REQUIRE(records->size() == 5);
+  const std::string broken = records->at(2).dlq_id;
+  {  // as a bad disk or a hand-made update would leave it
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(f.db.c_str(), &db) == SQLITE_OK);
+    const std::string sql = "UPDATE dead_letters SET envelope = '{garbage' WHERE dlq_id = '" + broken + "'";
+    CHECK(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  for (const int i : {0, 1, 3, 4}) f.model.then_reply(valid(i), {50, 10});
+  f.replay.batch = 3;  // the broken letter ends the first batch: the cursor passes it
+  std::vector<std::string> named;
+  f.replay.on_unreadable = [&](const llmdlq::unreadable_record& r) { named.push_back(r.dlq_id); };
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->finished);
+  CHECK(summary->seen == 5);
+  CHECK(summary->selected == 4);
+  CHECK(summary->recovered == 4);
+  CHECK(summary->unreadable == 1);
+  REQUIRE(summary->unreadable_letters.size() == 1);
+  CHECK(summary->unreadable_letters[0].dlq_id == broken);
+  CHECK(summary->unreadable_letters[0].reason.find("not JSON") != std::string::npos);
+  CHECK(named == std::vector<std::string>{broken});
+  CHECK(f.store.list(moderation_status::recovered, 10)->size() == 4);
+  const auto left = f.store.get(broken);
+  REQUIRE(left.has_value());
+  REQUIRE(left->has_value());
+  CHECK((*left)->status == moderation_status::pending);
+  CHECK((*left)->defect == llmdlq::record_defect::envelope);
+  CHECK((*left)->envelope_json == "{garbage");
+
+  // Reported again by the next run; not by one whose selection names other letters.
+  f.replay.dry_run = true;
+  auto again = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(again.has_value());
+  CHECK(again->unreadable == 1);
+  f.replay.filter.dlq_ids = {records->at(0).dlq_id};
+  again = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(again.has_value());
+  CHECK(again->unreadable == 0);
 }
 
 }  // namespace replayer_test

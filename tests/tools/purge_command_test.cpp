@@ -39,7 +39,8 @@ TEST_CASE("purge: a SQLite DLQ loses its expired letters, a dry run nothing", "[
   REQUIRE(dry.exit_code == 0);
   CHECK(boost::json::parse(dry.out) == boost::json::parse(
       R"({"count":3,"oldest_expires_at":"2026-05-30T00:00:00.000Z","newest_expires_at":"2026-06-01T00:00:00.000Z",)"
-      R"("operator":"alice","at":"2026-06-01T00:00:00.000Z","dry_run":true,"store":"sqlite:)" + db.string() + "\"}"));
+      R"("operator":"alice","at":"2026-06-01T00:00:00.000Z","dry_run":true,"store":"sqlite:)" + db.string() +
+      R"(","unreadable":0,"unreadable_records":[]})"));
 
   const auto purged = run_llmdlq("purge sqlite:" + db.string() + at_purge_time);
   INFO(purged.err);

@@ -77,7 +77,7 @@ TEST_CASE("every enumerator has a name and a message") {
   check_every_enumerator(llmdlq::json_errc::out_of_memory, "llmdlq.json", true);
   check_every_enumerator(llmdlq::schema_errc::unknown_dialect, "llmdlq.schema", true);
   check_every_enumerator(llmdlq::sink_errc::unsafe_file, "llmdlq.sink", false);
-  check_every_enumerator(llmdlq::moderation_errc::store_unavailable, "llmdlq.moderation", false);
+  check_every_enumerator(llmdlq::moderation_errc::unreadable_record, "llmdlq.moderation", false);
   check_every_enumerator(llmdlq::replay_state_errc::store_unavailable, "llmdlq.replay_state", false);
   check_every_enumerator(llmdlq::kafka_errc::closed, "llmdlq.kafka", false);
   check_every_enumerator(llmdlq::redis_errc::closed, "llmdlq.redis", false);
@@ -111,6 +111,7 @@ TEST_CASE("to_string and is_permanent keep their answers, out-of-range values in
   CHECK_FALSE(llmdlq::is_permanent(llmdlq::sink_errc::closed));
   CHECK(llmdlq::is_permanent(llmdlq::moderation_errc::invalid_transition));
   CHECK(llmdlq::is_permanent(llmdlq::moderation_errc::invalid_resolution));
+  CHECK(llmdlq::is_permanent(llmdlq::moderation_errc::unreadable_record));
   CHECK_FALSE(llmdlq::is_permanent(llmdlq::moderation_errc::store_unavailable));
   CHECK(llmdlq::is_permanent(llmdlq::kafka_errc::invalid_configuration));
   CHECK(llmdlq::is_permanent(llmdlq::kafka_errc::rejected));
@@ -130,7 +131,7 @@ TEST_CASE("an error code compares equal to the failure_condition its is_permanen
   for (int v = 0; v <= static_cast<int>(llmdlq::sink_errc::unsafe_file); ++v) {
     CHECK(agrees(static_cast<llmdlq::sink_errc>(v)));
   }
-  for (int v = 0; v <= static_cast<int>(llmdlq::moderation_errc::store_unavailable); ++v) {
+  for (int v = 0; v <= static_cast<int>(llmdlq::moderation_errc::unreadable_record); ++v) {
     CHECK(agrees(static_cast<llmdlq::moderation_errc>(v)));
   }
   for (int v = 0; v <= static_cast<int>(llmdlq::kafka_errc::closed); ++v) {

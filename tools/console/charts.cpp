@@ -124,7 +124,21 @@ std::string counts_tables_html(const dlq_overview& overview, timestamp now) {
   out += count_table("by category", s.by_category, /*swatches=*/true);
   out += count_table("by triage", s.by_triage);
   out += count_table("by failure_code", s.by_code);
-  return out + "</div>";
+  out += "</div>";
+  if (const auto& u = overview.unreadable; u.count > 0) {
+    out += fmt::format("<table class=\"counts unreadable\"><caption>{} unreadable (they do not read back; counted "
+                       "above by what their columns say)</caption><thead><tr><th>dlq_id</th><th>why</th></tr></thead>"
+                       "<tbody>",
+                       u.count);
+    for (const auto& r : u.records) {
+      out += fmt::format("<tr><td><code>{}</code></td><td>{}</td></tr>", html_escape(r.dlq_id), html_escape(r.reason));
+    }
+    if (u.count > u.records.size()) {
+      out += fmt::format("<tr><td colspan=\"2\">and {} more</td></tr>", u.count - u.records.size());
+    }
+    out += "</tbody></table>";
+  }
+  return out;
 }
 
 std::string timeline_chart_svg(const std::vector<dlq_timeline_bucket>& timeline) {

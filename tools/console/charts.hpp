@@ -12,7 +12,8 @@
 namespace llmdlq::cli {
 
 /// Tables of the counts by status, category, triage class and failure code,
-/// with the total and the age of the oldest pending letter at `now`.
+/// with the total and the age of the oldest pending letter at `now`, and the
+/// records that do not read back, each with its dlq_id and why.
 std::string counts_tables_html(const dlq_overview& overview, timestamp now);
 
 /// The colour a failure category is drawn in, on every page and chart:

@@ -305,6 +305,8 @@ class console_server {
         return render_record(who->session, dlq_id, {"", "The store refused the correction: " + error.message, {},
                                                     request.corrected.value_or("")},
                              422, res);
+      case moderation_errc::unreadable_record:
+        return render_record(who->session, dlq_id, {"", error.message + ": nothing was changed.", {}, ""}, 409, res);
       case moderation_errc::store_unavailable:
         break;
     }

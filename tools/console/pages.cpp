@@ -157,9 +157,18 @@ std::string operator_log_html(std::string_view log) {
   return out + "</tbody></table>";
 }
 
+// A queue row's status: the status, or that the record does not read back, and why.
+std::string status_html(const moderation_record& r) {
+  if (r.readable()) return std::string(to_string(r.status));
+  return "<span class=\"unreadable\">unreadable: " + html_escape(r.defect_reason) + "</span>";
+}
+
 std::string action_forms(const console_session& session, const moderation_record& record,
                          const action_outcome& outcome) {
   const std::string base = record_link(record.dlq_id);
+  if (record.defect == record_defect::status) {
+    return "<p>No action is possible: the stored status is none of the statuses.</p>";
+  }
   std::string out;
   for (const auto action : operator_actions) {
     if (!transition(record.status, action)) continue;
@@ -254,7 +263,7 @@ std::string queue_page_html(const console_session& session, const queue_filter& 
       body += fmt::format("<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                           "<td>{}</td><td>{}</td></tr>",
                           html_escape(record_link(r.dlq_id)), html_escape(r.dlq_id), html_escape(r.created_at),
-                          html_escape(age_text(r.created_at, now)), to_string(r.status),
+                          html_escape(age_text(r.created_at, now)), status_html(r),
                           category_swatch_html(r.category) + " " + html_escape(r.category),
                           html_escape(r.triage), html_escape(r.failure_code), html_escape(r.claimed_by));
     }
@@ -280,11 +289,16 @@ std::string record_page_html(const console_session& session, const moderation_re
     body += fmt::format("<div class=\"refused\" id=\"refusal\"><p>{}</p>{}</div>", html_escape(outcome.refusal),
                         outcome.errors.empty() ? "" : errors_table(outcome.errors));
   }
+  if (!record.readable()) {
+    body += fmt::format("<p class=\"refused\" id=\"unreadable\">This record does not read back: {}.</p>",
+                        html_escape(record.defect_reason));
+  }
   body += fmt::format("<table class=\"facts\"><tbody><tr><th>status</th><td id=\"status\">{}</td></tr>"
                       "<tr><th>claimed by</th><td>{}</td></tr><tr><th>category</th><td>{}</td></tr>"
                       "<tr><th>triage</th><td>{}</td></tr><tr><th>failure code</th><td>{}</td></tr>"
                       "<tr><th>created</th><td>{}</td></tr><tr><th>updated</th><td>{}</td></tr></tbody></table>",
-                      to_string(record.status), html_escape(record.claimed_by),
+                      record.defect == record_defect::status ? "unknown" : to_string(record.status),
+                      html_escape(record.claimed_by),
                       category_swatch_html(record.category) + " " + html_escape(record.category),
                       html_escape(record.triage), html_escape(record.failure_code), html_escape(record.created_at),
                       html_escape(record.updated_at));
@@ -294,7 +308,7 @@ std::string record_page_html(const console_session& session, const moderation_re
   const auto json = boost::json::parse(record.envelope_json, ec);
   const auto parsed = ec ? expected<envelope, envelope_error>(unexpected(envelope_error{}))
                          : envelope_from_json(json);
-  if (parsed) {
+  if (parsed && record.defect != record_defect::envelope) {
     const auto& e = *parsed;
     body += fmt::format("<h2>Raw response</h2><p>{}</p>", html_escape(e.failure.message));
     body += captured_html(e.raw_response, error_spans(e));

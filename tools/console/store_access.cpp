@@ -37,7 +37,9 @@ expected<moderation_page, moderation_error> dlq_reader::queue(const queue_filter
 expected<dlq_overview, moderation_error> dlq_reader::counts() {
   auto statistics = store_->statistics();
   if (!statistics) return unexpected(statistics.error());
-  return dlq_overview{std::move(*statistics), {}};
+  auto unreadable = store_->unreadable_records();
+  if (!unreadable) return unexpected(unreadable.error());
+  return dlq_overview{std::move(*statistics), {}, std::move(*unreadable)};
 }
 
 expected<dlq_overview, moderation_error> dlq_reader::overview(timestamp since, timestamp now) {

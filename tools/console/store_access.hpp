@@ -26,6 +26,7 @@ struct queue_filter {
 struct dlq_overview {
   dlq_statistics statistics;
   std::vector<dlq_timeline_bucket> timeline;  ///< one bucket per UTC day, oldest first
+  unreadable_census unreadable;               ///< the records that do not read back
 };
 
 /// A DLQ named as store_spec.hpp's forms (`sqlite:PATH`, `postgres:CONNINFO`);
@@ -39,7 +40,8 @@ class dlq_reader {
   [[nodiscard]] expected<moderation_page, moderation_error> queue(const queue_filter& filter,
                                                                   const std::optional<moderation_cursor>& after,
                                                                   std::size_t limit);
-  /// The counts and the oldest pending letter, without a timeline.
+  /// The counts, the oldest pending letter and the records that do not
+  /// read back (each record read once), without a timeline.
   [[nodiscard]] expected<dlq_overview, moderation_error> counts();
   /// The counts, and the days from the one holding `since` to today.
   [[nodiscard]] expected<dlq_overview, moderation_error> overview(timestamp since, timestamp now);

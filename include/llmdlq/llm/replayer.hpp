@@ -20,6 +20,7 @@
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/llm/recovery_step.hpp"
+#include "llmdlq/moderation_record.hpp"
 #include "llmdlq/replay_source.hpp"
 #include "llmdlq/replay_state.hpp"
 
@@ -83,6 +84,8 @@ struct replayer_options {
   replay_filter filter;
   std::size_t samples = 5;         ///< dry run: letters shown with their step
   std::function<void(const replay_progress&)> progress;
+  /// Called for each selected letter that does not read back, as it is skipped.
+  std::function<void(const unreadable_record&)> on_unreadable;
   clock_function clock = system_now;
   std::function<void(std::chrono::milliseconds)> sleep;  ///< empty: std::this_thread::sleep_for
 };
@@ -100,6 +103,11 @@ struct replay_summary {
   std::size_t delivered = 0;    ///< ledger entries delivered to the target (resumed ones too)
   std::size_t superseded = 0;   ///< an operator acted on the letter after it was read: skipped, or (during its call) the operator's action stands
   std::size_t purged = 0;       ///< purged after it was read: skipped, or (during its call) its result is in the ledger only
+  /// Letters the filter took whose record does not read back: skipped (the
+  /// cursor moves past them), neither selected nor run; every other letter
+  /// is run as if they were not there.
+  std::size_t unreadable = 0;
+  std::vector<unreadable_record> unreadable_letters;  ///< the first max_listed_unreadable of them
   token_usage usage;
   std::uint32_t calls = 0;
   bool finished = false;        ///< reached the end of the source (the cursor starts over next time)

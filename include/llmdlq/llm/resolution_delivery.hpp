@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
@@ -24,6 +25,10 @@ struct resolution_delivery_summary {
   std::size_t delivered = 0;          ///< corrections written to the target by this call (resumed ones too)
   std::size_t already_delivered = 0;  ///< delivered by an earlier call: not written again
   std::size_t superseded = 0;         ///< the payload went downstream before (the original, a replay): not written
+  /// Of the resolved letters, those whose record does not read back:
+  /// skipped, counted and named; the others are delivered all the same.
+  std::size_t unreadable = 0;
+  std::vector<unreadable_record> unreadable_letters;  ///< the first max_listed_unreadable of them
 };
 
 /// Delivers the correction of every resolved letter of `store` to `target`,

@@ -98,7 +98,9 @@ class sqlite_store final : public moderation_store {
                                                                          std::size_t batch = 256);
 
   /// Deletes the rows whose expires_at is at or before `request.now` (rows
-  /// without one stay), whatever their status, and appends one row to
+  /// without one stay, and so does a row whose expires_at is not a time as
+  /// the store writes it: counted and named in the report's `unreadable`,
+  /// never taken as expired), whatever their status, and appends one row to
   /// `llmdlq_purge_audit` (purged_table, operator, at, count,
   /// oldest_expires_at, newest_expires_at), all in one transaction. A dry run
   /// counts in a read transaction and writes nothing; it also works on a
