@@ -31,13 +31,15 @@ namespace detail::sqlite {
 // reads a WAL it finds there as the database's newest pages: whoever may
 // create a file there could plant one that adds or erases dead letters. The
 // sticky bit keeps others from removing or renaming a file, not from
-// creating a name. Judged where the path leads (stat follows links, as
-// SQLite's file names do); a directory that cannot be read is left for the
-// open to report. Who owns the directories is directory_chain_refusal's to
-// judge, for a connection that writes.
+// creating a name. Judged where the path leads, its links resolved, as
+// SQLite resolves them to name the files beside it; a directory that cannot
+// be read is left for the open to report. Who owns the directories is
+// directory_chain_refusal's to judge, for a connection that writes.
 inline std::optional<std::string> shared_directory_refusal(const std::string& path) {
   std::error_code error;
-  const auto directory = std::filesystem::absolute(path, error).parent_path();
+  auto target = std::filesystem::absolute(path, error);
+  if (!error) target = std::filesystem::weakly_canonical(target, error);
+  const auto directory = target.parent_path();
   struct stat info;
   if (error || ::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
   if ((info.st_mode & (S_IWGRP | S_IWOTH)) == 0) return std::nullopt;

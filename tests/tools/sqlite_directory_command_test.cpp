@@ -303,6 +303,14 @@ TEST_CASE("read-only views refuse a sqlite DLQ in a directory group or others ma
     CHECK(run.out.empty());
     CHECK(run.err.find(refusal(db, shared, mode)) != std::string::npos);
   }
+  // A link from a private directory is judged where it leads: SQLite names
+  // the files beside the database there.
+  const auto link = dir.path() / "link.db";
+  std::filesystem::create_symlink(db, link);
+  const auto linked = run_llmdlq("list sqlite:" + link.string());
+  INFO(linked.err);
+  CHECK(linked.exit_code == 2);
+  CHECK(linked.err.find(refusal(link, shared, mode)) != std::string::npos);
   CHECK(slurp(db) == before);
   CHECK(entries() == present);  // no WAL index or journal made
 }
