@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -35,8 +36,8 @@ struct purge_report {
   timestamp at{};                              ///< when: the request's `now`
   bool dry_run = false;
   /// Records kept because their expiry does not read back (a SQLite
-  /// expires_at that is not an RFC 3339 time): never taken as expired, and
-  /// not part of the audit record.
+  /// expires_at that is not an RFC 3339 time, a Redis entry whose envelope
+  /// is not one): never taken as expired, and not part of the audit record.
   std::uint64_t unreadable = 0;
   std::vector<unreadable_record> unreadable_records;  ///< the first max_listed_unreadable of them
 
@@ -49,6 +50,14 @@ struct purge_report {
     ++count;
     if (!oldest_expires_at || expires_at < *oldest_expires_at) oldest_expires_at = expires_at;
     if (!newest_expires_at || expires_at > *newest_expires_at) newest_expires_at = expires_at;
+  }
+  /// Counts one record kept because it does not read back, naming the
+  /// first max_listed_unreadable of them.
+  void add_unreadable(std::string id, std::string reason) {
+    ++unreadable;
+    if (unreadable_records.size() < max_listed_unreadable) {
+      unreadable_records.push_back({std::move(id), std::move(reason)});
+    }
   }
   friend bool operator==(const purge_report&, const purge_report&) = default;
 };

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "connection.hpp"
+#include "llmdlq/detail/store/record_check.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -348,14 +349,20 @@ expected<purge_report, sink_error> redis_stream_sink::purge(const purge_request&
         const std::string id(redis_detail::text(*entry.element[0]));
         start = "(" + id;
         const redisReply& fields = *entry.element[1];
-        for (std::size_t f = 0; f + 1 < fields.elements; f += 2) {
-          if (redis_detail::text(*fields.element[f]) != "envelope") continue;
-          auto e = parse_envelope(redis_detail::text(*fields.element[f + 1]));
-          if (e && expired(*e, request.now)) {
-            report.add(*e->expires_at);
-            doomed.push_back(id);
+        std::optional<expected<envelope, envelope_error>> e;
+        for (std::size_t f = 0; f + 1 < fields.elements && !e; f += 2) {
+          if (redis_detail::text(*fields.element[f]) == "envelope") {
+            e = parse_envelope(redis_detail::text(*fields.element[f + 1]));
           }
-          break;
+        }
+        // Kept, never taken as expired: named by its entry id, which is all it has for sure.
+        if (!e) {
+          report.add_unreadable("entry " + id, "no envelope field");
+        } else if (!*e) {
+          report.add_unreadable("entry " + id, detail::store::envelope_reason(e->error()));
+        } else if (expired(**e, request.now)) {
+          report.add(*(*e)->expires_at);
+          doomed.push_back(id);
         }
       }
       if (!request.dry_run && !doomed.empty()) {

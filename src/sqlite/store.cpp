@@ -550,12 +550,9 @@ expected<purge_report, sink_error> sqlite_store::purge(const purge_request& requ
   }
   int rc;
   while ((rc = sqlite3_step(unreadable.get())) == SQLITE_ROW) {
-    ++report.unreadable;
-    if (report.unreadable_records.size() < max_listed_unreadable) {
-      report.unreadable_records.push_back(
-          {column_text(unreadable.get(), 0),
-           "expires_at is not an RFC 3339 time: " + detail::store::quoted_value(column_text(unreadable.get(), 1))});
-    }
+    report.add_unreadable(column_text(unreadable.get(), 0),
+                          "expires_at is not an RFC 3339 time: " +
+                              detail::store::quoted_value(column_text(unreadable.get(), 1)));
   }
   if (rc != SQLITE_DONE) return fail("purge: read");
   statement range;

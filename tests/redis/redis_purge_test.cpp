@@ -42,6 +42,37 @@ TEST_CASE("a Redis purge deletes exactly the expired entries and audits once", "
   CHECK(client.stream_field(stream.key(), "dlq_id").size() == 3);
 }
 
+TEST_CASE("a Redis purge keeps and names the entries that are not envelopes, and purges the others",
+          "[redis][purge]") {
+  LLMDLQ_REDIS_OR_SKIP(server);
+  const llmdlq::test::scoped_stream stream(server, "purge-unreadable");
+  const llmdlq::test::expiring_letters letters;
+  auto sink = llmdlq::redis_stream_sink::open(llmdlq::test::sink_options(server, stream));
+  REQUIRE(sink.has_value());
+  llmdlq::test::redis_client client(server);
+  // Another writer's entries between the letters: one without an envelope, one whose envelope is not JSON.
+  const auto other = client.command({"XADD", stream.key(), "*", "note", "hello"});
+  REQUIRE(other->type == REDIS_REPLY_STRING);
+  REQUIRE(sink->publish_batch(letters.all()).has_value());
+  const auto broken = client.command({"XADD", stream.key(), "*", "envelope", "{garbage"});
+  REQUIRE(broken->type == REDIS_REPLY_STRING);
+  const std::string other_id(other->str, other->len);
+  const std::string broken_id(broken->str, broken->len);
+
+  auto report = sink->purge(letters.request(), /*page_size=*/2);
+  REQUIRE(report.has_value());
+  CHECK(report->count == letters.expected_report().count);
+  CHECK(report->unreadable == 2);
+  REQUIRE(report->unreadable_records.size() == 2);
+  CHECK(report->unreadable_records[0].dlq_id == "entry " + other_id);
+  CHECK(report->unreadable_records[0].reason == "no envelope field");
+  CHECK(report->unreadable_records[1].dlq_id == "entry " + broken_id);
+  CHECK(report->unreadable_records[1].reason.rfind("envelope: ", 0) == 0);
+  CHECK(client.stream_field(stream.key(), "dlq_id").size() == letters.kept.size());
+  CHECK(client.stream_field(stream.key(), "note") == std::vector<std::string>{"hello"});
+  CHECK(client.stream_field(stream.key(), "envelope").size() == letters.kept.size() + 1);
+}
+
 TEST_CASE("the Redis sink's dedupe keys expire", "[redis][purge]") {
   LLMDLQ_REDIS_OR_SKIP(server);
   const llmdlq::test::scoped_stream stream(server, "dedupe-ttl");
