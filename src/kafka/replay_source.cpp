@@ -6,6 +6,7 @@
 #include <set>
 
 #include "kafka_common.hpp"
+#include "llmdlq/detail/store/record_check.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -58,6 +59,7 @@ struct kafka_replay_source::impl {
   rd_kafka_t* consumer = nullptr;
   std::vector<std::int32_t> partitions;
   std::size_t skipped = 0;
+  std::vector<unreadable_record> skipped_messages;  // the first max_listed_unreadable of them
   offsets skipped_up_to;  // the last message counted in `skipped`, by partition: a page read again counts none twice
 
   ~impl() {
@@ -118,6 +120,9 @@ kafka_replay_source& kafka_replay_source::operator=(kafka_replay_source&&) noexc
 kafka_replay_source::~kafka_replay_source() = default;
 const std::string& kafka_replay_source::topic() const noexcept { return impl_->options.topic; }
 std::size_t kafka_replay_source::skipped() const noexcept { return impl_->skipped; }
+const std::vector<unreadable_record>& kafka_replay_source::skipped_messages() const noexcept {
+  return impl_->skipped_messages;
+}
 
 expected<kafka_replay_source, kafka_error> kafka_replay_source::open(kafka_topic_options options) {
   if (options.topic.empty()) {
@@ -173,6 +178,10 @@ expected<std::vector<stored_letter>, std::string> kafka_replay_source::next(std:
                  counted == s.skipped_up_to.end() || counted->second < message->offset) {
         s.skipped_up_to[message->partition] = message->offset;
         ++s.skipped;
+        if (s.skipped_messages.size() < max_listed_unreadable) {
+          s.skipped_messages.push_back({fmt::format("partition {} offset {}", message->partition, message->offset),
+                                        detail::store::envelope_reason(letter.error())});
+        }
       }
     }
   }

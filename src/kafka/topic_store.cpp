@@ -57,6 +57,7 @@ expected<std::unique_ptr<kafka_topic_store>, kafka_error> kafka_topic_store::ope
   std::unique_ptr<kafka_topic_store> store(new kafka_topic_store());
   store->topic_ = source->topic();
   store->skipped_ = source->skipped();
+  store->skipped_messages_ = source->skipped_messages();
   for (auto& [id, e] : latest) {
     moderation_record r;
     r.dlq_id = id;
@@ -128,6 +129,10 @@ expected<moderation_page, moderation_error> kafka_topic_store::query(const moder
     if (matches(q, records_[i], envelopes_[i])) found.push_back(records_[i]);
   }
   return detail::store::make_moderation_page(std::move(found), q.limit);
+}
+
+expected<unreadable_census, moderation_error> kafka_topic_store::unreadable_records() {
+  return unreadable_census{skipped_, skipped_messages_};
 }
 
 expected<dlq_statistics, moderation_error> kafka_topic_store::statistics() {

@@ -174,6 +174,13 @@ TEST_CASE("kafka_topic_store: the topic's letters as pending records, each dlq_i
   REQUIRE(store.has_value());
   auto& topic = **store;
   CHECK(topic.skipped() == 1);
+  const auto census = topic.unreadable_records();  // named as list and stats name them
+  REQUIRE(census.has_value());
+  CHECK(census->count == 1);
+  REQUIRE(census->records.size() == 1);
+  CHECK(census->records[0].dlq_id.rfind("partition ", 0) == 0);
+  CHECK(census->records[0].dlq_id.find(" offset ") != std::string::npos);
+  CHECK(census->records[0].reason.rfind("envelope: ", 0) == 0);
 
   auto stats = topic.statistics();
   REQUIRE(stats.has_value());

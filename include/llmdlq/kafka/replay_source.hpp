@@ -17,6 +17,7 @@
 #include "llmdlq/expected.hpp"
 #include "llmdlq/kafka/error.hpp"
 #include "llmdlq/kafka/properties.hpp"
+#include "llmdlq/moderation_record.hpp"
 #include "llmdlq/replay_source.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -75,6 +76,9 @@ class kafka_replay_source final : public replay_source {
   [[nodiscard]] const std::string& topic() const noexcept;
   /// Messages skipped so far because they held no envelope.
   [[nodiscard]] std::size_t skipped() const noexcept;
+  /// The first max_listed_unreadable of them, each named "partition P
+  /// offset O" with why it is no envelope.
+  [[nodiscard]] const std::vector<unreadable_record>& skipped_messages() const noexcept;
 
  private:
   struct impl;

@@ -56,6 +56,9 @@ class kafka_topic_store final : public moderation_store {
 
   /// Messages on the topic that held no envelope.
   [[nodiscard]] std::size_t skipped() const noexcept { return skipped_; }
+  /// The messages skipped, as records that do not read back: "partition P
+  /// offset O" and why it is no envelope.
+  [[nodiscard]] expected<unreadable_census, moderation_error> unreadable_records() override;
 
  private:
   kafka_topic_store() = default;
@@ -63,6 +66,7 @@ class kafka_topic_store final : public moderation_store {
   std::vector<moderation_record> records_;  ///< in list() order
   std::vector<envelope> envelopes_;         ///< records_[i]'s envelope
   std::size_t skipped_ = 0;
+  std::vector<unreadable_record> skipped_messages_;
 };
 
 LLMDLQ_END_NAMESPACE
