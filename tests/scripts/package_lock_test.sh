@@ -28,38 +28,47 @@ stop_holder() {
 }
 trap 'stop_holder; rm -rf "$work"' EXIT
 
-# hold SECONDS LOCK...: a process that holds the locks for that long; returns once they are held.
-hold() {
-  local seconds=$1
-  shift
-  python3 - "$seconds" "$@" >"$work/held" <<'PY' &
-import fcntl, os, sys, time
-for path in sys.argv[2:]:
-    fcntl.lockf(os.open(path, os.O_RDWR | os.O_CREAT, 0o640), fcntl.LOCK_EX | fcntl.LOCK_NB)
-print("held", flush=True)
-time.sleep(float(sys.argv[1]))
-PY
-  holder=$!
-  for _ in $(seq 100); do
-    grep -q held "$work/held" 2>/dev/null && return 0
-    kill -0 "$holder" 2>/dev/null || break
+# wait_for TEXT FILE: whether FILE says TEXT within a minute.
+wait_for() {
+  for _ in $(seq 600); do
+    grep -q "$1" "$2" 2>/dev/null && return 0
     sleep 0.1
   done
+  return 1
+}
+
+# hold LOCK...: a process that holds the locks until stop_holder (ten minutes at
+# most, should this script be killed); returns once they are held.
+hold() {
+  python3 - "$@" >"$work/held" <<'PY' &
+import fcntl, os, sys, time
+for path in sys.argv[1:]:
+    fcntl.lockf(os.open(path, os.O_RDWR | os.O_CREAT, 0o640), fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("held", flush=True)
+time.sleep(600)
+PY
+  holder=$!
+  wait_for held "$work/held" && return 0
   echo "FAILED: cannot hold $*" >&2
   exit 1
 }
 
-# 1. The dpkg lock held for 3 s: an apt-get that changes nothing waits for it, then succeeds.
-hold 3 /var/lib/dpkg/lock-frontend
-LLMDLQ_PACKAGE_LOCK_TIMEOUT=60 apt_get install -y -q 2>"$work/waited" || fail "apt_get did not wait for the dpkg lock"
-kill -0 "$holder" 2>/dev/null && fail "apt_get returned while the lock was still held"
-grep -q "^apt-get install waits up to [0-9]* s for the package manager's lock:$" "$work/waited" &&
-  grep -q "^  $holder (.*python3 .*) holds /var/lib/dpkg/lock-frontend$" "$work/waited" ||
-  fail "apt_get did not say whom it waited for: $(cat "$work/waited")"
+# 1. The dpkg lock held until apt_get says it waits for it: then let go, and
+# the apt-get (one that changes nothing) goes on and succeeds.
+hold /var/lib/dpkg/lock-frontend
+held_by=$holder
+LLMDLQ_PACKAGE_LOCK_TIMEOUT=60 apt_get install -y -q 2>"$work/waited" &
+waiter=$!
+wait_for "^apt-get install waits up to [0-9]* s for the package manager's lock:$" "$work/waited" ||
+  fail "apt_get did not say it waits: $(cat "$work/waited")"
+kill -0 "$waiter" 2>/dev/null || fail "apt_get returned while the lock was still held"
 stop_holder
+wait "$waiter" || fail "apt_get did not go on once the lock was let go: $(cat "$work/waited")"
+grep -q "^  $held_by (.*python3 .*) holds /var/lib/dpkg/lock-frontend$" "$work/waited" ||
+  fail "apt_get did not say whom it waited for: $(cat "$work/waited")"
 
 # 2. Held for longer than the timeout: install_packages gives up without an update, naming the holder.
-hold 60 /var/lib/dpkg/lock-frontend /var/lib/apt/lists/lock
+hold /var/lib/dpkg/lock-frontend /var/lib/apt/lists/lock
 status=0
 LLMDLQ_PACKAGE_LOCK_TIMEOUT=2 install_packages llmdlq-no-such-package 2>"$work/install" || status=$?
 [ "$status" -eq 75 ] || fail "install_packages exited $status, not 75"
