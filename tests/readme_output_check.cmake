@@ -1,7 +1,10 @@
 # A program on a page of the manual prints exactly what the page says it
 # prints: runs PROGRAM and compares its standard output, byte for byte, with
 # the file EXPECTED (the program's "It prints:" block). Variables: PROGRAM,
-# EXPECTED; the page's name is read from EXPECTED's sibling NAME.page.
+# EXPECTED; ARGS (the program's arguments, if any); SHOWN (pairs of a regular
+# expression and its replacement: what differs from run to run, such as an
+# id a server chose, as the page shows it; applied to the output in order).
+# The page's name is read from EXPECTED's sibling NAME.page.
 cmake_minimum_required(VERSION 3.25)
 get_filename_component(name "${PROGRAM}" NAME)
 string(REGEX REPLACE "\\.expected$" ".page" page_file "${EXPECTED}")
@@ -9,12 +12,29 @@ set(page "its page")
 if(EXISTS "${page_file}")
   file(READ "${page_file}" page)
 endif()
-execute_process(COMMAND "${PROGRAM}" RESULT_VARIABLE result OUTPUT_VARIABLE actual)
+execute_process(COMMAND "${PROGRAM}" ${ARGS} RESULT_VARIABLE result OUTPUT_VARIABLE actual)
 file(READ "${EXPECTED}" expected)
 if(NOT result EQUAL 0)
   message("${actual}")
   message(FATAL_ERROR "${name} failed (${result})")
 endif()
+list(LENGTH SHOWN shown_length)
+math(EXPR odd "${shown_length} % 2")
+if(odd)
+  message(FATAL_ERROR "SHOWN must hold pairs of a regular expression and its replacement: ${SHOWN}")
+endif()
+set(index 0)
+while(index LESS shown_length)
+  list(GET SHOWN ${index} pattern)
+  math(EXPR index "${index} + 1")
+  list(GET SHOWN ${index} replacement)
+  math(EXPR index "${index} + 1")
+  if(NOT actual MATCHES "${pattern}")
+    message("It prints:\n${actual}")
+    message(FATAL_ERROR "${name} does not print what ${page} says: nothing matches ${pattern}")
+  endif()
+  string(REGEX REPLACE "${pattern}" "${replacement}" actual "${actual}")
+endwhile()
 if(NOT actual STREQUAL expected)
   message("It prints:\n${actual}\n${page} says:\n${expected}")
   message(FATAL_ERROR "${name} does not print what ${page} says")
