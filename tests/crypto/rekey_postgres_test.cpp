@@ -13,6 +13,7 @@
 
 #include "llmdlq/postgres/store.hpp"
 #include "sealed_letters.hpp"
+#include "support/skip.hpp"
 #include "tools/run_tool.hpp"
 
 namespace rekey_postgres_test {
@@ -31,10 +32,7 @@ void run_sql(const std::string& sql) {
 }  // namespace
 
 TEST_CASE("llmdlq rekey moves every sealed text of a PostgreSQL DLQ to the new key", "[crypto][postgres]") {
-  if (!std::getenv("LLMDLQ_TEST_POSTGRES")) {
-    WARN("skipped: LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)");
-    return;
-  }
+  if (!std::getenv("LLMDLQ_TEST_POSTGRES")) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)");
   const std::string schema = fmt::format("llmdlq_rekey_{:08x}", std::random_device()());
   const std::string conninfo = std::string(std::getenv("LLMDLQ_TEST_POSTGRES")) + " options=-csearch_path=" + schema;
   run_sql(fmt::format(R"(CREATE SCHEMA "{}")", schema));

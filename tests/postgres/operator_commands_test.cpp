@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "tools/run_tool.hpp"
 
 namespace operator_commands_test {
@@ -37,10 +38,7 @@ struct scoped_table {
 }  // namespace
 
 TEST_CASE("operator commands on postgres: process, stats, list, claim, resolve, show", "[postgres][tools][operator]") {
-  if (!conninfo()) {
-    WARN("skipped: LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)");
-    return;
-  }
+  if (!conninfo()) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)");
   scoped_table table;
   llmdlq::test::temp_dir dir;
   const auto schema = dir.write("schema.json", R"({"type": "object", "required": ["total"]})");

@@ -14,6 +14,7 @@
 #include <llmdlq/postgres/store.hpp>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "support/expiring_letters.hpp"
 
 namespace postgres_purge_test {
@@ -60,10 +61,7 @@ class scratch_schema {
 }  // namespace
 
 TEST_CASE("a PostgreSQL purge deletes exactly the expired rows in batches and audits once", "[postgres][purge]") {
-  if (!conninfo()) {
-    WARN("skipped: LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)");
-    return;
-  }
+  if (!conninfo()) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)");
   scratch_schema db;
   const llmdlq::test::expiring_letters letters;
   llmdlq::postgres_store_options options;

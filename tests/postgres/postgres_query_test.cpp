@@ -15,6 +15,7 @@
 #include <llmdlq/process.hpp>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "support/envelope_check.hpp"
 
 namespace postgres_query_test {
@@ -26,11 +27,8 @@ namespace {
 const char* conninfo() { return std::getenv("LLMDLQ_TEST_POSTGRES"); }
 
 #define REQUIRE_POSTGRES()                                                                   \
-  do {                                                                                       \
-    if (!conninfo()) {                                                                       \
-      WARN("skipped: LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
-      return;                                                                                \
-    }                                                                                        \
+  do {                                                                                     \
+    if (!conninfo()) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
   } while (false)
 
 // A table name of the test's own, dropped (with its traffic rows) at the end.

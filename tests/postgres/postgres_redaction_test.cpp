@@ -12,16 +12,14 @@
 #include <llmdlq/postgres/store.hpp>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "support/pii_sample.hpp"
 
 namespace postgres_redaction_test {
 
 TEST_CASE("postgres_store: no column of any row holds a detected value", "[postgres][redaction]") {
   const char* conninfo = std::getenv("LLMDLQ_TEST_POSTGRES");
-  if (!conninfo) {
-    std::puts("skipped: LLMDLQ_TEST_POSTGRES is not set");
-    return;
-  }
+  if (!conninfo) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set");
   const std::string table = "llmdlq_redaction_" + std::to_string(::getpid());
   auto store = llmdlq::postgres_store::open(conninfo, {.table = table});
   REQUIRE(store.has_value());

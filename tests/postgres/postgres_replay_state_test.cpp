@@ -19,6 +19,7 @@
 #include <llmdlq/postgres/replay_state.hpp>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "support/children.hpp"
 
 namespace postgres_replay_state_test {
@@ -32,11 +33,8 @@ namespace {
 const char* conninfo() { return std::getenv("LLMDLQ_TEST_POSTGRES"); }
 
 #define REQUIRE_POSTGRES()                                                                   \
-  do {                                                                                       \
-    if (!conninfo()) {                                                                       \
-      WARN("skipped: LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
-      return;                                                                                \
-    }                                                                                        \
+  do {                                                                                     \
+    if (!conninfo()) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
   } while (false)
 
 void drop_notice(void*, const char*) {}
@@ -258,10 +256,7 @@ TEST_CASE("postgres_replay_state: after a server restart the state is there and 
           "[postgres][replay_state]") {
   REQUIRE_POSTGRES();
   const char* restart = std::getenv("LLMDLQ_TEST_POSTGRES_RESTART");
-  if (!restart) {
-    WARN("skipped: LLMDLQ_TEST_POSTGRES_RESTART is not set");
-    return;
-  }
+  if (!restart) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES_RESTART is not set");
   scratch_prefix prefix;
   auto state = open_state(prefix);
   REQUIRE(state.acquire_lease("receipts", "alice", 600s).has_value());

@@ -23,6 +23,7 @@
 #include <llmdlq/postgres/store.hpp>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "support/envelope_check.hpp"
 #include "support/eventually.hpp"
 
@@ -35,11 +36,8 @@ namespace {
 const char* conninfo() { return std::getenv("LLMDLQ_TEST_POSTGRES"); }
 
 #define REQUIRE_POSTGRES()                                                                   \
-  do {                                                                                       \
-    if (!conninfo()) {                                                                       \
-      WARN("skipped: LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
-      return;                                                                                \
-    }                                                                                        \
+  do {                                                                                     \
+    if (!conninfo()) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
   } while (false)
 
 std::string random_suffix() {
@@ -685,10 +683,7 @@ TEST_CASE("postgres_store: PostgreSQL restarted mid-run, nothing lost and nothin
           "[postgres][fault]") {
   REQUIRE_POSTGRES();
   const char* restart = std::getenv("LLMDLQ_TEST_POSTGRES_RESTART");
-  if (!restart) {
-    WARN("skipped: LLMDLQ_TEST_POSTGRES_RESTART is not set");
-    return;
-  }
+  if (!restart) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES_RESTART is not set");
   scratch_table table;
   auto store = open_store(table);
   const auto started = [] { return database().value("SELECT pg_postmaster_start_time()::text"); };

@@ -45,11 +45,8 @@ namespace {
 const char* server_conninfo() { return std::getenv("LLMDLQ_TEST_POSTGRES"); }
 
 #define REQUIRE_POSTGRES()                                                                   \
-  do {                                                                                       \
-    if (!server_conninfo()) {                                                                \
-      WARN("skipped: LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
-      return;                                                                                \
-    }                                                                                        \
+  do {                                                                                     \
+    if (!server_conninfo()) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
   } while (false)
 
 void drop_notice(void*, const char*) {}

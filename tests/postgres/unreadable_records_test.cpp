@@ -17,6 +17,7 @@
 #include <llmdlq/postgres/store.hpp>
 
 #include "catch.hpp"
+#include "support/skip.hpp"
 #include "support/replay_letters.hpp"
 #include "tools/run_tool.hpp"
 
@@ -57,10 +58,7 @@ std::set<std::string> reported(const boost::json::value& list) {
 
 TEST_CASE("postgres: records that do not read back are named by list, stats and replay, and refused by claim",
           "[postgres][tools][unreadable]") {
-  if (!server_conninfo()) {
-    WARN("skipped: LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)");
-    return;
-  }
+  if (!server_conninfo()) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)");
   const std::string name = [] {
     std::random_device device;
     return fmt::format("llmdlq_unreadable_{:08x}", device());

@@ -65,8 +65,7 @@ TEST_CASE("Redis stopped: publish fails, the pipeline says retry, and after a re
   const char* stop = std::getenv("LLMDLQ_TEST_REDIS_STOP");
   const char* start = std::getenv("LLMDLQ_TEST_REDIS_START");
   if (!stop || !*stop || !start || !*start) {
-    std::fprintf(stderr, "LLMDLQ_TEST_REDIS is not set with its _STOP and _START commands: skipped\n");
-    return;
+    LLMDLQ_SKIP("LLMDLQ_TEST_REDIS is set without LLMDLQ_TEST_REDIS_STOP and _START, the commands to stop and start it");
   }
   scoped_stream stream(server, "fault");
   const bool persistent = [&] {

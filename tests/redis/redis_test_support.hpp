@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What the Redis tests share: the server from LLMDLQ_TEST_REDIS (a test
-// reports itself skipped without it), a unique stream key per test, deleted
+// reports itself Skipped without it), a unique stream key per test, deleted
 // with its dedupe keys at the end, and a plain hiredis client to look at the
 // server as an operator would.
 #pragma once
@@ -30,18 +30,15 @@
 
 #include "catch.hpp"
 #include "support/eventually.hpp"
+#include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 
 namespace llmdlq::test {
 
-/// The test server's address, or nothing (and a line that ctest's
-/// SKIP_REGULAR_EXPRESSION turns into "skipped").
+/// The test server's address, or nothing when none is given.
 inline std::optional<redis_connection_options> test_redis() {
   const char* address = std::getenv("LLMDLQ_TEST_REDIS");
-  if (!address || !*address) {
-    std::fprintf(stderr, "LLMDLQ_TEST_REDIS is not set: skipped\n");
-    return std::nullopt;
-  }
+  if (!address || !*address) return std::nullopt;
   const std::string text(address);
   const auto colon = text.rfind(':');
   REQUIRE(colon != std::string::npos);
@@ -51,9 +48,10 @@ inline std::optional<redis_connection_options> test_redis() {
   return options;
 }
 
-#define LLMDLQ_REDIS_OR_SKIP(name)                  \
-  const auto name##_found = llmdlq::test::test_redis(); \
-  if (!name##_found) return;                        \
+/// The test server as `name`, or the test case skipped, first thing.
+#define LLMDLQ_REDIS_OR_SKIP(name)                                                                     \
+  const auto name##_found = llmdlq::test::test_redis();                                                \
+  if (!name##_found) LLMDLQ_SKIP("LLMDLQ_TEST_REDIS is not set (scripts/test starts a redis-server)"); \
   const llmdlq::redis_connection_options& name = *name##_found
 
 struct reply_deleter {
@@ -141,9 +139,22 @@ class redis_client {
   redisContext* ctx_ = nullptr;
 };
 
+/// Whether a redis-server program is on the PATH, for a test that starts its own.
+inline bool redis_server_installed() {
+  const char* path = std::getenv("PATH");
+  std::string_view folders = path ? path : "";
+  while (!folders.empty()) {
+    const auto colon = folders.find(':');
+    const std::string folder(folders.substr(0, colon));
+    if (!folder.empty() && ::access((folder + "/redis-server").c_str(), X_OK) == 0) return true;
+    folders = colon == std::string_view::npos ? std::string_view() : folders.substr(colon + 1);
+  }
+  return false;
+}
+
 /// A redis-server of the test's own, on a free loopback port with its own
 /// folder, started with `settings` (`--appendonly no`, ...) and stopped when
-/// this goes. started() is false when there is no redis-server to run.
+/// this goes. started() is false when it did not start (log() says why).
 class scoped_redis_server {
  public:
   explicit scoped_redis_server(std::vector<std::string> settings) {
@@ -181,6 +192,7 @@ class scoped_redis_server {
   scoped_redis_server& operator=(const scoped_redis_server&) = delete;
 
   [[nodiscard]] bool started() const noexcept { return started_; }
+  [[nodiscard]] std::string log() const { return slurp(dir_.path() / "redis.log"); }
   [[nodiscard]] const redis_connection_options& options() const noexcept { return options_; }
 
  private:
