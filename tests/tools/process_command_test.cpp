@@ -510,6 +510,9 @@ TEST_CASE("process: instruction phrases are injection unless --no-instruction-ph
 }
 
 TEST_CASE("process: a DLQ it may not write rejects the dead letter for good, exit 3", "[tools][process]") {
+  if (::geteuid() == 0 && ::access("/usr/bin/setpriv", X_OK) != 0) {
+    LLMDLQ_SKIP("root may write any file, and setpriv is missing: cannot run as another user");
+  }
   temp_dir dir;
   const auto schema = dir.write("schema.json", schema_json);
   const std::string db = (dir.path() / "dlq.db").string();
@@ -517,7 +520,6 @@ TEST_CASE("process: a DLQ it may not write rejects the dead letter for good, exi
   REQUIRE(::chmod(db.c_str(), 0444) == 0);
   std::string launcher;  // root may write any file: run as nobody then, in a directory of nobody's (0755)
   if (::geteuid() == 0) {
-    if (::access("/usr/bin/setpriv", X_OK) != 0) LLMDLQ_SKIP("setpriv is missing: cannot run as another user");
     REQUIRE(::chown(dir.path().c_str(), 65534, 65534) == 0);
     REQUIRE(::chmod(schema.c_str(), 0644) == 0);
     launcher = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups";

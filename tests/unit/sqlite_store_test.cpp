@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 
 #include <llmdlq/pipeline.hpp>
 #include <llmdlq/process.hpp>
@@ -79,6 +80,31 @@ class immutable_file {
   }
   int fd_;
 };
+
+/// A file nobody may write: mode 0400, or for root, who may write any
+/// file, the immutable flag.
+class frozen_file {
+ public:
+  explicit frozen_file(const std::filesystem::path& file) {
+    if (::geteuid() == 0) {
+      made = immutable_.emplace(file).made;
+    } else {
+      made = ::chmod(file.c_str(), 0400) == 0;
+    }
+  }
+  bool made = false;
+
+ private:
+  std::optional<immutable_file> immutable_;
+};
+
+/// Whether frozen_file can freeze a file in `dir`: as root, only where the
+/// file system has the flag and the process CAP_LINUX_IMMUTABLE.
+bool files_can_be_frozen(const std::filesystem::path& dir) {
+  const auto probe = dir / "probe";
+  std::ofstream(probe) << "probe";
+  return frozen_file(probe).made;
+}
 
 }  // namespace
 
@@ -239,14 +265,47 @@ TEST_CASE("sqlite_store failures are sink errors, and a custom table name is che
   REQUIRE(custom.has_value());
   REQUIRE(custom->publish(sample("x")).has_value());
   CHECK(column(dir.path() / "b.db", "SELECT count(*) FROM receipt_moderation_queue") == "1");
+}
 
-  // The database file made read-only under a running sink: publishing fails.
-  if (::geteuid() != 0) {
-    ::chmod((dir.path() / "b.db").c_str(), 0400);
-    auto r = custom->publish(sample("y"));
-    REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().code == llmdlq::sink_errc::rejected);
+TEST_CASE("sqlite_store: the DLQ file made read-only under a running sink keeps what the sink acknowledges",
+          "[sqlite]") {
+  llmdlq::test::temp_dir dir;
+  if (!files_can_be_frozen(dir.path())) LLMDLQ_SKIP("root cannot make a file immutable here: no file nobody may write");
+  const auto path = dir.path() / "dlq.db";
+  const auto later = sample("later");
+  {
+    auto sink = llmdlq::sqlite_store::open(path);
+    REQUIRE(sink.has_value());
+    REQUIRE(sink->publish(sample("before")).has_value());
+    const frozen_file frozen(path);
+    REQUIRE(frozen.made);
+    // The open connection writes its write-ahead log, which the mode or
+    // flag set since does not cover: the letter is acknowledged...
+    REQUIRE(sink->publish(later).has_value());
   }
+  // ... and reads back once the sink is closed, its log not lost.
+  auto reader = llmdlq::sqlite_store::open(path, {.read_only = true});
+  REQUIRE(reader.has_value());
+  const auto found = reader->find(later.dlq_id);
+  REQUIRE(found.has_value());
+  CHECK(*found == later);
+}
+
+TEST_CASE("sqlite_store: a DLQ file nobody may write is rejected, not retried", "[sqlite]") {
+  llmdlq::test::temp_dir dir;
+  if (!files_can_be_frozen(dir.path())) LLMDLQ_SKIP("root cannot make a file immutable here: no file nobody may write");
+  const auto path = dir.path() / "dlq.db";
+  {
+    auto sink = llmdlq::sqlite_store::open(path);
+    REQUIRE(sink.has_value());
+    REQUIRE(sink->publish(sample("first")).has_value());
+  }
+  const frozen_file frozen(path);
+  REQUIRE(frozen.made);
+  auto sink = llmdlq::sqlite_store::open(path);
+  auto r = sink ? sink->publish(sample("second")) : llmdlq::unexpected(sink.error());
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == llmdlq::sink_errc::rejected);
 }
 
 TEST_CASE("sqlite_store: errors a retry cannot cure are rejected", "[sqlite]") {
@@ -270,26 +329,6 @@ TEST_CASE("sqlite_store: errors a retry cannot cure are rejected", "[sqlite]") {
     auto r = reader->publish(sample("second"));
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().code == llmdlq::sink_errc::rejected);
-  }
-  SECTION("a DLQ file nobody may write") {
-    if (::geteuid() == 0) {
-      immutable_file frozen(path);
-      if (!frozen.made) LLMDLQ_SKIP("cannot make a file immutable here");
-      auto sink = llmdlq::sqlite_store::open(path);
-      if (sink) {
-        auto r = sink->publish(sample("second"));
-        REQUIRE_FALSE(r.has_value());
-        CHECK(r.error().code == llmdlq::sink_errc::rejected);
-      } else {
-        CHECK(sink.error().code == llmdlq::sink_errc::rejected);
-      }
-    } else {
-      ::chmod(path.c_str(), 0400);
-      auto sink = llmdlq::sqlite_store::open(path);
-      auto r = sink ? sink->publish(sample("second")) : llmdlq::unexpected(sink.error());
-      REQUIRE_FALSE(r.has_value());
-      CHECK(r.error().code == llmdlq::sink_errc::rejected);
-    }
   }
   SECTION("a file that is not a SQLite database is refused and left alone") {
     const auto text = dir.write("dlq.jsonl", "{\"dlq_id\": \"x\"}\n");
