@@ -45,7 +45,7 @@ RESPONSES = [
 
 
 def skip(reason):
-    print(f"SKIPPED: {reason}")
+    print(f"skipped: {reason}")
     sys.exit(SKIP)
 
 

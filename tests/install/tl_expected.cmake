@@ -7,8 +7,7 @@
 # Variables: those of common.cmake, TL_EXPECTED_PREFIX.
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 if(NOT EXISTS "${TL_EXPECTED_PREFIX}/include/tl/expected.hpp")
-  message("SKIPPED: no tl-expected in '${TL_EXPECTED_PREFIX}' (LLMDLQ_TL_EXPECTED_PREFIX)")
-  return()
+  message(FATAL_ERROR "no tl-expected in '${TL_EXPECTED_PREFIX}' (LLMDLQ_TL_EXPECTED_PREFIX)")
 endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")

@@ -63,8 +63,7 @@ elseif(MODE STREQUAL "pkg_config")
   llmdlq_run(${compile} "${SOURCE_DIR}/tests/install/consumer/core.cpp" -o "${program}" ${llmdlq})
 elseif(MODE STREQUAL "flavour_mix")
   if(NOT EXISTS "${TL_EXPECTED_PREFIX}/include/tl/expected.hpp")
-    message("SKIPPED: no tl-expected in '${TL_EXPECTED_PREFIX}' (LLMDLQ_TL_EXPECTED_PREFIX)")
-    return()
+    message(FATAL_ERROR "no tl-expected in '${TL_EXPECTED_PREFIX}' (LLMDLQ_TL_EXPECTED_PREFIX)")
   endif()
   llmdlq_run_failing(out ${compile} -DLLMDLQ_USE_TL_EXPECTED "-I${TL_EXPECTED_PREFIX}/include" "-I${PREFIX}/include"
                      "${SOURCE_DIR}/tests/install/consumer/core.cpp" -o "${program}" "-L${PREFIX}/lib" -lllmdlq

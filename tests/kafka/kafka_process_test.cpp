@@ -111,8 +111,6 @@ TEST_CASE("The README's moderation service stores the DLQ topic's envelopes and 
         llmdlq::test::consumed_all(cluster.bootstrap(), dlq, 2));
 }
 
-#ifdef KAFKA_WORKER
-
 namespace {
 
 // Inputs by partition: a poison response first on partition 0.
@@ -213,7 +211,5 @@ TEST_CASE("kafka_worker: with the DLQ's and the output's broker down nothing is 
   check_once(cluster, output, accepted_keys);
   check_once(cluster, dlq, dead_keys);
 }
-
-#endif  // KAFKA_WORKER
 
 }  // namespace kafka_process_test

@@ -9,7 +9,7 @@
 set -euo pipefail
 source "$1/scripts/lib/common.sh"
 
-skip() { echo "SKIPPED: $*"; exit 0; }
+skip() { echo "skipped: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "as root only: the package manager's locks are root's"
 command -v apt-get >/dev/null && [ -d /var/lib/dpkg ] || skip "no apt-get here"
 command -v python3 >/dev/null || skip "python3 holds the locks"
