@@ -133,7 +133,7 @@ void judge(const std::vector<std::string>& failures, const std::set<std::string>
   CHECK(unexpected.empty());
   CHECK(stale.empty());
   CHECK(all.total >= minimum);
-  CHECK(all.passed + static_cast<int>(failed.size()) == all.total);
+  CHECK(all.passed + static_cast<int>(failed.size()) == all.total);  // one case per id: a line names one case
 }
 
 // Every required file of one draft's folder: all must pass but the known failures.
