@@ -51,25 +51,22 @@ inline bool mark_skipped(const std::string& reason) {
 
 }  // namespace llmdlq::test
 
+// Refuses a skip where skip_refusal() says no, else marks it and ends the
+// test case with `end`.
+#define LLMDLQ_SKIP_THEN_(reason, end)                                                                        \
+  do {                                                                                                        \
+    std::ostringstream llmdlq_skip_reason_;                                                                   \
+    llmdlq_skip_reason_ << reason;                                                                            \
+    if (!::llmdlq::test::mark_skipped(llmdlq_skip_reason_.str()))                                             \
+      FAIL("a skip here is refused (" << ::llmdlq::test::skip_refusal() << "): " << llmdlq_skip_reason_.str()); \
+    end;                                                                                                      \
+  } while (false)
+
 /// Reports the current test case skipped, saying why, and returns from it:
 /// only at the top of a TEST_CASE, before its first assertion, and only for
 /// what a machine may lack. A test whose subject is broken fails.
 #if CATCH_VERSION_MAJOR >= 3
-#  define LLMDLQ_SKIP(reason)                                                                             \
-    do {                                                                                                  \
-      std::ostringstream llmdlq_skip_reason_;                                                             \
-      llmdlq_skip_reason_ << reason;                                                                      \
-      if (!::llmdlq::test::mark_skipped(llmdlq_skip_reason_.str()))                                       \
-        FAIL("a skip here is refused (" << ::llmdlq::test::skip_refusal() << "): " << llmdlq_skip_reason_.str()); \
-      SKIP(llmdlq_skip_reason_.str());                                                                    \
-    } while (false)
+#  define LLMDLQ_SKIP(reason) LLMDLQ_SKIP_THEN_(reason, SKIP(llmdlq_skip_reason_.str()))
 #else
-#  define LLMDLQ_SKIP(reason)                                                                             \
-    do {                                                                                                  \
-      std::ostringstream llmdlq_skip_reason_;                                                             \
-      llmdlq_skip_reason_ << reason;                                                                      \
-      if (!::llmdlq::test::mark_skipped(llmdlq_skip_reason_.str()))                                       \
-        FAIL("a skip here is refused (" << ::llmdlq::test::skip_refusal() << "): " << llmdlq_skip_reason_.str()); \
-      return;                                                                                             \
-    } while (false)
+#  define LLMDLQ_SKIP(reason) LLMDLQ_SKIP_THEN_(reason, return)
 #endif
