@@ -710,7 +710,7 @@ TEST_CASE("postgres_store: PostgreSQL restarted mid-run, nothing lost and nothin
       const int size = i % 4 == 3 ? 3 : 1;
       for (int k = 0; k < size; ++k) batch.push_back(sample(fmt::format("receipt-{}-{}", i, k)));
       for (;;) {
-        REQUIRE(std::chrono::steady_clock::now() < deadline);
+        REQUIRE(std::chrono::steady_clock::now() < deadline);  // check-tests: allow duration-upper-bound a hang's guard
         std::optional<llmdlq::sink_error> error;
         if (size == 1) {
           auto r = store.publish(batch.front());
