@@ -223,23 +223,42 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
   REQUIRE(llmdlq::purge_jsonl_file(path, letters.request()).has_value());
   const auto took = std::chrono::steady_clock::now() - started;
   REQUIRE(llmdlq::test::slurp(path) == after);
-  int old_file = 0, new_file = 0, abandoned = 0;
+  // Each round is counted by how the child ended (killed, or done) and the
+  // file it left (the old one, or the purged one).
+  int killed_old = 0, killed_new = 0, finished = 0, abandoned = 0;
   for (int round = 0; round < 24; ++round) {
     dir.write("dlq.jsonl", before);
+    int purge_began[2];
+    REQUIRE(::pipe(purge_began) == 0);
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
     if (child == 0) {
+      ::close(purge_began[0]);
+      if (::write(purge_began[1], "P", 1) != 1) ::_exit(2);
       auto report = llmdlq::purge_jsonl_file(path, letters.request());
       ::_exit(report ? 0 : 1);
     }
+    ::close(purge_began[1]);
+    char byte = 0;
+    const bool purging = ::read(purge_began[0], &byte, 1) == 1;  // the delay counts from the purge's start
+    ::close(purge_began[0]);
     std::this_thread::sleep_for(took * round / 10);
     ::kill(child, SIGKILL);
     int status = 0;
     REQUIRE(::waitpid(child, &status, 0) == child);
     const auto content = llmdlq::test::slurp(path);
-    const bool whole = content == before || content == after;
-    CHECK(whole);
-    (content == before ? old_file : new_file) += 1;
+    INFO("round " << round << ", wait status " << status);
+    REQUIRE(purging);
+    const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    const bool done = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    REQUIRE((killed || done));
+    CHECK((content == before || content == after));
+    if (done) {
+      CHECK(content == after);
+      ++finished;
+    } else {
+      (content == before ? killed_old : killed_new) += 1;
+    }
     for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
       abandoned += entry.path().filename().string().find(".purge-") != std::string::npos;
     }
@@ -250,8 +269,13 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
     CHECK(entry.path().filename().string().find(".purge-") == std::string::npos);
   }
   INFO("purges killed before their rename left " << abandoned << " new files behind");
-  INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms, old file " << old_file << " times, new file " << new_file << " times");
-  CHECK(old_file + new_file == 24);
+  INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms; killed with the old file "
+               << killed_old << " times, with the new one " << killed_new << " times; finished " << finished
+               << " times");
+  // The kills landed before the rename, and the purges got past it: a
+  // child that never purged, or a kill that never came, fails here.
+  CHECK(killed_old > 0);
+  CHECK(killed_new + finished > 0);
 }
 
 TEST_CASE("JSONL purges racing a sink that opens, publishes and closes lose no publish", "[jsonl][purge]") {
