@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 
@@ -600,6 +601,9 @@ bool bounded(const std::string& before, const std::string& after, std::size_t li
 TEST_CASE("property: whatever it holds, a fitted envelope is within its limit, valid and faithful", "[envelope]") {
   constexpr int runs = 80;
   hostile_envelopes make(20261201);
+  // What the runs made and what fitting did with it: each must have
+  // happened a few times for the checks below to have said anything.
+  std::map<std::string, int> seen;
   for (int run = 0; run < runs; ++run) {
     const llmdlq::envelope before = make.next();
     const std::size_t max_bytes = make.max_bytes();
@@ -608,6 +612,16 @@ TEST_CASE("property: whatever it holds, a fitted envelope is within its limit, v
     llmdlq::envelope e = before;
     const std::size_t reported = llmdlq::fit_envelope(e, max_bytes);
     const std::string json = llmdlq::serialize(e);
+    if (max_bytes < limits::min_bytes) ++seen["a limit below the least"];
+    if (before.raw_response.base64 || (before.original_input && before.original_input->base64)) ++seen["a text in base64"];
+    if (!before.original_input) ++seen["no original input"];
+    if (!e.raw_response.cut && !(e.original_input && e.original_input->cut)) ++seen["neither text cut"];
+    if (e.extensions.contains("llmdlq_reduced")) ++seen["reduced"];
+    if (e.idempotency_key != before.idempotency_key) ++seen["an identifier cut"];
+    if (e.failure.errors.size() < before.failure.errors.size()) ++seen["errors dropped"];
+    if (e.raw_response.cut && !(e.original_input && e.original_input->cut)) ++seen["the raw response cut"];
+    if (!e.raw_response.cut && e.original_input && e.original_input->cut) ++seen["the original input cut"];
+    if (e.raw_response.cut && e.original_input && e.original_input->cut) ++seen["both texts cut"];
     REQUIRE(json.size() <= limit);
     CHECK(reported >= json.size());
     CHECK(json.find("Infinity") == std::string::npos);
@@ -667,6 +681,12 @@ TEST_CASE("property: whatever it holds, a fitted envelope is within its limit, v
     CHECK(again == e);
     llmdlq::fit_envelope(again, max_bytes);
     CHECK(again == e);
+  }
+  for (const char* kind : {"a limit below the least", "a text in base64", "no original input", "neither text cut", "reduced",
+                           "an identifier cut", "errors dropped", "the raw response cut", "the original input cut",
+                           "both texts cut"}) {
+    INFO(kind);
+    CHECK(seen[kind] >= 3);
   }
 }
 
