@@ -5,7 +5,9 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <boost/json/parse.hpp>
 
@@ -371,14 +373,40 @@ TEST_CASE("Server errors open the circuit, after the cool-down one probe goes", 
 
 TEST_CASE("Backoff after a failed call is full jitter, capped", "[ladder][backoff]") {
   llmdlq::backoff_options o{100ms, 1s};
+  // The ceiling doubles from the base with each retry, up to the cap.
+  const std::vector<std::chrono::milliseconds> ceilings{100ms, 200ms, 400ms, 800ms, 1s, 1s};
+  for (std::uint32_t retry = 0; retry < ceilings.size(); ++retry) {
+    CHECK(llmdlq::backoff_ceiling(retry, o) == ceilings[retry]);
+  }
+  CHECK(llmdlq::backoff_ceiling(1000, o) == 1s);
   std::mt19937_64 random(7);
+  std::vector<double> means;
   for (std::uint32_t retry = 0; retry < 12; ++retry) {
-    for (int i = 0; i < 50; ++i) {
+    INFO("retry " << retry);
+    const auto ceiling = std::min<std::chrono::milliseconds>(100ms * (1 << std::min<std::uint32_t>(retry, 10)), 1s);
+    std::set<std::int64_t> distinct;
+    std::chrono::milliseconds longest{0}, total{0};
+    constexpr int draws = 50;
+    for (int i = 0; i < draws; ++i) {
       const auto wait = llmdlq::full_jitter_backoff(retry, o, random);
       CHECK(wait >= 0ms);
-      CHECK(wait <= std::min<std::chrono::milliseconds>(100ms * (1 << std::min<std::uint32_t>(retry, 10)), 1s));
+      CHECK(wait <= ceiling);
+      distinct.insert(wait.count());
+      longest = std::max(longest, wait);
+      total += wait;
     }
+    // Uniform over [0, ceiling]: spread out, reaching near the ceiling, and
+    // half of it on average (the seed is fixed; with any other the odds
+    // against these bounds are below one in a million).
+    CHECK(distinct.size() >= 20);
+    CHECK(longest * 4 >= ceiling * 3);
+    const double mean = static_cast<double>(total.count()) / draws;
+    CHECK(mean >= 0.3 * static_cast<double>(ceiling.count()));
+    CHECK(mean <= 0.7 * static_cast<double>(ceiling.count()));
+    means.push_back(mean);
   }
+  // The waits grow with the retries until the cap.
+  for (std::size_t retry = 1; retry < 4; ++retry) CHECK(means[retry] > means[retry - 1] * 1.4);
 }
 
 TEST_CASE("Token budgets: per payload and per time window", "[ladder][budget]") {
