@@ -62,18 +62,24 @@ llmdlq::call_error failure_of(const llmdlq::expected<llmdlq::completion, llmdlq:
 }  // namespace
 
 TEST_CASE("openai_compatible_client reads the content, finish reason, usage and model", "[llm]") {
-  scripted_server server({llmdlq::test::chat_completion(R"({"total": 3})", "stop", 12, 7, "gpt-test-2024")});
+  // The server holds its answer 150 ms by its own clock.
+  scripted_server server(
+      {llmdlq::test::delayed(llmdlq::test::chat_completion(R"({"total": 3})", "stop", 12, 7, "gpt-test-2024"), 150ms)});
   REQUIRE(server.listening());
   auto client = open_client(options_for(server));
 
+  const auto called = std::chrono::steady_clock::now();
   auto answer = client.complete(simple_request());
+  const auto around_the_call = std::chrono::steady_clock::now() - called;
   REQUIRE(answer.has_value());
   CHECK(answer->text == R"({"total": 3})");
   CHECK(answer->finish_reason == "stop");
   CHECK_FALSE(answer->refusal.has_value());
   CHECK(answer->usage == llmdlq::token_usage{12, 7});
   CHECK(answer->model == "gpt-test-2024");
-  CHECK(answer->latency >= 0ms);
+  // The latency covers the server's wait, and no more than the call took.
+  CHECK(answer->latency >= 150ms);
+  CHECK(answer->latency <= around_the_call);
   CHECK(client.endpoint() == server.base_url());
 }
 
@@ -247,16 +253,21 @@ TEST_CASE("openai_compatible_client: no server and no answer in time are retry_l
   CHECK_FALSE(refused.http_status.has_value());
   CHECK(refused.message.find(api_key) == std::string::npos);
 
-  scripted_server slow({llmdlq::test::delayed(llmdlq::test::chat_completion("{}"), 5s)});
+  // The answer would come after a minute (the server's end cuts the wait
+  // short): a client that waited for it would get it, not a timeout.
+  scripted_server slow({llmdlq::test::delayed(llmdlq::test::chat_completion("{}"), 60s)});
   REQUIRE(slow.listening());
   options = options_for(slow);
   options.timeout = 300ms;
   auto impatient = open_client(options);
+  const auto called = std::chrono::steady_clock::now();
   const auto timed_out = failure_of(impatient.complete(simple_request()));
+  const auto around_the_call = std::chrono::steady_clock::now() - called;
   CHECK(timed_out.decision.verdict == call_verdict::retry_later);
   CHECK(timed_out.decision.reason == "timeout");
   CHECK(timed_out.latency >= 250ms);
-  CHECK(timed_out.latency < 3s);
+  CHECK(timed_out.latency <= around_the_call);
+  CHECK(slow.calls() == 1);
 }
 
 TEST_CASE("openai_compatible_client: a prompt over the context window is dead_letter", "[llm]") {
