@@ -9,11 +9,18 @@
 //   - the verdict (dead or not, offset, category, message) is the same
 //     whatever the chunking;
 //   - a text the judge called dead is not accepted whole.
-// Prints the counts per corpus; exits 1 at the first text that breaks one,
-// 77 (skipped) without the conformance suites.
+// Prints the counts per corpus; exits 1 at the first text that breaks one.
+//
+//   stream_equivalence SOURCE_DIR CONFORMANCE_DIR [--suites-only]
+//
+// CONFORMANCE_DIR empty: the in-tree corpora alone; given, the suites' too
+// (--suites-only: theirs alone). A folder given without the suites exits 1
+// naming it: a wrong folder fails, it is never taken for a missing one.
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -91,28 +98,39 @@ bool check(const llmdlq::test::judged_text& t, const llmdlq::process_options& op
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: stream_equivalence SOURCE_DIR CONFORMANCE_DIR\n");
+  const bool suites_only = argc == 4 && std::string_view(argv[3]) == "--suites-only";
+  if (argc < 3 || (argc > 3 && !suites_only) || (suites_only && argv[2][0] == '\0')) {
+    std::fprintf(stderr,
+                 "usage: stream_equivalence SOURCE_DIR CONFORMANCE_DIR [--suites-only]\n"
+                 "  CONFORMANCE_DIR empty: the in-tree corpora alone\n");
     return 2;
   }
   std::map<std::string, tally> by_corpus;
   std::mt19937_64 random(20261205);
   bool ok = true;
-  const bool found = llmdlq::test::for_each_judged_text(argv[1], argv[2], [&](const llmdlq::test::judged_text& t) {
-    if (!ok || !t.schema) return;
-    ok = check(t, *t.options, by_corpus[std::string(t.corpus)], random);
-    // The suites' instances without repair too: there the schema is followed down the text.
-    if (ok && t.corpus.starts_with("json-schema-test-suite/")) {
-      auto strict = *t.options;
-      strict.repair = llmdlq::repair_mode::off;
-      ok = check(t, strict, by_corpus[std::string(t.corpus) + "/strict"], random);
-    }
-  });
-  if (!found) {
-    std::fprintf(stderr, "stream_equivalence: no conformance suites in %s\n", argv[2]);
-    return 77;
+  try {
+    llmdlq::test::for_each_judged_text(
+        argv[1], argv[2],
+        [&](const llmdlq::test::judged_text& t) {
+          if (!ok || !t.schema) return;
+          ok = check(t, *t.options, by_corpus[std::string(t.corpus)], random);
+          // The suites' instances without repair too: there the schema is followed down the text.
+          if (ok && t.corpus.starts_with("json-schema-test-suite/")) {
+            auto strict = *t.options;
+            strict.repair = llmdlq::repair_mode::off;
+            ok = check(t, strict, by_corpus[std::string(t.corpus) + "/strict"], random);
+          }
+        },
+        suites_only ? llmdlq::test::corpora::suites_only : llmdlq::test::corpora::all);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "stream_equivalence: %s\n", e.what());
+    return 1;
   }
   if (!ok) return 1;
+  if (by_corpus.empty()) {
+    std::fprintf(stderr, "stream_equivalence: no text was judged\n");
+    return 1;
+  }
   tally total;
   std::printf("%-44s %7s %7s %7s %7s %s\n", "corpus", "texts", "feeds", "dead", "whole", "read before death");
   for (const auto& [name, c] : by_corpus) {
