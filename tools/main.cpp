@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view usage =
     "usage: llmdlq <command> [options]\n"
     "commands:\n"
-    "  validate   validate JSON documents against a JSON Schema (draft 2020-12)\n"
+    "  validate   validate JSON documents against a JSON Schema (drafts 4, 6, 7, 2019-09, 2020-12)\n"
     "  process    judge LLM responses (JSON Lines on stdin) and dead-letter the failures\n"
     "  stats      count a DLQ's records by category, triage and status\n"
     "  repair     repair the JSON in an LLM response, reporting every change\n"
