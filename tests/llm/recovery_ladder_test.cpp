@@ -385,19 +385,21 @@ TEST_CASE("Backoff after a failed call is full jitter, capped", "[ladder][backof
     INFO("retry " << retry);
     const auto ceiling = std::min<std::chrono::milliseconds>(100ms * (1 << std::min<std::uint32_t>(retry, 10)), 1s);
     std::set<std::int64_t> distinct;
-    std::chrono::milliseconds longest{0}, total{0};
+    std::chrono::milliseconds shortest = ceiling, longest{0}, total{0};
     constexpr int draws = 50;
     for (int i = 0; i < draws; ++i) {
       const auto wait = llmdlq::full_jitter_backoff(retry, o, random);
-      CHECK(wait >= 0ms);
       CHECK(wait <= ceiling);
       distinct.insert(wait.count());
+      shortest = std::min(shortest, wait);
       longest = std::max(longest, wait);
       total += wait;
     }
-    // Uniform over [0, ceiling]: spread out, reaching near the ceiling, and
+    // Uniform over [0, ceiling]: spread out, reaching near both ends, and
     // half of it on average (the seed is fixed; with any other the odds
     // against these bounds are below one in a million).
+    CHECK(shortest >= 0ms);  // check-tests: allow always-true a signed duration: a negative wait is the fault
+    CHECK(shortest * 4 <= ceiling);
     CHECK(distinct.size() >= 20);
     CHECK(longest * 4 >= ceiling * 3);
     const double mean = static_cast<double>(total.count()) / draws;
