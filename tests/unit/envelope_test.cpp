@@ -613,7 +613,8 @@ TEST_CASE("property: whatever it holds, a fitted envelope is within its limit, v
     const std::size_t reported = llmdlq::fit_envelope(e, max_bytes);
     const std::string json = llmdlq::serialize(e);
     if (max_bytes < limits::min_bytes) ++seen["a limit below the least"];
-    if (before.raw_response.base64 || (before.original_input && before.original_input->base64)) ++seen["a text in base64"];
+    const bool input_base64 = before.original_input && before.original_input->base64;
+    if (before.raw_response.base64 || input_base64) ++seen["a text in base64"];
     if (!before.original_input) ++seen["no original input"];
     if (!e.raw_response.cut && !(e.original_input && e.original_input->cut)) ++seen["neither text cut"];
     if (e.extensions.contains("llmdlq_reduced")) ++seen["reduced"];
@@ -682,9 +683,9 @@ TEST_CASE("property: whatever it holds, a fitted envelope is within its limit, v
     llmdlq::fit_envelope(again, max_bytes);
     CHECK(again == e);
   }
-  for (const char* kind : {"a limit below the least", "a text in base64", "no original input", "neither text cut", "reduced",
-                           "an identifier cut", "errors dropped", "the raw response cut", "the original input cut",
-                           "both texts cut"}) {
+  for (const char* kind : {"a limit below the least", "a text in base64", "no original input", "neither text cut",
+                           "reduced", "an identifier cut", "errors dropped", "the raw response cut",
+                           "the original input cut", "both texts cut"}) {
     INFO(kind);
     CHECK(seen[kind] >= 3);
   }

@@ -269,9 +269,9 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
     CHECK(entry.path().filename().string().find(".purge-") == std::string::npos);
   }
   INFO("purges killed before their rename left " << abandoned << " new files behind");
-  INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms; killed with the old file "
-               << killed_old << " times, with the new one " << killed_new << " times; finished " << finished
-               << " times");
+  INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms; killed with the old "
+               << "file " << killed_old << " times, with the new one " << killed_new << " times; finished "
+               << finished << " times");
   // The kills landed before the rename, and the purges got past it: a
   // child that never purged, or a kill that never came, fails here.
   CHECK(killed_old > 0);
