@@ -3,7 +3,7 @@
 // output finds nothing and changes nothing), the output stays within a
 // constant factor of the input, summaries describe spans of the input, and
 // a JSON text keeps each value in its place, unchanged unless something was
-// found in it.
+// found in it, and stays JSON when redacted as a document.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -170,6 +170,7 @@ void check(const llmdlq::redactor& r, std::string_view input, bool document) {
     const auto was = place_reader(input).document();
     const auto is = place_reader(once).document();
     if (!was || !is || !same_places(*was, input, *is, once, report, complete)) std::abort();
+    if (document && !llmdlq::is_strict_json(once)) std::abort();
   }
   std::vector<llmdlq::redaction_summary> again;
   const std::string twice = document ? r.redact_document(once, schema_paths, "raw_response", &again)

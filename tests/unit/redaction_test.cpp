@@ -319,6 +319,30 @@ TEST_CASE("values after JSON escapes, in JSON quoted in JSON and in \\u escapes 
   }
 }
 
+TEST_CASE("a value written as a bare JSON number becomes a string placeholder, so the document stays JSON",
+          "[redaction]") {
+  const auto& r = llmdlq::redactor::standard();
+  struct sample {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<sample> samples = {
+      {R"({"card": 4111111111111111, "total": 12})", R"({"card": "<card>", "total": 12})"},
+      {R"([4111111111111111 , "x",5555555555554444])", R"(["<card>" , "x","<card>"])"},
+      {R"({"a": {"b": [1, 4111111111111111]}})", R"({"a": {"b": [1, "<card>"]}})"},
+      // Inside a string, or in a text that is not a document, it stays as written.
+      {R"({"note": "card 4111111111111111, thanks"})", R"({"note": "card <card>, thanks"})"},
+  };
+  for (const auto& s : samples) {
+    INFO(s.text);
+    const std::string out = r.redact_document(s.text);
+    CHECK(out == s.expected);
+    CHECK_NOTHROW(boost::json::parse(out));
+    CHECK(r.redact_document(out) == out);  // a second pass changes nothing
+  }
+  CHECK(r.redact_text(R"({"card": 4111111111111111})") == R"({"card": <card>})");
+}
+
 TEST_CASE("values in the forms real text writes them are found and still validated", "[redaction]") {
   struct sample {
     std::string text;

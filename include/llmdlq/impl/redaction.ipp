@@ -548,12 +548,16 @@ LLMDLQ_INLINE std::string redactor::state::document(std::string_view text, std::
   opaque.reserve(detected.size());
   for (const auto& d : detected) opaque.push_back({d.begin, d.end});
   std::vector<detail::replacement> chosen;
-  for (const auto& m : detail::json_path_scan(text, *patterns, opaque).run()) {
+  detail::json_path_scan scan(text, *patterns, opaque);
+  for (const auto& m : scan.run()) {
     const auto& pattern = (*patterns)[m.pattern];
     const std::string_view label =
         pattern.label < st.pointers.size() ? std::string_view("pii") : std::string_view(labels[pattern.label - st.pointers.size()]);
     chosen.push_back({m.begin, m.end, label, pattern.pointer, true, m.is_string, {}});
   }
+  // A value found where JSON has a bare one (a card number written as a
+  // number) is replaced by a string, so that the text stays JSON.
+  for (std::size_t i = 0; i < detected.size(); ++i) detected[i].json_value = scan.standalone(i);
   if (chosen.empty()) return st.apply(text, detected, field, report, removed);
   // The values the document's structure chose win over detections inside them.
   std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });

@@ -49,10 +49,16 @@ class json_path_scan {
                  std::span<const opaque_span> opaque = {}) noexcept
       : s_(text), patterns_(patterns), opaque_(opaque) {}
 
+  /// Whether the opaque span `i` stood alone as an unquoted value in a
+  /// container (a number, say), after run(): its replacement must be
+  /// quoted for the text to stay JSON.
+  [[nodiscard]] bool standalone(std::size_t i) const noexcept { return i < standalone_.size() && standalone_[i]; }
+
   /// The outermost matches, in order.
   std::vector<pattern_match> run() {
     std::vector<pattern_match> out;
-    if (patterns_.empty()) return out;
+    if (patterns_.empty() && opaque_.empty()) return out;
+    standalone_.assign(opaque_.size(), false);
     out_ = &out;
     std::size_t i = 0;
     const std::size_t n = s_.size();
@@ -220,6 +226,11 @@ class json_path_scan {
       top.expect_key = false;
       return;
     }
+    const auto same = std::lower_bound(opaque_.begin(), opaque_.end(), at,
+                                       [](const opaque_span& o, std::size_t begin) { return o.begin < begin; });
+    if (same != opaque_.end() && same->begin == at && same->end == end) {
+      standalone_[static_cast<std::size_t>(same - opaque_.begin())] = true;
+    }
     if (const int m = match_here(); m >= 0) out_->push_back({at, end, static_cast<std::uint32_t>(m), false});
   }
 
@@ -230,6 +241,7 @@ class json_path_scan {
   std::size_t next_opaque_ = 0;  // the first opaque span not behind the walk
   std::vector<pattern_match>* out_ = nullptr;
   int inside_match_ = 0;
+  std::vector<bool> standalone_;
 };
 
 /// Compiles `pointer` (with `*` for any key or index) for json_path_scan.
