@@ -330,8 +330,10 @@ TEST_CASE("a value written as a bare JSON number becomes a string placeholder, s
       {R"({"card": 4111111111111111, "total": 12})", R"({"card": "<card>", "total": 12})"},
       {R"([4111111111111111 , "x",5555555555554444])", R"(["<card>" , "x","<card>"])"},
       {R"({"a": {"b": [1, 4111111111111111]}})", R"({"a": {"b": [1, "<card>"]}})"},
-      // Inside a string, or in a text that is not a document, it stays as written.
+      // Inside a string, also a top-level one whose brackets are text, it stays as written.
       {R"({"note": "card 4111111111111111, thanks"})", R"({"note": "card <card>, thanks"})"},
+      {R"("[4111111111111111]")", R"("[<card>]")"},
+      {R"(" [1, 4111111111111111]")", R"(" [1, <card>]")"},
   };
   for (const auto& s : samples) {
     INFO(s.text);

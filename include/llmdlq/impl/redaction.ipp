@@ -556,8 +556,14 @@ LLMDLQ_INLINE std::string redactor::state::document(std::string_view text, std::
     chosen.push_back({m.begin, m.end, label, pattern.pointer, true, m.is_string, {}});
   }
   // A value found where JSON has a bare one (a card number written as a
-  // number) is replaced by a string, so that the text stays JSON.
-  for (std::size_t i = 0; i < detected.size(); ++i) detected[i].json_value = scan.standalone(i);
+  // number) is replaced by a string, so that the text stays JSON: in a text
+  // that starts as a container does, where the walk reads what JSON would
+  // (in one that starts otherwise, a top-level string or prose, brackets
+  // may be text).
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
+    for (std::size_t i = 0; i < detected.size(); ++i) detected[i].json_value = scan.standalone(i);
+  }
   if (chosen.empty()) return st.apply(text, detected, field, report, removed);
   // The values the document's structure chose win over detections inside them.
   std::sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
