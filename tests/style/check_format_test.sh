@@ -12,18 +12,8 @@ style=$2
 command -v git >/dev/null || { echo "no git"; exit 77; }
 command -v clang-format-14 >/dev/null || command -v clang-format >/dev/null || { echo "no clang-format"; exit 77; }
 
-repo=$(mktemp -d)
-trap 'rm -rf "$repo"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-g() { git -C "$repo" -c user.name=test -c user.email=test@example.invalid -c commit.gpgsign=false "$@" >/dev/null; }
-
-# expect STATUS [TEXT]: check-format exits STATUS, and its output holds TEXT.
-expect() {
-  out=$(python3 "$check_format" "$repo" 2>&1)
-  status=$?
-  [ "$status" -eq "$1" ] || fail "exit $status, not $1: $out"
-  [ -z "${2:-}" ] || printf '%s' "$out" | grep -qF -- "$2" || fail "the output does not name $2: $out"
-}
+. "$(dirname "$0")/scratch_repo.sh"
+run_check() { python3 "$check_format" "$repo"; }
 
 g init -q
 mkdir -p "$repo/src" "$repo/include/x" "$repo/docs"

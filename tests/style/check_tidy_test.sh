@@ -10,18 +10,8 @@ check_tidy=$1
 command -v git >/dev/null || { echo "no git"; exit 77; }
 command -v clang-tidy-19 >/dev/null || { echo "no clang-tidy-19"; exit 77; }
 
-repo=$(mktemp -d)
-trap 'rm -rf "$repo"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-g() { git -C "$repo" -c user.name=test -c user.email=test@example.invalid -c commit.gpgsign=false "$@" >/dev/null; }
-
-# expect STATUS [TEXT]: check-tidy exits STATUS, and its output holds TEXT.
-expect() {
-  out=$(python3 "$repo/scripts/check-tidy" "$repo/build" 2>&1)
-  status=$?
-  [ "$status" -eq "$1" ] || fail "exit $status, not $1: $out"
-  [ -z "${2:-}" ] || printf '%s' "$out" | grep -qF -- "$2" || fail "the output does not name $2: $out"
-}
+. "$(dirname "$0")/scratch_repo.sh"
+run_check() { python3 "$repo/scripts/check-tidy" "$repo/build"; }
 
 copying='#include <string>
 #include <vector>
