@@ -24,6 +24,7 @@
 #include <llmdlq/sqlite/store.hpp>
 
 #include "catch.hpp"
+#include "support/eventually.hpp"
 #include "support/other_user.hpp"
 #include "support/skip.hpp"
 #include "support/temp_dir.hpp"
@@ -133,9 +134,22 @@ class planting_attacker {
 
 // Waits until the attacker planted a WAL at least once.
 void wait_until_active(const planting_attacker& attacker) {
-  for (int i = 0; i < 2000 && attacker.planted() == 0; ++i) ::usleep(1000);
-  REQUIRE(attacker.planted() > 0);
+  REQUIRE(llmdlq::test::eventually([&] { return attacker.planted() > 0; }, std::chrono::seconds(20)));
 }
+
+// What each race starts from, run by root: a schema, and nobody's WAL of
+// nobody's own letter, made in nobody's directory.
+struct race_setup {
+  race_setup() {
+    llmdlq::test::give_to(nobody, theirs);
+    evil = attacker_wal(nobody, theirs);
+  }
+  other_user nobody = llmdlq::test::nobody();
+  temp_dir dir;
+  std::string schema = dir.write("schema.json", schema_json);
+  std::filesystem::path theirs = make_directory(dir.path() / "theirs", 0700);
+  std::filesystem::path evil;
+};
 
 // The directory's refusal as a SQLite open words it.
 std::string refusal(const std::filesystem::path& db, const std::filesystem::path& directory, mode_t mode) {
@@ -147,12 +161,8 @@ std::string refusal(const std::filesystem::path& db, const std::filesystem::path
 TEST_CASE("process as root refuses a sqlite DLQ in a sticky directory where nobody plants a WAL, every run",
           "[tools][process][sqlite][owner][race]") {
   LLMDLQ_REQUIRE_ROOT();
-  const auto nobody = llmdlq::test::nobody();
-  temp_dir dir;
-  const auto schema = dir.write("schema.json", schema_json);
-  const auto theirs = make_directory(dir.path() / "theirs", 0700);
-  llmdlq::test::give_to(nobody, theirs);
-  const auto evil = attacker_wal(nobody, theirs);
+  const race_setup race;
+  const auto& [nobody, dir, schema, theirs, evil] = race;
 
   // The planted WAL is a working attack: beside root's DLQ of three letters
   // it makes the DLQ read as nobody's one letter.
@@ -218,12 +228,8 @@ TEST_CASE("a sqlite DLQ in a private directory below the sticky one keeps every 
           "nobody plants WALs beside it",
           "[tools][process][sqlite][owner][race]") {
   LLMDLQ_REQUIRE_ROOT();
-  const auto nobody = llmdlq::test::nobody();
-  temp_dir dir;
-  const auto schema = dir.write("schema.json", schema_json);
-  const auto theirs = make_directory(dir.path() / "theirs", 0700);
-  llmdlq::test::give_to(nobody, theirs);
-  const auto evil = attacker_wal(nobody, theirs);
+  const race_setup race;
+  const auto& [nobody, dir, schema, theirs, evil] = race;
   const auto shared = make_directory(dir.path() / "D", 01777);
   // The layout docs/security.md asks for: a 0700 directory of the worker's user.
   const auto mine = make_directory(shared / "private", 0700);
