@@ -10,7 +10,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <fmt/format.h>
-#include <llmdlq/detail/utf8.hpp>
+#include <llmdlq/detail/json/utf8.hpp>
 
 namespace llmdlq::cli {
 

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include <boost/json.hpp>
-#include <llmdlq/detail/utf8.hpp>
+#include <llmdlq/detail/json/utf8.hpp>
 #include <llmdlq/json_parser.hpp>
 #include <llmdlq/schema.hpp>
 

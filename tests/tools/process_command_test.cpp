@@ -11,7 +11,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <llmdlq/detail/identifiers.hpp>
-#include <llmdlq/detail/utf8.hpp>
+#include <llmdlq/detail/json/utf8.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/sqlite/store.hpp>
 

@@ -10,7 +10,7 @@
 
 #include <llmdlq/detail/schema/forward_evaluator.hpp>
 #include <llmdlq/detail/schema/schema_access.hpp>
-#include <llmdlq/detail/text_scan.hpp>
+#include <llmdlq/detail/json/text_scan.hpp>
 #include <llmdlq/json_parser.hpp>
 #include <llmdlq/schema.hpp>
 

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <llmdlq/detail/utf8.hpp>
+#include <llmdlq/detail/json/utf8.hpp>
 
 namespace llmdlq::cli {
 namespace {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
 
 #if defined(__SSE2__)
 #  include <emmintrin.h>
@@ -37,7 +38,7 @@ class anchored_phrases {
     for (std::string_view p : phrases) {
       if (p.empty()) continue;
       std::string lower(p);
-      for (char& c : lower) c = lower_ascii(c);
+      for (char& c : lower) c = ascii_lower(c);
       phrases_.push_back(std::move(lower));
     }
     choose_anchors();
@@ -75,13 +76,12 @@ class anchored_phrases {
     std::vector<std::pair<std::size_t, std::size_t>> uses;  // (phrase, offset of the anchor in it)
   };
 
-  static char lower_ascii(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
   static bool is_letter(char c) noexcept { return c >= 'a' && c <= 'z'; }
 
   static bool matches(std::string_view text, std::size_t at, std::string_view lower) noexcept {
     if (lower.size() > text.size() - at) return false;
     for (std::size_t i = 0; i < lower.size(); ++i) {
-      if (lower_ascii(text[at + i]) != lower[i]) return false;
+      if (ascii_lower(text[at + i]) != lower[i]) return false;
     }
     return true;
   }

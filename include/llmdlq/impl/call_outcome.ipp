@@ -7,6 +7,7 @@
 
 #include "llmdlq/call_outcome.hpp"
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -14,8 +15,7 @@ namespace detail {
 
 inline bool mentions(std::string_view body, std::initializer_list<std::string_view> needles) {
   std::string lower(body.substr(0, 64u << 10));
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; });
+  std::transform(lower.begin(), lower.end(), lower.begin(), ascii_lower);
   return std::any_of(needles.begin(), needles.end(),
                      [&](std::string_view n) { return lower.find(n) != std::string::npos; });
 }

@@ -6,7 +6,7 @@
 
 #include "llmdlq/chat_stream.hpp"
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 

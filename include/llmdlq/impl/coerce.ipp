@@ -13,7 +13,7 @@
 
 #include "llmdlq/coerce.hpp"
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/repair/json_locate.hpp"
+#include "llmdlq/detail/json/span_locator.hpp"
 #include "llmdlq/detail/repair/repair_engine.hpp"
 #include "llmdlq/detail/schema/schema_access.hpp"
 #include "llmdlq/json_parser.hpp"

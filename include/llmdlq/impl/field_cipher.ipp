@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/field_cipher.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

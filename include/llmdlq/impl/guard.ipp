@@ -13,7 +13,8 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/anchored_phrases.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/utf8_check.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
 #include "llmdlq/guard.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -44,8 +45,6 @@ inline constexpr std::string_view builtin_refusal_phrases[] = {
     "සමාවෙන්න",                                        // Sinhala: "sorry"
 };
 
-inline char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-
 /// Phrases found ignoring ASCII case. Phrases are bucketed by their first
 /// byte; when every phrase starts with a byte that is rare in text (`<`,
 /// `[`), the search jumps between occurrences with memchr instead of reading
@@ -63,7 +62,7 @@ class phrase_matcher {
     const auto first = static_cast<unsigned char>(lower[0]);
     buckets_[first].push_back(std::move(lower));
     starts_[first] = true;
-    if (first >= 'a' && first <= 'z') upper_alias_[first - 32] = starts_[first - 32] = true;
+    if (first >= 'a' && first <= 'z') starts_[first - ('a' - 'A')] = true;  // its upper case starts it too
     if (first != '<' && first != '[') markup_only_ = false;
   }
   /// Offset and phrase of the first match, if any.
@@ -95,8 +94,7 @@ class phrase_matcher {
 
  private:
   std::optional<std::string_view> match_at(std::string_view text, std::size_t at) const {
-    auto first = static_cast<unsigned char>(text[at]);
-    if (upper_alias_[first]) first = static_cast<unsigned char>(first + 32);
+    const auto first = static_cast<unsigned char>(ascii_lower(text[at]));
     for (const auto& p : buckets_[first]) {
       if (p.size() <= text.size() - at && equal_lower(text.substr(at, p.size()), p)) return std::string_view(p);
     }
@@ -109,7 +107,6 @@ class phrase_matcher {
     return true;
   }
   std::array<std::vector<std::string>, 256> buckets_;
-  std::array<bool, 256> upper_alias_{};
   std::array<bool, 256> starts_{};  // the bytes a phrase may start with, either case
   bool markup_only_ = true;
 };
@@ -156,13 +153,7 @@ found:
     return guard_finding{failure_category::poison, i,
                          fmt::format("binary data: control byte 0x{:02X} at offset {}", byte, i)};
   }
-  if (!simdjson::validate_utf8(raw.data(), raw.size())) {
-    std::size_t at = 0;  // find where, for the record
-    while (at < raw.size()) {
-      const auto lead = static_cast<unsigned char>(raw[at]);
-      if (lead >= 0x80 && !detail::decode_utf8(raw.substr(at))) break;
-      at += detail::utf8_sequence_length(lead);
-    }
+  if (const std::size_t at = detail::first_invalid_utf8(raw); at < raw.size()) {
     return guard_finding{failure_category::poison, at, fmt::format("invalid UTF-8 at offset {}", at)};
   }
   return std::nullopt;

@@ -15,8 +15,8 @@
 #include <boost/json/parse.hpp>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/text_scan.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/text_scan.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

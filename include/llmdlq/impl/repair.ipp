@@ -12,7 +12,8 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/repair/repair_engine.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/string_escape.hpp"
+#include "llmdlq/detail/json/utf8_check.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/repair.hpp"
 
@@ -129,17 +130,6 @@ inline unescaped_text unescape_stringified(std::string_view raw, std::size_t fro
     u.text += bytes;
     u.origin.insert(u.origin.end(), bytes.size(), origin);
   };
-  auto unit = [&](std::size_t k) -> long {
-    if (k + 6 > to || raw[k] != '\\' || raw[k + 1] != 'u') return -1;
-    long v = 0;
-    for (std::size_t j = k + 2; j < k + 6; ++j) {
-      const char c = raw[j];
-      const int h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-      if (h < 0) return -1;
-      v = v * 16 + h;
-    }
-    return v;
-  };
   bool after_backslash = false;  // the last unit was `\\`
   while (i < to && (raw[i] != '"' || after_backslash)) {
     after_backslash = false;
@@ -149,38 +139,13 @@ inline unescaped_text unescape_stringified(std::string_view raw, std::size_t fro
       continue;
     }
     if (i + 1 >= to) break;
-    const char e = raw[i + 1];
-    const char* simple = nullptr;
-    switch (e) {
-      case '"': simple = "\""; break;
-      case '\\': simple = "\\"; break;
-      case '/': simple = "/"; break;
-      case 'n': simple = "\n"; break;
-      case 't': simple = "\t"; break;
-      case 'r': simple = "\r"; break;
-      case 'b': simple = "\b"; break;
-      case 'f': simple = "\f"; break;
-      default: break;
-    }
-    if (simple) {
-      put(simple, i);
-      after_backslash = e == '\\';
-      i += 2;
-      continue;
-    }
-    long cp = unit(i);
-    std::size_t width = 6;
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-      const long low = unit(i + 6);
-      if (low < 0xDC00 || low > 0xDFFF) break;
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-      width = 12;
-    }
-    if (cp < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) break;
+    const json_escape escape = read_json_escape(raw.substr(0, to), i);
+    if (escape.fault != escape_fault::none) break;
     std::string bytes;
-    append_utf8(bytes, static_cast<char32_t>(cp));
+    append_utf8(bytes, escape.code_point);
     put(bytes, i);
-    i += width;
+    after_backslash = raw[i + 1] == '\\';
+    i += escape.width;
   }
   u.broken = i < to && raw[i] == '\\';
   u.origin.push_back(i);
@@ -462,23 +427,6 @@ inline bool find_candidates(std::string_view raw, const repair_options& options,
     at = consider(start, raw.size(), false);
   }
   return true;
-}
-
-/// Offset of the first byte that is not valid UTF-8, or the size.
-inline std::size_t first_invalid_utf8(std::string_view text) noexcept {
-  if (simdjson::validate_utf8(text.data(), text.size())) return text.size();
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      ++i;
-    } else if (decode_utf8(text.substr(i))) {
-      i += utf8_sequence_length(c);
-    } else {
-      return i;
-    }
-  }
-  return text.size();
 }
 
 LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_view raw, const repair_options& options,

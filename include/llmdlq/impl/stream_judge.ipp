@@ -11,7 +11,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/schema/schema_access.hpp"
-#include "llmdlq/detail/stream/json_prefix.hpp"
+#include "llmdlq/detail/json/prefix_scanner.hpp"
 #include "llmdlq/detail/stream/partial_document.hpp"
 #include "llmdlq/detail/stream/schema_tracker.hpp"
 #include "llmdlq/guard.hpp"

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format/scan.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

@@ -11,8 +11,8 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/format/idna_table.hpp"
-#include "llmdlq/detail/format/scan.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
@@ -184,9 +184,7 @@ constexpr bool is_ldh(char c) noexcept { return is_ascii_alpha(c) || is_ascii_di
 constexpr bool ascii_iequal(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    const char x = is_ascii_alpha(a[i]) ? static_cast<char>(a[i] | 0x20) : a[i];
-    const char y = is_ascii_alpha(b[i]) ? static_cast<char>(b[i] | 0x20) : b[i];
-    if (x != y) return false;
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
   }
   return true;
 }

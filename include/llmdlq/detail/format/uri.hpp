@@ -9,7 +9,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/format/ip.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

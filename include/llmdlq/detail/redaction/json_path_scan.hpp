@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/repair/json_locate.hpp"
+#include "llmdlq/detail/json/span_locator.hpp"
 #include "llmdlq/detail/redaction/placeholder_shape.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

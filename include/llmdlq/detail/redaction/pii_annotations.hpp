@@ -13,7 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/repair/json_locate.hpp"
+#include "llmdlq/detail/json/span_locator.hpp"
 #include "llmdlq/pii_path.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/redaction/byte_masks.hpp"
+#include "llmdlq/detail/json/byte_block.hpp"
 #include "llmdlq/detail/redaction/placeholder_shape.hpp"
 #include "llmdlq/redaction.hpp"
 

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format/scan.hpp"
-#include "llmdlq/detail/redaction/byte_masks.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/byte_block.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
@@ -223,14 +223,14 @@ class reader {
         if (unit < 0) return 0;
         std::size_t e = j + 5;
         char32_t cp = static_cast<char32_t>(unit);
-        if (unit >= 0xD800 && unit <= 0xDBFF) {  // a high surrogate: its low half follows, escaped alike
+        if (is_high_surrogate(unit)) {  // its low half follows, escaped alike
           std::size_t k = e;
           while (k < s_.size() && s_[k] == '\\') ++k;
           const long low = k > e && k < s_.size() && s_[k] == 'u' ? hex4_at(s_, k + 1) : -1;
-          if (low < 0xDC00 || low > 0xDFFF) return drop(i, e);  // a lone half reads as nothing
-          cp = 0x10000 + ((static_cast<char32_t>(unit) - 0xD800) << 10) + (static_cast<char32_t>(low) - 0xDC00);
+          if (!is_low_surrogate(low)) return drop(i, e);  // a lone half reads as nothing
+          cp = surrogate_pair(unit, low);
           e = k + 5;
-        } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+        } else if (is_low_surrogate(unit)) {
           return drop(i, e);
         }
         emit_code_point(cp, i, e);

@@ -20,7 +20,7 @@
 #include "llmdlq/detail/regex/fast_program.hpp"
 #include "llmdlq/detail/regex/parser.hpp"
 #include "llmdlq/detail/regex/pcre2_emitter.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/regex.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -13,7 +13,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/regex/code_point_set.hpp"
 #include "llmdlq/detail/regex/parser.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/detail/regex/code_point_set.hpp"
-#include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/regex.hpp"
 
@@ -184,7 +185,6 @@ class ecma_pattern_parser {
 
   static bool is_ascii_letter(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-  static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
   expected<parsed_pattern, regex_error> fail(std::size_t offset, std::string message) {
     error_ = regex_error{offset, std::move(message)};
@@ -232,9 +232,9 @@ class ecma_pattern_parser {
 
   // Reads decimal digits, saturating well above any bound the engine takes.
   std::optional<std::uint32_t> read_decimal() noexcept {
-    if (pos_ >= text_.size() || !is_digit(text_[pos_])) return std::nullopt;
+    if (pos_ >= text_.size() || !is_ascii_digit(text_[pos_])) return std::nullopt;
     std::uint32_t value = 0;
-    while (pos_ < text_.size() && is_digit(text_[pos_])) {
+    while (pos_ < text_.size() && is_ascii_digit(text_[pos_])) {
       value = std::min<std::uint32_t>(value * 10 + static_cast<std::uint32_t>(text_[pos_] - '0'), 100'000'000);
       ++pos_;
     }
@@ -375,7 +375,7 @@ class ecma_pattern_parser {
       }
       const bool start_char = (cp < 0x80 && is_ascii_letter(static_cast<char>(cp))) || cp == '$' || cp == '_' ||
                               (cp >= 0x80 && !(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0x200C && cp != 0x200D);
-      const bool part_char = start_char || (cp < 0x80 && is_digit(static_cast<char>(cp))) || cp == 0x200C ||
+      const bool part_char = start_char || (cp < 0x80 && is_ascii_digit(static_cast<char>(cp))) || cp == 0x200C ||
                              cp == 0x200D;
       if (!(first ? start_char : part_char)) {
         error(at_cp, "invalid character in a group name");
@@ -427,11 +427,11 @@ class ecma_pattern_parser {
       return std::nullopt;
     }
     pos_ += 4;
-    if (*unit >= 0xD800 && *unit <= 0xDBFF && at(pos_, '\\') && at(pos_ + 1, 'u')) {
+    if (is_high_surrogate(*unit) && at(pos_, '\\') && at(pos_ + 1, 'u')) {
       const auto trail = four_hex(pos_ + 2);
-      if (trail && *trail >= 0xDC00 && *trail <= 0xDFFF) {
+      if (trail && is_low_surrogate(*trail)) {
         pos_ += 6;
-        return 0x10000 + ((*unit - 0xD800) << 10) + (*trail - 0xDC00);
+        return surrogate_pair(*unit, *trail);
       }
     }
     return *unit;
@@ -454,7 +454,7 @@ class ecma_pattern_parser {
         error(start, "\\c must be followed by a letter A-Z or a-z");
         return std::nullopt;
       case '0':
-        if (pos_ + 1 < text_.size() && is_digit(text_[pos_ + 1])) {
+        if (pos_ + 1 < text_.size() && is_ascii_digit(text_[pos_ + 1])) {
           error(start, "\\0 cannot be followed by a digit (octal escapes are not ECMA-262 in Unicode mode)");
           return std::nullopt;
         }
@@ -479,7 +479,7 @@ class ecma_pattern_parser {
         }
         // An identity escape of any other punctuation (`\-`, `\_`, `\~`, `\'`) or
         // non-ASCII character. Letters and digits stay errors: engines disagree on them.
-        if (web_compatible_ && (static_cast<unsigned char>(c) >= 0x80 || !(is_ascii_letter(c) || is_digit(c)))) {
+        if (web_compatible_ && (static_cast<unsigned char>(c) >= 0x80 || !(is_ascii_letter(c) || is_ascii_digit(c)))) {
           return take_code_point();
         }
         error(start, "invalid escape '" + escape_text(start) + "': ECMA-262 (Unicode mode) defines no such escape");
@@ -512,7 +512,7 @@ class ecma_pattern_parser {
     const std::size_t body_start = pos_;
     while (pos_ < text_.size() && text_[pos_] != '}') {
       const char c = text_[pos_];
-      if (!(is_ascii_letter(c) || is_digit(c) || c == '_' || c == '=')) break;
+      if (!(is_ascii_letter(c) || is_ascii_digit(c) || c == '_' || c == '=')) break;
       ++pos_;
     }
     if (!at(pos_, '}')) return error(start, "malformed Unicode property escape");

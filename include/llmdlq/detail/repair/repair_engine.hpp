@@ -16,9 +16,10 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format/scan.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/string_escape.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/detail/repair/output_buffer.hpp"
-#include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/repair.hpp"
@@ -243,7 +244,6 @@ class repair_engine {
   [[nodiscard]] static bool is_word_char(unsigned char c) noexcept {
     return is_word_start(c) || (c >= '0' && c <= '9');
   }
-  [[nodiscard]] static bool is_digit(unsigned char c) noexcept { return c >= '0' && c <= '9'; }
 
   /// Width of the Unicode space (or byte order mark) at `k`, or 0.
   [[nodiscard]] std::size_t unicode_space_at(std::size_t k) const noexcept {
@@ -280,7 +280,7 @@ class repair_engine {
 
   [[nodiscard]] bool value_starts_at(std::size_t k) const noexcept {
     const unsigned char c = at(k);
-    return c == '{' || c == '[' || c == '-' || is_digit(c) || is_word_start(c) || opening_quote_at(k).second != 0;
+    return c == '{' || c == '[' || c == '-' || is_ascii_digit(c) || is_word_start(c) || opening_quote_at(k).second != 0;
   }
 
   // ---- whitespace and comments ---------------------------------------------
@@ -584,7 +584,7 @@ class repair_engine {
       ++k;
       while (k < in_.size() && is_json_blank(at(k))) ++k;
     }
-    if (root_ == '[') return comma && (is_digit(at(k)) || at(k) == '-' || at(k) == '"');
+    if (root_ == '[') return comma && (is_ascii_digit(at(k)) || at(k) == '-' || at(k) == '"');
     std::size_t end = k;
     if (at(k) == '"') {
       for (end = k + 1; end < in_.size() && at(end) != '"' && at(end) != '\n'; ++end) {
@@ -608,7 +608,7 @@ class repair_engine {
     const unsigned char c = at(i_);
     if (c == '{' || c == '[') return open_bracket(static_cast<char>(c));
     if (const auto [q, w] = opening_quote_at(i_); w) return read_string(q, w, false);
-    if (c == '-' || c == '+' || c == '.' || is_digit(c)) return read_number();
+    if (c == '-' || c == '+' || c == '.' || is_ascii_digit(c)) return read_number();
     if (is_word_start(c)) return read_word();
     if (c == '\\' && at(i_ + 1) == '"') return stringified();
     fail(i_, "unexpected character where a value belongs");
@@ -682,10 +682,10 @@ class repair_engine {
               word == "None") &&
              (after == ',' || after == '}' || after == 0);
     }
-    if (c == '-' || is_digit(c)) {
+    if (c == '-' || is_ascii_digit(c)) {
       // A number only when one ends there: `"Old Amsterdam" 500g"` is text.
-      while (k < in_.size() && (is_digit(at(k)) || at(k) == '.' || at(k) == '-' || at(k) == '+' ||
-                                at(k) == 'e' || at(k) == 'E')) {
+      while (k < in_.size() &&
+             (is_ascii_digit(at(k)) || at(k) == '.' || at(k) == '-' || at(k) == '+' || at(k) == 'e' || at(k) == 'E')) {
         ++k;
       }
       while (k < in_.size() && is_json_blank(at(k))) ++k;
@@ -862,31 +862,29 @@ class repair_engine {
     }
   }
 
-  /// The code unit of a `\uXXXX` escape at `k`, or -1.
-  [[nodiscard]] long unicode_escape_at(std::size_t k) const noexcept {
-    if (at(k) != '\\' || at(k + 1) != 'u') return -1;
-    long v = 0;
-    for (std::size_t j = k + 2; j < k + 6; ++j) {
-      const int h = hex_value(at(j));
-      if (h < 0) return -1;
-      v = v * 16 + h;
-    }
-    return v;
+  /// The text ends inside the escape at i_: the string is cut before it.
+  void cut_inside_escape() noexcept {
+    cut_ = i_;
+    i_ = in_.size();
+    open_string_ = true;
   }
 
   void read_escape(quote q) {
+    const json_escape escape = read_json_escape(in_, i_);
+    if (escape.fault == escape_fault::truncated) return cut_inside_escape();
+    if (escape.fault == escape_fault::none) {
+      out_.append(in_.data() + i_, escape.width);
+      i_ += escape.width;
+      return;
+    }
+    if (escape.fault == escape_fault::lone_surrogate) {
+      // Half a surrogate pair encodes no character.
+      note("lone_surrogate", repair_tier::lossy, i_, i_ + 6, "\\ufffd");
+      out_ += "\\ufffd";
+      i_ += 6;
+      return;
+    }
     const unsigned char d = at(i_ + 1);
-    if (i_ + 1 >= in_.size()) {  // the text ends after the backslash
-      cut_ = i_;
-      i_ = in_.size();
-      open_string_ = true;
-      return;
-    }
-    if (d == '"' || d == '\\' || d == '/' || d == 'b' || d == 'f' || d == 'n' || d == 'r' || d == 't') {
-      out_.append(in_.data() + i_, 2);
-      i_ += 2;
-      return;
-    }
     if (d == '\'') {
       note(q == quote::sq ? requote_code(q) : "invalid_escape", repair_tier::syntactic, i_, i_ + 2, "'");
       out_ += '\'';
@@ -894,47 +892,15 @@ class repair_engine {
       return;
     }
     if (d == 'u') {
-      const long unit = unicode_escape_at(i_);
-      if (unit < 0) {
-        if (i_ + 6 > in_.size()) {  // cut off inside the escape
-          cut_ = i_;
-          i_ = in_.size();
-          open_string_ = true;
-          return;
-        }
-        note("invalid_escape", repair_tier::syntactic, i_, i_ + 2, "\\\\u");
-        out_ += "\\\\u";
-        i_ += 2;
-        return;
-      }
-      if (unit >= 0xD800 && unit <= 0xDBFF) {
-        const long low = unicode_escape_at(i_ + 6);
-        if (low >= 0xDC00 && low <= 0xDFFF) {
-          out_.append(in_.data() + i_, 12);
-          i_ += 12;
-          return;
-        }
-      }
-      if (unit >= 0xD800 && unit <= 0xDFFF) {
-        // Half a surrogate pair encodes no character.
-        note("lone_surrogate", repair_tier::lossy, i_, i_ + 6, "\\ufffd");
-        out_ += "\\ufffd";
-        i_ += 6;
-        return;
-      }
-      out_.append(in_.data() + i_, 6);
-      i_ += 6;
+      note("invalid_escape", repair_tier::syntactic, i_, i_ + 2, "\\\\u");
+      out_ += "\\\\u";
+      i_ += 2;
       return;
     }
     if (d == 'x') {
       const int high = hex_value(at(i_ + 2)), low = hex_value(at(i_ + 3));
       if (high >= 0 && low >= 0) return read_hex_escape(static_cast<unsigned char>(high * 16 + low));
-      if (i_ + 2 + (high >= 0) >= in_.size()) {  // cut off inside the escape
-        cut_ = i_;
-        i_ = in_.size();
-        open_string_ = true;
-        return;
-      }
+      if (i_ + 2 + (high >= 0) >= in_.size()) return cut_inside_escape();
     }
     // `\a`, `\` before a newline...: the backslash was meant literally.
     note("invalid_escape", repair_tier::syntactic, i_, i_ + 1, "\\\\");
@@ -979,11 +945,11 @@ class repair_engine {
       return read_word_from(start);
     }
     std::size_t k = i_;
-    while (is_digit(at(k))) ++k;
+    while (is_ascii_digit(at(k))) ++k;
     const std::size_t int_digits = k - i_;
     if (int_digits > 1 && at(i_) == '0') return fail(i_, "a number with a leading zero");
     if (int_digits == 0) {
-      if (at(k) == '.' && is_digit(at(k + 1))) {
+      if (at(k) == '.' && is_ascii_digit(at(k + 1))) {
         out_ += '0';  // .5
         rewritten = true;
       } else if (k >= in_.size()) {
@@ -997,7 +963,7 @@ class repair_engine {
     bool exponent = false;
     if (at(i_) == '.') {
       std::size_t f = i_ + 1;
-      while (is_digit(at(f))) ++f;
+      while (is_ascii_digit(at(f))) ++f;
       if (f == i_ + 1) {
         if (f >= in_.size()) return drop_cut_number(start, out_start);
         out_ += ".0";  // 2.
@@ -1011,7 +977,7 @@ class repair_engine {
       std::size_t e = i_ + 1;
       if (at(e) == '+' || at(e) == '-') ++e;
       const std::size_t digits = e;
-      while (is_digit(at(e))) ++e;
+      while (is_ascii_digit(at(e))) ++e;
       if (e == digits) {
         if (e >= in_.size()) return drop_cut_number(start, out_start);
         return fail(i_, "an exponent without digits");

@@ -23,7 +23,7 @@
 #include "llmdlq/detail/schema/schema_program.hpp"
 #include "llmdlq/detail/schema/small_bitset.hpp"
 #include "llmdlq/detail/schema/uri.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {

@@ -15,14 +15,16 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/format/scan.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/number_grammar.hpp"
+#include "llmdlq/detail/json/string_escape.hpp"
+#include "llmdlq/detail/json/text_scan.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/detail/schema/evaluator.hpp"
 #include "llmdlq/detail/schema/instance.hpp"
 #include "llmdlq/detail/schema/json_number.hpp"
 #include "llmdlq/detail/schema/schema_program.hpp"
 #include "llmdlq/detail/schema/structural_index.hpp"
-#include "llmdlq/detail/text_scan.hpp"
-#include "llmdlq/detail/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/timestamp.hpp"
 
@@ -288,8 +290,6 @@ class forward_evaluator {
     }
   }
 
-  static bool is_space(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
   // A literal or number at the next position: its bytes up to the first
   // whitespace. Stage 1 starts a new position at any byte after whitespace,
   // so nothing but whitespace lies between the token and the next position.
@@ -297,7 +297,7 @@ class forward_evaluator {
     const char* begin = text_ + positions_[next_];
     const char* const limit = text_ + positions_[next_ + 1];
     const char* end = begin;
-    while (end < limit && !is_space(*end)) ++end;
+    while (end < limit && !is_json_blank(*end)) ++end;
     return {begin, static_cast<std::size_t>(end - begin)};
   }
 
@@ -325,111 +325,54 @@ class forward_evaluator {
                                                  std::string_view& out, std::string& buffer) {
     if (stop < limit && *stop == '"') {
       for (const char* p = stop + 1; p < limit; ++p) {
-        if (!is_space(*p)) return false;
+        if (!is_json_blank(*p)) return false;
       }
       out = {begin, static_cast<std::size_t>(stop - begin)};
       return true;
     }
     const char* end = limit;
-    while (end > begin && is_space(end[-1])) --end;
+    while (end > begin && is_json_blank(end[-1])) --end;
     if (end == begin || end[-1] != '"') return false;
-    if (!unescape({begin, static_cast<std::size_t>(end - 1 - begin)}, buffer)) return false;
+    if (!unescape_json_string({begin, static_cast<std::size_t>(end - 1 - begin)}, buffer)) return false;
     out = buffer;
     return true;
   }
 
-  static bool unescape(std::string_view in, std::string& out) {
-    out.clear();
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      const char c = in[i];
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (++i == in.size()) return false;
-      switch (in[i]) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          long code = hex4_at(in, i + 1);
-          i += 4;
-          if (code < 0) return false;
-          if (code >= 0xD800 && code < 0xDC00) {
-            // A high surrogate: only with the low one after it.
-            if (in.size() - i < 7 || in[i + 1] != '\\' || in[i + 2] != 'u') return false;
-            const long low = hex4_at(in, i + 3);
-            if (low < 0xDC00 || low > 0xDFFF) return false;
-            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-            i += 6;
-          } else if (code >= 0xDC00 && code <= 0xDFFF) {
-            return false;
-          }
-          append_utf8(out, static_cast<char32_t>(code));
-          break;
-        }
-        default: return false;
-      }
-    }
-    return true;
-  }
-
-  static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-
   // RFC 8259's number grammar, then the value as simdjson gives it: an
   // int64, else a uint64, for integers; a correctly rounded double otherwise.
   static bool read_number(std::string_view text, json_number& out) {
-    const char* p = text.data();
-    const char* const end = p + text.size();
-    const bool negative = p != end && *p == '-';
-    p += negative;
-    if (p == end || !is_digit(*p)) return false;
     // The digits as one integer while it fits, for the exact paths below.
     std::uint64_t mantissa = 0;
     int digits = 0;
-    auto take = [&](char c) {
-      if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
-      ++digits;
-    };
-    if (*p == '0') {
-      ++p;
-      if (p != end && is_digit(*p)) return false;  // a leading zero
-    } else {
-      for (; p != end && is_digit(*p); ++p) take(*p);
-    }
-    const int integer_digits = digits;
-    int exponent = 0;
+    int fraction_digits = 0;
+    int written_exponent = 0;
+    bool negative_exponent = false;
     bool integral = true;
-    if (p != end && *p == '.') {
-      integral = false;
-      ++p;
-      if (p == end || !is_digit(*p)) return false;
-      for (; p != end && is_digit(*p); ++p) take(*p);
-      exponent = integer_digits - digits;
-    }
-    if (p != end && (*p == 'e' || *p == 'E')) {
-      integral = false;
-      ++p;
-      const bool negative_exponent = p != end && *p == '-';
-      if (p != end && (*p == '+' || *p == '-')) ++p;
-      if (p == end || !is_digit(*p)) return false;
-      int written = 0;
-      for (; p != end && is_digit(*p); ++p) {
-        if (written < 100000) written = written * 10 + (*p - '0');
+    const number_lexeme lexeme = scan_number(text, [&](number_part part, char c) {
+      switch (part) {
+        case number_part::fraction: ++fraction_digits; [[fallthrough]];
+        case number_part::zero:
+        case number_part::integer:
+          if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+          ++digits;
+          break;
+        case number_part::exponent:
+          if (written_exponent < 100000) written_exponent = written_exponent * 10 + (c - '0');
+          break;
+        case number_part::e_sign: negative_exponent = c == '-'; break;
+        case number_part::dot:
+        case number_part::e: integral = false; break;
+        default: break;
       }
-      exponent += negative_exponent ? -written : written;
-    }
-    if (p != end) return false;
+    });
+    if (!lexeme.complete || lexeme.length != text.size()) return false;
+    const bool negative = text[0] == '-';
+    const int exponent = (negative_exponent ? -written_exponent : written_exponent) - fraction_digits;
     if (!integral) return read_double(text, negative, mantissa, digits, exponent, out);
     if (digits > 20) return false;
     if (digits > 19) {  // 20 digits: only a uint64 can hold it
       std::uint64_t full = 0;
-      for (const char* q = text.data() + negative; q != end; ++q) {
+      for (const char* q = text.data() + negative; q != text.data() + text.size(); ++q) {
         const auto digit = static_cast<std::uint64_t>(*q - '0');
         if (full > (UINT64_MAX - digit) / 10) return false;
         full = full * 10 + digit;

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/moderation.hpp"
 #include "llmdlq/moderation_record.hpp"

@@ -14,7 +14,7 @@
 #include <boost/json/value.hpp>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/stream/json_prefix.hpp"
+#include "llmdlq/detail/json/prefix_scanner.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail::stream {

@@ -33,7 +33,7 @@
 #include "llmdlq/detail/schema/evaluator.hpp"
 #include "llmdlq/detail/schema/instance.hpp"
 #include "llmdlq/detail/schema/schema_program.hpp"
-#include "llmdlq/detail/stream/json_prefix.hpp"
+#include "llmdlq/detail/json/prefix_scanner.hpp"
 #include "llmdlq/json_parser.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -8,7 +8,8 @@
 #include <cmath>
 
 #include "llmdlq/detail/identifiers.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/dlq_id.hpp"
 #include "llmdlq/process.hpp"
 
@@ -41,10 +42,8 @@ inline void clean_json(boost::json::value& v) {
 
 // A host's SHA-256 in the envelope's form (64 lowercase hex digits), or nothing.
 inline std::string sha256_or_nothing(std::string text) {
-  for (char& c : text) c = c >= 'A' && c <= 'F' ? static_cast<char>(c + 32) : c;
-  const bool hex = text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+  for (char& c : text) c = detail::ascii_lower(c);
+  const bool hex = text.size() == 64 && std::all_of(text.begin(), text.end(), detail::is_hex_digit);
   return hex ? text : std::string();
 }
 
@@ -52,11 +51,8 @@ inline std::string sha256_or_nothing(std::string text) {
 // lowered, anything else an underscore; the default code when nothing is left.
 inline std::string code_or_default(std::string code, failure_category category) {
   for (char& c : code) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c + 32);
-    } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-')) {
-      c = '_';
-    }
+    c = detail::ascii_lower(c);
+    if (!((c >= 'a' && c <= 'z') || detail::is_ascii_digit(c) || c == '_' || c == '.' || c == '-')) c = '_';
   }
   return code.empty() ? default_failure_code(category, "") : code;
 }

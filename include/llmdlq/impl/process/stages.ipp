@@ -18,7 +18,7 @@
 #include "llmdlq/detail/schema/forward_evaluator.hpp"
 #include "llmdlq/detail/schema/schema_access.hpp"
 #include "llmdlq/detail/schema/uri.hpp"
-#include "llmdlq/detail/text_scan.hpp"
+#include "llmdlq/detail/json/text_scan.hpp"
 #include "llmdlq/process.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE

@@ -12,6 +12,15 @@
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
 
+/// UTF-16's surrogates, as `\uXXXX` escapes in JSON and in patterns give them.
+constexpr bool is_high_surrogate(long unit) noexcept { return unit >= 0xD800 && unit <= 0xDBFF; }
+constexpr bool is_low_surrogate(long unit) noexcept { return unit >= 0xDC00 && unit <= 0xDFFF; }
+
+/// The code point a high and a low surrogate encode together.
+constexpr char32_t surrogate_pair(long high, long low) noexcept {
+  return static_cast<char32_t>(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00));
+}
+
 /// Decodes the code point at the start of `text`; nothing when the bytes there
 /// are not a complete, shortest-form, non-surrogate UTF-8 sequence.
 constexpr std::optional<char32_t> decode_utf8(std::string_view text) noexcept {

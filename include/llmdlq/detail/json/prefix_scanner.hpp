@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/number_grammar.hpp"
+#include "llmdlq/detail/json/string_escape.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail::stream {
@@ -68,14 +71,6 @@ class json_prefix {
     number,           // in a number, see number_
     literal,          // in true, false or null
   };
-  enum class number_part : std::uint8_t { minus, zero, integer, dot, fraction, e, e_sign, exponent };
-
-  static bool is_blank(unsigned char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-  static bool is_digit(unsigned char c) noexcept { return c >= '0' && c <= '9'; }
-  static bool is_hex(unsigned char c) noexcept {
-    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-  }
-
   bool break_at(std::size_t at) noexcept {
     state_ = standing::broken;
     broken_at_ = at;
@@ -95,7 +90,7 @@ class json_prefix {
       case 't': case 'f': kind = value_kind::boolean; break;
       case 'n': kind = value_kind::null; break;
       default:
-        if (c != '-' && !is_digit(c)) return break_at(at);
+        if (number_start(static_cast<char>(c)) == number_part::none) return break_at(at);
         kind = value_kind::number;
     }
     if (!stack_.empty() && stack_.back() == '[' && !listener.element_begins(at)) return false;
@@ -106,7 +101,7 @@ class json_prefix {
       case value_kind::array: stack_.push_back('['); mode_ = mode::value_or_close; break;
       case value_kind::string: key_ = false; mode_ = mode::string; break;
       case value_kind::number:
-        number_ = c == '-' ? number_part::minus : c == '0' ? number_part::zero : number_part::integer;
+        number_ = number_start(static_cast<char>(c));
         mode_ = mode::number;
         break;
       default:
@@ -127,44 +122,6 @@ class json_prefix {
     return true;
   }
 
-  // Whether `c` continues the number; at a byte that does not, the number
-  // ends if it is complete.
-  bool number_continues(unsigned char c) noexcept {
-    switch (number_) {
-      case number_part::minus:
-        if (!is_digit(c)) return false;
-        number_ = c == '0' ? number_part::zero : number_part::integer;
-        return true;
-      case number_part::zero:
-      case number_part::integer:
-        if (number_ == number_part::integer && is_digit(c)) return true;
-        if (c == '.') { number_ = number_part::dot; return true; }
-        if (c == 'e' || c == 'E') { number_ = number_part::e; return true; }
-        return false;
-      case number_part::dot:
-        if (!is_digit(c)) return false;
-        number_ = number_part::fraction;
-        return true;
-      case number_part::fraction:
-        if (is_digit(c)) return true;
-        if (c == 'e' || c == 'E') { number_ = number_part::e; return true; }
-        return false;
-      case number_part::e:
-        if (c == '+' || c == '-') { number_ = number_part::e_sign; return true; }
-        [[fallthrough]];
-      case number_part::e_sign:
-        if (!is_digit(c)) return false;
-        number_ = number_part::exponent;
-        return true;
-      case number_part::exponent: return is_digit(c);
-    }
-    return false;
-  }
-  bool number_complete() const noexcept {
-    return number_ == number_part::zero || number_ == number_part::integer || number_ == number_part::fraction ||
-           number_ == number_part::exponent;
-  }
-
   template <class Listener>
   bool step(unsigned char c, std::size_t at, Listener& listener) {
     switch (mode_) {
@@ -181,18 +138,21 @@ class json_prefix {
         return c >= 0x20 || break_at(at);
       case mode::escape:
         if (c == 'u') { mode_ = mode::unicode; hex_left_ = 4; return true; }
-        if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't') {
+        if (simple_escape_value(static_cast<char>(c)) >= 0) {
           mode_ = mode::string;
           return true;
         }
         return break_at(at);
       case mode::unicode:
-        if (!is_hex(c)) return break_at(at);
+        if (!is_hex_digit(static_cast<char>(c))) return break_at(at);
         if (--hex_left_ == 0) mode_ = mode::string;
         return true;
       case mode::number:
-        if (number_continues(c)) return true;
-        if (!number_complete()) return break_at(at);
+        if (const number_part next = number_next(number_, static_cast<char>(c)); next != number_part::none) {
+          number_ = next;
+          return true;
+        }
+        if (!number_complete(number_)) return break_at(at);
         after_value();
         if (!listener.leaf_ends(value_kind::number, begin_, at)) return false;
         return step(c, at, listener);  // the byte after the number, read in the mode after it
@@ -203,7 +163,7 @@ class json_prefix {
         return listener.leaf_ends(literal_kind_, begin_, at + 1);
       default: break;
     }
-    if (is_blank(c)) return true;
+    if (is_json_blank(static_cast<char>(c))) return true;
     switch (mode_) {
       case mode::start:
         if (c == 0xEF && at == 0) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Byte-class tests shared by the format scanners, some eight bytes at a time
-// (SWAR), and the hex values every reader of `\uXXXX` escapes uses.
+// Byte classes every reader of JSON text and of formats shares: digits, hex
+// digits and their values, JSON's blanks, ASCII case, and the same tests
+// eight bytes at a time (SWAR).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,14 @@ LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
 
 constexpr bool is_ascii_digit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
+
+/// JSON's insignificant whitespace (RFC 8259 `ws`): space, tab, line feed, carriage return.
+constexpr bool is_json_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+constexpr bool is_ascii_upper(char c) noexcept { return static_cast<unsigned char>(c - 'A') < 26; }
+
+/// `c` in lower case when it is an ASCII letter, else `c`.
+constexpr char ascii_lower(char c) noexcept { return is_ascii_upper(c) ? static_cast<char>(c | 0x20) : c; }
 
 constexpr bool is_hex_digit(char c) noexcept {
   return is_ascii_digit(c) || static_cast<unsigned char>((c | 0x20) - 'a') < 6;

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/redaction/byte_masks.hpp"
+#include "llmdlq/detail/json/byte_block.hpp"
 
 #if defined(__SSE2__)
 #  include <emmintrin.h>

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
-#include "llmdlq/detail/utf8.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/string_escape.hpp"
+#include "llmdlq/detail/json/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
@@ -73,46 +75,20 @@ class json_locator {
   }
 
   /// The content of the JSON string at `begin`, unescaped; nothing when it
-  /// is not a string.
+  /// is not a string or holds a faulty escape.
   [[nodiscard]] std::optional<std::string> string_at(std::size_t begin) const {
     if (begin >= s_.size() || s_[begin] != '"') return std::nullopt;
     std::string out;
-    for (std::size_t i = begin + 1; i < s_.size(); ++i) {
-      const char c = s_[i];
-      if (c == '"') return out;
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      const char e = s_[++i];
-      switch (e) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'u': {
-          char32_t cp = static_cast<char32_t>(std::stoul(std::string(s_.substr(i + 1, 4)), nullptr, 16));
-          i += 4;
-          if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < s_.size() && s_[i + 1] == '\\') {
-            const auto low = static_cast<char32_t>(std::stoul(std::string(s_.substr(i + 3, 4)), nullptr, 16));
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-            i += 6;
-          }
-          append_utf8(out, cp);
-          break;
-        }
-        default: out += e;
-      }
-    }
-    return std::nullopt;
+    const std::size_t quote = decode_json_string(s_, begin + 1, out, true);
+    if (quote >= s_.size()) return std::nullopt;
+    return out;
   }
 
  private:
   std::string_view s_;
 
   [[nodiscard]] std::size_t skip_blank(std::size_t i) const noexcept {
-    while (i < s_.size() && (s_[i] == ' ' || s_[i] == '\t' || s_[i] == '\n' || s_[i] == '\r')) ++i;
+    while (i < s_.size() && is_json_blank(s_[i])) ++i;
     return i;
   }
 
