@@ -116,6 +116,9 @@ struct captured_text {
 
   /// Captures all of `whole`.
   [[nodiscard]] static LLMDLQ_INLINE captured_text of(std::string_view whole);
+  /// Captures all of `whole`, which the caller has found to be valid UTF-8
+  /// or not (base64 then), so that the text is not read for it again.
+  [[nodiscard]] static LLMDLQ_INLINE captured_text of(std::string_view whole, bool valid_utf8);
 };
 
 /// What the redactor replaced in one field, by kind: never the values.

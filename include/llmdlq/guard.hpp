@@ -47,6 +47,12 @@ struct guard_finding {
 /// return), and invalid UTF-8. Linear; no allocation unless it finds one.
 [[nodiscard]] LLMDLQ_INLINE std::optional<guard_finding> find_binary(std::string_view raw);
 
+namespace detail {
+/// find_binary for a text known to be UTF-8 up to `valid_utf8_end` (its
+/// size: all of it), found once for every stage that needs it.
+[[nodiscard]] LLMDLQ_INLINE std::optional<guard_finding> find_binary(std::string_view raw, std::size_t valid_utf8_end);
+}  // namespace detail
+
 /// A prompt-injection marker anywhere in `raw`.
 [[nodiscard]] LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw,
                                                                        const guard_options& options = {});

@@ -174,10 +174,11 @@ using candidate_filter = bool (*)(void* context, std::string_view json);
 /// repair() for text the caller already knows is not strict JSON, with every
 /// tier allowed (the caller judges the actions) and a filter to choose among
 /// several candidates. `tiers`, when given, gets the tiers the actions use
-/// (perhaps more).
+/// (perhaps more). `valid_utf8_end`: where the text stops being UTF-8, when
+/// the caller has found it already (npos: found here).
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(
     std::string_view raw, const repair_options& options, candidate_filter filter = nullptr,
-    void* filter_context = nullptr, repair_tiers* tiers = nullptr);
+    void* filter_context = nullptr, repair_tiers* tiers = nullptr, std::size_t valid_utf8_end = std::string_view::npos);
 }  // namespace detail
 
 LLMDLQ_END_NAMESPACE

@@ -19,6 +19,7 @@
 #include <llmdlq/process.hpp>
 
 #include "catch.hpp"
+#include "support/receipt_schema.hpp"
 
 namespace metrics_test {
 
@@ -26,24 +27,7 @@ namespace {
 
 using llmdlq::failure_category;
 
-constexpr std::string_view receipt_schema = R"({
-  "type": "object",
-  "required": ["merchant", "total", "date"],
-  "properties": {
-    "merchant": {"type": "string", "minLength": 1},
-    "total": {"type": "number", "minimum": 0},
-    "date": {"type": "string", "format": "date"}
-  }
-})";
-
-const llmdlq::schema& schema() {
-  static const llmdlq::schema compiled = [] {
-    llmdlq::compile_options options;
-    options.format_assertion = true;
-    return *llmdlq::schema::compile(receipt_schema, options);
-  }();
-  return compiled;
-}
+const llmdlq::schema& schema() { return llmdlq::test::small_receipt_schema(); }
 
 constexpr std::string_view good = R"({"merchant": "AH", "total": 23.47, "date": "2026-09-28"})";
 

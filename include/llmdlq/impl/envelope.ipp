@@ -5,6 +5,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/detail/json/text_passes.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/impl/envelope/fitter.ipp"
 #include "llmdlq/impl/envelope/reader.ipp"
@@ -13,9 +14,13 @@
 LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE captured_text captured_text::of(std::string_view whole) {
-  if (simdjson::validate_utf8(whole.data(), whole.size())) {
-    return captured_text{std::string(whole), whole.size(), detail::sha256_hex(whole), false, false, std::nullopt};
-  }
+  detail::count_text_pass(detail::text_pass::utf8_check);
+  return of(whole, simdjson::validate_utf8(whole.data(), whole.size()));
+}
+
+LLMDLQ_INLINE captured_text captured_text::of(std::string_view whole, bool valid_utf8) {
+  detail::count_text_pass(detail::text_pass::sha256);
+  if (valid_utf8) return captured_text{std::string(whole), whole.size(), detail::sha256_hex(whole), false, false, {}};
   return captured_text{detail::base64(whole), whole.size(), detail::sha256_hex(whole), false, true, std::nullopt};
 }
 

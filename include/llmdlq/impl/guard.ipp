@@ -123,9 +123,9 @@ inline std::string printable_excerpt(std::string_view text, std::size_t limit = 
   return out;
 }
 
-}  // namespace detail
-
-LLMDLQ_INLINE std::optional<guard_finding> find_binary(std::string_view raw) {
+/// Offset of the first control byte that makes a text binary, or its size.
+inline std::size_t first_control_byte(std::string_view raw) noexcept {
+  count_text_pass(text_pass::binary_scan);
   auto is_binary = [](unsigned char byte) {
     return (byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F;
   };
@@ -140,26 +140,43 @@ LLMDLQ_INLINE std::optional<guard_finding> find_binary(std::string_view raw) {
     const std::uint64_t del = ((w ^ 0x7F * ones) - ones) & ~(w ^ 0x7F * ones) & highs;
     if (!(below_space | del)) continue;
     for (std::size_t j = i; j < i + 8; ++j) {
-      if (is_binary(static_cast<unsigned char>(raw[j]))) { i = j; goto found; }
+      if (is_binary(static_cast<unsigned char>(raw[j]))) return j;
     }
   }
   for (; i < raw.size(); ++i) {
-    if (is_binary(static_cast<unsigned char>(raw[i]))) goto found;
+    if (is_binary(static_cast<unsigned char>(raw[i]))) return i;
   }
-  i = raw.size();
-found:
-  if (i < raw.size()) {
-    const auto byte = static_cast<unsigned char>(raw[i]);
-    return guard_finding{failure_category::poison, i,
-                         fmt::format("binary data: control byte 0x{:02X} at offset {}", byte, i)};
+  return raw.size();
+}
+
+// What find_binary finds, given where the first control byte is and where
+// the text stops being UTF-8 (each the size when there is none).
+inline std::optional<guard_finding> binary_finding(std::string_view raw, std::size_t control, std::size_t utf8_end) {
+  if (control < raw.size()) {
+    return guard_finding{failure_category::poison, control,
+                         fmt::format("binary data: control byte 0x{:02X} at offset {}",
+                                     static_cast<unsigned char>(raw[control]), control)};
   }
-  if (const std::size_t at = detail::first_invalid_utf8(raw); at < raw.size()) {
-    return guard_finding{failure_category::poison, at, fmt::format("invalid UTF-8 at offset {}", at)};
+  if (utf8_end < raw.size()) {
+    return guard_finding{failure_category::poison, utf8_end, fmt::format("invalid UTF-8 at offset {}", utf8_end)};
   }
   return std::nullopt;
 }
 
+LLMDLQ_INLINE std::optional<guard_finding> find_binary(std::string_view raw, std::size_t valid_utf8_end) {
+  return binary_finding(raw, first_control_byte(raw), valid_utf8_end);
+}
+
+}  // namespace detail
+
+LLMDLQ_INLINE std::optional<guard_finding> find_binary(std::string_view raw) {
+  const std::size_t control = detail::first_control_byte(raw);
+  // UTF-8 is read only when no control byte already decides.
+  return detail::binary_finding(raw, control, control < raw.size() ? raw.size() : detail::first_invalid_utf8(raw));
+}
+
 LLMDLQ_INLINE std::optional<guard_finding> find_injection(std::string_view raw, const guard_options& options) {
+  detail::count_text_pass(detail::text_pass::injection_scan);
   if (!options.detect_injection) return std::nullopt;
   static const detail::phrase_matcher markup{std::span<const std::string_view>(detail::builtin_injection_markup)};
   static const detail::anchored_phrases phrases{std::span<const std::string_view>(detail::builtin_injection_phrases)};
@@ -187,6 +204,7 @@ LLMDLQ_INLINE std::size_t longest_injection_marker(const guard_options& options)
 }
 
 LLMDLQ_INLINE std::optional<guard_finding> find_refusal(std::string_view raw, const guard_options& options) {
+  detail::count_text_pass(detail::text_pass::refusal_scan);
   if (raw.find('{') != std::string_view::npos || raw.find('[') != std::string_view::npos) return std::nullopt;
   static const detail::phrase_matcher standard{std::span<const std::string_view>(detail::builtin_refusal_phrases)};
   auto found = standard.find(raw);

@@ -16,6 +16,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/json/text_scan.hpp"
+#include "llmdlq/detail/json/text_passes.hpp"
 #include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/json_parser.hpp"
 
@@ -332,6 +333,7 @@ inline syntax_error error_in_string(std::string_view json, std::size_t offset, c
 // Runs the strict SAX pass; returns nothing when `json` is strict JSON.
 inline std::optional<syntax_error> find_syntax_error(std::string_view json,
                                                      const parse_options& options) {
+  count_text_pass(text_pass::locate_error);
   if (json.size() > options.max_size) {
     return make_error(json, json_errc::too_large, options.max_size,
                       "the document has " + std::to_string(json.size()) +
@@ -442,6 +444,7 @@ LLMDLQ_INLINE expected<json_document, syntax_error> json_parser::parse(
 }
 
 LLMDLQ_INLINE simdjson::error_code json_parser::parse_document(std::string_view json, bool copy) {
+  detail::count_text_pass(detail::text_pass::parse);
   // Too large, or empty (simdjson must not see a null buffer): no need to parse.
   if (json.size() > options_.max_size || json.empty()) return simdjson::EMPTY;
   if (allocated_depth_ != options_.max_depth) {

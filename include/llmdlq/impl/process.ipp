@@ -45,7 +45,7 @@ LLMDLQ_INLINE expected<accepted, envelope> process_response(
     if (stage_result failure = stage.run(j)) {
       failure->repaired_locally = j.repaired_locally();
       return unexpected(counted_envelope(options, [&] {
-        return build_envelope(j.now, std::move(*failure), raw, context, options, schema.fingerprint(),
+        return build_envelope(j.now, std::move(*failure), raw, j.raw_utf8_end(), context, options, schema.fingerprint(),
                               schema.pii_paths());
       }));
     }
@@ -60,8 +60,8 @@ LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view ra
                                      const process_options& options) {
   // No schema here: the versions the host declared stand for it in a derived key.
   return detail::counted_envelope(options, [&] {
-    return detail::build_envelope(options.clock ? options.clock() : system_now(), std::move(failure), raw, context,
-                                  options, context.versions.schema, {});
+    return detail::build_envelope(options.clock ? options.clock() : system_now(), std::move(failure), raw,
+                                  detail::first_invalid_utf8(raw), context, options, context.versions.schema, {});
   });
 }
 

@@ -18,6 +18,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/detail/json/text_passes.hpp"
 #include "llmdlq/detail/redaction/json_path_scan.hpp"
 #include "llmdlq/detail/redaction/pii_detectors.hpp"
 #include "llmdlq/detail/redaction/pii_reading.hpp"
@@ -526,6 +527,7 @@ LLMDLQ_INLINE std::string redactor::redact_document(std::string_view text, std::
 LLMDLQ_INLINE std::string redactor::state::document(std::string_view text, std::span<const pii_path> schema_paths,
                                                     std::string_view field, std::vector<redaction_summary>* report,
                                                     std::vector<detail::removed_value>* removed) const {
+  detail::count_text_pass(detail::text_pass::redaction);
   const state& st = *this;
   // The configured pointers are labelled `pii`; the schema's paths follow them.
   const std::vector<detail::pointer_pattern>* patterns = &st.pointers;

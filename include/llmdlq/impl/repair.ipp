@@ -430,13 +430,15 @@ inline bool find_candidates(std::string_view raw, const repair_options& options,
 }
 
 LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_view raw, const repair_options& options,
-                                                                   candidate_filter filter, void* filter_context,
-                                                                   repair_tiers* tiers) {
+                                                                    candidate_filter filter, void* filter_context,
+                                                                    repair_tiers* tiers, std::size_t valid_utf8_end) {
+  detail::count_text_pass(detail::text_pass::repair);
   if (raw.size() > options.max_bytes) {
     return unexpected(repair_error{repair_errc::budget_exceeded, options.max_bytes,
                                    "the response is larger than the repair budget", false});
   }
-  if (const std::size_t bad = first_invalid_utf8(raw); bad < raw.size()) {
+  if (valid_utf8_end == std::string_view::npos) valid_utf8_end = first_invalid_utf8(raw);
+  if (const std::size_t bad = valid_utf8_end; bad < raw.size()) {
     return unexpected(repair_error{repair_errc::invalid_utf8, bad, "the text is not valid UTF-8", false});
   }
   std::optional<repair_failure> failure;

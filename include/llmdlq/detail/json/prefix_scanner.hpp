@@ -57,19 +57,19 @@ class json_prefix {
 
  private:
   enum class mode : std::uint8_t {
-    start,            // before the text's value (a byte order mark allowed first)
-    value,            // a value must come
-    value_or_close,   // just after `[`
-    key_or_close,     // just after `{`
-    key,              // after `,` in an object
-    colon,            // after a key
-    comma_or_close,   // after a value in a container
-    done,             // after the text's value: whitespace only
-    string,           // in a string (key_ says whether it is a key)
-    escape,           // after `\` in a string
-    unicode,          // in `\uXXXX`, hex_left digits to go
-    number,           // in a number, see number_
-    literal,          // in true, false or null
+    start,           // before the text's value (a byte order mark allowed first)
+    value,           // a value must come
+    value_or_close,  // just after `[`
+    key_or_close,    // just after `{`
+    key,             // after `,` in an object
+    colon,           // after a key
+    comma_or_close,  // after a value in a container
+    done,            // after the text's value: whitespace only
+    string,          // in a string (key_ says whether it is a key)
+    escape,          // after `\` in a string
+    unicode,         // in `\uXXXX`, hex_left digits to go
+    number,          // in a number, see number_
+    literal,         // in true, false or null
   };
   bool break_at(std::size_t at) noexcept {
     state_ = standing::broken;

@@ -9,6 +9,7 @@
 #include <simdjson.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/json/text_passes.hpp"
 #include "llmdlq/detail/json/utf8.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -17,6 +18,7 @@ namespace detail {
 /// Offset of the first byte that does not start a valid UTF-8 sequence, or
 /// the text's size when it is all valid.
 inline std::size_t first_invalid_utf8(std::string_view text) noexcept {
+  count_text_pass(text_pass::utf8_check);
   if (simdjson::validate_utf8(text.data(), text.size())) return text.size();
   std::size_t at = 0;
   while (at < text.size()) {

@@ -185,7 +185,6 @@ class ecma_pattern_parser {
 
   static bool is_ascii_letter(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-
   expected<parsed_pattern, regex_error> fail(std::size_t offset, std::string message) {
     error_ = regex_error{offset, std::move(message)};
     return unexpected(error_);

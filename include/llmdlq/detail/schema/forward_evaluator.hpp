@@ -18,6 +18,7 @@
 #include "llmdlq/detail/json/byte_classes.hpp"
 #include "llmdlq/detail/json/number_grammar.hpp"
 #include "llmdlq/detail/json/string_escape.hpp"
+#include "llmdlq/detail/json/text_passes.hpp"
 #include "llmdlq/detail/json/text_scan.hpp"
 #include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/detail/schema/evaluator.hpp"
@@ -431,6 +432,7 @@ class forward_evaluator {
 inline forward_verdict judge_text(const program& prog, std::string_view json, bool padded,
                                   std::optional<timestamp> now, const parse_options& limits,
                                   std::uint64_t* steps = nullptr) {
+  count_text_pass(text_pass::forward_pass);
   if (forward_evaluator::gives_up_on_root_container(prog)) {
     const std::size_t first = skip_blanks(json, 0);
     if (first < json.size() && (json[first] == '{' || json[first] == '[')) return forward_verdict::undecided;

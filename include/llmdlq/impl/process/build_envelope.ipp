@@ -68,12 +68,13 @@ inline std::optional<double> finite(std::optional<double> v) noexcept {
   return v && std::isfinite(*v) ? v : std::nullopt;
 }
 
-inline envelope build_envelope(timestamp now, failure_report failure, std::string_view raw,
+// `raw_utf8_end`: where the raw text stops being UTF-8 (its size: all valid).
+inline envelope build_envelope(timestamp now, failure_report failure, std::string_view raw, std::size_t raw_utf8_end,
                                const request_context& context, const process_options& options,
                                std::string_view schema_fingerprint, std::span<const pii_path> pii_paths) {
   envelope e;
   e.created_at = now;
-  e.raw_response = captured_text::of(raw);
+  e.raw_response = captured_text::of(raw, raw_utf8_end == raw.size());
   if (!context.original_input.empty()) e.original_input = captured_text::of(context.original_input);
   e.attempts.count = std::max<std::uint32_t>(context.attempt, 1);
   // One failure, one id: derived from the key and the attempt, never drawn.

@@ -19,6 +19,7 @@
 #include "llmdlq/detail/schema/schema_access.hpp"
 #include "llmdlq/detail/schema/uri.hpp"
 #include "llmdlq/detail/json/text_scan.hpp"
+#include "llmdlq/detail/json/utf8_check.hpp"
 #include "llmdlq/process.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -165,6 +166,7 @@ struct judgement {
       doc_ = parser.parse(raw);
       if (!*doc_) raw_error = doc_->error();
     }
+    if (!raw_error) raw_utf8_end_ = raw.size();  // JSON is UTF-8
   }
 
   std::string_view raw;
@@ -180,6 +182,12 @@ struct judgement {
   std::vector<repair_action> repairs;
   bool repair_tried = false;
 
+  /// Where the raw text stops being UTF-8 (its size: it is all UTF-8), read
+  /// once for the guard, repair and the envelope.
+  std::size_t raw_utf8_end() {
+    if (!raw_utf8_end_) raw_utf8_end_ = first_invalid_utf8(raw);
+    return *raw_utf8_end_;
+  }
   /// The text the document was parsed from: the raw one until something repaired it.
   [[nodiscard]] std::string_view text() const noexcept {
     return repairs.empty() ? raw : std::string_view(repaired_text);
@@ -210,6 +218,7 @@ struct judgement {
  private:
   std::optional<expected<json_document, syntax_error>> doc_;
   std::optional<bool> accepts_;
+  std::optional<std::size_t> raw_utf8_end_;
 };
 
 using stage_result = std::optional<failure_report>;
@@ -243,7 +252,7 @@ inline stage_result screen_bytes(judgement& j) {
       return fail(failure_category::poison, error.message, location_of(error));
     }
     // Parsed JSON is valid UTF-8 without raw control bytes: only text that is not can be binary.
-    if (auto binary = find_binary(j.raw)) return fail(failure_category::poison, binary->message);
+    if (auto binary = find_binary(j.raw, j.raw_utf8_end())) return fail(failure_category::poison, binary->message);
   }
   if (auto injection = find_injection(j.raw, j.options.guard)) return fail(failure_category::poison, injection->message);
   return {};
@@ -293,7 +302,7 @@ inline expected<repair_result, repair_error> locate_and_repair(judgement& j) {
     auto candidate = f.parser.parse(json);
     return candidate && f.schema.is_valid(*candidate, f.rules);
   };
-  return detail::find_and_repair(j.raw, repair_limits(j.options.limits), fits, &fit);
+  return detail::find_and_repair(j.raw, repair_limits(j.options.limits), fits, &fit, nullptr, j.raw_utf8_end());
 }
 
 // truncated, syntax: the JSON value in the text, located and repaired within
