@@ -44,14 +44,15 @@ struct replay_tables {
 /// (an upsert with its condition, a write that says whether it applied), so
 /// that two processes sharing the store cannot both take a lease, both
 /// spend a payload's last attempt or both write its result first.
-class replay_state_sql {
+class replay_state_sql final : public replay_state {
  public:
   using error = replay_state_error;
 
   replay_state_sql(replay_session& session, const sql_dialect& dialect, replay_tables tables, clock_function clock)
       : session_(session), d_(dialect), t_(std::move(tables)), clock_(std::move(clock)) {}
 
-  expected<void, error> acquire_lease(std::string_view name, std::string_view owner, std::chrono::seconds ttl) {
+  expected<void, error> acquire_lease(std::string_view name, std::string_view owner,
+                                      std::chrono::seconds ttl) override {
     return run<void>("acquire_lease", true, [&]() -> expected<void, error> {
       // A holder that releases between the two statements lets the next round take it.
       for (int round = 0; round < 3; ++round) {
@@ -84,14 +85,14 @@ class replay_state_sql {
     });
   }
 
-  expected<void, error> release_lease(std::string_view name, std::string_view owner) {
+  expected<void, error> release_lease(std::string_view name, std::string_view owner) override {
     return run<void>("release_lease", true, [&] {
       return execute(fmt::format("DELETE FROM {} WHERE name = {} AND owner = {}", t_.leases, p(1), p(2)),
                      {text(name), text(owner)}, "release_lease");
     });
   }
 
-  expected<std::optional<std::string>, error> load_cursor(std::string_view name) {
+  expected<std::optional<std::string>, error> load_cursor(std::string_view name) override {
     return run<std::optional<std::string>>("load_cursor", true, [&]() -> expected<std::optional<std::string>, error> {
       std::optional<std::string> position;
       auto read = execute(fmt::format("SELECT position FROM {} WHERE name = {}", t_.cursors, p(1)), {text(name)},
@@ -102,7 +103,7 @@ class replay_state_sql {
   }
 
   expected<void, error> store_cursor(std::string_view lease, std::string_view owner, std::string_view name,
-                                     std::string_view position) {
+                                     std::string_view position) override {
     return run<void>("store_cursor", true, [&]() -> expected<void, error> {
       // The lease's row is locked until the cursor moved (that row, or the
       // whole store): it cannot change hands meanwhile. `WHERE true` keeps
@@ -124,7 +125,7 @@ class replay_state_sql {
     });
   }
 
-  expected<std::uint32_t, error> attempts(std::string_view idempotency_key) {
+  expected<std::uint32_t, error> attempts(std::string_view idempotency_key) override {
     return run<std::uint32_t>("attempts", true, [&]() -> expected<std::uint32_t, error> {
       std::uint32_t count = 0;
       auto read = execute(fmt::format("SELECT count FROM {} WHERE idempotency_key = {}", t_.attempts, p(1)),
@@ -135,7 +136,8 @@ class replay_state_sql {
     });
   }
 
-  expected<std::uint32_t, error> reserve_attempt(std::string_view idempotency_key, std::uint32_t max_attempts) {
+  expected<std::uint32_t, error> reserve_attempt(std::string_view idempotency_key,
+                                                 std::uint32_t max_attempts) override {
     const auto exhausted = [&] {
       return replay_refusal(replay_state_errc::attempts_exhausted,
                             fmt::format("{} had its {} automated attempts", idempotency_key, max_attempts));
@@ -155,7 +157,7 @@ class replay_state_sql {
     });
   }
 
-  expected<void, error> release_attempt(std::string_view idempotency_key) {
+  expected<void, error> release_attempt(std::string_view idempotency_key) override {
     return run<void>("release_attempt", false, [&] {
       return execute(fmt::format("UPDATE {} SET count = count - 1 WHERE idempotency_key = {} AND count > 0",
                                  t_.attempts, p(1)),
@@ -163,7 +165,8 @@ class replay_state_sql {
     });
   }
 
-  expected<call_hold, error> record_call_failure(std::string_view key, timestamp not_before, std::string_view why) {
+  expected<call_hold, error> record_call_failure(std::string_view key, timestamp not_before,
+                                                 std::string_view why) override {
     return run<call_hold>("record_call_failure", false, [&]() -> expected<call_hold, error> {
       // The later wait stays (times kept as text are RFC 3339 UTC of one
       // width, which order as their times do).
@@ -179,18 +182,18 @@ class replay_state_sql {
     });
   }
 
-  expected<call_hold, error> hold(std::string_view key) {
+  expected<call_hold, error> hold(std::string_view key) override {
     return run<call_hold>("hold", true, [&] { return hold_of(key); });
   }
 
-  expected<void, error> clear_hold(std::string_view key) {
+  expected<void, error> clear_hold(std::string_view key) override {
     return run<void>("clear_hold", true, [&] {
       return execute(fmt::format("DELETE FROM {} WHERE key = {}", t_.holds, p(1)), {text(key)}, "clear_hold");
     });
   }
 
   expected<ledger_entry, error> record_output(std::string_view idempotency_key, std::string_view source,
-                                              std::string_view dlq_id, std::string_view output) {
+                                              std::string_view dlq_id, std::string_view output) override {
     return run<ledger_entry>("record_output", false, [&]() -> expected<ledger_entry, error> {
       const timestamp at = now();
       auto written = rows(fmt::format("INSERT INTO {} (idempotency_key, source, dlq_id, output, written_at) "
@@ -213,11 +216,11 @@ class replay_state_sql {
     });
   }
 
-  expected<std::optional<ledger_entry>, error> find_output(std::string_view idempotency_key) {
+  expected<std::optional<ledger_entry>, error> find_output(std::string_view idempotency_key) override {
     return run<std::optional<ledger_entry>>("find_output", true, [&] { return entry(idempotency_key); });
   }
 
-  expected<void, error> mark_delivered(std::string_view idempotency_key) {
+  expected<void, error> mark_delivered(std::string_view idempotency_key) override {
     return run<void>("mark_delivered", true, [&] {
       return execute(fmt::format("UPDATE {} SET delivered = {} WHERE idempotency_key = {}", t_.ledger,
                                  d_.replay.true_literal, p(1)),
@@ -225,7 +228,7 @@ class replay_state_sql {
     });
   }
 
-  expected<std::vector<ledger_entry>, error> undelivered(std::string_view source, std::size_t limit) {
+  expected<std::vector<ledger_entry>, error> undelivered(std::string_view source, std::size_t limit) override {
     const auto count = static_cast<std::int64_t>(std::min<std::size_t>(limit, INT64_MAX));
     return run<std::vector<ledger_entry>>("undelivered", true, [&]() -> expected<std::vector<ledger_entry>, error> {
       std::vector<ledger_entry> entries;
