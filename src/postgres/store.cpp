@@ -28,6 +28,7 @@
 #include "llmdlq/detail/store/timeline.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "libpq.hpp"
+#include "shared_sql.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -179,9 +180,11 @@ std::string postgres_time_bucket(std::string_view column) {
   return fmt::format("floor((extract(epoch FROM {}) * 1000 - $1::bigint) / $2::bigint)::bigint", column);
 }
 
+}  // namespace
+
 // Texts compared with stored ones go through storable_copy: PostgreSQL
 // refuses what it cannot hold.
-constexpr detail::store::sql_dialect postgres_dialect{
+const detail::store::sql_dialect detail::postgres::postgres_dialect{
     {postgres_placeholder, postgres_version_column, "::timestamptz"},
     "::bigint",
     "::jsonb",
@@ -195,23 +198,10 @@ constexpr detail::store::sql_dialect postgres_dialect{
     "to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
     "operator_log::text, claimed_by, resolution::text",
     true,
-    storable_copy};
+    storable_copy,
+    {"postgres", "true", "false", "GREATEST", " FOR SHARE", "idempotency_key"}};
 
-// Row `row` of a result, for the shared algorithms.
-class postgres_row final : public detail::store::sql_row {
- public:
-  postgres_row(const PGresult* r, int row) noexcept : r_(r), row_(row) {}
-  bool is_null(int column) const override { return PQgetisnull(r_, row_, column) != 0; }
-  std::string text(int column) const override {
-    return std::string(PQgetvalue(r_, row_, column), static_cast<std::size_t>(PQgetlength(r_, row_, column)));
-  }
-  std::int64_t integer(int column) const override { return std::strtoll(PQgetvalue(r_, row_, column), nullptr, 10); }
-  std::uint64_t count(int column) const override { return std::strtoull(PQgetvalue(r_, row_, column), nullptr, 10); }
-
- private:
-  const PGresult* r_;
-  int row_;
-};
+namespace {
 
 moderation_record read_record(const PGresult* r, int row) {
   return detail::store::read_record(postgres_row(r, row), postgres_dialect);
@@ -281,30 +271,10 @@ struct postgres_store::impl final : detail::store::sql_session {
 
   bool lost() const { return PQstatus(conn.get()) != CONNECTION_OK; }
 
-  // `sql` with `values` bound as text ($1, $2, ...).
-  result exec_values(const std::string& sql, std::span<const detail::store::sql_value> values) {
-    std::vector<std::string> texts;
-    texts.reserve(values.size());
-    for (const auto& v : values) {
-      const auto* text = std::get_if<std::string>(&v);
-      texts.push_back(text ? *text : std::to_string(std::get<std::int64_t>(v)));
-    }
-    std::vector<const char*> pointers;
-    pointers.reserve(texts.size());
-    for (const auto& t : texts) pointers.push_back(t.c_str());
-    return result(PQexecParams(conn.get(), sql.c_str(), static_cast<int>(pointers.size()), nullptr, pointers.data(),
-                               nullptr, nullptr, 0));
-  }
-
   expected<void, moderation_error> execute(const std::string& sql, std::span<const detail::store::sql_value> values,
                                            const row_handler& on_row, std::string_view what) override {
-    auto r = exec_values(sql, values);
-    if (!ok(r, PGRES_TUPLES_OK) && !ok(r, PGRES_COMMAND_OK)) {
-      return unexpected(to_moderation_error(classify(conn.get(), r.get(), what)));
-    }
-    if (on_row) {
-      for (int row = 0; row < PQntuples(r.get()); ++row) on_row(postgres_row(r.get(), row));
-    }
+    auto done = execute_sql(conn.get(), sql, values, on_row, what);
+    if (!done) return unexpected(to_moderation_error(std::move(done.error())));
     return {};
   }
 

@@ -20,6 +20,7 @@
 #include "llmdlq/json_parser.hpp"
 #include "connection.hpp"
 #include "database_mark.hpp"
+#include "shared_sql.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -59,7 +60,7 @@ sink_errc classify(int extended_code) {
 
 sink_error sqlite_failure(sqlite3* db, std::string_view what) {
   const int code = db ? sqlite3_extended_errcode(db) : SQLITE_CANTOPEN;
-  return {classify(code), fmt::format("sqlite: {}: {}", what, db ? sqlite3_errmsg(db) : "cannot open")};
+  return {classify(code), failure_message(db, what)};
 }
 
 // The DLQ's table `name`; its status CHECK allows every moderation_status.
@@ -154,9 +155,12 @@ std::string sqlite_time_bucket(std::string_view column) {
                      column);
 }
 
+}  // namespace
+
 // Times are RFC 3339 UTC texts with three fraction digits: their text order
-// is their time order. raw_response is read from the envelope.
-constexpr detail::store::sql_dialect sqlite_dialect{
+// is their time order. raw_response is read from the envelope. Every
+// replay operation holds the whole file (BEGIN IMMEDIATE): no row needs a lock.
+const detail::store::sql_dialect detail::sqlite::sqlite_dialect{
     {sqlite_placeholder, sqlite_version_column, ""},
     "",
     "",
@@ -168,30 +172,8 @@ constexpr detail::store::sql_dialect sqlite_dialect{
     "dlq_id, status, category, triage, failure_code, envelope, created_at, updated_at, operator_log, claimed_by, "
     "resolution",
     false,
-    nullptr};
-
-// The row a statement stands on, for the shared algorithms.
-class sqlite_row final : public detail::store::sql_row {
- public:
-  explicit sqlite_row(sqlite3_stmt* s) noexcept : s_(s) {}
-  bool is_null(int column) const override { return sqlite3_column_type(s_, column) == SQLITE_NULL; }
-  std::string text(int column) const override { return column_text(s_, column); }
-  std::int64_t integer(int column) const override { return sqlite3_column_int64(s_, column); }
-  std::uint64_t count(int column) const override { return static_cast<std::uint64_t>(sqlite3_column_int64(s_, column)); }
-
- private:
-  sqlite3_stmt* s_;
-};
-
-void bind_value(sqlite3_stmt* s, int index, const detail::store::sql_value& value) {
-  if (const auto* text = std::get_if<std::string>(&value)) {
-    bind_text(s, index, *text);
-  } else {
-    sqlite3_bind_int64(s, index, std::get<std::int64_t>(value));
-  }
-}
-
-}  // namespace
+    nullptr,
+    {"sqlite", "1", "0", "max", "", "rowid"}};
 
 namespace detail::sqlite {
 std::string store_tables(std::string_view table) {
@@ -223,14 +205,8 @@ struct sqlite_store::impl final : detail::store::sql_session {
 
   expected<void, moderation_error> execute(const std::string& sql, std::span<const detail::store::sql_value> values,
                                            const row_handler& on_row, std::string_view what) override {
-    statement s;
-    if (!s.prepare(db, sql)) return unexpected(store_failure(what));
-    for (std::size_t i = 0; i < values.size(); ++i) bind_value(s.get(), static_cast<int>(i + 1), values[i]);
-    int rc;
-    while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
-      if (on_row) on_row(sqlite_row(s.get()));
-    }
-    if (rc != SQLITE_DONE) return unexpected(store_failure(what));
+    auto done = execute_sql(db, sql, values, on_row, what);
+    if (!done) return unexpected(moderation_error{moderation_errc::store_unavailable, std::move(done.error()), {}});
     return {};
   }
 

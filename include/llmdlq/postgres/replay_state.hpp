@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/store/delegating_replay_state.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/replay_state.hpp"
 #include "llmdlq/timestamp.hpp"
@@ -64,7 +65,7 @@ struct postgres_replay_state_options {
 ///
 /// Thread-safe: one connection, serialised by a mutex. Never throws (but
 /// std::bad_alloc), prints nothing.
-class postgres_replay_state final : public replay_state {
+class postgres_replay_state final : public detail::store::delegating_replay_state {
  public:
   /// Connects with a libpq connection string or URI and creates the tables
   /// when missing.
@@ -75,33 +76,9 @@ class postgres_replay_state final : public replay_state {
   postgres_replay_state& operator=(postgres_replay_state&&) noexcept;
   ~postgres_replay_state() override;
 
-  [[nodiscard]] expected<void, replay_state_error> acquire_lease(std::string_view name, std::string_view owner,
-                                                                 std::chrono::seconds ttl) override;
-  [[nodiscard]] expected<void, replay_state_error> release_lease(std::string_view name,
-                                                                 std::string_view owner) override;
-  [[nodiscard]] expected<std::optional<std::string>, replay_state_error> load_cursor(std::string_view name) override;
-  [[nodiscard]] expected<void, replay_state_error> store_cursor(std::string_view lease, std::string_view owner,
-                                                                std::string_view name,
-                                                                std::string_view position) override;
-  [[nodiscard]] expected<std::uint32_t, replay_state_error> attempts(std::string_view idempotency_key) override;
-  [[nodiscard]] expected<std::uint32_t, replay_state_error> reserve_attempt(std::string_view idempotency_key,
-                                                                            std::uint32_t max_attempts) override;
-  [[nodiscard]] expected<void, replay_state_error> release_attempt(std::string_view idempotency_key) override;
-  [[nodiscard]] expected<call_hold, replay_state_error> record_call_failure(std::string_view key, timestamp not_before,
-                                                                           std::string_view error) override;
-  [[nodiscard]] expected<call_hold, replay_state_error> hold(std::string_view key) override;
-  [[nodiscard]] expected<void, replay_state_error> clear_hold(std::string_view key) override;
-  [[nodiscard]] expected<ledger_entry, replay_state_error> record_output(std::string_view idempotency_key,
-                                                                         std::string_view source,
-                                                                         std::string_view dlq_id,
-                                                                         std::string_view output) override;
-  [[nodiscard]] expected<std::optional<ledger_entry>, replay_state_error> find_output(
-      std::string_view idempotency_key) override;
-  [[nodiscard]] expected<void, replay_state_error> mark_delivered(std::string_view idempotency_key) override;
-  [[nodiscard]] expected<std::vector<ledger_entry>, replay_state_error> undelivered(std::string_view source,
-                                                                                  std::size_t limit) override;
-
  private:
+  replay_state& target() noexcept override;
+
   struct impl;
   explicit postgres_replay_state(std::unique_ptr<impl> impl) noexcept;
   std::unique_ptr<impl> impl_;

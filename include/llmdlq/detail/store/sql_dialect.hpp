@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// How a moderation store's SQL spells what the shared algorithms need, and
-// which tables they read: the differences between back-ends, as data.
+// How a store's SQL (a moderation store's, a replay state's) spells what the
+// shared algorithms need, and which tables they read: the differences
+// between back-ends, as data.
 #pragma once
 
 #include <string>
@@ -11,6 +12,17 @@
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail::store {
+
+/// How one back-end spells what the replay state's SQL (replay_state_sql.hpp)
+/// needs beside the rest of its dialect.
+struct replay_sql_spelling {
+  std::string_view backend;           ///< the back-end, as its messages begin: `sqlite`, `postgres`
+  std::string_view true_literal;      ///< a boolean column's true: `1`, `true`
+  std::string_view false_literal;     ///< its false, as the partial index on undelivered entries spells it
+  std::string_view greatest;          ///< the function giving the greater of two values: `max`, `GREATEST`
+  std::string_view share_rows;        ///< appended to a SELECT of rows that must not change until its statement ends
+  std::string_view ledger_tie_break;  ///< orders the ledger's entries written at one time: `rowid` (as written), a key
+};
 
 /// The placeholders, casts and expressions of one back-end (beside those a
 /// moderation_query's filter needs, from moderation_sql_dialect).
@@ -32,6 +44,7 @@ struct sql_dialect : moderation_sql_dialect {
   bool raw_response_column = false;
   /// A text compared with stored text, as the store can hold it (nothing: as it is).
   std::string (*storable)(std::string_view text) = nullptr;
+  replay_sql_spelling replay;  ///< what only the replay state's SQL needs
 };
 
 /// The tables of one DLQ, as the SQL names them.

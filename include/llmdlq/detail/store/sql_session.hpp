@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// What a SQL back-end supplies to the moderation stores' shared algorithms:
-// statements run with bound values, rows read column by column, and units
-// of work (one attempt, or one transaction).
+// What a SQL back-end supplies to the stores' shared algorithms: statements
+// run with bound values, rows read column by column, and, for the
+// moderation stores, units of work (one attempt, or one transaction).
 #pragma once
 
 #include <cstdint>
@@ -36,21 +36,27 @@ class sql_row {
   [[nodiscard]] virtual std::uint64_t count(int column) const = 0;
 };
 
-/// One connection of a back-end, held (with its store's lock) for the
-/// duration of one shared algorithm.
-class sql_session {
+/// Statements on one connection of a back-end, failing with `Error` (its
+/// store_unavailable).
+template <class Error>
+class sql_statements {
  public:
   using row_handler = std::function<void(const sql_row&)>;
-  using work = std::function<expected<void, moderation_error>()>;
 
-  virtual ~sql_session() = default;
+  virtual ~sql_statements() = default;
 
   /// Runs `sql` with `values` bound to its placeholders 1, 2, ... and calls
   /// `on_row` (when set) for each row it yields. `what` names the step in
   /// the error (store_unavailable) when it fails.
-  [[nodiscard]] virtual expected<void, moderation_error> execute(const std::string& sql,
-                                                                 std::span<const sql_value> values,
-                                                                 const row_handler& on_row, std::string_view what) = 0;
+  [[nodiscard]] virtual expected<void, Error> execute(const std::string& sql, std::span<const sql_value> values,
+                                                      const row_handler& on_row, std::string_view what) = 0;
+};
+
+/// One connection of a back-end, held (with its store's lock) for the
+/// duration of one shared algorithm.
+class sql_session : public sql_statements<moderation_error> {
+ public:
+  using work = std::function<expected<void, moderation_error>()>;
 
   /// Runs `body` once on a ready connection; a back-end that reconnects
   /// runs it a second time when the connection broke, so `body` starts from
