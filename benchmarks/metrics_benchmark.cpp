@@ -25,8 +25,8 @@ using llmdlq_bench::receipt_schema;
 enum class counting { none, registry, registry_and_alarm };
 
 void process_accepted(benchmark::State& state, const std::string& document, counting how) {
-  llmdlq::process_options options;
-  options.failure_code_prefix = "ocr";
+  llmdlq::process_config options;
+  options.envelope.failure_code_prefix = "ocr";
   if (how != counting::none) {
     llmdlq::metrics_options m;
     if (how == counting::registry_and_alarm) m.alarm = std::make_shared<llmdlq::dlq_rate_alarm>();
@@ -54,9 +54,9 @@ void process_accepted(benchmark::State& state, const std::string& document, coun
 // shared, noisy machine still measures reliably (a slower stretch slows
 // both halves of a pair). Counters: ratio (with / without) and overhead_percent.
 void paired_ratio(benchmark::State& state, const std::string& document) {
-  llmdlq::process_options plain;
-  plain.failure_code_prefix = "ocr";
-  llmdlq::process_options counted = plain;
+  llmdlq::process_config plain;
+  plain.envelope.failure_code_prefix = "ocr";
+  llmdlq::process_config counted = plain;
   counted.metrics = std::make_shared<llmdlq::metrics>();
   llmdlq::request_context context;
   context.idempotency_key = "receipts:3:100042";
@@ -67,7 +67,7 @@ void paired_ratio(benchmark::State& state, const std::string& document) {
     ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
   };
-  auto time_batch = [&](const llmdlq::process_options& options) {
+  auto time_batch = [&](const llmdlq::process_config& options) {
     const double start = cpu_now();
     for (int i = 0; i < batch; ++i) {
       auto result = llmdlq::process_llm_response(document, receipt_schema(), context, options);

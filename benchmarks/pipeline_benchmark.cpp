@@ -34,10 +34,10 @@ namespace {
 using llmdlq_bench::receipt_schema;
 using llmdlq_bench::report_latencies;
 
-llmdlq::process_options process_options() {
-  llmdlq::process_options options;
-  options.failure_code_prefix = "ocr";
-  return options;
+llmdlq::process_config process_config() {
+  llmdlq::process_config config;
+  config.envelope.failure_code_prefix = "ocr";
+  return config;
 }
 
 llmdlq::request_context context() {
@@ -60,10 +60,10 @@ struct failure_case {
 };
 
 void dead_letter(benchmark::State& state, const failure_case& failure) {
-  auto options = process_options();
+  auto options = process_config();
   auto ctx = context();
   if (failure.confidence) {
-    options.min_confidence = 0.8;
+    options.judging.min_confidence = 0.8;
     ctx.confidence = failure.confidence;
   }
   const std::string& response = failure.response;
@@ -117,7 +117,7 @@ void validate_text_with_rules(benchmark::State& state, const std::string& docume
 }
 
 void process_accepted(benchmark::State& state, const std::string& document) {
-  const auto options = process_options();
+  const auto options = process_config();
   const auto ctx = context();
   if (!llmdlq::process_llm_response(document, receipt_schema(), ctx, options)) {
     state.SkipWithError("the document is not accepted");
@@ -133,7 +133,7 @@ void process_accepted(benchmark::State& state, const std::string& document) {
 // The pipeline a pool of workers shares: one compiled schema, one sink.
 struct shared_pipeline {
   llmdlq::memory_sink sink;
-  llmdlq::pipeline pipeline{receipt_schema(), sink, process_options()};
+  llmdlq::pipeline pipeline{receipt_schema(), sink, process_config()};
 };
 
 // Each thread handles the same response through the same pipeline; a

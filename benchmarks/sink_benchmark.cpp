@@ -71,10 +71,10 @@ constexpr std::size_t failure_every = 50;       // 2 %
 
 using llmdlq_bench::receipt_schema;
 
-llmdlq::process_options process_options() {
-  llmdlq::process_options options;
-  options.failure_code_prefix = "ocr";
-  return options;
+llmdlq::process_config process_config() {
+  llmdlq::process_config config;
+  config.envelope.failure_code_prefix = "ocr";
+  return config;
 }
 
 // What a worker knows about one call, as an OCR worker fills it in.
@@ -145,7 +145,7 @@ const llmdlq::envelope& template_envelope() {
         "GOUDSE KAAS JONG BEL   4,19\nTOTAAL               23,47\nPIN                  23,47\n";
     auto c = context("receipts:3:100042", 100042);
     c.original_input = ocr;
-    auto r = llmdlq::process_llm_response(raw, receipt_schema(), c, process_options());
+    auto r = llmdlq::process_llm_response(raw, receipt_schema(), c, process_config());
     if (r || r.error().failure.category != llmdlq::failure_category::schema) std::abort();
     return std::move(r.error());
   }();
@@ -510,7 +510,7 @@ const worker_inputs& worker_responses_set() {
   static const worker_inputs inputs = [] {
     using namespace llmdlq_bench;
     worker_inputs in;
-    const auto options = process_options();
+    const auto options = process_config();
     const auto c = context("check", 0);
     auto fails_as = [&](const std::string& raw, llmdlq::failure_category category) {
       auto r = llmdlq::process_llm_response(raw, receipt_schema(), c, options);
@@ -575,7 +575,7 @@ void worker_loop(benchmark::State& state, llmdlq::sink& sink,
     state.SkipWithError(inputs.error.c_str());
     return;
   }
-  const llmdlq::pipeline pipeline{receipt_schema(), sink, process_options()};
+  const llmdlq::pipeline pipeline{receipt_schema(), sink, process_config()};
   std::int64_t offset = 0;
   std::size_t dead_letters = 0;
   for (auto _ : state) {

@@ -58,11 +58,11 @@ const llmdlq::schema& receipt() {
   return s;
 }
 
-llmdlq::process_options strict() {
-  llmdlq::process_options options;
-  options.repair = llmdlq::repair_mode::off;
-  options.limits.max_size = std::size_t{1} << 24;
-  return options;
+llmdlq::process_config strict() {
+  llmdlq::process_config config;
+  config.judging.repair = llmdlq::repair_mode::off;
+  config.judging.limits.max_size = std::size_t{1} << 24;
+  return config;
 }
 
 // `lines` receipt lines, a valid answer of about 30 bytes each.

@@ -49,9 +49,9 @@ class temp_dir {
 std::optional<llmdlq::pipeline> store_pipeline(const std::filesystem::path& db, llmdlq::traffic_recording traffic) {
   auto store = llmdlq::sqlite_store::open(db);
   if (!store) return std::nullopt;
-  llmdlq::process_options options;
-  options.failure_code_prefix = "ocr";
-  return std::optional<llmdlq::pipeline>(std::in_place, receipt_schema(), std::move(*store), options, std::nullopt,
+  llmdlq::process_config config;
+  config.envelope.failure_code_prefix = "ocr";
+  return std::optional<llmdlq::pipeline>(std::in_place, receipt_schema(), std::move(*store), config, std::nullopt,
                                          traffic);
 }
 

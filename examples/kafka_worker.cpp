@@ -92,8 +92,8 @@ void rewind(rd_kafka_t* consumer, const rd_kafka_message_t& m) {
 
 class worker {
  public:
-  worker(const settings& s, const llmdlq::schema& schema, llmdlq::kafka_sink& dlq, llmdlq::process_options options)
-      : settings_(s), dlq_(dlq), pipeline_(schema, dlq, std::move(options)) {}
+  worker(const settings& s, const llmdlq::schema& schema, llmdlq::kafka_sink& dlq, llmdlq::process_config config)
+      : settings_(s), dlq_(dlq), pipeline_(schema, dlq, std::move(config)) {}
 
   // Judges one input and makes the outcome durable. False: do not commit.
   bool handle(const rd_kafka_message_t& m) {
@@ -149,9 +149,9 @@ int run(const settings& s) {
   rd_kafka_t* consumer = input_consumer(s);
   if (!schema || !dlq || consumer == nullptr) return fail(dlq ? "bad consumer settings" : dlq.error().message);
   dlq->producer().prepare(s.output);  // the results go through the DLQ's producer too
-  llmdlq::process_options options;
-  options.failure_code_prefix = "ocr";
-  worker w(s, *schema, *dlq, options);
+  llmdlq::process_config config;
+  config.envelope.failure_code_prefix = "ocr";
+  worker w(s, *schema, *dlq, config);
 
   // The moderation consumer: in production a service of its own; here a thread.
   std::optional<llmdlq::sqlite_store> table;

@@ -48,9 +48,9 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  llmdlq::process_options options;
-  options.failure_code_prefix = "ocr";  // codes such as ocr_structural_broken_json
-  const llmdlq::typed_pipeline<Receipt> worker{*dlq, options};  // judged against Receipt's own schema
+  llmdlq::process_config config;
+  config.envelope.failure_code_prefix = "ocr";                 // codes such as ocr_structural_broken_json
+  const llmdlq::typed_pipeline<Receipt> worker{*dlq, config};  // judged against Receipt's own schema
 
   const std::vector<message> partition = {
       {1001, R"({"merchant": "Albert Heijn 1423", "currency": "EUR", "total": 3.68,

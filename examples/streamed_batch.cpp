@@ -68,9 +68,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "streamed_batch: cannot compile the schema, open the DLQ or make the client\n");
     return 1;
   }
-  llmdlq::process_options options;
-  options.repair = llmdlq::repair_mode::off;  // structured outputs: the answer is strict JSON, or lost
-  const llmdlq::pipeline worker{*schema, *dlq, options};
+  llmdlq::process_config config;
+  config.judging.repair = llmdlq::repair_mode::off;  // structured outputs: the answer is strict JSON, or lost
+  const llmdlq::pipeline worker{*schema, *dlq, config};
 
   const auto before = server_stats(model_url);
   if (!before) {

@@ -152,57 +152,22 @@ struct run_totals {
   }
 };
 
-// Judges responses, and stores the failures when there is a sink.
-class judge {
- public:
-  judge(const llmdlq::schema& schema, std::unique_ptr<sink> dead_letters, std::unique_ptr<sink> fallback,
-        const process_options& options)
-      : schema_(schema), options_(options) {
-    if (!dead_letters) return;
-    std::optional<sink_handle> spool;
-    if (fallback) spool.emplace(std::move(fallback));
-    // A sqlite: or postgres: DLQ also gets the run's traffic, for the DLQ rate over time.
-    worker_.emplace(schema, std::move(dead_letters), options, std::move(spool), traffic_recording::on);
-  }
+// The run's pipeline: it stores the failures in the DLQ when there is one, else hands them back.
+pipeline make_worker(const llmdlq::schema& schema, std::unique_ptr<sink> dead_letters, std::unique_ptr<sink> fallback,
+                     const process_config& config) {
+  if (!dead_letters) return pipeline(schema, config);
+  std::optional<sink_handle> spool;
+  if (fallback) spool.emplace(std::move(fallback));
+  // A sqlite: or postgres: DLQ also gets the run's traffic, for the DLQ rate over time.
+  return {schema, std::move(dead_letters), config, std::move(spool), traffic_recording::on};
+}
 
-  // The traffic counted since the last flush goes to the store; a store that cannot record is reported, never fatal.
-  void flush_traffic() const {
-    if (!worker_) return;
-    if (auto flushed = worker_->flush_traffic(); !flushed) {
-      complain("process", "cannot record the traffic: " + flushed.error().message);
-    }
+// The traffic counted since the last flush goes to the store; a store that cannot record is reported, never fatal.
+void flush_traffic(const pipeline& worker) {
+  if (auto flushed = worker.flush_traffic(); !flushed) {
+    complain("process", "cannot record the traffic: " + flushed.error().message);
   }
-
-  [[nodiscard]] disposition handle(std::string_view raw, const request_context& context) const {
-    return settle(process_llm_response(raw, schema_, context, options_));
-  }
-
-  // A response judged already (a recorded stream's), stored when it failed.
-  [[nodiscard]] disposition settle(expected<accepted, envelope> judged) const {
-    if (worker_) return worker_->settle(std::move(judged));
-    disposition d;
-    d.action = disposition::commit;
-    if (judged) {
-      d.accepted = std::move(*judged);
-    } else {
-      d.dead_letter = std::move(judged.error());
-    }
-    return d;
-  }
-
-  [[nodiscard]] disposition dead_letter(envelope e) const {
-    if (worker_) return worker_->dead_letter(std::move(e));
-    disposition d;
-    d.action = disposition::commit;
-    d.dead_letter = std::move(e);
-    return d;
-  }
-
- private:
-  const llmdlq::schema& schema_;
-  const process_options& options_;
-  std::optional<pipeline> worker_;
-};
+}
 
 boost::json::array errors_json(const std::vector<validation_error>& errors) {
   boost::json::array list;
@@ -333,7 +298,7 @@ expected<response_line, invalid_line> read_response_line(std::string_view text, 
 // A line too long to read: a poison dead letter whose key is derived as the
 // library derives one, with the whole line standing for the response.
 envelope oversized_line_envelope(const input_line& line, std::size_t max_line_bytes, const llmdlq::schema& schema,
-                                 const process_options& options) {
+                                 const process_config& config) {
   request_context context;
   if (!line.sha256.empty()) {
     context.idempotency_key =
@@ -343,12 +308,12 @@ envelope oversized_line_envelope(const input_line& line, std::size_t max_line_by
       {.category = failure_category::poison,
        .message = fmt::format("the input line is {} bytes, over the limit of {} (--max-line-bytes)", line.length,
                               max_line_bytes)},
-      line.text, context, options);
+      line.text, context, config);
   e.idempotency_key_derived = true;
   e.raw_response.length = line.length;
   e.raw_response.sha256 = line.sha256;
   e.raw_response.cut = true;
-  fit_envelope(e, options.max_envelope_bytes);
+  fit_envelope(e, config.envelope.max_envelope_bytes);
   return e;
 }
 
@@ -358,7 +323,7 @@ struct process_settings {
   std::optional<store_spec> sink;
   std::optional<store_spec> fallback;
   std::size_t max_line_bytes = default_max_line_bytes;
-  process_options options;
+  process_config config;
   compile_options compile;
   version_set versions;    // recorded in every envelope: a replay compares them with today's
   std::string model_name;  // the model that answered, for a replay to ask again
@@ -371,12 +336,12 @@ std::string wants(std::string_view option, std::string_view wanted, std::string_
 
 // The run's options and where its letters go; why not, as a usage error's message.
 std::optional<std::string> read_run_options(const parsed_arguments& a, process_settings& s) {
-  process_options& options = s.options;
-  options.coerce = a.has("--coerce");
-  if (a.has("--no-instruction-phrases")) options.guard.detect_instruction_phrases = false;
+  judging_options& judging = s.config.judging;
+  judging.coerce = a.has("--coerce");
+  if (a.has("--no-instruction-phrases")) judging.guard.detect_instruction_phrases = false;
   if (const auto v = a.value("--repair")) {
     if (*v != "local" && *v != "off") return wants("--repair", "local or off", *v);
-    options.repair = *v == "local" ? repair_mode::local : repair_mode::off;
+    judging.repair = *v == "local" ? repair_mode::local : repair_mode::off;
   }
   if (const auto v = a.value("--min-confidence")) {
     double threshold = 0;
@@ -385,19 +350,19 @@ std::optional<std::string> read_run_options(const parsed_arguments& a, process_s
         threshold > 1) {
       return wants("--min-confidence", "a number from 0 to 1", *v);
     }
-    options.min_confidence = threshold;
+    judging.min_confidence = threshold;
   }
   if (const auto v = a.value("--now")) {
     const auto now = parse_rfc3339(*v);
     if (!now) return wants("--now", "an RFC 3339 date-time", *v);
-    options.clock = [t = *now] { return t; };
+    s.config.envelope.clock = [t = *now] { return t; };
   }
   if (const auto v = a.value("--max-line-bytes")) {
     const auto limit = parse_byte_count(*v);
     if (!limit) return wants("--max-line-bytes", "a positive number of bytes (suffix K, M or G)", *v);
     s.max_line_bytes = *limit;
   }
-  if (const auto v = a.value("--code-prefix")) options.failure_code_prefix = std::string(*v);
+  if (const auto v = a.value("--code-prefix")) s.config.envelope.failure_code_prefix = std::string(*v);
   if (const auto v = a.value("--stream")) {
     if (*v != "sse" && *v != "ndjson") return wants("--stream", "sse or ndjson", *v);
     s.stream = *v == "sse" ? chat_stream_format::openai_sse : chat_stream_format::ollama_ndjson;
@@ -423,7 +388,9 @@ expected<process_settings, int> read_settings(const parsed_arguments& a) {
   if (const auto v = a.value("--schema-version")) s.versions.schema = std::string(*v);
   if (const auto v = a.value("--prompt-version")) s.versions.prompt = std::string(*v);
   if (const auto v = a.value("--model")) s.model_name = std::string(*v);
-  if (!apply_redaction("process", std::move(redaction), s.options)) return unexpected(static_cast<int>(exit_usage));
+  if (!apply_redaction("process", std::move(redaction), s.config.privacy)) {
+    return unexpected(static_cast<int>(exit_usage));
+  }
   const auto schema = a.value("--schema");
   if (!schema) return unexpected(usage_error(syntax, "--schema is required"));
   s.schema_path = std::string(*schema);
@@ -442,8 +409,8 @@ std::optional<std::unique_ptr<sink>> open_optional_sink(const std::optional<stor
   return std::move(*opened);
 }
 
-int judge_lines(const judge& worker, const llmdlq::schema& schema, const process_settings& s);
-int judge_captures(const judge& worker, const llmdlq::schema& schema, const process_settings& s,
+int judge_lines(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s);
+int judge_captures(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s,
                    const std::vector<std::string_view>& captures);
 
 }  // namespace
@@ -470,7 +437,7 @@ int process_command(arguments args) {
   if (!dead_letters) return exit_sink;
   auto fallback = open_optional_sink(s.fallback, "the fallback sink");
   if (!fallback) return exit_sink;
-  const judge worker{*schema, std::move(*dead_letters), std::move(*fallback), s.options};
+  const pipeline worker = make_worker(*schema, std::move(*dead_letters), std::move(*fallback), s.config);
   if (s.stream) return judge_captures(worker, *schema, s, parsed->operands());
   return judge_lines(worker, *schema, s);
 }
@@ -479,10 +446,10 @@ namespace {
 
 // The end of a run: the verdicts flushed, the traffic recorded, the summary
 // said; the exit code. `unit` is what was judged, a line or a capture.
-int end_run(line_writer& verdicts, const judge& worker, const run_totals& totals, std::string_view unit,
+int end_run(line_writer& verdicts, const pipeline& worker, const run_totals& totals, std::string_view unit,
             bool read_failed) {
   verdicts.flush();
-  worker.flush_traffic();
+  flush_traffic(worker);
   complain("process", totals.summary(unit));
   if (verdicts.failed()) {
     // What was judged is in the sink (a rerun stores nothing twice); what was said of it is lost from there on.
@@ -495,9 +462,8 @@ int end_run(line_writer& verdicts, const judge& worker, const run_totals& totals
 }
 
 // Judges standard input's lines, printing a verdict for each; the exit code.
-int judge_lines(const judge& worker, const llmdlq::schema& schema, const process_settings& s) {
+int judge_lines(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s) {
   const std::size_t max_line_bytes = s.max_line_bytes;
-  const process_options& options = s.options;
   run_totals totals;
   bool read_failed = false;
   line_reader lines(STDIN_FILENO, max_line_bytes, oversized_prefix_bytes);
@@ -516,7 +482,7 @@ int judge_lines(const judge& worker, const llmdlq::schema& schema, const process
     ++totals.lines;
     boost::json::object verdict{{"line", line_number}};
     if (line.over_limit) {
-      const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, schema, options));
+      const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, schema, s.config));
       verdict.emplace("length", line.length);
       describe_dead_letter(verdict, d, totals);
       verdicts.write_line(json_text(verdict));
@@ -595,7 +561,7 @@ boost::json::object stream_json(const capture_reading& r, const judged_stream& s
 }
 
 // Judges one capture into its verdict line.
-boost::json::object judge_capture(const judge& worker, const llmdlq::schema& schema, const process_settings& s,
+boost::json::object judge_capture(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s,
                                   std::string_view name, run_totals& totals) {
   boost::json::object verdict{{"capture", name}};
   const bool from_stdin = name == "-";
@@ -610,7 +576,7 @@ boost::json::object judge_capture(const judge& worker, const llmdlq::schema& sch
   context.record_id = std::string(name);
   context.versions = s.versions;
   if (!s.model_name.empty()) context.model.name = s.model_name;
-  judged_stream stream(schema, *s.stream, std::move(context), s.options);
+  judged_stream stream(schema, *s.stream, std::move(context), worker.config());
   const capture_reading reading = read_capture(fd, stream);
   if (!from_stdin) ::close(fd);
   verdict.emplace("stream", stream_json(reading, stream));
@@ -644,7 +610,7 @@ boost::json::object judge_capture(const judge& worker, const llmdlq::schema& sch
 }
 
 // Judges each recorded stream named (standard input when none), printing a verdict for each; the exit code.
-int judge_captures(const judge& worker, const llmdlq::schema& schema, const process_settings& s,
+int judge_captures(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s,
                    const std::vector<std::string_view>& captures) {
   static const std::vector<std::string_view> standard_input{"-"};
   run_totals totals;

@@ -97,7 +97,7 @@ std::optional<std::string> read_redaction_options(const parsed_arguments& parsed
   return std::nullopt;
 }
 
-bool apply_redaction(std::string_view command, redaction_settings settings, process_options& options) {
+bool apply_redaction(std::string_view command, redaction_settings settings, privacy_options& options) {
   auto redactor = redactor::create(std::move(settings.options));
   if (!redactor) {
     complain(command, fmt::format("redaction ({}): {}", redactor.error().option, redactor.error().message));

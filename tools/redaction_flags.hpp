@@ -41,6 +41,6 @@ struct redaction_settings {
 
 /// Puts the redactor (and the cipher) the settings describe into `options`;
 /// false after telling stderr why not.
-bool apply_redaction(std::string_view command, redaction_settings settings, process_options& options);
+bool apply_redaction(std::string_view command, redaction_settings settings, privacy_options& options);
 
 }  // namespace llmdlq::cli

@@ -28,8 +28,8 @@ LLMDLQ_BEGIN_NAMESPACE
 class judged_stream {
  public:
   judged_stream(const schema& schema, chat_stream_format format, request_context context = {},
-                process_options options = {})
-      : decoder_(format), judge_(schema, std::move(context), std::move(options)) {}
+                process_config config = {})
+      : decoder_(format), judge_(schema, std::move(context), std::move(config)) {}
 
   /// Reads the next transport bytes. The verdict is dead once the answer
   /// received cannot be accepted, whatever follows.

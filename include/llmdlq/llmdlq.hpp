@@ -29,6 +29,7 @@
 #include "llmdlq/pii_path.hpp"
 #include "llmdlq/pipeline.hpp"
 #include "llmdlq/process.hpp"
+#include "llmdlq/process_config.hpp"
 #include "llmdlq/purge.hpp"
 #include "llmdlq/redaction.hpp"
 #include "llmdlq/regex.hpp"

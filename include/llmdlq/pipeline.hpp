@@ -25,12 +25,15 @@ LLMDLQ_BEGIN_NAMESPACE
 /// What the host does with its input after handle().
 struct disposition {
   enum action_type : std::uint8_t {
-    commit,  ///< the output was accepted, or its envelope is durably in the DLQ: move on
-    retry,   ///< the sink failed: do not commit the input; handle it again later
+    /// The output was accepted, or its envelope is durably in the DLQ: move
+    /// on. From a pipeline without a sink, a failure's envelope is handed
+    /// back in dead_letter, unstored: the caller keeps it.
+    commit,
+    retry,  ///< the sink failed: do not commit the input; handle it again later
   };
   action_type action = retry;
   std::optional<llmdlq::accepted> accepted;  ///< set when the output was accepted
-  std::optional<envelope> dead_letter;       ///< set when it failed (stored, unless action is retry)
+  std::optional<envelope> dead_letter;       ///< set when it failed (stored when `stored` is set)
   std::optional<receipt> stored;             ///< the receipt for dead_letter (from the fallback sink if in_fallback)
   std::optional<sink_error> error;           ///< why the dead-letter sink failed
   bool in_fallback = false;                  ///< the sink rejected dead_letter; the fallback sink holds it
@@ -103,8 +106,13 @@ class traffic_counter {
 
 }  // namespace detail
 
-/// A schema, a sink and options: what a worker holds for its lifetime.
+/// A schema, a sink and a config: what a worker holds for its lifetime.
 /// handle() is thread-safe when the sinks are (every built-in sink is).
+///
+/// A pipeline made without a sink judges alone: handle(), settle() and
+/// dead_letter() answer commit and hand a failure's envelope back in
+/// disposition::dead_letter, for the caller to keep, print or store as it
+/// sees fit; nothing is published, no sink is counted, no traffic recorded.
 ///
 /// The pipeline holds the schema by value (a copy shares the compiled
 /// schema) and each sink through a sink_handle: a sink passed as an lvalue
@@ -116,7 +124,7 @@ class traffic_counter {
 /// the input is committed once the fallback holds the envelope. Without a
 /// fallback the answer is retry, with disposition::rejected() true.
 ///
-/// With process_options::metrics, each sink's publishes and failures are
+/// With process_config::metrics, each sink's publishes and failures are
 /// counted under its handle's name() (sink_handle::named, else its kind).
 ///
 /// With traffic_recording::on (the default) and a dead-letter sink that is a
@@ -128,7 +136,7 @@ class traffic_counter {
 /// does I/O already), at each flush_traffic(), which the host calls from a
 /// timer (the one that calls metrics::check_alarm()), and when the last copy
 /// of the pipeline is destroyed. Everything counted since the last flush is
-/// attributed to the minute of the flush (the options' clock), so a timer
+/// attributed to the minute of the flush (the config's envelope clock), so a timer
 /// every few seconds keeps each minute right to within that interval. A
 /// dead letter whose answer is retry is counted when it is stored.
 ///
@@ -142,26 +150,31 @@ class traffic_counter {
 /// \endcode
 class pipeline {
  public:
-  pipeline(llmdlq::schema schema, sink_handle dead_letters, process_options options = {},
+  pipeline(llmdlq::schema schema, sink_handle dead_letters, process_config config = {},
            std::optional<sink_handle> fallback = std::nullopt, traffic_recording traffic = traffic_recording::on)
       : schema_(std::move(schema)),
         sink_(std::move(dead_letters)),
         fallback_(std::move(fallback)),
-        options_(std::move(options)) {
-    if (options_.metrics) {
-      sink_slot_ = options_.metrics->sink_slot(sink_.name());
-      if (fallback_) fallback_slot_ = options_.metrics->sink_slot(fallback_->name());
+        config_(std::move(config)) {
+    if (config_.metrics) {
+      sink_slot_ = config_.metrics->sink_slot(sink_->name());
+      if (fallback_) fallback_slot_ = config_.metrics->sink_slot(fallback_->name());
     }
-    if (traffic == traffic_recording::on) traffic_ = detail::make_traffic_counter(sink_, options_.clock);
+    if (traffic == traffic_recording::on) traffic_ = detail::make_traffic_counter(*sink_, config_.envelope.clock);
   }
+
+  /// A pipeline without a sink: it judges, and hands each failure's envelope back.
+  explicit pipeline(llmdlq::schema schema, process_config config = {})
+      : schema_(std::move(schema)), config_(std::move(config)) {}
 
   /// Accepted: commit. Failed and stored in the sink: commit (the failure
   /// moved to the DLQ and frees the input's partition). Failed and the sink
-  /// failed too: retry, and the message stays where it is.
+  /// failed too: retry, and the message stays where it is. Failed without a
+  /// sink: commit, with the envelope in dead_letter.
   [[nodiscard]] LLMDLQ_INLINE disposition handle(std::string_view raw, const request_context& context) const;
 
   /// Stores an envelope made elsewhere (make_envelope, a transport failure),
-  /// with the same commit/retry answer.
+  /// with the same commit/retry answer (without a sink: handed back, commit).
   [[nodiscard]] LLMDLQ_INLINE disposition dead_letter(envelope e) const;
 
   /// A judge for a streamed answer, with this pipeline's schema and options
@@ -177,14 +190,19 @@ class pipeline {
   ///   auto d = p.settle(judge.finish(finish_reason));  // commit or retry, as handle() says
   /// \endcode
   [[nodiscard]] stream_judge judge_stream(request_context context) const {
-    return stream_judge(schema_, std::move(context), options_);
+    return stream_judge(schema_, std::move(context), config_);
   }
   /// The disposition of a response judged elsewhere (stream_judge::finish,
   /// judged_stream::finish, process_llm_response with this pipeline's
-  /// schema and options): handle()'s, without judging it again.
+  /// schema and config): handle()'s, without judging it again.
   [[nodiscard]] LLMDLQ_INLINE disposition settle(expected<accepted, envelope> judged) const;
 
-  [[nodiscard]] const process_options& options() const noexcept { return options_; }
+  [[nodiscard]] const process_config& config() const noexcept { return config_; }
+  /// The config as the deprecated aggregate, a copy (removed in 0.3.0 with process_options).
+  [[nodiscard]] process_options options() const { return process_options::of(config_); }
+
+  /// Whether failures are published: the pipeline was made with a sink.
+  [[nodiscard]] bool publishes() const noexcept { return sink_.has_value(); }
 
   /// Whether the pipeline records traffic: made with traffic_recording::on,
   /// and its dead-letter sink is a moderation_store.
@@ -209,10 +227,10 @@ class pipeline {
   }
 
   llmdlq::schema schema_;
-  sink_handle sink_;
+  std::optional<sink_handle> sink_;  // none: failures are handed back
   std::optional<sink_handle> fallback_;
-  process_options options_;
-  std::size_t sink_slot_ = 0;  // the sinks' series in options_.metrics
+  process_config config_;
+  std::size_t sink_slot_ = 0;  // the sinks' series in config_.metrics
   std::size_t fallback_slot_ = 0;
   std::shared_ptr<detail::traffic_counter> traffic_;  // null when no traffic is recorded
 };

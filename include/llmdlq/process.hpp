@@ -23,6 +23,7 @@
 #include "llmdlq/guard.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/metrics.hpp"
+#include "llmdlq/process_config.hpp"
 #include "llmdlq/redaction.hpp"
 #include "llmdlq/repair.hpp"
 #include "llmdlq/request_context.hpp"
@@ -33,65 +34,68 @@
 
 LLMDLQ_BEGIN_NAMESPACE
 
-/// Whether local, zero-token repair runs on responses that are not JSON.
-enum class repair_mode : std::uint8_t {
-  local,  ///< strip fences and prose, fix surface syntax; accept only allowed tiers
-  off,    ///< strict: anything but strict JSON is a syntax failure
-};
-
-/// How responses are judged and envelopes written.
+/// How responses are judged and envelopes written, all in one flat
+/// aggregate. Deprecated since 0.2.0, removed in 0.3.0: use process_config,
+/// whose parts (judging_options, envelope_policy, privacy_options and the
+/// metrics) hold the same members under the same names. Every function that
+/// takes a process_config still takes a process_options, converted to its
+/// parts on each call (a pipeline or a stream judge converts once, when made).
 struct process_options {
-  repair_mode repair = repair_mode::local;
-  /// A repaired document is accepted only when every repair is of these tiers.
-  repair_tiers accept_repairs{repair_tier::lossless, repair_tier::syntactic};
-  /// Schema-guided coercion (see coerce()): a document that fails the schema
-  /// only by a quoted number, a lone value for an array, an enum's spelling
-  /// or a null optional property is fixed, with each change reported as a
-  /// repair of tier `coercion`. Off by default: it changes values.
-  bool coerce = false;
-  /// Responses whose confidence (request_context::confidence) is below this
-  /// are dead-lettered as low_confidence, and so are scores that are not
-  /// finite numbers; without a threshold, no score is judged.
-  std::optional<double> min_confidence;
-  parse_options limits;  ///< size and depth: beyond them a response is poison
-  guard_options guard;
-  std::size_t max_errors = 32;  ///< errors kept in an envelope
-  /// Failure codes: `failure_code(category)` when set, else the default code
-  /// with this prefix and an underscore (prefix "ocr": `ocr_structural_broken_json`).
-  std::string failure_code_prefix;
-  std::function<std::string(failure_category)> failure_code;
-  std::vector<content_check> checks;
-  /// Runs on every envelope before it leaves: the raw response, the original
-  /// input, messages and extensions lose what it detects, and the schema's
-  /// `x-llmdlq-pii` properties their values (see redaction.hpp). On by
-  /// default with every detector and `remove`; redactor::none() turns it off.
-  redactor redaction = redactor::standard();
-  clock_function clock = system_now;  ///< created_at, expires_at, content rules
-  /// expires_at = first failure + the policy's retention for the envelope (30
-  /// days, poison 14); a plain duration applies to every envelope.
-  retention_policy retention;
-  std::size_t max_envelope_bytes = 256u << 10;  ///< raw text is cut to fit; its length and hash are kept
-  std::uint32_t max_attempts = 2;               ///< automated attempts a replayer may make
-  /// Seals the originals of raw_response and original_input beside their
-  /// stored (redacted) texts, for those who hold the key (see
-  /// field_cipher.hpp); nullptr: nothing is sealed. The sealed copies share
-  /// max_envelope_bytes with the rest: the envelope is first fitted to half
-  /// of it (at least envelope_limits::min_bytes), then the copies get the
-  /// room left, split as fit_envelope splits the texts; a copy that does not
-  /// fit holds the start of its original, with `cut` set. A seal that fails
-  /// (a key provider down, or no room left at all) leaves that text unsealed
-  /// and says why in extensions.llmdlq_seal_error: the envelope still goes
-  /// out, and the original is never stored in clear for it.
-  std::shared_ptr<const field_cipher> cipher;
-  /// Counts every response judged (accepted, with its repairs, or dead-
-  /// lettered, with the time its envelope took) and every make_envelope;
-  /// nullptr: nothing is counted. Shared by every worker the host runs.
-  std::shared_ptr<llmdlq::metrics> metrics;
+  repair_mode repair = repair_mode::local;                                     ///< judging_options::repair
+  repair_tiers accept_repairs{repair_tier::lossless, repair_tier::syntactic};  ///< judging_options::accept_repairs
+  bool coerce = false;                                                         ///< judging_options::coerce
+  std::optional<double> min_confidence;                                        ///< judging_options::min_confidence
+  parse_options limits;                                                        ///< judging_options::limits
+  guard_options guard;                                                         ///< judging_options::guard
+  std::size_t max_errors = 32;                                                 ///< judging_options::max_errors
+  std::string failure_code_prefix;                                             ///< envelope_policy::failure_code_prefix
+  std::function<std::string(failure_category)> failure_code;                   ///< envelope_policy::failure_code
+  std::vector<content_check> checks;                                           ///< judging_options::checks
+  redactor redaction = redactor::standard();                                   ///< privacy_options::redaction
+  clock_function clock = system_now;                                           ///< envelope_policy::clock
+  retention_policy retention;                                                  ///< envelope_policy::retention
+  std::size_t max_envelope_bytes = 256u << 10;                                 ///< envelope_policy::max_envelope_bytes
+  std::uint32_t max_attempts = 2;                                              ///< envelope_policy::max_attempts
+  std::shared_ptr<const field_cipher> cipher;                                  ///< privacy_options::cipher
+  std::shared_ptr<llmdlq::metrics> metrics;                                    ///< process_config::metrics
+
+  [[nodiscard]] judging_options judging_part() const {
+    return {repair, accept_repairs, coerce, min_confidence, limits, guard, max_errors, checks};
+  }
+  [[nodiscard]] envelope_policy envelope_part() const {
+    return {failure_code_prefix, failure_code, clock, retention, max_envelope_bytes, max_attempts};
+  }
+  [[nodiscard]] privacy_options privacy_part() const { return {redaction, cipher}; }
+  // NOLINTNEXTLINE(google-explicit-constructor): every host's options still convert where a config is taken
+  operator process_config() const { return {judging_part(), envelope_part(), privacy_part(), metrics}; }
+
+  /// The aggregate of a config's parts, for what still reads one.
+  [[nodiscard]] static process_options of(const process_config& config) {
+    const judging_options& j = config.judging;
+    const envelope_policy& e = config.envelope;
+    return {j.repair,
+            j.accept_repairs,
+            j.coerce,
+            j.min_confidence,
+            j.limits,
+            j.guard,
+            j.max_errors,
+            e.failure_code_prefix,
+            e.failure_code,
+            j.checks,
+            config.privacy.redaction,
+            e.clock,
+            e.retention,
+            e.max_envelope_bytes,
+            e.max_attempts,
+            config.privacy.cipher,
+            config.metrics};
+  }
 };
 
-/// Why process_options cannot be used as given.
+/// Why the options cannot be used as given.
 struct options_error {
-  std::string option;  ///< the member at fault: "min_confidence"
+  std::string option;  ///< the member at fault: "min_confidence", or "judging.min_confidence" in a process_config
   std::string message;
 };
 
@@ -99,6 +103,10 @@ struct options_error {
 /// number (NaN would turn the check off, infinity cannot be written in an
 /// envelope). process_llm_response does not call it: given a NaN threshold,
 /// it dead-letters every scored response as low_confidence (closed, not open).
+/// The error names the member as the host wrote it: from the part, within a
+/// process_config, or in the deprecated process_options.
+[[nodiscard]] LLMDLQ_INLINE expected<void, options_error> check_options(const judging_options& options);
+[[nodiscard]] LLMDLQ_INLINE expected<void, options_error> check_options(const process_config& config);
 [[nodiscard]] LLMDLQ_INLINE expected<void, options_error> check_options(const process_options& options);
 
 /// A response that passed: its validated JSON text and the repairs it took.
@@ -121,8 +129,7 @@ struct accepted {
 /// Thread-safe; each thread reuses its own parser. Throws nothing but
 /// std::bad_alloc.
 [[nodiscard]] LLMDLQ_INLINE expected<accepted, envelope> process_llm_response(
-    std::string_view raw, const schema& schema, const request_context& context,
-    const process_options& options = {});
+    std::string_view raw, const schema& schema, const request_context& context, const process_config& config = {});
 
 namespace detail {
 
@@ -130,8 +137,7 @@ namespace detail {
 /// it is still parsed (the typed overload converts it without a second parse).
 /// `on_accept` returns an error message when it cannot use the document.
 LLMDLQ_INLINE expected<accepted, envelope> process_response(
-    std::string_view raw, const schema& schema, const request_context& context,
-    const process_options& options,
+    std::string_view raw, const schema& schema, const request_context& context, const process_config& config,
     const std::function<std::optional<std::string>(const json_document&)>& on_accept);
 
 }  // namespace detail
@@ -154,11 +160,10 @@ struct failure_report {
 /// \code
 ///   auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::poison,
 ///                                   .message = "context length exceeded"},
-///                                  raw, context, options);
+///                                  raw, context, config);
 /// \endcode
 [[nodiscard]] LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view raw,
-                                                   const request_context& context,
-                                                   const process_options& options = {});
+                                                   const request_context& context, const process_config& config = {});
 
 LLMDLQ_END_NAMESPACE
 

@@ -37,7 +37,7 @@ struct stream_verdict {
 };
 
 /// Judges one streamed response. A prefix is dead only when no text that
-/// begins with it can be accepted under the options given:
+/// begins with it can be accepted under the judging options given:
 ///
 /// - always: over limits.max_size bytes, or a prompt-injection marker
 ///   (poison);
@@ -64,7 +64,7 @@ struct stream_verdict {
 /// one judge. Throws nothing but std::bad_alloc.
 class stream_judge {
  public:
-  LLMDLQ_INLINE stream_judge(const schema& schema, request_context context = {}, process_options options = {});
+  LLMDLQ_INLINE stream_judge(const schema& schema, request_context context = {}, process_config config = {});
   LLMDLQ_INLINE stream_judge(stream_judge&&) noexcept;
   LLMDLQ_INLINE stream_judge& operator=(stream_judge&&) noexcept;
   LLMDLQ_INLINE ~stream_judge();
@@ -112,9 +112,9 @@ class stream_judge {
 
   const schema* schema_;
   request_context context_;
-  process_options options_;
+  process_config config_;
   std::string received_;
-  std::size_t longest_marker_ = 0;  // longest_injection_marker(options_.guard)
+  std::size_t longest_marker_ = 0;  // longest_injection_marker(config_.judging.guard)
   stream_verdict verdict_;
   std::unique_ptr<reader> reader_;
 };

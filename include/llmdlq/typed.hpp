@@ -267,9 +267,9 @@ struct typed_result {
 /// a T while it is still parsed.
 template <class T>
 expected<typed_result<T>, envelope> process_typed(std::string_view raw, const request_context& context,
-                                                  const process_options& options) {
+                                                  const process_config& config) {
   std::optional<T> value;
-  auto result = process_response(raw, schema_for<T>(), context, options,
+  auto result = process_response(raw, schema_for<T>(), context, config,
                                  [&](const json_document& doc) -> std::optional<std::string> {
                                    auto read = read_as<T>(doc.root(), "");
                                    if (!read) return std::move(read.error());
@@ -286,8 +286,8 @@ expected<typed_result<T>, envelope> process_typed(std::string_view raw, const re
 /// back as a T, read straight from the parsed document.
 template <class T>
 [[nodiscard]] expected<T, envelope> process_llm_response(std::string_view raw, const request_context& context,
-                                                        const process_options& options = {}) {
-  auto result = detail::process_typed<T>(raw, context, options);
+                                                         const process_config& config = {}) {
+  auto result = detail::process_typed<T>(raw, context, config);
   if (!result) return unexpected(std::move(result.error()));
   return std::move(result->value);
 }

@@ -37,15 +37,15 @@ struct typed_disposition : disposition {
 template <class T>
 class typed_pipeline {
  public:
-  explicit typed_pipeline(sink_handle dead_letters, process_options options = {},
+  explicit typed_pipeline(sink_handle dead_letters, process_config config = {},
                           std::optional<sink_handle> fallback = std::nullopt,
                           traffic_recording traffic = traffic_recording::on)
-      : pipeline_(schema_for<T>(), std::move(dead_letters), std::move(options), std::move(fallback), traffic) {}
+      : pipeline_(schema_for<T>(), std::move(dead_letters), std::move(config), std::move(fallback), traffic) {}
 
   /// As pipeline::handle, and an accepted response's value as a T.
   [[nodiscard]] typed_disposition<T> handle(std::string_view raw, const request_context& context) const {
     typed_disposition<T> d;
-    auto result = detail::process_typed<T>(raw, context, pipeline_.options());
+    auto result = detail::process_typed<T>(raw, context, pipeline_.config());
     if (result) {
       d.action = disposition::commit;
       d.accepted = std::move(result->response);
@@ -60,7 +60,9 @@ class typed_pipeline {
   /// Stores an envelope made elsewhere, as pipeline::dead_letter.
   [[nodiscard]] disposition dead_letter(envelope e) const { return pipeline_.dead_letter(std::move(e)); }
 
-  [[nodiscard]] const process_options& options() const noexcept { return pipeline_.options(); }
+  [[nodiscard]] const process_config& config() const noexcept { return pipeline_.config(); }
+  /// As pipeline::options: the deprecated aggregate, a copy (removed in 0.3.0).
+  [[nodiscard]] process_options options() const { return pipeline_.options(); }
 
   /// As pipeline::records_traffic, flush_traffic and traffic.
   [[nodiscard]] bool records_traffic() const noexcept { return pipeline_.records_traffic(); }

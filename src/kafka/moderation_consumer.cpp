@@ -142,9 +142,9 @@ struct kafka_moderation_consumer::impl {
     ctx.origin.partition = m.partition;
     ctx.origin.offset = m.offset;
     ctx.received_at = at;  // every redelivery of the record gets the same dlq_id
-    process_options po;
-    po.clock = [at] { return at; };
-    po.failure_code = [code = options.unreadable_code](failure_category) { return code; };
+    process_config po;
+    po.envelope.clock = [at] { return at; };
+    po.envelope.failure_code = [code = options.unreadable_code](failure_category) { return code; };
     return make_envelope({.category = failure_category::poison,
                           .message = fmt::format("the record at {}/{}@{} is not a version 1 envelope: {}{}{}",
                                                  options.topic, m.partition, m.offset, why.path,

@@ -256,9 +256,9 @@ struct recovery_ladder::impl {
     return ctx;
   }
 
-  process_options judge_options() const {
-    process_options o = options.judge;
-    o.clock = options.clock;
+  process_config judge_options() const {
+    process_config o = options.judge;
+    o.envelope.clock = options.clock;
     return o;
   }
 
@@ -505,8 +505,8 @@ std::optional<recovery_step> recovery_ladder::impl::repair_locally(step_run& run
   const impl& m = *this;
   const auto text = stored_text(run.e);
   if (!text) return stop_with(stop_reason::held, "the stored response is not whole");
-  process_options judge = m.judge_options();
-  judge.repair = repair_mode::local;
+  process_config judge = m.judge_options();
+  judge.judging.repair = repair_mode::local;
   return finish_local(run, process_llm_response(*text, m.compiled, m.context_for(run.e, {}), judge));
 }
 

@@ -2,10 +2,12 @@
 // What a pipeline holds: the schema by value, and each sink through a
 // sink_handle that refers to an lvalue and owns an rvalue or a smart pointer.
 #include <memory>
+#include <string>
 #include <type_traits>
 
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/memory_sink.hpp>
+#include <llmdlq/metrics.hpp>
 #include <llmdlq/pipeline.hpp>
 #include <llmdlq/sink_handle.hpp>
 
@@ -36,6 +38,15 @@ llmdlq::request_context keyed(std::string key) {
   llmdlq::request_context context;
   context.idempotency_key = std::move(key);
   return context;
+}
+
+// A config whose envelopes are the same however often they are made: a fixed clock.
+llmdlq::process_config fixed_config() {
+  llmdlq::process_config config;
+  config.envelope.clock = [] { return llmdlq::timestamp(std::chrono::seconds(1'800'000'000)); };
+  config.envelope.failure_code_prefix = "ocr";
+  config.metrics = std::make_shared<llmdlq::metrics>();
+  return config;
 }
 
 }  // namespace
@@ -152,6 +163,95 @@ TEST_CASE("a pipeline's stream judge: a dead answer is closed, stored with where
   REQUIRE(ok.accepted.has_value());
   CHECK(ok.accepted->value().at("total") == 12.5);
   CHECK(dead_letters.size() == 1);
+}
+
+TEST_CASE("a pipeline without a sink hands back what it judged: the document, its repairs, each envelope",
+          "[pipeline]") {
+  const auto schema = llmdlq::schema::compile(std::string(schema_text));
+  REQUIRE(schema.has_value());
+  const llmdlq::process_config config = fixed_config();
+  const llmdlq::pipeline alone{*schema, config};
+  CHECK_FALSE(alone.publishes());
+  CHECK_FALSE(alone.records_traffic());
+
+  auto d = alone.handle(R"({"total": 3})", keyed("accepted"));
+  CHECK(d == llmdlq::disposition::commit);
+  REQUIRE(d.accepted.has_value());
+  CHECK(d.accepted->json == R"({"total": 3})");
+  CHECK_FALSE(d.accepted->repaired());
+  CHECK_FALSE(d.dead_letter.has_value());
+
+  d = alone.handle(R"({"total": 3,})", keyed("repaired"));
+  CHECK(d == llmdlq::disposition::commit);
+  REQUIRE(d.accepted.has_value());
+  REQUIRE(d.accepted->repaired());
+  CHECK(d.accepted->value().at("total") == 3);
+  CHECK_FALSE(d.dead_letter.has_value());
+
+  // A failure is committed with its envelope, unstored: exactly what process_llm_response makes.
+  d = alone.handle(R"({"sum": 3})", keyed("schema"));
+  CHECK(d == llmdlq::disposition::commit);
+  CHECK_FALSE(d.accepted.has_value());
+  REQUIRE(d.dead_letter.has_value());
+  CHECK_FALSE(d.stored.has_value());
+  CHECK_FALSE(d.error.has_value());
+  CHECK_FALSE(d.in_fallback);
+  CHECK_FALSE(d.rejected());
+  llmdlq::test::check_envelope(*d.dead_letter);
+  CHECK(d.dead_letter->failure.category == llmdlq::failure_category::schema);
+  CHECK(d.dead_letter->failure.code == "ocr_schema_violation");
+  llmdlq::process_config uncounted = config;
+  uncounted.metrics = nullptr;
+  const auto judged = llmdlq::process_llm_response(R"({"sum": 3})", *schema, keyed("schema"), uncounted);
+  REQUIRE_FALSE(judged.has_value());
+  CHECK(llmdlq::serialize(*d.dead_letter) == llmdlq::serialize(judged.error()));
+
+  // An envelope made elsewhere comes back as it went in.
+  const auto made = llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "context length"},
+                                          "...", keyed("made"), uncounted);
+  d = alone.dead_letter(made);
+  CHECK(d == llmdlq::disposition::commit);
+  REQUIRE(d.dead_letter.has_value());
+  CHECK(llmdlq::serialize(*d.dead_letter) == llmdlq::serialize(made));
+
+  // Judged responses are counted as a pipeline with a sink counts them; no sink is.
+  const auto counted = config.metrics->snapshot();
+  CHECK(counted.accepted == 2);
+  CHECK(counted.processed == 3);
+  CHECK(counted.sinks.empty());
+  CHECK(alone.flush_traffic().has_value());
+}
+
+TEST_CASE("a pipeline without a sink hands back every envelope a pipeline with one would store", "[pipeline]") {
+  const auto schema = llmdlq::schema::compile(std::string(schema_text));
+  REQUIRE(schema.has_value());
+  llmdlq::memory_sink dead_letters;
+  const llmdlq::pipeline stored{*schema, dead_letters, fixed_config()};
+  const llmdlq::pipeline alone{*schema, fixed_config()};
+  const std::string_view responses[] = {"I cannot help with that.", "", R"({"total": )", "total: 3", R"({"sum": 3})",
+                                        "{\"total\": \"\xff\"}"};
+  int key = 0;
+  for (const std::string_view raw : responses) {
+    INFO(raw);
+    const auto context = keyed("response-" + std::to_string(++key));
+    const auto published = stored.handle(raw, context);
+    const auto handed_back = alone.handle(raw, context);
+    REQUIRE(published.stored.has_value());
+    REQUIRE(handed_back.dead_letter.has_value());
+    CHECK(handed_back == llmdlq::disposition::commit);
+    const auto kept = dead_letters.find(published.stored->dlq_id);
+    REQUIRE(kept.has_value());
+    CHECK(llmdlq::serialize(*handed_back.dead_letter) == llmdlq::serialize(*kept));
+  }
+  CHECK(dead_letters.size() == std::size(responses));
+
+  // A streamed answer judged by the pipeline's own stream judge is settled the same way.
+  auto judge = alone.judge_stream(keyed("stream"));
+  judge.feed(R"({"sum": 1})");
+  const auto settled = alone.settle(judge.finish("stop"));
+  CHECK(settled == llmdlq::disposition::commit);
+  REQUIRE(settled.dead_letter.has_value());
+  CHECK(settled.dead_letter->failure.category == llmdlq::failure_category::schema);
 }
 
 }  // namespace pipeline_test

@@ -10,7 +10,7 @@
 LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE disposition pipeline::handle(std::string_view raw, const request_context& context) const {
-  return settle(process_llm_response(raw, schema_, context, options_));
+  return settle(process_llm_response(raw, schema_, context, config_));
 }
 
 LLMDLQ_INLINE disposition pipeline::settle(expected<accepted, envelope> judged) const {
@@ -36,15 +36,20 @@ inline void count_publish(metrics* m, std::size_t slot, const expected<receipt, 
 
 LLMDLQ_INLINE disposition pipeline::dead_letter(envelope e) const {
   disposition d;
-  auto stored = sink_->publish(e);
-  detail::count_publish(options_.metrics.get(), sink_slot_, stored);
+  if (!sink_) {
+    d.action = disposition::commit;
+    d.dead_letter = std::move(e);
+    return d;
+  }
+  auto stored = (*sink_)->publish(e);
+  detail::count_publish(config_.metrics.get(), sink_slot_, stored);
   if (stored) {
     d.action = disposition::commit;
     d.stored = std::move(*stored);
   } else if (fallback_ && is_permanent(stored.error().code)) {
     d.error = std::move(stored.error());
     auto spooled = (*fallback_)->publish(e);
-    detail::count_publish(options_.metrics.get(), fallback_slot_, spooled);
+    detail::count_publish(config_.metrics.get(), fallback_slot_, spooled);
     if (spooled) {
       d.action = disposition::commit;
       d.stored = std::move(*spooled);

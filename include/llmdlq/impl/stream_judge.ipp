@@ -39,10 +39,10 @@ struct stream_judge::reader {
   std::optional<detail::stream::schema_tracker> tracker;
 };
 
-LLMDLQ_INLINE stream_judge::stream_judge(const schema& schema, request_context context, process_options options)
-    : schema_(&schema), context_(std::move(context)), options_(std::move(options)) {
-  if (options_.repair == repair_mode::off) reader_ = std::make_unique<reader>(schema, !options_.coerce);
-  longest_marker_ = longest_injection_marker(options_.guard);
+LLMDLQ_INLINE stream_judge::stream_judge(const schema& schema, request_context context, process_config config)
+    : schema_(&schema), context_(std::move(context)), config_(std::move(config)) {
+  if (config_.judging.repair == repair_mode::off) reader_ = std::make_unique<reader>(schema, !config_.judging.coerce);
+  longest_marker_ = longest_injection_marker(config_.judging.guard);
 }
 
 LLMDLQ_INLINE stream_judge::stream_judge(stream_judge&&) noexcept = default;
@@ -66,28 +66,29 @@ LLMDLQ_INLINE void stream_judge::judge_new_bytes(std::size_t from) {
   };
   const std::string_view text = received_;
   // poison: the parser refuses a text over the size limit, whatever it holds.
-  if (text.size() > options_.limits.max_size) {
-    die(failure_category::poison, options_.limits.max_size, [&] {
-      return fmt::format("the response is longer than the limit of {} bytes", options_.limits.max_size);
+  if (text.size() > config_.judging.limits.max_size) {
+    die(failure_category::poison, config_.judging.limits.max_size, [&] {
+      return fmt::format("the response is longer than the limit of {} bytes", config_.judging.limits.max_size);
     });
   }
   // poison: a marker that ends in the new bytes; it began at most the
   // longest marker's length before them.
   if (const std::size_t longest = longest_marker_; longest != 0) {
     const std::size_t window = from > longest - 1 ? from - (longest - 1) : 0;
-    if (find_injection(text.substr(window), options_.guard)) {
+    if (find_injection(text.substr(window), config_.judging.guard)) {
       // The first byte that completes one: the least prefix holding a marker.
       std::size_t low = from, high = text.size() - 1;
       while (low < high) {
         const std::size_t middle = low + (high - low) / 2;
-        if (find_injection(text.substr(window, middle + 1 - window), options_.guard)) {
+        if (find_injection(text.substr(window, middle + 1 - window), config_.judging.guard)) {
           high = middle;
         } else {
           low = middle + 1;
         }
       }
       // Every marker in that prefix ends at `low`: the one found is those bytes.
-      const std::size_t begin = window + find_injection(text.substr(window, low + 1 - window), options_.guard)->offset;
+      const std::size_t begin = window +
+                                find_injection(text.substr(window, low + 1 - window), config_.judging.guard)->offset;
       die(failure_category::poison, low, [&] {
         return fmt::format("prompt-injection marker \"{}\" at offset {}", text.substr(begin, low + 1 - begin), begin);
       });
@@ -121,14 +122,14 @@ LLMDLQ_INLINE void stream_judge::judge_new_bytes(std::size_t from) {
   }
   if (!first) return;
   verdict_ = std::move(*first);
-  if (options_.metrics) options_.metrics->count_stream_death(verdict_.category, verdict_.offset + 1);
+  if (config_.metrics) config_.metrics->count_stream_death(verdict_.category, verdict_.offset + 1);
 }
 
 LLMDLQ_INLINE const stream_verdict& stream_judge::refuse(std::string message) {
   if (!verdict_.dead) {
     verdict_ = stream_verdict{true, failure_category::refusal, received_.empty() ? 0 : received_.size() - 1,
                               "the API reported a refusal: " + message};
-    if (options_.metrics) options_.metrics->count_stream_death(verdict_.category, received_.size());
+    if (config_.metrics) config_.metrics->count_stream_death(verdict_.category, received_.size());
   }
   context_.refusal = std::move(message);
   return verdict_;
@@ -144,7 +145,7 @@ LLMDLQ_INLINE void stream_judge::cancel(std::optional<std::uint64_t> tokens) {
 
 LLMDLQ_INLINE expected<accepted, envelope> stream_judge::finish(std::string_view finish_reason) {
   if (!finish_reason.empty()) context_.finish_reason = std::string(finish_reason);
-  return process_llm_response(received_, *schema_, context_, options_);
+  return process_llm_response(received_, *schema_, context_, config_);
 }
 
 LLMDLQ_END_NAMESPACE

@@ -70,7 +70,7 @@ inline std::optional<double> finite(std::optional<double> v) noexcept {
 
 // `raw_utf8_end`: where the raw text stops being UTF-8 (its size: all valid).
 inline envelope build_envelope(timestamp now, failure_report failure, std::string_view raw, std::size_t raw_utf8_end,
-                               const request_context& context, const process_options& options,
+                               const request_context& context, const process_config& config,
                                std::string_view schema_fingerprint, std::span<const pii_path> pii_paths) {
   envelope e;
   e.created_at = now;
@@ -106,41 +106,42 @@ inline envelope build_envelope(timestamp now, failure_report failure, std::strin
   }
   const failure_category category = failure.category;
   e.failure.category = category;
-  e.failure.code = code_or_default(options.failure_code ? options.failure_code(category)
-                                                        : default_failure_code(category, options.failure_code_prefix),
+  e.failure.code = code_or_default(config.envelope.failure_code
+                                       ? config.envelope.failure_code(category)
+                                       : default_failure_code(category, config.envelope.failure_code_prefix),
                                    category);
   e.failure.message = clean(std::move(failure.message));
   std::vector<validation_error>& errors = failure.errors;
-  if (errors.size() > options.max_errors) {
+  if (errors.size() > config.judging.max_errors) {
     // The last error may be the structural one found past the cap (see
     // validate_options::find_structural): it stays, in the last kept place.
-    if (options.max_errors > 0) errors[options.max_errors - 1] = std::move(errors.back());
-    errors.resize(options.max_errors);
+    if (config.judging.max_errors > 0) errors[config.judging.max_errors - 1] = std::move(errors.back());
+    errors.resize(config.judging.max_errors);
   }
   e.failure.errors = std::move(errors);
   e.failure.syntax = failure.syntax;
   e.failure.cancelled_at = context.cancelled_at;
   e.triage = triage_for(category, failure.repaired_locally);
-  e.confidence = {finite(context.confidence), finite(options.min_confidence)};
-  e.attempts.max = options.max_attempts;
+  e.confidence = {finite(context.confidence), finite(config.judging.min_confidence)};
+  e.attempts.max = config.envelope.max_attempts;
   if (e.attempts.count == 1) e.attempts.first_failure_at = now;
   e.attempts.last_failure_at = now;
   e.origin = context.origin;
   e.origin.partition = non_negative(e.origin.partition);  // librdkafka's "unknown" is -1, its invalid offset -1001
   e.origin.offset = non_negative(e.origin.offset);
   for (std::string* field : {&e.origin.service, &e.origin.worker, &e.origin.topic}) make_valid_utf8(*field);
-  e.expires_at = options.retention.expires_at(e);  // after the triage and attempts it depends on
+  e.expires_at = config.envelope.retention.expires_at(e);  // after the triage and attempts it depends on
   e.extensions = context.extensions;
   if (!e.extensions.empty()) {
     boost::json::value extensions(std::move(e.extensions));
     clean_json(extensions);
     e.extensions = std::move(extensions.as_object());
   }
-  options.redaction.redact(e, pii_paths);
-  if (options.cipher) {
-    detail::seal_originals(e, raw, context.original_input, *options.cipher, options.max_envelope_bytes);
+  config.privacy.redaction.redact(e, pii_paths);
+  if (config.privacy.cipher) {
+    detail::seal_originals(e, raw, context.original_input, *config.privacy.cipher, config.envelope.max_envelope_bytes);
   } else {
-    fit_envelope(e, options.max_envelope_bytes);
+    fit_envelope(e, config.envelope.max_envelope_bytes);
   }
   return e;
 }

@@ -148,14 +148,14 @@ inline bool is_empty_answer(std::string_view raw) noexcept {
 // the next (the parsed document, the repaired text and its repairs).
 struct judgement {
   judgement(std::string_view raw, const llmdlq::schema& schema, const request_context& context,
-            const process_options& options,
+            const process_config& config,
             const std::function<std::optional<std::string>(const json_document&)>& on_accept)
       : raw(raw),
         schema(schema),
         context(context),
-        options(options),
+        options(config.judging),
         on_accept(on_accept),
-        now(options.clock ? options.clock() : system_now()),
+        now(config.envelope.clock ? config.envelope.clock() : system_now()),
         parser(thread_parser(options.limits)),
         // The common case, a response that is valid JSON the schema accepts,
         // is found by validating while parsing; the document is then parsed
@@ -172,7 +172,7 @@ struct judgement {
   std::string_view raw;
   const llmdlq::schema& schema;
   const request_context& context;
-  const process_options& options;
+  const judging_options& options;
   const std::function<std::optional<std::string>(const json_document&)>& on_accept;
   timestamp now;
   json_parser& parser;
