@@ -18,6 +18,8 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/number_grammar.hpp"
 #include "llmdlq/detail/json/text_passes.hpp"
 #include "llmdlq/detail/redaction/json_path_scan.hpp"
 #include "llmdlq/detail/redaction/pii_detectors.hpp"
@@ -231,6 +233,13 @@ inline void normalize(std::string_view kind, std::string_view value, std::string
     w = std::copy(value.begin(), value.end(), w);
   }
   out.resize(static_cast<std::size_t>(w - out.data()));
+}
+
+// Whether `text` is one JSON number, at [begin, end), and blanks.
+inline bool only_number(std::string_view text, std::size_t begin, std::size_t end) noexcept {
+  const auto blanks = [](std::string_view s) { return std::all_of(s.begin(), s.end(), is_json_blank); };
+  const number_lexeme number = scan_number(text.substr(begin, end - begin));
+  return number.complete && number.length == end - begin && blanks(text.substr(0, begin)) && blanks(text.substr(end));
 }
 
 // One replacement to make: [begin, end) of the text, and what it is.
@@ -561,10 +570,12 @@ LLMDLQ_INLINE std::string redactor::state::document(std::string_view text, std::
   // number) is replaced by a string, so that the text stays JSON: in a text
   // that starts as a container does, where the walk reads what JSON would
   // (in one that starts otherwise, a top-level string or prose, brackets
-  // may be text).
+  // may be text), and in a text that is one number.
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
     for (std::size_t i = 0; i < detected.size(); ++i) detected[i].json_value = scan.standalone(i);
+  } else if (detected.size() == 1) {
+    detected[0].json_value = detail::only_number(text, detected[0].begin, detected[0].end);
   }
   if (chosen.empty()) return st.apply(text, detected, field, report, removed);
   // The values the document's structure chose win over detections inside them.

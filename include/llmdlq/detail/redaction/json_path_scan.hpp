@@ -60,8 +60,10 @@ class json_path_scan {
     if (patterns_.empty() && opaque_.empty()) return out;
     standalone_.assign(opaque_.size(), false);
     out_ = &out;
-    std::size_t i = 0;
     const std::size_t n = s_.size();
+    // A text that starts as a string does is that string: its brackets are text.
+    std::size_t i = std::min(s_.find_first_not_of(" \t\r\n"), n);
+    if (i < n && s_[i] == '"') i = std::min(closing_quote(i) + 1, n);
     while (i < n) {
       if (const std::size_t e = atom_end(i)) {
         i = stack_.empty() ? e : scalar(i);
@@ -175,14 +177,19 @@ class json_path_scan {
     }
   }
 
-  std::size_t string(std::size_t at) {
-    const char quote = s_[at];
+  // The closing quote of the string whose opening one is at `at`, or the text's size.
+  [[nodiscard]] std::size_t closing_quote(std::size_t at) const noexcept {
     std::size_t j = at + 1;
-    while (j < s_.size() && s_[j] != quote) j += s_[j] == '\\' ? 2 : 1;
-    const std::size_t end = std::min(j + 1, s_.size());
+    while (j < s_.size() && s_[j] != s_[at]) j += s_[j] == '\\' ? 2 : 1;
+    return std::min(j, s_.size());
+  }
+
+  std::size_t string(std::size_t at) {
+    const std::size_t close = closing_quote(at);
+    const std::size_t end = std::min(close + 1, s_.size());
     frame& top = stack_.back();
     if (top.object && top.expect_key) {
-      top.key = s_.substr(at + 1, std::min(j, s_.size()) - at - 1);
+      top.key = s_.substr(at + 1, close - at - 1);
       top.expect_key = false;
     } else if (const int m = match_here(); m >= 0) {
       out_->push_back({at, end, static_cast<std::uint32_t>(m), true});

@@ -330,10 +330,12 @@ class pii_scanner {
   [[nodiscard]] bool boundary_after(std::size_t i) const noexcept { return !joins(i); }
   // Whether a number's separator and digit follow `i` (`1112.22.333.4`): the
   // value read so far is part of a longer number, as digits_at tells from
-  // the other end.
+  // the other end. A placeholder or a mask after the separator stands for
+  // what the first pass read there (`:<email:…>` for `:4123k@h.de`).
   [[nodiscard]] bool number_goes_on(std::size_t i) const noexcept {
     const char c = at(i);
-    return (c == '.' || c == ',' || c == '-' || c == '/' || c == ':') && pii_chars::is(at(i + 1), pii_chars::digit);
+    return (c == '.' || c == ',' || c == '-' || c == '/' || c == ':') &&
+           (pii_chars::is(at(i + 1), pii_chars::digit) || stands_for_value(i + 1));
   }
 
   // Whether the byte at `k` joins what is beside it into one word: a letter
@@ -622,31 +624,51 @@ class pii_scanner {
   std::size_t ipv6_at(std::size_t i) {
     const std::size_t j = ipv6_shape_end(i);
     if (j == 0) return 0;
-    char buffer[46] = {};
-    s_.copy(buffer, j - i, i);
+    char buffer[max_ipv6 + 1] = {};
+    if (j - i <= max_ipv6) s_.copy(buffer, j - i, i);
     in6_addr address{};
     // An address's shape that is not one (`fe8::10::1`, `12:30:45`) is
     // passed over whole: a part of it is not read as an address either.
-    if (inet_pton(AF_INET6, buffer, &address) != 1) return pass_over(j);
+    if (j - i > max_ipv6 || inet_pton(AF_INET6, buffer, &address) != 1) return pass_over(j);
     return add(i, j, pii_kind::ipv6);
   }
 
+  static constexpr std::size_t max_ipv6 = 45;  // INET6_ADDRSTRLEN less its terminator
+
   // Where the shape of an IPv6 address starting at `i` ends (hex digits,
-  // colons and dots, two colons at least), or 0.
-  [[nodiscard]] std::size_t ipv6_shape_end(std::size_t i) const noexcept {
-    std::size_t j = i;
-    int colons = 0;
-    const std::size_t limit = std::min(s_.size(), i + 45);
-    while (j < limit && (pii_chars::is(s_[j], pii_chars::hex) || s_[j] == ':' || s_[j] == '.')) colons += s_[j++] == ':';
+  // colons and dots, two colons at least), or 0. It ends where its run of
+  // those ends, wherever in the run it starts, so that a second pass
+  // reading it from a mask's kept end (`*****1::…`) ends it where the first
+  // did from the colons after the value; a run longer than any address is
+  // a shape that is none.
+  [[nodiscard]] std::size_t ipv6_shape_end(std::size_t i) noexcept {
+    std::size_t j = shape_run_end(i);
     if (stands_for_value(j)) return 0;  // it went on into what a placeholder stands for
+    if (j - i > max_ipv6) return boundary_after(j) ? j : 0;
     while (j > i && (s_[j - 1] == '.' || (s_[j - 1] == ':' && !(j - i >= 2 && s_[j - 2] == ':')))) --j;
-    if (colons < 2 || !boundary_after(j)) return 0;  // a colon after it is punctuation: `at 2001:db8::1: ...`
+    // A colon after it is punctuation: `at 2001:db8::1: ...`.
+    if (std::count(s_.begin() + std::ptrdiff_t(i), s_.begin() + std::ptrdiff_t(j), ':') < 2 || !boundary_after(j)) {
+      return 0;
+    }
     // `::` alone (no digit) is the unspecified address in theory and JSON's punctuation in practice.
     if (std::none_of(s_.begin() + std::ptrdiff_t(i), s_.begin() + std::ptrdiff_t(j),
                      [](char c) { return pii_chars::is(c, pii_chars::hex); })) {
       return 0;
     }
     return j;
+  }
+
+  // The end of the run of hex digits, colons and dots that holds `i`: read
+  // once per run, which the scanner may enter at each of its colons.
+  std::size_t shape_run_end(std::size_t i) noexcept {
+    if (i < run_.begin || i >= run_.end) {
+      run_ = {i, i};
+      while (run_.end < s_.size() &&
+             (pii_chars::is(s_[run_.end], pii_chars::hex) || s_[run_.end] == ':' || s_[run_.end] == '.')) {
+        ++run_.end;
+      }
+    }
+    return run_.end;
   }
 
   // 13 to 19 digits starting as card numbers do (2-6), Luhn valid, in
@@ -1023,6 +1045,10 @@ class pii_scanner {
     std::size_t end = 0;  // 0: none
     bool added = false;
   } ahead_;
+  struct {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+  } run_;                            // the last run shape_run_end read
   std::size_t ids_min_digits_ = 20;  // the fewest digits a national id rule's shape has
   bool ids_start_upper_ = false;     // a rule's shape can start with a letter
   phone_regions regions_;
