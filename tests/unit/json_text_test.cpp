@@ -5,6 +5,7 @@
 // span locator's strings, and where a text stops being UTF-8.
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -69,10 +70,12 @@ TEST_CASE("the span locator reads keys through the same escapes", "[json_text]")
   CHECK_FALSE(llmdlq::detail::json_locator(R"("open \"string)").string_at(0));
 }
 
-// The part each byte makes, as the stream judge sees it a byte at a time.
-std::vector<llmdlq::detail::number_part> parts_of(std::string_view text) {
-  std::vector<llmdlq::detail::number_part> parts;
-  llmdlq::detail::scan_number(text, [&](llmdlq::detail::number_part part, char) { parts.push_back(part); });
+// The parts of a number, each with the bytes scan_number gave it.
+std::vector<std::pair<llmdlq::detail::number_part, std::string>> parts_of(std::string_view text) {
+  std::vector<std::pair<llmdlq::detail::number_part, std::string>> parts;
+  llmdlq::detail::scan_number(text, [&](llmdlq::detail::number_part part, std::string_view bytes) {
+    parts.emplace_back(part, std::string(bytes));
+  });
   return parts;
 }
 
@@ -95,8 +98,15 @@ TEST_CASE("scan_number: RFC 8259's grammar, the longest prefix and whether it is
   CHECK(scan_number("+1").length == 0);
   CHECK(scan_number("12,").length == 2);
   using part = llmdlq::detail::number_part;
-  CHECK(parts_of("-1.5e-2") ==
-        std::vector{part::minus, part::integer, part::dot, part::fraction, part::e, part::e_sign, part::exponent});
+  using run = std::pair<part, std::string>;
+  CHECK(parts_of("-10.25E+300") == std::vector<run>{{part::minus, "-"},
+                                                    {part::integer, "10"},
+                                                    {part::dot, "."},
+                                                    {part::fraction, "25"},
+                                                    {part::e, "E"},
+                                                    {part::e_sign, "+"},
+                                                    {part::exponent, "300"}});
+  CHECK(parts_of("0.5") == std::vector<run>{{part::zero, "0"}, {part::dot, "."}, {part::fraction, "5"}});
 }
 
 TEST_CASE("first_invalid_utf8: the offset of the first bad byte, or the size", "[json_text]") {

@@ -67,26 +67,29 @@ struct number_lexeme {
   bool complete = false;
 };
 
-/// Reads the number at the start of `text`; `visit(part, c)` sees each byte
-/// the grammar takes with the part it makes.
+/// Reads the number at the start of `text`; `visit(part, bytes)` sees the
+/// bytes the grammar takes, a run of digits of one part at a time.
 template <class Visit>
 constexpr number_lexeme scan_number(std::string_view text, Visit&& visit) {
-  if (text.empty()) return {};
-  number_part part = number_start(text[0]);
-  if (part == number_part::none) return {};
-  visit(part, text[0]);
-  std::size_t at = 1;
-  for (; at < text.size(); ++at) {
-    const number_part next = number_next(part, text[at]);
+  number_part part = number_part::none;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const number_part next = at == 0 ? number_start(text[0]) : number_next(part, text[at]);
     if (next == number_part::none) break;
-    visit(next, text[at]);
+    std::size_t end = at + 1;
+    // A digit goes on in the integer, the fraction and the exponent alike.
+    if (next == number_part::integer || next == number_part::fraction || next == number_part::exponent) {
+      while (end < text.size() && is_ascii_digit(text[end])) ++end;
+    }
+    visit(next, text.substr(at, end - at));
     part = next;
+    at = end;
   }
   return {at, number_complete(part)};
 }
 
 constexpr number_lexeme scan_number(std::string_view text) noexcept {
-  return scan_number(text, [](number_part, char) noexcept {});
+  return scan_number(text, [](number_part, std::string_view) noexcept {});
 }
 
 }  // namespace detail

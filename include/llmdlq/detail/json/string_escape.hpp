@@ -71,9 +71,10 @@ constexpr json_escape read_json_escape(std::string_view s, std::size_t i) noexce
 /// escapes. Returns where it stopped (that quote, or the size), or npos at
 /// the first faulty escape.
 inline std::size_t decode_json_string(std::string_view s, std::size_t i, std::string& out, bool to_quote) {
-  const std::string_view stops = to_quote ? std::string_view("\\\"") : std::string_view("\\");
+  std::size_t quote = to_quote ? std::min(s.find('"', i), s.size()) : s.size();
   while (i < s.size()) {
-    const std::size_t stop = std::min(s.find_first_of(stops, i), s.size());
+    if (quote < i) quote = std::min(s.find('"', i), s.size());  // the last one was escaped
+    const std::size_t stop = std::min(std::min(s.find('\\', i), s.size()), quote);
     out.append(s, i, stop - i);
     if ((i = stop) == s.size() || s[i] == '"') break;
     const json_escape escape = read_json_escape(s, i);

@@ -349,18 +349,22 @@ class forward_evaluator {
     int written_exponent = 0;
     bool negative_exponent = false;
     bool integral = true;
-    const number_lexeme lexeme = scan_number(text, [&](number_part part, char c) {
+    const number_lexeme lexeme = scan_number(text, [&](number_part part, std::string_view run) {
       switch (part) {
-        case number_part::fraction: ++fraction_digits; [[fallthrough]];
+        case number_part::fraction: fraction_digits += static_cast<int>(run.size()); [[fallthrough]];
         case number_part::zero:
         case number_part::integer:
-          if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
-          ++digits;
+          for (const char c : run) {
+            if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+            ++digits;
+          }
           break;
         case number_part::exponent:
-          if (written_exponent < 100000) written_exponent = written_exponent * 10 + (c - '0');
+          for (const char c : run) {
+            if (written_exponent < 100000) written_exponent = written_exponent * 10 + (c - '0');
+          }
           break;
-        case number_part::e_sign: negative_exponent = c == '-'; break;
+        case number_part::e_sign: negative_exponent = run[0] == '-'; break;
         case number_part::dot:
         case number_part::e: integral = false; break;
         default: break;
