@@ -83,7 +83,7 @@ int deliver_command(arguments args) {
   if (!path) return usage_error(syntax, path.error());
   auto target = jsonl_replay_target::open(*path);
   if (!target) {
-    complain("deliver", target.error());
+    complain("deliver", target.error().message);
     return exit_usage;
   }
   auto store = open_store(*spec, /*read_only=*/false);

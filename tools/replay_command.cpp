@@ -481,7 +481,7 @@ expected<std::optional<jsonl_replay_target>, std::string> open_target(const sett
   if (!path) return unexpected(path.error());
   if (s.replay.dry_run) return std::optional<jsonl_replay_target>();
   auto opened = jsonl_replay_target::open(*path);
-  if (!opened) return unexpected(opened.error());
+  if (!opened) return unexpected(std::move(opened.error().message));
   return std::optional<jsonl_replay_target>(std::move(*opened));
 }
 
@@ -572,7 +572,7 @@ int replay_command(arguments args) {
   if (terminal) std::cerr << '\n';
   if (!summary) {
     complain("replay", summary.error().message);
-    if (summary.error().code == replay_state_errc::lease_held) {
+    if (summary.error().code == replay_errc::lease_held) {
       std::cerr << fmt::format("another replay ({}) holds the lease", summary.error().holder) << '\n';
       return exit_busy;
     }

@@ -74,12 +74,23 @@ expected<std::filesystem::path, std::string> allowed_jsonl_target(std::string_vi
   return path;
 }
 
-expected<jsonl_replay_target, std::string> jsonl_replay_target::open(const std::filesystem::path& path) {
+namespace {
+
+unexpected<replay_error> target_failure(replay_errc code, std::string message) {
+  return unexpected(replay_error{code, std::move(message), {}, {}});
+}
+
+}  // namespace
+
+expected<jsonl_replay_target, replay_error> jsonl_replay_target::open(const std::filesystem::path& path) {
   bool created = false;
   std::string refusal;
   const int fd = detail::open_private_file(path, O_WRONLY | O_APPEND | O_CLOEXEC, created, refusal);
-  if (!refusal.empty()) return unexpected(refusal);
-  if (fd < 0) return unexpected(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  if (!refusal.empty()) return target_failure(replay_errc::target_refused, std::move(refusal));
+  if (fd < 0) {
+    return target_failure(replay_errc::target_unavailable,
+                          fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  }
   jsonl_replay_target target(fd, {});
   // Only a file holds earlier lines: a device or a pipe would be read without end. They are read
   // from the file opened (through its descriptor), never from whatever the path names by then.
@@ -88,17 +99,26 @@ expected<jsonl_replay_target, std::string> jsonl_replay_target::open(const std::
   expected<std::string, detail::read_error> existing;
   if (earlier_lines) {
     const int reading = ::open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_RDONLY | O_CLOEXEC);
-    if (reading < 0) return unexpected(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+    if (reading < 0) {
+      return target_failure(replay_errc::target_unavailable,
+                            fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+    }
     existing = detail::read_bounded(reading, detail::file_kind::json_lines, path.string());
     ::close(reading);
-    if (!existing) return unexpected(std::move(existing.error().message));
+    if (!existing) {
+      // A file too large to read for its keys stays so; a read that failed may not.
+      const bool too_large = existing.error().code == detail::read_errc::too_large;
+      return target_failure(too_large ? replay_errc::target_refused : replay_errc::target_unavailable,
+                            std::move(existing.error().message));
+    }
   }
   if (existing) {
     // A line a crash or a full disk cut short is cut off, so the next line starts on a line of its own;
     // its payload is still undelivered in the ledger and is written again whole.
     if (const auto whole = existing->rfind('\n') + 1; whole < existing->size()) {
       if (::ftruncate(fd, static_cast<off_t>(whole)) != 0) {
-        return unexpected(fmt::format("cannot cut the torn last line of {}: {}", path.string(), std::strerror(errno)));
+        return target_failure(replay_errc::target_unavailable, fmt::format("cannot cut the torn last line of {}: {}",
+                                                                           path.string(), std::strerror(errno)));
       }
       existing->resize(whole);
     }
@@ -135,11 +155,11 @@ jsonl_replay_target::~jsonl_replay_target() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-expected<void, std::string> jsonl_replay_target::deliver(const ledger_entry& entry) {
+expected<void, replay_error> jsonl_replay_target::deliver(const ledger_entry& entry) {
   if (keys_.contains(entry.idempotency_key)) return {};
   boost::system::error_code ec;
   (void)boost::json::parse(entry.output, ec);
-  if (ec) return unexpected("the recorded output is not JSON: " + ec.message());
+  if (ec) return target_failure(replay_errc::target_refused, "the recorded output is not JSON: " + ec.message());
   // The output goes in as its own text (numbers as written, 2920.00 stays
   // 2920.00), on one line: a line break in JSON can only be whitespace.
   boost::json::object head{{"idempotency_key", entry.idempotency_key}, {"source", entry.source}};
@@ -156,11 +176,13 @@ expected<void, std::string> jsonl_replay_target::deliver(const ledger_entry& ent
     const ssize_t n = ::write(fd_, rest.data(), rest.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return unexpected(fmt::format("writing: {}", std::strerror(errno)));
+      return target_failure(replay_errc::target_unavailable, fmt::format("writing: {}", std::strerror(errno)));
     }
     rest.remove_prefix(static_cast<std::size_t>(n));
   }
-  if (::fsync(fd_) != 0) return unexpected(fmt::format("syncing: {}", std::strerror(errno)));
+  if (::fsync(fd_) != 0) {
+    return target_failure(replay_errc::target_unavailable, fmt::format("syncing: {}", std::strerror(errno)));
+  }
   keys_.insert(entry.idempotency_key);
   return {};
 }

@@ -33,12 +33,17 @@ expected<std::filesystem::path, std::string> allowed_jsonl_target(std::string_vi
 /// its owner's only (0600); one that group or others can write is refused.
 class jsonl_replay_target final : public replay_target {
  public:
-  static expected<jsonl_replay_target, std::string> open(const std::filesystem::path& path);
+  /// Fails with target_refused for a file it must not use (another user's,
+  /// one others can write, one too large to read), target_unavailable when
+  /// it cannot open or read it.
+  static expected<jsonl_replay_target, replay_error> open(const std::filesystem::path& path);
   jsonl_replay_target(jsonl_replay_target&&) noexcept;
   jsonl_replay_target& operator=(jsonl_replay_target&&) noexcept;
   ~jsonl_replay_target() override;
 
-  [[nodiscard]] expected<void, std::string> deliver(const ledger_entry& entry) override;
+  /// Fails with target_refused for an output that is not JSON,
+  /// target_unavailable when the write or the sync fails.
+  [[nodiscard]] expected<void, replay_error> deliver(const ledger_entry& entry) override;
 
  private:
   jsonl_replay_target(int fd, std::set<std::string> keys) : fd_(fd), keys_(std::move(keys)) {}

@@ -33,6 +33,7 @@
 #include "llmdlq/redaction.hpp"
 #include "llmdlq/regex.hpp"
 #include "llmdlq/repair.hpp"
+#include "llmdlq/replay_error.hpp"
 #include "llmdlq/replay_source.hpp"
 #include "llmdlq/replay_state.hpp"
 #include "llmdlq/request_context.hpp"
