@@ -24,21 +24,11 @@
 #include "llmdlq/replay_error.hpp"
 #include "llmdlq/replay_source.hpp"
 #include "llmdlq/replay_state.hpp"
+#include "llmdlq/replay_target.hpp"  // replay_target, declared here before it had a header of its own
 
 LLMDLQ_BEGIN_NAMESPACE
 
 class recovery_ladder;
-
-/// Where recovered payloads go. Each delivery carries the idempotency key,
-/// so a target that sees a key twice (after a crash between delivery and
-/// the ledger's confirmation) can drop the second.
-class replay_target {
- public:
-  virtual ~replay_target() = default;
-  /// Fails with replay_errc::target_unavailable when the payload may go
-  /// through later (a write that failed), target_refused when it never will.
-  [[nodiscard]] virtual expected<void, replay_error> deliver(const ledger_entry& entry) = 0;
-};
 
 /// Which letters a replay takes; empty members select everything.
 struct replay_filter {
