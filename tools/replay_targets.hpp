@@ -1,30 +1,25 @@
 // SPDX-License-Identifier: MIT
-// Where `llmdlq replay --to` and `llmdlq deliver --to` may send payloads: the
-// allowlist that guards them. The target itself is the core's
-// (llmdlq/jsonl_replay_target.hpp).
+// The `--to` of `llmdlq replay` and `llmdlq deliver`: which allowlist the
+// command line names, and what the tool says. Matching the allowlist and
+// opening the target are the library's (llmdlq/stores/open.hpp).
 #pragma once
 
-#include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include <llmdlq/expected.hpp>
-#include <llmdlq/jsonl_replay_target.hpp>
+#include <llmdlq/replay_target.hpp>
+#include <llmdlq/store_spec.hpp>
 
 namespace llmdlq::cli {
 
-/// The file `--to jsonl:PATH` names, as the allowlist sees it: absolute,
-/// with `.`, `..` and symbolic links resolved, so that no spelling of a
-/// path leads out of an allowed prefix.
-expected<std::filesystem::path, std::string> resolve_jsonl_target(std::string_view path);
+/// The target `--to` names, once the allowlist (`allowlist`, or else
+/// $LLMDLQ_REPLAY_ALLOWLIST) allows it, as the allowlist matched it (a
+/// `jsonl:` file absolute, links resolved); why not (a usage error).
+[[nodiscard]] expected<store_spec, std::string> allowed_target_spec(std::string_view to, std::string_view allowlist);
 
-/// Whether `target` is on the allowlist in `allowlist_file`: one target per
-/// line, exact, or a prefix ending in `*`; `#` starts a comment. The error
-/// says why not.
-expected<void, std::string> check_allowlist(std::string_view target, const std::filesystem::path& allowlist_file);
-
-/// The file a `--to` spec names, once the allowlist (`allowlist`, or else
-/// $LLMDLQ_REPLAY_ALLOWLIST) allows it; the error says why not (a usage error).
-expected<std::filesystem::path, std::string> allowed_jsonl_target(std::string_view to, std::string_view allowlist);
+/// Opens the target allowed_target_spec() returned; why not.
+[[nodiscard]] expected<std::unique_ptr<replay_target>, std::string> open_allowed_target(const store_spec& allowed);
 
 }  // namespace llmdlq::cli

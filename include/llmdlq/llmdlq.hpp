@@ -44,6 +44,7 @@
 #include "llmdlq/schema_constraints.hpp"
 #include "llmdlq/sink.hpp"
 #include "llmdlq/sink_handle.hpp"
+#include "llmdlq/store_spec.hpp"
 #include "llmdlq/stream_judge.hpp"
 #include "llmdlq/taxonomy.hpp"
 #include "llmdlq/text_location.hpp"

@@ -34,6 +34,7 @@
 #include "llmdlq/impl/repair.ipp"
 #include "llmdlq/impl/retention.ipp"
 #include "llmdlq/impl/schema.ipp"
+#include "llmdlq/impl/store_spec.ipp"
 #include "llmdlq/impl/stream_judge.ipp"
 #include "llmdlq/impl/taxonomy.ipp"
 #include "llmdlq/impl/timestamp.ipp"
