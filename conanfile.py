@@ -1,6 +1,7 @@
 # Conan 2 recipe: `conan create . -o "&:kafka=True"` builds and tests the
 # package; each transport (and llm, the model client, crypto, the field
-# cipher, and prometheus, the metrics' Collectable) is an option and a component.
+# cipher, and prometheus, the metrics' Collectable) is an option and a
+# component, and stores (opening what a store spec names) a component always.
 import os
 import re
 
@@ -145,3 +146,10 @@ class LlmdlqConan(ConanFile):
                 transport.set_property("cmake_target_name", f"llmdlq::{option}")
                 transport.libs = [f"llmdlq_{option}"]
                 transport.requires = ["core", component]
+
+        # llmdlq::stores links the store transports the package was built with.
+        stores = self.cpp_info.components["stores"]
+        stores.set_property("cmake_target_name", "llmdlq::stores")
+        stores.libs = ["llmdlq_stores"]
+        stores.requires = ["core", "fmt::fmt"] + [option for option in ("sqlite", "postgres", "kafka", "redis")
+                                                  if self.options.get_safe(option)]

@@ -1,12 +1,13 @@
 # Install rules: the headers of the libraries built, the libraries, a
-# config-file package with one component per transport, and llmdlq.pc.
+# config-file package with one component per transport (and stores), and
+# llmdlq.pc.
 include(CMakePackageConfigHelpers)
 
 set(LLMDLQ_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/llmdlq")
 
-# The core's headers, then each built transport's folder: a host never sees
+# The core's headers, then each built component's folder: a host never sees
 # the header of a library that is not there.
-set(transport_folders ${LLMDLQ_TRANSPORTS})
+set(transport_folders ${LLMDLQ_COMPONENTS})
 list(JOIN transport_folders "|" transport_folders)
 install(DIRECTORY include/llmdlq DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
   REGEX "/include/llmdlq/(${transport_folders})$" EXCLUDE)
@@ -19,9 +20,9 @@ install(TARGETS llmdlq_core llmdlq_header_only
   RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(EXPORT llmdlqTargets NAMESPACE llmdlq:: DESTINATION "${LLMDLQ_CMAKE_DIR}")
 
-# Each transport in its own targets file, which the config file loads only
-# when the host names the component.
-foreach(transport IN LISTS LLMDLQ_BUILT_TRANSPORTS)
+# Each component in its own targets file, which the config file loads only
+# when the host names the component (stores: with the transports it links).
+foreach(transport IN LISTS LLMDLQ_BUILT_COMPONENTS)
   install(DIRECTORY include/llmdlq/${transport} DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/llmdlq")
   string(SUBSTRING ${transport} 0 1 initial)
   string(TOUPPER ${initial} initial)

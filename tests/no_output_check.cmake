@@ -27,7 +27,7 @@ set(forbidden
     # ending the process
     abort exit _exit _Exit quick_exit)
 set(fd_writes write writev)
-set(fd_writers jsonl_file_sink.cpp.o file_key_provider.cpp.o)
+set(fd_writers jsonl_file_sink.cpp.o jsonl_replay_target.cpp.o file_key_provider.cpp.o)
 
 # One "where symbol" pair per undefined symbol: where is archive:object in
 # an archive, the library alone in a shared library (whose objects nm cannot

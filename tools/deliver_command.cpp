@@ -79,9 +79,9 @@ int deliver_command(arguments args) {
   if (spec->kind == store_spec::store_kind::kafka) {
     return usage_error(syntax, "a Kafka topic holds no resolutions: deliver from the moderation store");
   }
-  const auto path = allowed_jsonl_target(to, allowlist);
-  if (!path) return usage_error(syntax, path.error());
-  auto target = jsonl_replay_target::open(*path);
+  const auto allowed = allowed_target_spec(to, allowlist);
+  if (!allowed) return usage_error(syntax, allowed.error());
+  auto target = open_allowed_target(*allowed);
   if (!target) {
     complain("deliver", target.error());
     return exit_usage;
@@ -96,7 +96,7 @@ int deliver_command(arguments args) {
     complain("deliver", ledger.error());
     return exit_sink;
   }
-  const auto summary = deliver_resolutions(**store, **ledger, *target);
+  const auto summary = deliver_resolutions(**store, **ledger, **target);
   if (!summary) {
     complain("deliver", summary.error().message);
     return exit_sink;

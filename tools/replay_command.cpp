@@ -20,10 +20,8 @@
 #include <llmdlq/llm/recovery_ladder.hpp>
 #include <llmdlq/llm/replayer.hpp>
 #include <llmdlq/sqlite/replay_state.hpp>
-#include <llmdlq/sqlite/store.hpp>
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
 #  include <llmdlq/postgres/replay_state.hpp>
-#  include <llmdlq/postgres/store.hpp>
 #endif
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
 #  include <llmdlq/kafka/replay_source.hpp>
@@ -475,14 +473,12 @@ void print_summary(const settings& s, const replay_summary& r) {
 }
 
 // Where --to sends recovered payloads: checked against the allowlist, opened only for a real run.
-expected<std::optional<jsonl_replay_target>, std::string> open_target(const settings& s) {
-  if (s.to.empty()) return std::optional<jsonl_replay_target>();
-  const auto path = allowed_jsonl_target(s.to, s.allowlist);
-  if (!path) return unexpected(path.error());
-  if (s.replay.dry_run) return std::optional<jsonl_replay_target>();
-  auto opened = jsonl_replay_target::open(*path);
-  if (!opened) return unexpected(opened.error());
-  return std::optional<jsonl_replay_target>(std::move(*opened));
+expected<std::unique_ptr<replay_target>, std::string> open_target(const settings& s) {
+  if (s.to.empty()) return std::unique_ptr<replay_target>();
+  const auto allowed = allowed_target_spec(s.to, s.allowlist);
+  if (!allowed) return unexpected(allowed.error());
+  if (s.replay.dry_run) return std::unique_ptr<replay_target>();
+  return open_allowed_target(*allowed);
 }
 
 // The model --model-url names; a dry run calls no model: any client will do, and none is opened.
@@ -572,7 +568,7 @@ int replay_command(arguments args) {
   if (terminal) std::cerr << '\n';
   if (!summary) {
     complain("replay", summary.error().message);
-    if (summary.error().code == replay_state_errc::lease_held) {
+    if (summary.error().code == replay_errc::lease_held) {
       std::cerr << fmt::format("another replay ({}) holds the lease", summary.error().holder) << '\n';
       return exit_busy;
     }

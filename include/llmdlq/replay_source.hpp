@@ -14,6 +14,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/expected.hpp"
+#include "llmdlq/replay_error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -43,30 +44,34 @@ class replay_source {
   virtual ~replay_source() = default;
   /// Up to `limit` letters after `after` (from the start when empty), in
   /// position order; a record that does not read back comes as a letter
-  /// with `unreadable` set, never as an error.
-  [[nodiscard]] virtual expected<std::vector<stored_letter>, std::string> next(std::string_view after,
-                                                                               std::size_t limit) = 0;
+  /// with `unreadable` set, never as an error. Fails with
+  /// replay_errc::source_unavailable when the source failed or did not
+  /// answer (the replay stops, and the next one reads from its cursor), or
+  /// source_refused when it refuses to be read.
+  [[nodiscard]] virtual expected<std::vector<stored_letter>, replay_error> next(std::string_view after,
+                                                                                std::size_t limit) = 0;
   /// Records the ladder's run on `letter` (whose history it extended): the
   /// record is recovered, exhausted, or keeps its status with the new
   /// history. A source that cannot write (a Kafka topic) does nothing.
-  /// Fails only when the source failed: a record an operator acted on or a
-  /// purge removed meanwhile is an outcome, not an error.
-  [[nodiscard]] virtual expected<letter_standing, std::string> update(const stored_letter& before,
-                                                                      const envelope& after,
-                                                                      const recovery_result& result) = 0;
+  /// Fails only when the source failed (source_unavailable) or refused the
+  /// write (source_refused): a record an operator acted on or a purge
+  /// removed meanwhile is an outcome, not an error.
+  [[nodiscard]] virtual expected<letter_standing, replay_error> update(const stored_letter& before,
+                                                                       const envelope& after,
+                                                                       const recovery_result& result) = 0;
   /// Writes `with_call` (the letter, its history ending with the model call
   /// about to start) before the call is made, so that a replay killed
   /// during it leaves the call in the letter's history. Anything but `ours`
   /// stops the call (and the letter is skipped and counted). A source that
   /// keeps no records has nothing to write.
-  [[nodiscard]] virtual expected<letter_standing, std::string> record_call(const stored_letter& letter,
-                                                                           const envelope& with_call) = 0;
+  [[nodiscard]] virtual expected<letter_standing, replay_error> record_call(const stored_letter& letter,
+                                                                            const envelope& with_call) = 0;
   /// Asked right before the letter's model call: whether the record is
   /// still the replay's (a batch is read ahead, and operators and purges act
   /// meanwhile). A letter that is not is skipped and counted. An operator who
   /// acts during the call itself wins the record (update() says acted_on),
   /// while the payload, already in the ledger, goes downstream once.
-  [[nodiscard]] virtual expected<letter_standing, std::string> recheck(const stored_letter& letter) = 0;
+  [[nodiscard]] virtual expected<letter_standing, replay_error> recheck(const stored_letter& letter) = 0;
 };
 
 LLMDLQ_END_NAMESPACE

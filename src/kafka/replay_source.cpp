@@ -47,6 +47,24 @@ std::string format_position(const offsets& read) {
   return text;
 }
 
+// Whether the cluster refuses the topic itself (reading it again gets the same answer), not just fails.
+bool refuses_topic(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED: return true;
+    default: return false;
+  }
+}
+
+replay_error read_failure(rd_kafka_resp_err_t err, std::string message) {
+  const replay_errc code = refuses_topic(err) ? replay_errc::source_refused : replay_errc::source_unavailable;
+  return {code, std::move(message), {}, {}};
+}
+
 int milliseconds_of(std::chrono::milliseconds timeout) {
   return static_cast<int>(std::min<std::chrono::milliseconds::rep>(timeout.count(), 24 * 3600 * 1000));
 }
@@ -100,7 +118,7 @@ struct kafka_replay_source::impl {
   }
 
   // Assigns every partition, each just after the offset `read` names.
-  expected<void, std::string> assign(const offsets& read) {
+  expected<void, replay_error> assign(const offsets& read) {
     partition_list_ptr assignment(rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size())));
     for (const std::int32_t p : partitions) {
       const auto it = read.find(p);
@@ -108,7 +126,7 @@ struct kafka_replay_source::impl {
           it == read.end() ? RD_KAFKA_OFFSET_BEGINNING : it->second + 1;
     }
     if (const rd_kafka_resp_err_t err = rd_kafka_assign(consumer, assignment.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return unexpected(fmt::format("kafka: assigning {}: {}", options.topic, errstr_of(err)));
+      return unexpected(read_failure(err, fmt::format("kafka: assigning {}: {}", options.topic, errstr_of(err))));
     }
     return {};
   }
@@ -148,18 +166,20 @@ expected<kafka_replay_source, kafka_error> kafka_replay_source::open(kafka_topic
   return kafka_replay_source(std::move(state));
 }
 
-expected<std::vector<stored_letter>, std::string> kafka_replay_source::next(std::string_view after, std::size_t limit) {
+expected<std::vector<stored_letter>, replay_error> kafka_replay_source::next(std::string_view after,
+                                                                             std::size_t limit) {
   impl& s = *impl_;
   offsets read = parse_position(after);
   if (auto assigned = s.assign(read); !assigned) return unexpected(std::move(assigned.error()));
   std::vector<stored_letter> letters;
   // Each partition ends once: one that hears of new messages after its end ends again.
   std::set<std::int32_t> at_end;
-  std::optional<std::string> failure;
+  std::optional<replay_error> failure;
   const auto deadline = std::chrono::steady_clock::now() + s.options.timeout;
   while (letters.size() < limit && at_end.size() < s.partitions.size()) {
     if (std::chrono::steady_clock::now() > deadline) {
-      failure = fmt::format("kafka: no answer from the cluster for {} in time", s.options.topic);
+      failure = read_failure(RD_KAFKA_RESP_ERR__TIMED_OUT,
+                             fmt::format("kafka: no answer from the cluster for {} in time", s.options.topic));
       break;
     }
     message_ptr message(rd_kafka_consumer_poll(s.consumer, 200));
@@ -167,7 +187,8 @@ expected<std::vector<stored_letter>, std::string> kafka_replay_source::next(std:
     if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       at_end.insert(message->partition);
     } else if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      failure = fmt::format("kafka: reading {}: {}", s.options.topic, rd_kafka_message_errstr(message.get()));
+      failure = read_failure(message->err, fmt::format("kafka: reading {}: {}", s.options.topic,
+                                                       rd_kafka_message_errstr(message.get())));
       break;
     } else {
       read[message->partition] = message->offset;

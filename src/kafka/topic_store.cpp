@@ -49,7 +49,11 @@ expected<std::unique_ptr<kafka_topic_store>, kafka_error> kafka_topic_store::ope
   std::string position;
   for (;;) {
     auto letters = source->next(position, 500);
-    if (!letters) return unexpected(kafka_error{kafka_errc::unavailable, std::move(letters.error())});
+    if (!letters) {
+      const bool refused = letters.error().code == replay_errc::source_refused;
+      return unexpected(kafka_error{refused ? kafka_errc::rejected : kafka_errc::unavailable,
+                                    std::move(letters.error().message)});
+    }
     if (letters->empty()) break;
     position = letters->back().position;
     for (auto& l : *letters) latest.insert_or_assign(l.letter.dlq_id, std::move(l.letter));

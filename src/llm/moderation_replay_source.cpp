@@ -22,14 +22,20 @@ std::pair<std::string_view, std::string_view> split_position(std::string_view po
   return {position.substr(0, space), position.substr(space + 1)};
 }
 
-// What a refused act says of the record's standing; an error only when the store failed.
-expected<letter_standing, std::string> standing_after(const expected<moderation_record, moderation_error>& acted) {
+// The store's failure as the replay's: a store that failed may answer next time, one that refused will not.
+replay_error source_failure(const moderation_error& error, std::string message) {
+  const replay_errc code = is_permanent(error.code) ? replay_errc::source_refused : replay_errc::source_unavailable;
+  return {code, std::move(message), {}, {}};
+}
+
+// What a refused act says of the record's standing; an error only when the store failed or refused the request.
+expected<letter_standing, replay_error> standing_after(const expected<moderation_record, moderation_error>& acted) {
   if (acted) return letter_standing::ours;
   switch (acted.error().code) {
     case moderation_errc::invalid_transition: return letter_standing::acted_on;  // the operator wins
     case moderation_errc::not_found: return letter_standing::purged;
     case moderation_errc::unreadable_record: return letter_standing::acted_on;  // its status was broken meanwhile
-    default: return unexpected(acted.error().message);
+    default: return unexpected(source_failure(acted.error(), acted.error().message));
   }
 }
 
@@ -50,15 +56,18 @@ stored_letter unreadable_letter(const moderation_record& record, std::string rea
 
 }  // namespace
 
-expected<std::vector<stored_letter>, std::string> moderation_replay_source::next(std::string_view after,
-                                                                                 std::size_t limit) {
+expected<std::vector<stored_letter>, replay_error> moderation_replay_source::next(std::string_view after,
+                                                                                  std::size_t limit) {
   const auto [created_at, dlq_id] = split_position(after);
   std::vector<moderation_record> records;
   std::vector<moderation_status> statuses{moderation_status::requeued};
   if (!requeued_only_) statuses.push_back(moderation_status::pending);
   for (const auto status : statuses) {
     auto page = store_->list_after(status, created_at, dlq_id, limit);
-    if (!page) return unexpected(fmt::format("listing {} letters: {}", to_string(status), page.error().message));
+    if (!page) {
+      return unexpected(source_failure(page.error(),
+                                       fmt::format("listing {} letters: {}", to_string(status), page.error().message)));
+    }
     std::move(page->begin(), page->end(), std::back_inserter(records));
   }
   std::sort(records.begin(), records.end(), [](const moderation_record& a, const moderation_record& b) {
@@ -82,8 +91,9 @@ expected<std::vector<stored_letter>, std::string> moderation_replay_source::next
   return letters;
 }
 
-expected<letter_standing, std::string> moderation_replay_source::update(const stored_letter& before, const envelope& after,
-                                                             const recovery_result& result) {
+expected<letter_standing, replay_error> moderation_replay_source::update(const stored_letter& before,
+                                                                         const envelope& after,
+                                                                         const recovery_result& result) {
   moderation_request request;
   request.dlq_id = before.letter.dlq_id;
   request.operator_name = operator_;
@@ -113,9 +123,8 @@ expected<letter_standing, std::string> moderation_replay_source::update(const st
   return standing_after(store_->act(request));
 }
 
-
-expected<letter_standing, std::string> moderation_replay_source::record_call(const stored_letter& letter,
-                                                                           const envelope& with_call) {
+expected<letter_standing, replay_error> moderation_replay_source::record_call(const stored_letter& letter,
+                                                                              const envelope& with_call) {
   moderation_request request;
   request.dlq_id = letter.letter.dlq_id;
   request.operator_name = operator_;
@@ -126,9 +135,12 @@ expected<letter_standing, std::string> moderation_replay_source::record_call(con
   return standing_after(store_->act(request));
 }
 
-expected<letter_standing, std::string> moderation_replay_source::recheck(const stored_letter& letter) {
+expected<letter_standing, replay_error> moderation_replay_source::recheck(const stored_letter& letter) {
   auto record = store_->get(letter.letter.dlq_id);
-  if (!record) return unexpected(fmt::format("reading {}: {}", letter.letter.dlq_id, record.error().message));
+  if (!record) {
+    return unexpected(source_failure(record.error(),
+                                     fmt::format("reading {}: {}", letter.letter.dlq_id, record.error().message)));
+  }
   if (!*record) return letter_standing::purged;
   if ((*record)->defect == record_defect::status) return letter_standing::acted_on;  // no status of the replay's
   const moderation_status status = (*record)->status;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -76,10 +77,23 @@ namespace {
 
 // How a letter's turn ends: the run goes on to the next letter, or ends here.
 enum class turn : std::uint8_t { next, stop };
-using turn_result = expected<turn, replay_state_error>;
+using turn_result = expected<turn, replay_error>;
 
-replay_state_error store_unavailable(std::string message) {
-  return {replay_state_errc::store_unavailable, std::move(message), {}, {}};
+// A part's failure, its code kept, its message saying what the run was doing.
+replay_error failed(std::string_view doing, replay_error error) {
+  error.message = std::string(doing) + error.message;
+  return error;
+}
+
+// The state's failures, as the run reports them.
+template <class T>
+expected<T, replay_error> state_answer(expected<T, replay_state_error> answer) {
+  if (!answer) return unexpected(detail::replay_error_of(std::move(answer.error())));
+  if constexpr (std::is_void_v<T>) {
+    return {};
+  } else {
+    return std::move(*answer);
+  }
 }
 
 // One replayer::run: the lease, the cursor, the pace and the summary, and
@@ -97,7 +111,7 @@ class replay_run {
     if (lease_held_) (void)state_.release_lease(o_.lease, o_.owner);
   }
 
-  expected<replay_summary, replay_state_error> run() {
+  expected<replay_summary, replay_error> run() {
     if (!o_.dry_run) {
       if (auto begun = take_lease_and_cursor(); !begun) return unexpected(begun.error());
       if (auto pending = deliver_pending(); !pending) return unexpected(pending.error());
@@ -105,7 +119,7 @@ class replay_run {
     next_allowed_ = o_.clock();
     while (true) {
       auto batch = source_.next(cursor_, o_.batch);
-      if (!batch) return unexpected(store_unavailable("the source failed: " + batch.error()));
+      if (!batch) return unexpected(failed("the source failed: ", std::move(batch.error())));
       if (batch->empty()) break;
       for (auto& stored : *batch) {
         auto ended = take_turn(stored);
@@ -122,31 +136,33 @@ class replay_run {
   }
 
  private:
-  expected<void, replay_state_error> take_lease_and_cursor() {
-    if (auto lease = state_.acquire_lease(o_.lease, o_.owner, o_.lease_ttl); !lease) return unexpected(lease.error());
+  expected<void, replay_error> take_lease_and_cursor() {
+    if (auto lease = state_answer(state_.acquire_lease(o_.lease, o_.owner, o_.lease_ttl)); !lease) {
+      return unexpected(std::move(lease.error()));
+    }
     lease_taken_ = o_.clock();
-    auto stored = state_.load_cursor(o_.name);
-    if (!stored) return unexpected(stored.error());
+    auto stored = state_answer(state_.load_cursor(o_.name));
+    if (!stored) return unexpected(std::move(stored.error()));
     cursor_ = stored->value_or("");
     lease_held_ = true;  // released however the run ends
     return {};
   }
 
-  expected<void, replay_state_error> deliver(const ledger_entry& entry) {
+  expected<void, replay_error> deliver(const ledger_entry& entry) {
     if (target_ == nullptr) return {};
     if (auto delivered = target_->deliver(entry); !delivered) {
-      return unexpected(store_unavailable("the target refused a delivery: " + delivered.error()));
+      return unexpected(failed("the target refused a delivery: ", std::move(delivered.error())));
     }
     ++summary_.delivered;
-    return state_.mark_delivered(entry.idempotency_key);
+    return state_answer(state_.mark_delivered(entry.idempotency_key));
   }
 
   // Payloads a killed replay recorded but did not deliver go first.
-  expected<void, replay_state_error> deliver_pending() {
+  expected<void, replay_error> deliver_pending() {
     if (target_ == nullptr) return {};
     while (true) {
-      auto pending = state_.undelivered(replay_source_name, o_.batch);
-      if (!pending) return unexpected(pending.error());
+      auto pending = state_answer(state_.undelivered(replay_source_name, o_.batch));
+      if (!pending) return unexpected(std::move(pending.error()));
       if (pending->empty()) return {};
       for (const auto& entry : *pending) {
         if (auto done = deliver(entry); !done) return unexpected(done.error());
@@ -171,21 +187,24 @@ class replay_run {
     next_allowed_ = std::max(next_allowed_, now) + interval;
   }
 
-  expected<void, replay_state_error> keep_lease() {
+  expected<void, replay_error> keep_lease() {
     const timestamp now = o_.clock();
     if (now - lease_taken_ < o_.lease_ttl / 3) return {};
     if (auto lease = state_.acquire_lease(o_.lease, o_.owner, o_.lease_ttl); !lease) {
-      return unexpected(replay_state_error{replay_state_errc::lease_lost, "the lease went to " + lease.error().holder,
-                                           lease.error().holder, lease.error().expires_at});
+      // Another replay took it: this one has lost it. A store that failed is not a lost lease.
+      if (lease.error().code != replay_state_errc::lease_held)
+        return unexpected(detail::replay_error_of(lease.error()));
+      return unexpected(replay_error{replay_errc::lease_lost, "the lease went to " + lease.error().holder,
+                                     lease.error().holder, lease.error().expires_at});
     }
     lease_taken_ = now;
     return {};
   }
 
-  expected<void, replay_state_error> move_cursor(const std::string& position) {
+  expected<void, replay_error> move_cursor(const std::string& position) {
     cursor_ = position;
     if (o_.dry_run) return {};
-    return state_.store_cursor(o_.lease, o_.owner, o_.name, cursor_);
+    return state_answer(state_.store_cursor(o_.lease, o_.owner, o_.name, cursor_));
   }
 
   // The letter is done with: the cursor moves past it.
@@ -209,8 +228,8 @@ class replay_run {
     ++summary_.selected;
     ++ran_;
     // The payload went downstream already (the original, or another replay): never twice.
-    auto written = state_.find_output(stored.letter.idempotency_key);
-    if (!written) return unexpected(written.error());
+    auto written = state_answer(state_.find_output(stored.letter.idempotency_key));
+    if (!written) return unexpected(std::move(written.error()));
     if (o_.dry_run) return preview(stored, written->has_value());
     // Relaxed by an earlier replay: downstream has it, and a person reviews what was waived.
     if (const auto decided = ladder_.next_step(stored.letter);
@@ -274,15 +293,17 @@ class replay_run {
   // The ladder runs on the letter, each call written down in the source before it is made.
   turn_result recover(const stored_letter& stored) {
     auto standing = source_.recheck(stored);
-    if (!standing) return unexpected(store_unavailable("the source could not read a letter again: " + standing.error()));
+    if (!standing) return unexpected(failed("the source could not read a letter again: ", std::move(standing.error())));
     if (*standing != letter_standing::ours) return gone(stored, *standing);
     envelope letter = stored.letter;
-    expected<letter_standing, std::string> journaled = letter_standing::ours;
+    expected<letter_standing, replay_error> journaled = letter_standing::ours;
     recovery_result result = ladder_.run(letter, &state_, [&](const envelope& with_call) {
       journaled = source_.record_call(stored, with_call);
       return journaled && *journaled == letter_standing::ours;
     });
-    if (!journaled) return unexpected(store_unavailable("the source could not record a call before it: " + journaled.error()));
+    if (!journaled) {
+      return unexpected(failed("the source could not record a call before it: ", std::move(journaled.error())));
+    }
     if (*journaled != letter_standing::ours) return gone(stored, *journaled);  // taken or purged just now: no call made
     summary_.usage += result.usage;
     summary_.calls += result.calls;
@@ -297,11 +318,12 @@ class replay_run {
     return passed(stored);
   }
 
-  expected<void, replay_state_error> count_effect(const envelope& letter, recovery_result& result) {
+  expected<void, replay_error> count_effect(const envelope& letter, recovery_result& result) {
     switch (result.effect()) {
       case stop_effect::recovered: {
-        auto entry = state_.record_output(letter.idempotency_key, replay_source_name, letter.dlq_id, *result.output);
-        if (!entry) return unexpected(entry.error());
+        auto entry = state_answer(state_.record_output(letter.idempotency_key, replay_source_name, letter.dlq_id,
+                                                       *result.output));
+        if (!entry) return unexpected(std::move(entry.error()));
         if (!entry->first) {
           ++summary_.duplicates;  // a late original won the race
           result.output = entry->output;
@@ -320,7 +342,7 @@ class replay_run {
   // The source records the replay; an endpoint or budget that says later ends the run at this letter.
   turn_result settle(const stored_letter& stored, const envelope& letter, recovery_result result) {
     auto updated = source_.update(stored, letter, result);
-    if (!updated) return unexpected(store_unavailable("the source could not record the replay: " + updated.error()));
+    if (!updated) return unexpected(failed("the source could not record the replay: ", std::move(updated.error())));
     summary_.superseded += *updated == letter_standing::acted_on;
     summary_.purged += *updated == letter_standing::purged;
     if (result.effect() == stop_effect::later && !waits_alone(result)) {
@@ -347,7 +369,7 @@ class replay_run {
 
 }  // namespace
 
-expected<replay_summary, replay_state_error> replayer::run() {
+expected<replay_summary, replay_error> replayer::run() {
   replay_run run(*ladder_, *source_, *state_, target_, options_);
   return run.run();
 }

@@ -12,8 +12,10 @@ LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
 
-replay_state_error failure(std::string message) {
-  return replay_state_error{replay_state_errc::store_unavailable, std::move(message), {}, {}};
+// The store's failure: one that failed may answer next time, one that refused will not.
+replay_error store_failure(const moderation_error& error, std::string message) {
+  const replay_errc code = is_permanent(error.code) ? replay_errc::source_refused : replay_errc::source_unavailable;
+  return {code, std::move(message), {}, {}};
 }
 
 // Who resolved the record, and why: its operator log's last `resolve`.
@@ -36,16 +38,14 @@ void read_resolver(const moderation_record& record, ledger_entry& entry) {
 
 }  // namespace
 
-expected<resolution_delivery_summary, replay_state_error> deliver_resolutions(moderation_store& store,
-                                                                              replay_state& state,
-                                                                              replay_target& target,
-                                                                              std::size_t page_size) {
+expected<resolution_delivery_summary, replay_error> deliver_resolutions(moderation_store& store, replay_state& state,
+                                                                        replay_target& target, std::size_t page_size) {
   resolution_delivery_summary summary;
   std::string after_created_at, after_dlq_id;
   for (;;) {
     auto page = store.list_after(moderation_status::resolved, after_created_at, after_dlq_id,
                                  page_size == 0 ? 1 : page_size);
-    if (!page) return unexpected(failure("listing resolved letters: " + page.error().message));
+    if (!page) return unexpected(store_failure(page.error(), "listing resolved letters: " + page.error().message));
     if (page->empty()) return summary;
     for (const auto& record : *page) {
       after_created_at = record.created_at;
@@ -70,10 +70,10 @@ expected<resolution_delivery_summary, replay_state_error> deliver_resolutions(mo
       if (!record.resolution) continue;  // a resolved record always holds its correction
       const std::string& key = letter->idempotency_key;
       auto entry = state.find_output(key);
-      if (!entry) return unexpected(std::move(entry.error()));
+      if (!entry) return unexpected(detail::replay_error_of(std::move(entry.error())));
       if (!*entry) {
         auto recorded = state.record_output(key, resolution_source_name, record.dlq_id, *record.resolution);
-        if (!recorded) return unexpected(std::move(recorded.error()));
+        if (!recorded) return unexpected(detail::replay_error_of(std::move(recorded.error())));
         *entry = std::move(*recorded);
       }
       ledger_entry& e = **entry;
@@ -87,9 +87,12 @@ expected<resolution_delivery_summary, replay_state_error> deliver_resolutions(mo
       }
       read_resolver(record, e);
       if (auto delivered = target.deliver(e); !delivered) {
-        return unexpected(failure("the target refused a correction: " + delivered.error()));
+        delivered.error().message = "the target refused a correction: " + delivered.error().message;
+        return unexpected(std::move(delivered.error()));
       }
-      if (auto marked = state.mark_delivered(key); !marked) return unexpected(std::move(marked.error()));
+      if (auto marked = state.mark_delivered(key); !marked) {
+        return unexpected(detail::replay_error_of(std::move(marked.error())));
+      }
       ++summary.delivered;
     }
   }

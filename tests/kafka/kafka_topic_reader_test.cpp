@@ -163,6 +163,42 @@ TEST_CASE("kafka_replay_source and kafka_topic_store report what they cannot ope
   CHECK_FALSE(llmdlq::is_permanent(unanswered.error().code));
 }
 
+TEST_CASE(
+    "kafka_replay_source: a cluster that stops answering is source_unavailable, a topic it refuses source_refused",
+    "[kafka][replay][errors]") {
+  mock_cluster cluster;
+  cluster.create_topic(dlq_topic, 1);
+  fill_topic(cluster, twelve_letters());
+  auto options = topic_options(cluster);
+  options.timeout = std::chrono::milliseconds(1500);
+
+  SECTION("the broker is down") {
+    auto source = llmdlq::kafka_replay_source::open(options);
+    REQUIRE(source.has_value());
+    REQUIRE(rd_kafka_mock_broker_set_down(cluster.get(), 1) == RD_KAFKA_RESP_ERR_NO_ERROR);
+    auto page = source->next("", 100);
+    REQUIRE_FALSE(page.has_value());
+    CHECK(page.error().code == llmdlq::replay_errc::source_unavailable);
+    CHECK_FALSE(llmdlq::is_permanent(page.error().code));
+  }
+  SECTION("the topic is not authorized") {
+    auto source = llmdlq::kafka_replay_source::open(options);
+    REQUIRE(source.has_value());
+    // Every fetch from now on is refused.
+    for (int i = 0; i < 100; ++i) {
+      rd_kafka_mock_push_request_errors(cluster.get(), 1 /* Fetch */, 1, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+    }
+    auto page = source->next("", 100);
+    REQUIRE_FALSE(page.has_value());
+    CHECK(page.error().code == llmdlq::replay_errc::source_refused);
+    CHECK(llmdlq::is_permanent(page.error().code));
+    // The topic store reads the same way: the refusal is kafka_errc::rejected.
+    auto store = llmdlq::kafka_topic_store::open(options);
+    REQUIRE_FALSE(store.has_value());
+    CHECK(store.error().code == llmdlq::kafka_errc::rejected);
+  }
+}
+
 TEST_CASE("kafka_topic_store: the topic's letters as pending records, each dlq_id once, queried like any store",
           "[kafka][moderation]") {
   mock_cluster cluster;

@@ -14,6 +14,7 @@
 #include <llmdlq/llm/moderation_replay_source.hpp>
 #include <llmdlq/llm/recovery_ladder.hpp>
 #include <llmdlq/llm/replayer.hpp>
+#include <llmdlq/llm/resolution_delivery.hpp>
 #include <llmdlq/llm/testing.hpp>
 #include <llmdlq/process.hpp>
 #include <llmdlq/sqlite/replay_state.hpp>
@@ -62,7 +63,7 @@ class file_target final : public llmdlq::replay_target {
  public:
   explicit file_target(std::filesystem::path path, bool die_before_write = false)
       : path_(std::move(path)), die_(die_before_write) {}
-  llmdlq::expected<void, std::string> deliver(const llmdlq::ledger_entry& entry) override {
+  llmdlq::expected<void, llmdlq::replay_error> deliver(const llmdlq::ledger_entry& entry) override {
     if (die_) ::raise(SIGKILL);
     std::ofstream(path_, std::ios::app) << entry.idempotency_key << ' ' << entry.output << '\n';
     return {};
@@ -72,6 +73,51 @@ class file_target final : public llmdlq::replay_target {
   std::filesystem::path path_;
   bool die_;
 };
+
+// A target that fails every delivery with `code`.
+class failing_target final : public llmdlq::replay_target {
+ public:
+  explicit failing_target(llmdlq::replay_errc code) : code_(code) {}
+  llmdlq::expected<void, llmdlq::replay_error> deliver(const llmdlq::ledger_entry&) override {
+    return llmdlq::unexpected(llmdlq::replay_error{code_, "no room downstream", {}, {}});
+  }
+
+ private:
+  llmdlq::replay_errc code_;
+};
+
+// A source whose reads fail with `code`.
+class failing_source final : public llmdlq::replay_source {
+ public:
+  explicit failing_source(llmdlq::replay_errc code) : code_(code) {}
+  llmdlq::expected<std::vector<llmdlq::stored_letter>, llmdlq::replay_error> next(std::string_view,
+                                                                                  std::size_t) override {
+    return llmdlq::unexpected(llmdlq::replay_error{code_, "the topic is gone", {}, {}});
+  }
+  llmdlq::expected<llmdlq::letter_standing, llmdlq::replay_error> update(const llmdlq::stored_letter&,
+                                                                         const llmdlq::envelope&,
+                                                                         const llmdlq::recovery_result&) override {
+    return llmdlq::letter_standing::ours;
+  }
+  llmdlq::expected<llmdlq::letter_standing, llmdlq::replay_error> record_call(const llmdlq::stored_letter&,
+                                                                              const llmdlq::envelope&) override {
+    return llmdlq::letter_standing::ours;
+  }
+  llmdlq::expected<llmdlq::letter_standing, llmdlq::replay_error> recheck(const llmdlq::stored_letter&) override {
+    return llmdlq::letter_standing::ours;
+  }
+
+ private:
+  llmdlq::replay_errc code_;
+};
+
+// Runs `sql` on the database at `path`, as another program (or a bad disk) would.
+void tamper(const std::filesystem::path& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  CHECK(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+}
 
 std::vector<std::string> lines_of(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -199,7 +245,8 @@ TEST_CASE("One replay per store: the lease", "[replay][lease]") {
   llmdlq::moderation_replay_source source(f.store);
   auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
   REQUIRE_FALSE(summary.has_value());
-  CHECK(summary.error().code == llmdlq::replay_state_errc::lease_held);
+  CHECK(summary.error().code == llmdlq::replay_errc::lease_held);
+  CHECK_FALSE(llmdlq::is_permanent(summary.error().code));
   CHECK(summary.error().holder == "someone-else");
   CHECK(f.model.calls() == 0);
   f.clock.advance(61s);  // the other replay died: its lease expires
@@ -421,6 +468,132 @@ TEST_CASE("A letter whose record does not read back is skipped, counted and name
   again = llmdlq::replayer(ladder, source, f.state, f.replay).run();
   REQUIRE(again.has_value());
   CHECK(again->unreadable == 0);
+}
+
+TEST_CASE("A target's failure stops the run with its code, and the next run delivers what the ledger kept",
+          "[replay][errors]") {
+  fixture f;
+  fill(f.store, 2, f.clock);
+  f.model.then_reply(valid(0));
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  const auto code = GENERATE(llmdlq::replay_errc::target_unavailable, llmdlq::replay_errc::target_refused);
+  CAPTURE(llmdlq::to_string(code));
+  failing_target failing(code);
+  llmdlq::replayer replay(ladder, source, f.state, f.replay);
+  replay.deliver_to(failing);
+  auto summary = replay.run();
+  REQUIRE_FALSE(summary.has_value());
+  CHECK(summary.error().code == code);
+  CHECK(llmdlq::is_permanent(summary.error().code) == (code == llmdlq::replay_errc::target_refused));
+  CHECK(summary.error().message == "the target refused a delivery: no room downstream");
+  CHECK(f.model.calls() == 1);  // the run stopped at the first delivery
+
+  // The payload stayed undelivered in the ledger: the next run delivers it first, without asking again.
+  f.model.then_reply(valid(1));
+  const auto out = f.dir.path() / "out.txt";
+  file_target target(out);
+  llmdlq::replayer again(ladder, source, f.state, f.replay);
+  again.deliver_to(target);
+  auto resumed = again.run();
+  REQUIRE(resumed.has_value());
+  CHECK(resumed->delivered == 2);
+  CHECK(lines_of(out).size() == 2);
+  CHECK(f.model.calls() == 2);
+}
+
+TEST_CASE("A source's failure stops the run with the source's code", "[replay][errors]") {
+  fixture f;
+  auto ladder = f.ladder();
+  const auto code = GENERATE(llmdlq::replay_errc::source_unavailable, llmdlq::replay_errc::source_refused);
+  CAPTURE(llmdlq::to_string(code));
+  failing_source source(code);
+  auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE_FALSE(summary.has_value());
+  CHECK(summary.error().code == code);
+  CHECK(summary.error().message == "the source failed: the topic is gone");
+}
+
+TEST_CASE("A moderation store that fails is source_unavailable, a replay state that fails state_unavailable",
+          "[replay][errors]") {
+  fixture f;
+  fill(f.store, 1, f.clock);
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+
+  SECTION("the store's table is gone") {
+    tamper(f.db, "ALTER TABLE dead_letters RENAME TO elsewhere");
+    auto read = source.next("", 10);
+    REQUIRE_FALSE(read.has_value());
+    CHECK(read.error().code == llmdlq::replay_errc::source_unavailable);
+    CHECK(read.error().message.starts_with("listing requeued letters: "));
+    auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+    REQUIRE_FALSE(summary.has_value());
+    CHECK(summary.error().code == llmdlq::replay_errc::source_unavailable);
+  }
+  SECTION("the ledger's table is gone") {
+    tamper(f.db, "DROP TABLE llmdlq_replay_ledger");
+    auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+    REQUIRE_FALSE(summary.has_value());
+    CHECK(summary.error().code == llmdlq::replay_errc::state_unavailable);
+    CHECK_FALSE(llmdlq::is_permanent(summary.error().code));
+  }
+  CHECK(f.model.calls() == 0);
+}
+
+TEST_CASE("A replay whose lease another replay took meanwhile stops with lease_lost", "[replay][errors][lease]") {
+  fixture f;
+  fill(f.store, 3, f.clock);
+  for (int i = 0; i < 3; ++i) f.model.then_reply(valid(i));
+  f.replay.lease_ttl = 60s;
+  f.replay.batch = 1;
+  // After the first letter this replay stalls past its lease, and another takes it.
+  bool taken = false;
+  f.replay.progress = [&](const llmdlq::replay_progress&) {
+    if (taken) return;
+    taken = true;
+    f.clock.advance(61s);
+    REQUIRE(f.state.acquire_lease("replay", "someone-else", 60s).has_value());
+  };
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source source(f.store);
+  auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE_FALSE(summary.has_value());
+  CHECK(summary.error().code == llmdlq::replay_errc::lease_lost);
+  CHECK(summary.error().holder == "someone-else");
+  CHECK(f.model.calls() == 1);
+}
+
+TEST_CASE("deliver_resolutions passes the target's and the state's codes on", "[replay][errors][deliver]") {
+  fixture f;
+  fill(f.store, 1, f.clock);
+  const auto records = f.store.list(moderation_status::pending, 10);
+  REQUIRE(records->size() == 1);
+  const std::string id = records->at(0).dlq_id;
+  REQUIRE(f.store.act({id, llmdlq::moderation_action::claim, "ana", "", std::nullopt}).has_value());
+  REQUIRE(f.store.act({id, llmdlq::moderation_action::resolve, "ana", "fixed", valid(0)}).has_value());
+
+  SECTION("a target that refuses") {
+    failing_target refusing(llmdlq::replay_errc::target_refused);
+    auto delivered = llmdlq::deliver_resolutions(f.store, f.state, refusing);
+    REQUIRE_FALSE(delivered.has_value());
+    CHECK(delivered.error().code == llmdlq::replay_errc::target_refused);
+    CHECK(delivered.error().message == "the target refused a correction: no room downstream");
+  }
+  SECTION("a ledger that fails") {
+    tamper(f.db, "DROP TABLE llmdlq_replay_ledger");
+    file_target target(f.dir.path() / "out.txt");
+    auto delivered = llmdlq::deliver_resolutions(f.store, f.state, target);
+    REQUIRE_FALSE(delivered.has_value());
+    CHECK(delivered.error().code == llmdlq::replay_errc::state_unavailable);
+  }
+  SECTION("a store that fails") {
+    tamper(f.db, "ALTER TABLE dead_letters RENAME TO elsewhere");
+    file_target target(f.dir.path() / "out.txt");
+    auto delivered = llmdlq::deliver_resolutions(f.store, f.state, target);
+    REQUIRE_FALSE(delivered.has_value());
+    CHECK(delivered.error().code == llmdlq::replay_errc::source_unavailable);
+  }
 }
 
 }  // namespace replayer_test

@@ -10,6 +10,7 @@
 #include <llmdlq/moderation.hpp>
 #include <llmdlq/redis/error.hpp>
 #include <llmdlq/repair.hpp>
+#include <llmdlq/replay_error.hpp>
 #include <llmdlq/replay_state.hpp>
 #include <llmdlq/schema.hpp>
 #include <llmdlq/sink.hpp>
@@ -79,6 +80,7 @@ TEST_CASE("every enumerator has a name and a message") {
   check_every_enumerator(llmdlq::sink_errc::unsafe_file, "llmdlq.sink", false);
   check_every_enumerator(llmdlq::moderation_errc::unreadable_record, "llmdlq.moderation", false);
   check_every_enumerator(llmdlq::replay_state_errc::store_unavailable, "llmdlq.replay_state", false);
+  check_every_enumerator(llmdlq::replay_errc::target_refused, "llmdlq.replay", false);
   check_every_enumerator(llmdlq::kafka_errc::closed, "llmdlq.kafka", false);
   check_every_enumerator(llmdlq::redis_errc::closed, "llmdlq.redis", false);
 }
@@ -119,6 +121,15 @@ TEST_CASE("to_string and is_permanent keep their answers, out-of-range values in
   CHECK_FALSE(llmdlq::is_permanent(llmdlq::kafka_errc::timeout));
   CHECK(llmdlq::is_permanent(llmdlq::redis_errc::rejected));
   CHECK_FALSE(llmdlq::is_permanent(llmdlq::redis_errc::protocol_error));
+  // A replay stopped by a refusal stops there again; the rest may get past it next time.
+  CHECK(llmdlq::is_permanent(llmdlq::replay_errc::source_refused));
+  CHECK(llmdlq::is_permanent(llmdlq::replay_errc::target_refused));
+  CHECK_FALSE(llmdlq::is_permanent(llmdlq::replay_errc::source_unavailable));
+  CHECK_FALSE(llmdlq::is_permanent(llmdlq::replay_errc::state_unavailable));
+  CHECK_FALSE(llmdlq::is_permanent(llmdlq::replay_errc::lease_held));
+  CHECK_FALSE(llmdlq::is_permanent(llmdlq::replay_errc::lease_lost));
+  CHECK_FALSE(llmdlq::is_permanent(llmdlq::replay_errc::target_unavailable));
+  CHECK(llmdlq::to_string(static_cast<llmdlq::replay_errc>(200)) == "unknown");
   CHECK_FALSE(llmdlq::is_permanent(static_cast<llmdlq::sink_errc>(200)));
 }
 
@@ -140,6 +151,9 @@ TEST_CASE("an error code compares equal to the failure_condition its is_permanen
   for (int v = 0; v <= static_cast<int>(llmdlq::redis_errc::closed); ++v) {
     CHECK(agrees(static_cast<llmdlq::redis_errc>(v)));
   }
+  for (int v = 0; v <= static_cast<int>(llmdlq::replay_errc::target_refused); ++v) {
+    CHECK(agrees(static_cast<llmdlq::replay_errc>(v)));
+  }
 
   // Enums without is_permanent() are neither.
   const std::error_code parse = llmdlq::json_errc::too_deep;
@@ -152,6 +166,21 @@ TEST_CASE("an error code compares equal to the failure_condition its is_permanen
   CHECK(std::string_view(permanent.category().name()) == "llmdlq.failure");
   CHECK(permanent.message() == "permanent: the same call can never succeed");
   CHECK(std::error_code(std::make_error_code(std::errc::timed_out)) != failure_condition::transient);
+}
+
+TEST_CASE("a replay state's failure keeps its lease codes and its holder as a replay's") {
+  using llmdlq::replay_errc;
+  using llmdlq::replay_state_errc;
+  const auto of = [](replay_state_errc code) {
+    return llmdlq::detail::replay_error_of({code, "m", "them", llmdlq::timestamp{}});
+  };
+  CHECK(of(replay_state_errc::lease_held).code == replay_errc::lease_held);
+  CHECK(of(replay_state_errc::lease_held).holder == "them");
+  CHECK(of(replay_state_errc::lease_held).expires_at.has_value());
+  CHECK(of(replay_state_errc::lease_lost).code == replay_errc::lease_lost);
+  CHECK(of(replay_state_errc::store_unavailable).code == replay_errc::state_unavailable);
+  CHECK(of(replay_state_errc::store_unavailable).message == "m");
+  CHECK(of(replay_state_errc::attempts_exhausted).code == replay_errc::state_unavailable);
 }
 
 }  // namespace error_category_test

@@ -58,17 +58,20 @@ class kafka_replay_source final : public replay_source {
   ~kafka_replay_source() override;
 
   /// Up to `limit` letters after `after` (from each partition's beginning
-  /// when empty). Empty when every partition is read to its end.
-  [[nodiscard]] expected<std::vector<stored_letter>, std::string> next(std::string_view after,
-                                                                       std::size_t limit) override;
-  [[nodiscard]] expected<letter_standing, std::string> update(const stored_letter&, const envelope&,
-                                                              const recovery_result&) override {
+  /// when empty). Empty when every partition is read to its end. Fails with
+  /// source_refused when the cluster refuses the topic (unknown, not
+  /// authorized), source_unavailable when it fails or does not answer in
+  /// the options' timeout.
+  [[nodiscard]] expected<std::vector<stored_letter>, replay_error> next(std::string_view after,
+                                                                        std::size_t limit) override;
+  [[nodiscard]] expected<letter_standing, replay_error> update(const stored_letter&, const envelope&,
+                                                               const recovery_result&) override {
     return letter_standing::ours;
   }
-  [[nodiscard]] expected<letter_standing, std::string> recheck(const stored_letter&) override {
+  [[nodiscard]] expected<letter_standing, replay_error> recheck(const stored_letter&) override {
     return letter_standing::ours;
   }
-  [[nodiscard]] expected<letter_standing, std::string> record_call(const stored_letter&, const envelope&) override {
+  [[nodiscard]] expected<letter_standing, replay_error> record_call(const stored_letter&, const envelope&) override {
     return letter_standing::ours;
   }
 

@@ -32,7 +32,8 @@ LLMDLQ_BEGIN_NAMESPACE
 class kafka_topic_store final : public moderation_store {
  public:
   /// Reads all of the topic. Fails as kafka_replay_source::open does, or
-  /// unavailable when a read fails midway.
+  /// when a read fails midway: rejected when the cluster refuses the topic,
+  /// unavailable otherwise.
   [[nodiscard]] static expected<std::unique_ptr<kafka_topic_store>, kafka_error> open(kafka_topic_options options);
 
   /// Refused (sink_errc::rejected): the topic is read here, not written.

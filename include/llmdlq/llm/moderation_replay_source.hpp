@@ -15,6 +15,10 @@
 
 LLMDLQ_BEGIN_NAMESPACE
 
+/// Fails with source_unavailable when the store fails (a
+/// moderation_errc::store_unavailable), source_refused when it refuses what
+/// the replay writes (another moderation_errc, that is_permanent()); a
+/// record an operator acted on or a purge removed is a letter_standing.
 class moderation_replay_source final : public replay_source {
  public:
   /// `operator_name` goes into each record's operator log.
@@ -22,13 +26,13 @@ class moderation_replay_source final : public replay_source {
                                     bool requeued_only = false)
       : store_(&store), operator_(std::move(operator_name)), requeued_only_(requeued_only) {}
 
-  [[nodiscard]] expected<std::vector<stored_letter>, std::string> next(std::string_view after,
-                                                                       std::size_t limit) override;
-  [[nodiscard]] expected<letter_standing, std::string> update(const stored_letter& before, const envelope& after,
-                                                              const recovery_result& result) override;
-  [[nodiscard]] expected<letter_standing, std::string> recheck(const stored_letter& letter) override;
-  [[nodiscard]] expected<letter_standing, std::string> record_call(const stored_letter& letter,
-                                                                   const envelope& with_call) override;
+  [[nodiscard]] expected<std::vector<stored_letter>, replay_error> next(std::string_view after,
+                                                                        std::size_t limit) override;
+  [[nodiscard]] expected<letter_standing, replay_error> update(const stored_letter& before, const envelope& after,
+                                                               const recovery_result& result) override;
+  [[nodiscard]] expected<letter_standing, replay_error> recheck(const stored_letter& letter) override;
+  [[nodiscard]] expected<letter_standing, replay_error> record_call(const stored_letter& letter,
+                                                                    const envelope& with_call) override;
 
  private:
   moderation_store* store_;

@@ -21,21 +21,14 @@
 #include "llmdlq/expected.hpp"
 #include "llmdlq/llm/recovery_step.hpp"
 #include "llmdlq/moderation_record.hpp"
+#include "llmdlq/replay_error.hpp"
 #include "llmdlq/replay_source.hpp"
 #include "llmdlq/replay_state.hpp"
+#include "llmdlq/replay_target.hpp"  // replay_target, declared here before it had a header of its own
 
 LLMDLQ_BEGIN_NAMESPACE
 
 class recovery_ladder;
-
-/// Where recovered payloads go. Each delivery carries the idempotency key,
-/// so a target that sees a key twice (after a crash between delivery and
-/// the ledger's confirmation) can drop the second.
-class replay_target {
- public:
-  virtual ~replay_target() = default;
-  [[nodiscard]] virtual expected<void, std::string> deliver(const ledger_entry& entry) = 0;
-};
 
 /// Which letters a replay takes; empty members select everything.
 struct replay_filter {
@@ -125,8 +118,14 @@ class replayer {
   void deliver_to(replay_target& target) noexcept { target_ = &target; }
 
   /// Runs until the source ends, the limit is reached, or the endpoint or
-  /// budget says later. Fails without the lease, or when the store fails.
-  [[nodiscard]] expected<replay_summary, replay_state_error> run();
+  /// budget says later. Fails without the lease (lease_held, with its
+  /// holder; lease_lost when it expired during the run), or when a part
+  /// fails, with that part's code: the source's (source_unavailable,
+  /// source_refused), the state's (state_unavailable), the target's
+  /// (target_unavailable, target_refused). What the run did until then
+  /// stays done: the next run goes on from the cursor and delivers what the
+  /// ledger holds undelivered.
+  [[nodiscard]] expected<replay_summary, replay_error> run();
 
  private:
   recovery_ladder* ladder_;

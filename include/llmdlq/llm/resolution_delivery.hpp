@@ -13,6 +13,7 @@
 #include "llmdlq/expected.hpp"
 #include "llmdlq/llm/replayer.hpp"
 #include "llmdlq/moderation.hpp"
+#include "llmdlq/replay_error.hpp"
 #include "llmdlq/replay_state.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -37,9 +38,11 @@ struct resolution_delivery_summary {
 /// and called again writes each once (the target drops a key it has seen).
 /// A payload the ledger holds from another source is not written again.
 /// Each delivery carries who resolved it and their note (ledger_entry's
-/// resolved_by and note). Fails when the store, the state or the target
-/// fails: what was delivered stays delivered, and the next call goes on.
-[[nodiscard]] expected<resolution_delivery_summary, replay_state_error> deliver_resolutions(
+/// resolved_by and note). Fails when the store (source_unavailable,
+/// source_refused), the state (state_unavailable) or the target
+/// (target_unavailable, target_refused) fails: what was delivered stays
+/// delivered, and the next call goes on.
+[[nodiscard]] expected<resolution_delivery_summary, replay_error> deliver_resolutions(
     moderation_store& store, replay_state& state, replay_target& target, std::size_t page_size = 100);
 
 LLMDLQ_END_NAMESPACE
