@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The JSON text layer every stage reads with (include/llmdlq/detail/json/):
 // one escape reader whose faults each reader handles its own way, one
-// number grammar for the forward pass, the stream judge and repair, the
+// number grammar for the stream judge and redaction, the
 // span locator's strings, and where a text stops being UTF-8.
 #include <string>
 #include <string_view>

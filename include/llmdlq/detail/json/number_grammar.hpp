@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // JSON's number grammar (RFC 8259 section 6) as one transition function:
-// the stream judge steps it a byte at a time across chunks, and the forward
-// pass and repair run it over a whole lexeme with scan_number.
+// the stream judge steps it a byte at a time across chunks, and redaction
+// runs it over a whole lexeme with scan_number.
 #pragma once
 
 #include <cstddef>
