@@ -40,34 +40,26 @@ wait_for() {
 # hold LOCK...: a process that holds the locks until stop_holder (ten minutes at
 # most, should this script be killed); returns once they are held. Another
 # installation that started since holds them first: they are taken once it
-# lets go (within ten minutes). Each hold says so in a file of its own, so
-# that a word left by the one before is not taken for it.
+# lets go (within ten minutes, or the holder dies). The holder says so
+# through a pipe of its own, read until it speaks or dies: no polling, and
+# no word left by the one before.
 holds=0
 hold() {
   holds=$((holds + 1))
-  local said="$work/held.$holds"
+  local said="$work/held.$holds" word=""
+  mkfifo "$said"
   python3 - "$@" >"$said" <<'PY' &
-import fcntl, os, sys, time
-deadline = time.monotonic() + 600
+import fcntl, os, signal, sys, time
+signal.alarm(600)
 for path in sys.argv[1:]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
-    while True:
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+    fcntl.lockf(os.open(path, os.O_RDWR | os.O_CREAT, 0o640), fcntl.LOCK_EX)
+signal.alarm(0)
 print("held", flush=True)
 time.sleep(600)
 PY
   holder=$!
-  for _ in $(seq 6000); do
-    grep -q held "$said" 2>/dev/null && return 0
-    kill -0 "$holder" 2>/dev/null || break
-    sleep 0.1
-  done
+  read -r word <"$said" || true
+  [ "$word" = held ] && return 0
   echo "FAILED: cannot hold $*" >&2
   exit 1
 }
