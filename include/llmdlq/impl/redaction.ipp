@@ -238,8 +238,7 @@ inline void normalize(std::string_view kind, std::string_view value, std::string
 // Whether `text` is one JSON number, at [begin, end), and blanks.
 inline bool only_number(std::string_view text, std::size_t begin, std::size_t end) noexcept {
   const auto blanks = [](std::string_view s) { return std::all_of(s.begin(), s.end(), is_json_blank); };
-  const number_lexeme number = scan_number(text.substr(begin, end - begin));
-  return number.complete && number.length == end - begin && blanks(text.substr(0, begin)) && blanks(text.substr(end));
+  return is_json_number(text.substr(begin, end - begin)) && blanks(text.substr(0, begin)) && blanks(text.substr(end));
 }
 
 // One replacement to make: [begin, end) of the text, and what it is.

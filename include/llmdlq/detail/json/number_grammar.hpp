@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// JSON's number grammar (RFC 8259 section 6) as one transition function:
-// the stream judge steps it a byte at a time across chunks, and redaction
-// runs it over a whole lexeme with scan_number.
+// JSON's number grammar (RFC 8259 section 6), read two ways: a transition
+// function the stream judge steps a byte at a time across chunks, and
+// scan_number, straight-line over a whole lexeme, for the forward pass,
+// repair and redaction. A test holds the two to one language.
 #pragma once
 
 #include <cstddef>
@@ -60,36 +61,79 @@ constexpr bool number_complete(number_part part) noexcept {
          part == number_part::exponent;
 }
 
-/// The longest prefix of `text` the grammar reads, and whether it is a
-/// whole number.
-struct number_lexeme {
-  std::size_t length = 0;
-  bool complete = false;
+/// A number as JSON texts and models write it, read straight through:
+/// `[+-]? digits* ('.' digits*)? ([eE] [+-]? digits*)?`, each part possibly
+/// empty. Where that breaks RFC 8259 (a `+`, no digits, a leading zero) is
+/// the reader's to decide: the forward pass refuses it, repair rewrites it.
+/// The value's digits are gathered on the way, for the forward pass.
+struct number_scan {
+  std::size_t end = 0;      // where the number ends
+  std::size_t integer = 0;  // the integer's digits: [integer, integer_end)
+  std::size_t integer_end = 0;
+  std::size_t fraction_end = 0;  // the fraction's digits: [integer_end + 1, fraction_end) after a '.'
+  std::size_t exponent = 0;      // the exponent's digits: [exponent, end) after an e
+  bool negative = false;
+  bool dot = false;
+  bool e = false;
+  std::uint64_t mantissa = 0;  // the first 19 digits of integer and fraction, as one integer
+  std::size_t digits = 0;      // how many digits they are, a leading zero not counted
+  int exponent_value = 0;      // the written exponent, its magnitude capped at 100000
+
+  constexpr std::size_t integer_digits() const noexcept { return integer_end - integer; }
+  constexpr std::size_t fraction_digits() const noexcept { return dot ? fraction_end - integer_end - 1 : 0; }
+  constexpr std::size_t exponent_digits() const noexcept { return e ? end - exponent : 0; }
+  constexpr bool integral() const noexcept { return !dot && !e; }
+
+  /// Whether these bytes are a number RFC 8259's grammar reads.
+  constexpr bool json(std::string_view text) const noexcept {
+    return (integer == 0 || text[0] == '-') && integer_digits() != 0 &&
+           (text[integer] != '0' || integer_digits() == 1) && (!dot || fraction_digits() != 0) &&
+           (!e || exponent_digits() != 0);
+  }
 };
 
-/// Reads the number at the start of `text`; `visit(part, bytes)` sees the
-/// bytes the grammar takes, a run of digits of one part at a time.
-template <class Visit>
-constexpr number_lexeme scan_number(std::string_view text, Visit&& visit) {
-  number_part part = number_part::none;
+/// Reads the number at the start of `text`.
+constexpr number_scan scan_number(std::string_view text) noexcept {
+  number_scan n;
+  const std::size_t size = text.size();
   std::size_t at = 0;
-  while (at < text.size()) {
-    const number_part next = at == 0 ? number_start(text[0]) : number_next(part, text[at]);
-    if (next == number_part::none) break;
-    std::size_t end = at + 1;
-    // A digit goes on in the integer, the fraction and the exponent alike.
-    if (next == number_part::integer || next == number_part::fraction || next == number_part::exponent) {
-      while (end < text.size() && is_ascii_digit(text[end])) ++end;
+  auto take_digits = [&] {
+    for (; at < size && is_ascii_digit(text[at]); ++at) {
+      if (n.digits < 19) n.mantissa = n.mantissa * 10 + static_cast<std::uint64_t>(text[at] - '0');
+      ++n.digits;
     }
-    visit(next, text.substr(at, end - at));
-    part = next;
-    at = end;
+  };
+  if (at < size && (text[at] == '-' || text[at] == '+')) n.negative = text[at++] == '-';
+  n.integer = at;
+  if (at < size && text[at] == '0') ++at;  // a leading zero adds nothing to the value
+  take_digits();                           // (and digits after it break the grammar)
+  n.integer_end = at;
+  if (at < size && text[at] == '.') {
+    n.dot = true;
+    ++at;
+    take_digits();
   }
-  return {at, number_complete(part)};
+  n.fraction_end = at;
+  if (at < size && (text[at] == 'e' || text[at] == 'E')) {
+    n.e = true;
+    ++at;
+    const bool negative = at < size && text[at] == '-';
+    if (at < size && (text[at] == '+' || text[at] == '-')) ++at;
+    n.exponent = at;
+    int written = 0;
+    for (; at < size && is_ascii_digit(text[at]); ++at) {
+      if (written < 100000) written = written * 10 + (text[at] - '0');
+    }
+    n.exponent_value = negative ? -written : written;
+  }
+  n.end = at;
+  return n;
 }
 
-constexpr number_lexeme scan_number(std::string_view text) noexcept {
-  return scan_number(text, [](number_part, std::string_view) noexcept {});
+/// Whether `text` is one JSON number and nothing else.
+constexpr bool is_json_number(std::string_view text) noexcept {
+  const number_scan n = scan_number(text);
+  return n.end == text.size() && n.json(text);
 }
 
 }  // namespace detail

@@ -17,6 +17,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/number_grammar.hpp"
 #include "llmdlq/detail/json/string_escape.hpp"
 #include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/detail/repair/output_buffer.hpp"
@@ -932,66 +933,50 @@ class repair_engine {
   void read_number() {
     const std::size_t start = i_;
     const std::size_t out_start = out_.size();
-    bool rewritten = false;
-    if (at(i_) == '+') {
-      rewritten = true;
+    if ((at(i_) == '+' || at(i_) == '-') && is_word_start(at(i_ + 1))) {  // -Infinity
       ++i_;
-    } else if (at(i_) == '-') {
-      out_ += '-';
-      ++i_;
-    }
-    if (is_word_start(at(i_))) {  // -Infinity
-      out_.truncate(out_start);
       return read_word_from(start);
     }
-    std::size_t k = i_;
-    while (is_ascii_digit(at(k))) ++k;
-    const std::size_t int_digits = k - i_;
-    if (int_digits > 1 && at(i_) == '0') return fail(i_, "a number with a leading zero");
-    if (int_digits == 0) {
-      if (at(k) == '.' && is_ascii_digit(at(k + 1))) {
+    // The grammar's faults are read here: the lenient ones rewritten, a cut
+    // number dropped, the rest failed.
+    const number_scan n = scan_number(in_.substr(start));
+    const std::size_t integer = start + n.integer;
+    const std::size_t integer_end = start + n.integer_end;
+    const std::size_t fraction_end = start + n.fraction_end;
+    const std::size_t end = start + n.end;
+    bool rewritten = at(start) == '+';
+    if (n.negative) out_ += '-';
+    if (n.integer_digits() > 1 && at(integer) == '0') return fail(integer, "a number with a leading zero");
+    if (n.integer_digits() == 0) {
+      if (n.fraction_digits() != 0) {
         out_ += '0';  // .5
         rewritten = true;
-      } else if (k >= in_.size()) {
+      } else if (integer_end >= in_.size()) {
         return drop_cut_number(start, out_start);
       } else {
         return fail(start, "a number without digits");
       }
     }
-    out_.append(in_.data() + i_, k - i_);
-    i_ = k;
-    bool exponent = false;
-    if (at(i_) == '.') {
-      std::size_t f = i_ + 1;
-      while (is_ascii_digit(at(f))) ++f;
-      if (f == i_ + 1) {
-        if (f >= in_.size()) return drop_cut_number(start, out_start);
-        out_ += ".0";  // 2.
-        rewritten = true;
-      } else {
-        out_.append(in_.data() + i_, f - i_);
-      }
-      i_ = f;
+    out_.append(in_.data() + integer, n.integer_digits());
+    if (n.dot && n.fraction_digits() == 0) {
+      if (fraction_end >= in_.size()) return drop_cut_number(start, out_start);
+      out_ += ".0";  // 2.
+      rewritten = true;
+    } else {
+      out_.append(in_.data() + integer_end, fraction_end - integer_end);
     }
-    if (at(i_) == 'e' || at(i_) == 'E') {
-      std::size_t e = i_ + 1;
-      if (at(e) == '+' || at(e) == '-') ++e;
-      const std::size_t digits = e;
-      while (is_ascii_digit(at(e))) ++e;
-      if (e == digits) {
-        if (e >= in_.size()) return drop_cut_number(start, out_start);
-        return fail(i_, "an exponent without digits");
-      }
-      out_.append(in_.data() + i_, e - i_);
-      i_ = e;
-      exponent = true;
+    if (n.e && n.exponent_digits() == 0) {
+      if (end >= in_.size()) return drop_cut_number(start, out_start);
+      return fail(fraction_end, "an exponent without digits");
     }
+    out_.append(in_.data() + fraction_end, end - fraction_end);
+    i_ = end;
     if (is_word_char(at(i_)) || at(i_) == '.') return fail(i_, "unexpected character after a number");
     if (i_ >= in_.size() && !stack_.empty()) {
       // The text may have been cut in the middle of this number.
       return drop_cut_number(start, out_start);
     }
-    if ((exponent || int_digits > 18) && check_syntax(out_.view(out_start))) {
+    if ((n.e || n.integer_digits() > 18) && check_syntax(out_.view(out_start))) {
       return fail(start, "the number is beyond the range of a double or a 64-bit integer");
     }
     if (rewritten) {

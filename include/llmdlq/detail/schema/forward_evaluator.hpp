@@ -16,6 +16,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/json/byte_classes.hpp"
+#include "llmdlq/detail/json/number_grammar.hpp"
 #include "llmdlq/detail/json/string_escape.hpp"
 #include "llmdlq/detail/json/text_passes.hpp"
 #include "llmdlq/detail/json/text_scan.hpp"
@@ -340,73 +341,30 @@ class forward_evaluator {
 
   // RFC 8259's number grammar, then the value as simdjson gives it: an
   // int64, else a uint64, for integers; a correctly rounded double otherwise.
-  // Straight-line, the value read as the digits go by: on the forward pass's
-  // hot path, scan_number's visitor cost 12-17 %. The grammar is
-  // number_grammar.hpp's; JSONTestSuite's number cases and the forward-pass
-  // fuzzer (its verdict against simdjson's) hold this copy to it.
   static bool read_number(std::string_view text, json_number& out) {
-    const char* p = text.data();
-    const char* const end = p + text.size();
-    const bool negative = p != end && *p == '-';
-    p += negative;
-    if (p == end || !is_ascii_digit(*p)) return false;
-    // The digits as one integer while it fits, for the exact paths below.
-    std::uint64_t mantissa = 0;
-    int digits = 0;
-    auto take = [&](char c) {
-      if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
-      ++digits;
-    };
-    if (*p == '0') {
-      ++p;
-      if (p != end && is_ascii_digit(*p)) return false;  // a leading zero
-    } else {
-      for (; p != end && is_ascii_digit(*p); ++p) take(*p);
-    }
-    const int integer_digits = digits;
-    int exponent = 0;
-    bool integral = true;
-    if (p != end && *p == '.') {
-      integral = false;
-      ++p;
-      if (p == end || !is_ascii_digit(*p)) return false;
-      for (; p != end && is_ascii_digit(*p); ++p) take(*p);
-      exponent = integer_digits - digits;
-    }
-    if (p != end && (*p == 'e' || *p == 'E')) {
-      integral = false;
-      ++p;
-      const bool negative_exponent = p != end && *p == '-';
-      if (p != end && (*p == '+' || *p == '-')) ++p;
-      if (p == end || !is_ascii_digit(*p)) return false;
-      int written = 0;
-      for (; p != end && is_ascii_digit(*p); ++p) {
-        if (written < 100000) written = written * 10 + (*p - '0');
-      }
-      exponent += negative_exponent ? -written : written;
-    }
-    if (p != end) return false;
-    if (!integral) return read_double(text, negative, mantissa, digits, exponent, out);
-    if (digits > 20) return false;
-    if (digits > 19) {  // 20 digits: only a uint64 can hold it
+    const number_scan n = scan_number(text);
+    if (n.end != text.size() || !n.json(text)) return false;
+    if (!n.integral()) return read_double(text, n, out);
+    if (n.digits > 20) return false;
+    if (n.digits > 19) {  // 20 digits: only a uint64 can hold it
       std::uint64_t full = 0;
-      for (const char* q = text.data() + negative; q != end; ++q) {
-        const auto digit = static_cast<std::uint64_t>(*q - '0');
+      for (const char c : text.substr(n.integer)) {
+        const auto digit = static_cast<std::uint64_t>(c - '0');
         if (full > (UINT64_MAX - digit) / 10) return false;
         full = full * 10 + digit;
       }
-      if (negative) return false;
+      if (n.negative) return false;
       out = json_number::of(full);
       return true;
     }
     constexpr std::uint64_t int64_limit = std::uint64_t(1) << 63;
-    if (negative) {
-      if (mantissa > int64_limit) return false;
-      out = json_number::of(mantissa == int64_limit ? INT64_MIN : -static_cast<std::int64_t>(mantissa));
-    } else if (mantissa < int64_limit) {
-      out = json_number::of(static_cast<std::int64_t>(mantissa));
+    if (n.negative) {
+      if (n.mantissa > int64_limit) return false;
+      out = json_number::of(n.mantissa == int64_limit ? INT64_MIN : -static_cast<std::int64_t>(n.mantissa));
+    } else if (n.mantissa < int64_limit) {
+      out = json_number::of(static_cast<std::int64_t>(n.mantissa));
     } else {
-      out = json_number::of(mantissa);
+      out = json_number::of(n.mantissa);
     }
     return true;
   }
@@ -414,14 +372,17 @@ class forward_evaluator {
   // A number with a fraction or an exponent. Most are a few digits times a
   // small power of ten, which one IEEE operation on two exact doubles rounds
   // correctly; the rest go through std::from_chars.
-  static bool read_double(std::string_view text, bool negative, std::uint64_t mantissa, int digits, int exponent,
-                          json_number& out) {
+  static bool read_double(std::string_view text, const number_scan& n, json_number& out) {
     constexpr std::uint64_t exact_limit = std::uint64_t(1) << 53;
-    if (digits <= 19 && mantissa <= exact_limit && exponent >= -22 && exponent <= 22) {
-      double d = static_cast<double>(mantissa);
-      d = exponent >= 0 ? d * powers_of_ten[exponent] : d / powers_of_ten[-exponent];
-      out = json_number::of(negative ? -d : d);
-      return true;
+    if (n.digits <= 19 && n.mantissa <= exact_limit) {
+      // At most 19 digits were read, so the fraction's count fits an int.
+      const int exponent = n.exponent_value - static_cast<int>(n.fraction_digits());
+      if (exponent >= -22 && exponent <= 22) {
+        double d = static_cast<double>(n.mantissa);
+        d = exponent >= 0 ? d * powers_of_ten[exponent] : d / powers_of_ten[-exponent];
+        out = json_number::of(n.negative ? -d : d);
+        return true;
+      }
     }
     double d = 0;
     const auto [stop, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
