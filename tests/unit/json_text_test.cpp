@@ -82,30 +82,38 @@ TEST_CASE("scan_number: a number's parts as written, and whether RFC 8259 reads 
     INFO(lexeme);
     CHECK_FALSE(is_json_number(lexeme));
   }
-  const auto n = scan_number("-10.25E+300,");
+  const auto n = scan_number<llmdlq::detail::number_reading::lenient>("-10.25E+300,");
   CHECK(n.end == 11);
   CHECK(n.negative);
   CHECK(n.integer == 1);
   CHECK(n.integer_digits() == 2);
-  CHECK(n.fraction_digits() == 2);
+  CHECK(n.fraction_digits == 2);
   CHECK(n.exponent_digits() == 3);
   CHECK(n.mantissa == 1025);
   CHECK(n.exponent_value == 300);
-  // What models write: each part read, for repair to rewrite.
-  const auto lenient = scan_number("+.5}");
+  // What models write: read on in the lenient reading, for repair to
+  // rewrite; the strict one stops at the first fault.
+  using llmdlq::detail::number_reading;
+  const auto lenient = scan_number<number_reading::lenient>("+.5}");
   CHECK(lenient.end == 3);
+  CHECK_FALSE(lenient.json);
   CHECK_FALSE(lenient.negative);
   CHECK(lenient.integer_digits() == 0);
-  CHECK(lenient.fraction_digits() == 1);
-  CHECK(scan_number("2.").dot);
-  CHECK(scan_number("2.").fraction_digits() == 0);
-  CHECK(scan_number("007").integer_digits() == 3);
-  CHECK(scan_number("1e").e);
-  CHECK(scan_number("1e").exponent_digits() == 0);
+  CHECK(lenient.fraction_digits == 1);
+  CHECK(scan_number<number_reading::lenient>("2.").dot);
+  CHECK(scan_number<number_reading::lenient>("2.").fraction_digits == 0);
+  CHECK(scan_number<number_reading::lenient>("007").integer_digits() == 3);
+  CHECK(scan_number<number_reading::lenient>("1e").exponent_digits() == 0);
+  for (const auto lexeme : {"+1"sv, ".5"sv, "2."sv, "007"sv, "1e"sv, "-"sv}) {
+    INFO(lexeme);
+    CHECK_FALSE(scan_number(lexeme).json);
+    CHECK_FALSE(scan_number<number_reading::lenient>(lexeme).json);
+  }
   // The first 19 digits make the mantissa; a leading zero is not one.
   const auto long_number = scan_number("0.12345678901234567890123");
   CHECK(long_number.digits == 23);
   CHECK(long_number.mantissa == 1234567890123456789u);
+  CHECK(long_number.json);
 }
 
 // Whether stepping number_next over the whole of `text` ends in a number.

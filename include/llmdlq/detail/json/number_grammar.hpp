@@ -67,73 +67,113 @@ constexpr bool number_complete(number_part part) noexcept {
 /// the reader's to decide: the forward pass refuses it, repair rewrites it.
 /// The value's digits are gathered on the way, for the forward pass.
 struct number_scan {
-  std::size_t end = 0;      // where the number ends
-  std::size_t integer = 0;  // the integer's digits: [integer, integer_end)
-  std::size_t integer_end = 0;
-  std::size_t fraction_end = 0;  // the fraction's digits: [integer_end + 1, fraction_end) after a '.'
-  std::size_t exponent = 0;      // the exponent's digits: [exponent, end) after an e
+  std::size_t end = 0;  // where the number ends
   bool negative = false;
   bool dot = false;
   bool e = false;
-  std::uint64_t mantissa = 0;  // the first 19 digits of integer and fraction, as one integer
-  std::size_t digits = 0;      // how many digits they are, a leading zero not counted
-  int exponent_value = 0;      // the written exponent, its magnitude capped at 100000
+  bool json = false;                // whether RFC 8259's grammar reads these bytes
+  std::uint64_t mantissa = 0;       // the first 19 digits of integer and fraction, as one integer
+  std::size_t digits = 0;           // how many digits they are, a leading zero not counted
+  std::size_t fraction_digits = 0;  // how many of them follow the '.'
+  int exponent_value = 0;           // the written exponent, its magnitude capped at 100000
+  // The parts' spans, kept by the lenient reading only (the forward pass
+  // needs none, and keeping them costs it a tenth of its time on numbers):
+  std::size_t integer = 0;  // the integer's digits: [integer, integer_end)
+  std::size_t integer_end = 0;
+  std::size_t fraction_end = 0;  // after the fraction's digits
+  std::size_t exponent = 0;      // the exponent's digits: [exponent, end) after an e
 
   constexpr std::size_t integer_digits() const noexcept { return integer_end - integer; }
-  constexpr std::size_t fraction_digits() const noexcept { return dot ? fraction_end - integer_end - 1 : 0; }
   constexpr std::size_t exponent_digits() const noexcept { return e ? end - exponent : 0; }
   constexpr bool integral() const noexcept { return !dot && !e; }
+};
 
-  /// Whether these bytes are a number RFC 8259's grammar reads.
-  constexpr bool json(std::string_view text) const noexcept {
-    return (integer == 0 || text[0] == '-') && integer_digits() != 0 &&
-           (text[integer] != '0' || integer_digits() == 1) && (!dot || fraction_digits() != 0) &&
-           (!e || exponent_digits() != 0);
-  }
+/// How scan_number meets a byte RFC 8259 does not allow.
+enum class number_reading : std::uint8_t {
+  strict,   // it stops: `json` is false, and the rest is of no use
+  lenient,  // it reads on through a `+`, missing digits and leading zeros, and keeps the spans
 };
 
 /// Reads the number at the start of `text`.
+template <number_reading reading = number_reading::strict>
 constexpr number_scan scan_number(std::string_view text) noexcept {
-  number_scan n;
-  const std::size_t size = text.size();
-  std::size_t at = 0;
-  auto take_digits = [&] {
-    for (; at < size && is_ascii_digit(text[at]); ++at) {
-      if (n.digits < 19) n.mantissa = n.mantissa * 10 + static_cast<std::uint64_t>(text[at] - '0');
-      ++n.digits;
+  constexpr bool strict = reading == number_reading::strict;
+  // Locals, written to the result at the end: a store through a char
+  // pointer may alias the result's members, which would keep them in memory.
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  const char* p = begin;
+  std::uint64_t mantissa = 0;
+  std::size_t digits = 0;
+  auto take_digits = [&]() LLMDLQ_INLINE_LAMBDA {
+    for (; p != end && is_ascii_digit(*p); ++p) {
+      if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(*p - '0');
+      ++digits;
     }
   };
-  if (at < size && (text[at] == '-' || text[at] == '+')) n.negative = text[at++] == '-';
-  n.integer = at;
-  if (at < size && text[at] == '0') ++at;  // a leading zero adds nothing to the value
-  take_digits();                           // (and digits after it break the grammar)
-  n.integer_end = at;
-  if (at < size && text[at] == '.') {
-    n.dot = true;
-    ++at;
+  number_scan n;
+  const bool negative = p != end && *p == '-';
+  const bool plus = !strict && p != end && *p == '+';
+  p += negative || plus;
+  const char* const integer = p;
+  bool json = p != end && is_ascii_digit(*p) && !plus;
+  if (strict && !json) return n;
+  if (json && *p == '0') {
+    ++p;
+    json = p == end || !is_ascii_digit(*p);  // a leading zero
+    if (strict && !json) return n;
+  }
+  take_digits();
+  const char* const integer_end = p;
+  const bool dot = p != end && *p == '.';
+  std::size_t fraction_digits = 0;
+  if (dot) {
+    ++p;
+    const std::size_t before = digits;
     take_digits();
+    fraction_digits = digits - before;
+    if (strict && fraction_digits == 0) return n;
+    json = json && fraction_digits != 0;
   }
-  n.fraction_end = at;
-  if (at < size && (text[at] == 'e' || text[at] == 'E')) {
-    n.e = true;
-    ++at;
-    const bool negative = at < size && text[at] == '-';
-    if (at < size && (text[at] == '+' || text[at] == '-')) ++at;
-    n.exponent = at;
+  const char* const fraction_end = p;
+  const bool e = p != end && (*p == 'e' || *p == 'E');
+  const char* exponent = p;
+  int exponent_value = 0;
+  if (e) {
+    ++p;
+    const bool negative_exponent = p != end && *p == '-';
+    if (p != end && (*p == '+' || *p == '-')) ++p;
+    exponent = p;
     int written = 0;
-    for (; at < size && is_ascii_digit(text[at]); ++at) {
-      if (written < 100000) written = written * 10 + (text[at] - '0');
+    for (; p != end && is_ascii_digit(*p); ++p) {
+      if (written < 100000) written = written * 10 + (*p - '0');
     }
-    n.exponent_value = negative ? -written : written;
+    if (strict && p == exponent) return n;
+    json = json && p != exponent;
+    exponent_value = negative_exponent ? -written : written;
   }
-  n.end = at;
+  n.end = static_cast<std::size_t>(p - begin);
+  n.negative = negative;
+  n.dot = dot;
+  n.e = e;
+  n.json = json;
+  n.mantissa = mantissa;
+  n.digits = digits;
+  n.fraction_digits = fraction_digits;
+  n.exponent_value = exponent_value;
+  if constexpr (!strict) {
+    n.integer = static_cast<std::size_t>(integer - begin);
+    n.integer_end = static_cast<std::size_t>(integer_end - begin);
+    n.fraction_end = static_cast<std::size_t>(fraction_end - begin);
+    n.exponent = static_cast<std::size_t>(exponent - begin);
+  }
   return n;
 }
 
 /// Whether `text` is one JSON number and nothing else.
 constexpr bool is_json_number(std::string_view text) noexcept {
   const number_scan n = scan_number(text);
-  return n.end == text.size() && n.json(text);
+  return n.json && n.end == text.size();
 }
 
 }  // namespace detail

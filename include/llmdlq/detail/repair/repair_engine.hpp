@@ -939,7 +939,7 @@ class repair_engine {
     }
     // The grammar's faults are read here: the lenient ones rewritten, a cut
     // number dropped, the rest failed.
-    const number_scan n = scan_number(in_.substr(start));
+    const number_scan n = scan_number<number_reading::lenient>(in_.substr(start));
     const std::size_t integer = start + n.integer;
     const std::size_t integer_end = start + n.integer_end;
     const std::size_t fraction_end = start + n.fraction_end;
@@ -948,7 +948,7 @@ class repair_engine {
     if (n.negative) out_ += '-';
     if (n.integer_digits() > 1 && at(integer) == '0') return fail(integer, "a number with a leading zero");
     if (n.integer_digits() == 0) {
-      if (n.fraction_digits() != 0) {
+      if (n.fraction_digits != 0) {
         out_ += '0';  // .5
         rewritten = true;
       } else if (integer_end >= in_.size()) {
@@ -958,7 +958,7 @@ class repair_engine {
       }
     }
     out_.append(in_.data() + integer, n.integer_digits());
-    if (n.dot && n.fraction_digits() == 0) {
+    if (n.dot && n.fraction_digits == 0) {
       if (fraction_end >= in_.size()) return drop_cut_number(start, out_start);
       out_ += ".0";  // 2.
       rewritten = true;

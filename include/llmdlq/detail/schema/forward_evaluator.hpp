@@ -263,7 +263,7 @@ class forward_evaluator {
   // starts, but for whitespace. False when it is not a strict JSON scalar,
   // or one the document parser reads otherwise (an integer beyond 64 bits,
   // a number beyond a double, an escaped lone surrogate): the parser says why.
-  bool read_scalar(scalar_value& s, std::string& buffer) {
+  LLMDLQ_ALWAYS_INLINE bool read_scalar(scalar_value& s, std::string& buffer) {
     const char* begin = text_ + positions_[next_];
     switch (*begin) {
       case '"':
@@ -343,20 +343,10 @@ class forward_evaluator {
   // int64, else a uint64, for integers; a correctly rounded double otherwise.
   static bool read_number(std::string_view text, json_number& out) {
     const number_scan n = scan_number(text);
-    if (n.end != text.size() || !n.json(text)) return false;
+    if (!n.json || n.end != text.size()) return false;
     if (!n.integral()) return read_double(text, n, out);
     if (n.digits > 20) return false;
-    if (n.digits > 19) {  // 20 digits: only a uint64 can hold it
-      std::uint64_t full = 0;
-      for (const char c : text.substr(n.integer)) {
-        const auto digit = static_cast<std::uint64_t>(c - '0');
-        if (full > (UINT64_MAX - digit) / 10) return false;
-        full = full * 10 + digit;
-      }
-      if (n.negative) return false;
-      out = json_number::of(full);
-      return true;
-    }
+    if (n.digits > 19) return n.negative ? false : read_twenty_digits(text, out);
     constexpr std::uint64_t int64_limit = std::uint64_t(1) << 63;
     if (n.negative) {
       if (n.mantissa > int64_limit) return false;
@@ -376,7 +366,7 @@ class forward_evaluator {
     constexpr std::uint64_t exact_limit = std::uint64_t(1) << 53;
     if (n.digits <= 19 && n.mantissa <= exact_limit) {
       // At most 19 digits were read, so the fraction's count fits an int.
-      const int exponent = n.exponent_value - static_cast<int>(n.fraction_digits());
+      const int exponent = n.exponent_value - static_cast<int>(n.fraction_digits);
       if (exponent >= -22 && exponent <= 22) {
         double d = static_cast<double>(n.mantissa);
         d = exponent >= 0 ? d * powers_of_ten[exponent] : d / powers_of_ten[-exponent];
@@ -384,6 +374,22 @@ class forward_evaluator {
         return true;
       }
     }
+    return read_double_slowly(text, out);
+  }
+
+  // The rare numbers, kept out of the hot path so that it stays inlined.
+  LLMDLQ_NOINLINE static bool read_twenty_digits(std::string_view digits, json_number& out) {
+    std::uint64_t full = 0;  // only a uint64 can hold 20 digits
+    for (const char c : digits) {
+      const auto digit = static_cast<std::uint64_t>(c - '0');
+      if (full > (UINT64_MAX - digit) / 10) return false;
+      full = full * 10 + digit;
+    }
+    out = json_number::of(full);
+    return true;
+  }
+
+  LLMDLQ_NOINLINE static bool read_double_slowly(std::string_view text, json_number& out) {
     double d = 0;
     const auto [stop, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
     if (ec != std::errc() || stop != text.data() + text.size()) return false;  // beyond a double: the parser decides
