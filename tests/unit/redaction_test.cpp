@@ -482,6 +482,28 @@ TEST_CASE("a mask before a run of colons is read as the address it stands for on
   CHECK(again.empty());
 }
 
+TEST_CASE("an address's shape that is none is passed over on a second pass, before a value's placeholder too",
+          "[redaction]") {
+  // `::0860.211.2.1` is no IPv6 address: the first pass passes it over and
+  // reads the phone number after it, which starts where the shape's run
+  // ends. A second pass met the placeholder there and read the shape's
+  // digits as a second phone number.
+  const auto masking = make({.action = redaction_action::mask, .mask_keep = 6});
+  const auto tokens = make({.key = llmdlq::redaction_key{"k1", secret}});
+  for (const redactor* r : {&redactor::standard(), &masking, &tokens}) {
+    for (const std::string text : {"2::::0860.211.2.1.+13211.2.1.1", "at ::0860.211.2.1.+31 6 1234 5678 ok"}) {
+      INFO(text);
+      const std::string once = r->redact_text(text);
+      CHECK(once.find("0860.211.2.1.") != std::string::npos);
+      CHECK(once.find("+13211") == std::string::npos);
+      CHECK(once.find("+31") == std::string::npos);
+      std::vector<llmdlq::redaction_summary> again;
+      CHECK(r->redact_text(once, "text", &again) == once);
+      CHECK(again.empty());
+    }
+  }
+}
+
 TEST_CASE("a document that is one bare number stays JSON when the number is an id", "[redaction]") {
   const auto r = make({.national_ids = {llmdlq::national_ids::nl_bsn()}, .key = llmdlq::redaction_key{"k1", secret}});
   const std::string out = r.redact_document("536776519");
