@@ -482,7 +482,7 @@ TEST_CASE("a mask before a run of colons is read as the address it stands for on
   CHECK(again.empty());
 }
 
-TEST_CASE("an address's shape that is none is passed over on a second pass, before a value's placeholder too",
+TEST_CASE("a run of an address's characters is passed over on a second pass when a value's placeholder ends it",
           "[redaction]") {
   // `::0860.211.2.1` is no IPv6 address: the first pass passes it over and
   // reads the phone number after it, which starts where the shape's run
@@ -501,6 +501,16 @@ TEST_CASE("an address's shape that is none is passed over on a second pass, befo
       CHECK(r->redact_text(once, "text", &again) == once);
       CHECK(again.empty());
     }
+    // A password that starts with a colon went on with the run before it,
+    // which the first pass passed over whole: the digits before the
+    // password's placeholder are no phone number on a second pass either.
+    const std::string url = "x://ane$0400444444::*secret@h";
+    const std::string once = r->redact_text(url);
+    CHECK(once.find("secret") == std::string::npos);
+    CHECK(once.find("0400444444:") != std::string::npos);
+    std::vector<llmdlq::redaction_summary> again;
+    CHECK(r->redact_text(once, "text", &again) == once);
+    CHECK(again.empty());
   }
 }
 

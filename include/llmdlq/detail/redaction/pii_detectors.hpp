@@ -622,22 +622,20 @@ class pii_scanner {
   // inet_pton. Returns where the address ends, or where the shape it failed
   // to be ends (without a match), or 0.
   std::size_t ipv6_at(std::size_t i) {
-    const std::size_t run = shape_run_end(i);
-    const bool to_value = stands_for_value(run);
-    const std::size_t j = shape_end(i, run, to_value);
+    // A run that ends where a placeholder or a mask stands for a value: the
+    // first pass read nothing in it, or there would be a placeholder in it
+    // ending it sooner. Its run went on into the value when the value began
+    // with a hex digit, a colon or a dot, and was then passed over whole,
+    // or it ended before the value; either way, passed over here too.
+    if (const std::size_t run = shape_run_end(i); stands_for_value(run)) return pass_over(run);
+    const std::size_t j = ipv6_shape_end(i);
     if (j == 0) return 0;
     char buffer[max_ipv6 + 1] = {};
     if (j - i <= max_ipv6) s_.copy(buffer, j - i, i);
     in6_addr address{};
-    const bool address_read = j - i <= max_ipv6 && inet_pton(AF_INET6, buffer, &address) == 1;
     // An address's shape that is not one (`fe8::10::1`, `12:30:45`) is
     // passed over whole: a part of it is not read as an address either.
-    if (!address_read) return pass_over(j);
-    // Before a placeholder or a mask, the first pass's run may have gone on
-    // into the value (`b8::8x@y.org`), and then it read no address here.
-    // A shape that is none it passed over either way: that, or it found
-    // nothing in it, as a placeholder in it would have ended the run.
-    if (to_value) return 0;
+    if (j - i > max_ipv6 || inet_pton(AF_INET6, buffer, &address) != 1) return pass_over(j);
     return add(i, j, pii_kind::ipv6);
   }
 
@@ -650,21 +648,12 @@ class pii_scanner {
   // did from the colons after the value; a run longer than any address is
   // a shape that is none.
   [[nodiscard]] std::size_t ipv6_shape_end(std::size_t i) noexcept {
-    const std::size_t run = shape_run_end(i);
-    if (stands_for_value(run)) return 0;  // it may have gone on into what a placeholder stands for
-    return shape_end(i, run, false);
-  }
-
-  // The shape in the run [i, run): its dots and lone colons at the end are
-  // punctuation. `to_value`: a placeholder or a mask follows the run, which
-  // ends there as before whatever the value's first byte was.
-  [[nodiscard]] std::size_t shape_end(std::size_t i, std::size_t run, bool to_value) const noexcept {
-    std::size_t j = run;
-    if (j - i > max_ipv6) return to_value || boundary_after(j) ? j : 0;
+    std::size_t j = shape_run_end(i);
+    if (stands_for_value(j)) return 0;  // it went on into what a placeholder stands for
+    if (j - i > max_ipv6) return boundary_after(j) ? j : 0;
     while (j > i && (s_[j - 1] == '.' || (s_[j - 1] == ':' && !(j - i >= 2 && s_[j - 2] == ':')))) --j;
     // A colon after it is punctuation: `at 2001:db8::1: ...`.
-    if (std::count(s_.begin() + std::ptrdiff_t(i), s_.begin() + std::ptrdiff_t(j), ':') < 2 ||
-        (!(to_value && j == run) && !boundary_after(j))) {
+    if (std::count(s_.begin() + std::ptrdiff_t(i), s_.begin() + std::ptrdiff_t(j), ':') < 2 || !boundary_after(j)) {
       return 0;
     }
     // `::` alone (no digit) is the unspecified address in theory and JSON's punctuation in practice.
