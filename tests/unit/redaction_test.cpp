@@ -524,6 +524,29 @@ TEST_CASE("a document that is one bare number stays JSON when the number is an i
   CHECK(r.redact_text("536776519").starts_with("<nl_bsn:"));
 }
 
+TEST_CASE("a value found in a number is replaced with the whole number, so that the document stays JSON",
+          "[redaction]") {
+  // The card number ends where its digits do; the number goes on.
+  const std::string text = R"({"n": [4111111111111111.5e3, 1], "m": -4111111111111111.25})";
+  const auto tokens = make({.key = llmdlq::redaction_key{"k1", secret}});
+  const auto masking = make({.action = redaction_action::mask, .mask_keep = 4});
+  for (const redactor* r : {&redactor::standard(), &tokens, &masking}) {
+    std::vector<llmdlq::redaction_summary> report;
+    const std::string out = r->redact_document(text, {}, "raw_response", &report);
+    INFO(out);
+    const auto doc = boost::json::parse(out);
+    CHECK(doc.at("n").as_array().at(0).is_string());
+    CHECK(doc.at("n").as_array().at(1) == 1);
+    CHECK(doc.at("m").is_string());
+    CHECK(out.find("4111111111111111") == std::string::npos);
+    REQUIRE(report.size() == 1);
+    CHECK(report[0].count == 2);
+    CHECK(r->redact_document(out) == out);
+  }
+  // The token is of the card number, as where it is written alone.
+  CHECK(tokens.redact_document(R"([4111111111111111.5])") == tokens.redact_document(R"([4111111111111111])"));
+}
+
 TEST_CASE("a document that is one string stays as written: its brackets are text to the pointers", "[redaction]") {
   const auto r = make({.pointers = {"/a"}, .key = llmdlq::redaction_key{"k1", secret}});
   for (const std::string text : {R"("{a{")", R"("{a: 1}")", R"( "[{\"a\": 2}]")"}) {

@@ -572,7 +572,21 @@ LLMDLQ_INLINE std::string redactor::state::document(std::string_view text, std::
   // may be text), and in a text that is one number.
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
-    for (std::size_t i = 0; i < detected.size(); ++i) detected[i].json_value = scan.standalone(i);
+    // A value found in a number is replaced with the whole number, its
+    // token or mask still of the value alone.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < detected.size(); ++i) {
+      auto d = detected[i];
+      if (const detail::opaque_span number = scan.standalone(i); number.end != 0) {
+        if (kept > 0 && detected[kept - 1].end > number.begin) continue;  // a second value in the same number
+        if (d.value.empty()) d.value = text.substr(d.begin, d.end - d.begin);
+        d.begin = number.begin;
+        d.end = number.end;
+        d.json_value = true;
+      }
+      detected[kept++] = d;
+    }
+    detected.resize(kept);
   } else if (detected.size() == 1) {
     detected[0].json_value = detail::only_number(text, detected[0].begin, detected[0].end);
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/json/number_grammar.hpp"
 #include "llmdlq/detail/json/span_locator.hpp"
 #include "llmdlq/detail/redaction/placeholder_shape.hpp"
 
@@ -49,16 +50,20 @@ class json_path_scan {
                  std::span<const opaque_span> opaque = {}) noexcept
       : s_(text), patterns_(patterns), opaque_(opaque) {}
 
-  /// Whether the opaque span `i` stood alone as an unquoted value in a
-  /// container (a number, say), after run(): its replacement must be
-  /// quoted for the text to stay JSON.
-  [[nodiscard]] bool standalone(std::size_t i) const noexcept { return i < standalone_.size() && standalone_[i]; }
+  /// The unquoted value in a container that the opaque span `i` stood for,
+  /// after run(): all of it (a card number written as a number), or a
+  /// number it is part of (`4111111111111111.5e3`). Its replacement covers
+  /// that value and is quoted, for the text to stay JSON. Empty (0, 0) when
+  /// the span stood elsewhere.
+  [[nodiscard]] opaque_span standalone(std::size_t i) const noexcept {
+    return i < standalone_.size() ? standalone_[i] : opaque_span{};
+  }
 
   /// The outermost matches, in order.
   std::vector<pattern_match> run() {
     std::vector<pattern_match> out;
     if (patterns_.empty() && opaque_.empty()) return out;
-    standalone_.assign(opaque_.size(), false);
+    standalone_.assign(opaque_.size(), opaque_span{});
     out_ = &out;
     const std::size_t n = s_.size();
     // A text that starts as a string does is that string: its brackets are text.
@@ -233,10 +238,13 @@ class json_path_scan {
       top.expect_key = false;
       return;
     }
-    const auto same = std::lower_bound(opaque_.begin(), opaque_.end(), at,
-                                       [](const opaque_span& o, std::size_t begin) { return o.begin < begin; });
-    if (same != opaque_.end() && same->begin == at && same->end == end) {
-      standalone_[static_cast<std::size_t>(same - opaque_.begin())] = true;
+    auto inside = std::lower_bound(opaque_.begin(), opaque_.end(), at,
+                                   [](const opaque_span& o, std::size_t begin) { return o.begin < begin; });
+    const bool whole = inside != opaque_.end() && inside->begin == at && inside->end == end;
+    if (whole || is_json_number(s_.substr(at, end - at))) {
+      for (; inside != opaque_.end() && inside->end <= end; ++inside) {
+        standalone_[static_cast<std::size_t>(inside - opaque_.begin())] = {at, end};
+      }
     }
     if (const int m = match_here(); m >= 0) out_->push_back({at, end, static_cast<std::uint32_t>(m), false});
   }
@@ -248,7 +256,7 @@ class json_path_scan {
   std::size_t next_opaque_ = 0;  // the first opaque span not behind the walk
   std::vector<pattern_match>* out_ = nullptr;
   int inside_match_ = 0;
-  std::vector<bool> standalone_;
+  std::vector<opaque_span> standalone_;
 };
 
 /// Compiles `pointer` (with `*` for any key or index) for json_path_scan.
