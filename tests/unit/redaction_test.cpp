@@ -482,38 +482,6 @@ TEST_CASE("a mask before a run of colons is read as the address it stands for on
   CHECK(again.empty());
 }
 
-TEST_CASE("a run of an address's characters is passed over on a second pass when a value's placeholder ends it",
-          "[redaction]") {
-  // `::0860.211.2.1` is no IPv6 address: the first pass passes it over and
-  // reads the phone number after it, which starts where the shape's run
-  // ends. A second pass met the placeholder there and read the shape's
-  // digits as a second phone number.
-  const auto masking = make({.action = redaction_action::mask, .mask_keep = 6});
-  const auto tokens = make({.key = llmdlq::redaction_key{"k1", secret}});
-  for (const redactor* r : {&redactor::standard(), &masking, &tokens}) {
-    for (const std::string text : {"2::::0860.211.2.1.+13211.2.1.1", "at ::0860.211.2.1.+31 6 1234 5678 ok"}) {
-      INFO(text);
-      const std::string once = r->redact_text(text);
-      CHECK(once.find("0860.211.2.1.") != std::string::npos);
-      CHECK(once.find("+13211") == std::string::npos);
-      CHECK(once.find("+31") == std::string::npos);
-      std::vector<llmdlq::redaction_summary> again;
-      CHECK(r->redact_text(once, "text", &again) == once);
-      CHECK(again.empty());
-    }
-    // A password that starts with a colon went on with the run before it,
-    // which the first pass passed over whole: the digits before the
-    // password's placeholder are no phone number on a second pass either.
-    const std::string url = "x://ane$0400444444::*secret@h";
-    const std::string once = r->redact_text(url);
-    CHECK(once.find("secret") == std::string::npos);
-    CHECK(once.find("0400444444:") != std::string::npos);
-    std::vector<llmdlq::redaction_summary> again;
-    CHECK(r->redact_text(once, "text", &again) == once);
-    CHECK(again.empty());
-  }
-}
-
 TEST_CASE("a document that is one bare number stays JSON when the number is an id", "[redaction]") {
   const auto r = make({.national_ids = {llmdlq::national_ids::nl_bsn()}, .key = llmdlq::redaction_key{"k1", secret}});
   const std::string out = r.redact_document("536776519");
@@ -522,6 +490,19 @@ TEST_CASE("a document that is one bare number stays JSON when the number is an i
   CHECK(r.redact_document(out) == out);
   // As text, which need not stay JSON, it is replaced where it stands.
   CHECK(r.redact_text("536776519").starts_with("<nl_bsn:"));
+}
+
+TEST_CASE("text shaped like a placeholder or a mask after a value hides nothing on the first pass", "[redaction]") {
+  // A second pass reads a placeholder or a mask as the value it stands for;
+  // the first cannot tell them from text written that way, and finds the
+  // values before them all the same.
+  for (const std::string text :
+       {"Call 0612345678:**** thanks", "at ::::0860.211.2.1.10.*********** ok", "at ::0860.211.2.1.10<phone> ok"}) {
+    INFO(text);
+    const std::string once = redactor::standard().redact_text(text);
+    CHECK(once.find("0612345678") == std::string::npos);
+    CHECK(once.find("0860.211.2.1.10") == std::string::npos);
+  }
 }
 
 TEST_CASE("a value found in a number is replaced with the whole number, so that the document stays JSON",

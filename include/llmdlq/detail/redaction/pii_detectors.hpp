@@ -622,12 +622,6 @@ class pii_scanner {
   // inet_pton. Returns where the address ends, or where the shape it failed
   // to be ends (without a match), or 0.
   std::size_t ipv6_at(std::size_t i) {
-    // A run that ends where a placeholder or a mask stands for a value: the
-    // first pass read nothing in it, or there would be a placeholder in it
-    // ending it sooner. Its run went on into the value when the value began
-    // with a hex digit, a colon or a dot, and was then passed over whole,
-    // or it ended before the value; either way, passed over here too.
-    if (const std::size_t run = shape_run_end(i); stands_for_value(run)) return pass_over(run);
     const std::size_t j = ipv6_shape_end(i);
     if (j == 0) return 0;
     char buffer[max_ipv6 + 1] = {};
