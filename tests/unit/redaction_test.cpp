@@ -492,6 +492,21 @@ TEST_CASE("a document that is one bare number stays JSON when the number is an i
   CHECK(r.redact_text("536776519").starts_with("<nl_bsn:"));
 }
 
+TEST_CASE("a quote before a placeholder is its edge only when it quotes the placeholder", "[redaction]") {
+  // `"::Ac` became `"<ipv6:…>`: the quote was text before the address, and
+  // `463345733 463` reads as one number on both passes, which is no id.
+  const auto r = make({.national_ids = {llmdlq::national_ids::nl_bsn()}, .key = llmdlq::redaction_key{"k1", secret}});
+  const std::string once = r.redact_text(R"(x@BW8765 463345733 463"::Ac ok)");
+  CHECK(once.find("<ipv6:") != std::string::npos);
+  std::vector<llmdlq::redaction_summary> again;
+  CHECK(r.redact_text(once, "text", &again) == once);
+  CHECK(again.empty());
+  // A bare value's quoted placeholder still stands for the value's edges.
+  const std::string document = r.redact_document(R"({"id": 111222333, "n": 1})");
+  CHECK(document.find(R"("<nl_bsn:)") != std::string::npos);
+  CHECK(r.redact_document(document) == document);
+}
+
 TEST_CASE("text shaped like a placeholder or a mask after a value hides nothing on the first pass", "[redaction]") {
   // A second pass reads a placeholder or a mask as the value it stands for;
   // the first cannot tell them from text written that way, and finds the

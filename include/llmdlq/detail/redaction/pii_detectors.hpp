@@ -354,7 +354,10 @@ class pii_scanner {
     switch (at(k)) {
       case '<': return placeholder_end(k) != 0;
       case '>': return placeholder_ends_at(k + 1);
-      case '"': return (at(k + 1) == '<' && placeholder_end(k + 1) != 0) || placeholder_ends_at(k);
+      case '"': {  // a quote of a quoted placeholder (`"<card>"`, a bare value's replacement)
+        if (at(k + 1) == '<') return quoted_placeholder(k + 1);
+        return placeholder_ends_at(k) && quoted_placeholder(placeholder_start_before(k - 1));
+      }
       case '*': return in_mask(k);
       default: return false;
     }
@@ -374,6 +377,15 @@ class pii_scanner {
   }
 
   [[nodiscard]] std::size_t placeholder_end(std::size_t p) const noexcept { return detail::placeholder_end(s_, p); }
+
+  // Whether a placeholder between quotes starts at `p`, as a bare value's
+  // replacement is written: its quotes are its edges. A quote on one side
+  // only was in the text before the value was replaced.
+  [[nodiscard]] bool quoted_placeholder(std::size_t p) const noexcept {
+    if (p == npos || p == 0 || s_[p - 1] != '"') return false;
+    const std::size_t e = placeholder_end(p);
+    return e != 0 && at(e) == '"';
+  }
 
   // Whether a placeholder ends at `e` (its `>` at e - 1).
   [[nodiscard]] bool placeholder_ends_at(std::size_t e) const noexcept {
