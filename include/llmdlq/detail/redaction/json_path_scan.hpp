@@ -240,10 +240,12 @@ class json_path_scan {
     }
     auto inside = std::lower_bound(opaque_.begin(), opaque_.end(), at,
                                    [](const opaque_span& o, std::size_t begin) { return o.begin < begin; });
-    const bool whole = inside != opaque_.end() && inside->begin == at && inside->end == end;
-    if (whole || is_json_number(s_.substr(at, end - at))) {
-      for (; inside != opaque_.end() && inside->end <= end; ++inside) {
-        standalone_[static_cast<std::size_t>(inside - opaque_.begin())] = {at, end};
+    if (inside != opaque_.end() && inside->end <= end) {  // a detected value in it
+      const bool whole = inside->begin == at && inside->end == end;
+      if (whole || is_json_number(s_.substr(at, end - at))) {
+        for (; inside != opaque_.end() && inside->end <= end; ++inside) {
+          standalone_[static_cast<std::size_t>(inside - opaque_.begin())] = {at, end};
+        }
       }
     }
     if (const int m = match_here(); m >= 0) out_->push_back({at, end, static_cast<std::uint32_t>(m), false});
