@@ -28,15 +28,6 @@ stop_holder() {
 }
 trap 'stop_holder; rm -rf "$work"' EXIT
 
-# wait_for TEXT FILE: whether FILE says TEXT within a minute.
-wait_for() {
-  for _ in $(seq 600); do
-    grep -q "$1" "$2" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
 # hold LOCK...: a process that holds the locks until stop_holder (ten minutes at
 # most, should this script be killed); returns once they are held. Another
 # installation that started since holds them first: they are taken once it
@@ -49,13 +40,14 @@ hold() {
   local said="$work/held.$holds" word=""
   mkfifo "$said"
   python3 - "$@" >"$said" <<'PY' &
-import fcntl, os, signal, sys, time
+import fcntl, os, signal, sys
 signal.alarm(600)
 for path in sys.argv[1:]:
     fcntl.lockf(os.open(path, os.O_RDWR | os.O_CREAT, 0o640), fcntl.LOCK_EX)
 signal.alarm(0)
 print("held", flush=True)
-time.sleep(600)
+signal.alarm(600)  # until stop_holder, or ten minutes should this script be killed
+signal.pause()
 PY
   holder=$!
   read -r word <"$said" || true
@@ -68,13 +60,29 @@ PY
 # the apt-get (one that changes nothing) goes on and succeeds.
 hold /var/lib/dpkg/lock-frontend
 held_by=$holder
-LLMDLQ_PACKAGE_LOCK_TIMEOUT=60 apt_get install -y -q 2>"$work/waited" &
+# Its standard error is read line by line through a pipe until it says it
+# waits, or ends (within its own 60 s): no polling. The rest is drained to
+# the file, so that apt_get never writes to a closed pipe.
+mkfifo "$work/waited.pipe"
+LLMDLQ_PACKAGE_LOCK_TIMEOUT=60 apt_get install -y -q 2>"$work/waited.pipe" &
 waiter=$!
-wait_for "^apt-get install waits up to [0-9]* s for the package manager's lock:$" "$work/waited" ||
-  fail "apt_get did not say it waits: $(cat "$work/waited")"
+exec 3<"$work/waited.pipe"
+said_it_waits=0
+while IFS= read -r line <&3; do
+  printf '%s\n' "$line" >>"$work/waited"
+  if [[ "$line" =~ ^apt-get\ install\ waits\ up\ to\ [0-9]+\ s\ for\ the\ package\ manager\'s\ lock:$ ]]; then
+    said_it_waits=1
+    break
+  fi
+done
+cat <&3 >>"$work/waited" &
+drain=$!
+exec 3<&-
+[ "$said_it_waits" -eq 1 ] || fail "apt_get did not say it waits: $(cat "$work/waited")"
 kill -0 "$waiter" 2>/dev/null || fail "apt_get returned while the lock was still held"
 stop_holder
 wait "$waiter" || fail "apt_get did not go on once the lock was let go: $(cat "$work/waited")"
+wait "$drain"
 grep -q "^  $held_by (.*python3 .*) holds /var/lib/dpkg/lock-frontend$" "$work/waited" ||
   fail "apt_get did not say whom it waited for: $(cat "$work/waited")"
 
