@@ -111,9 +111,8 @@ const int registered = [] {
   const std::string document = llmdlq_bench::make_receipt(1024);
   benchmark::RegisterBenchmark("process_accepted/1KB",
                                [document](benchmark::State& s) { process_accepted(s, document, counting::none); });
-  benchmark::RegisterBenchmark("process_accepted_with_metrics/1KB", [document](benchmark::State& s) {
-    process_accepted(s, document, counting::registry);
-  });
+  benchmark::RegisterBenchmark("process_accepted_with_metrics/1KB",
+                               [document](benchmark::State& s) { process_accepted(s, document, counting::registry); });
   benchmark::RegisterBenchmark("process_accepted_with_metrics_and_alarm/1KB", [document](benchmark::State& s) {
     process_accepted(s, document, counting::registry_and_alarm);
   });

@@ -82,7 +82,8 @@ void dead_letter(benchmark::State& state, const failure_case& failure) {
     auto d = pipeline.handle(response, ctx);
     const auto stop = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(d);
-    if (micros.size() < micros.capacity()) micros.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
+    if (micros.size() < micros.capacity())
+      micros.push_back(std::chrono::duration<double, std::micro>(stop - start).count());
     if (sink.size() > 10000) {
       state.PauseTiming();
       sink.clear();
@@ -205,8 +206,8 @@ const int registered = [] {
     benchmark::RegisterBenchmark(name, [failure](benchmark::State& s) { dead_letter(s, failure); });
   }
   benchmark::RegisterBenchmark("machine/host_interruptions", llmdlq_bench::host_interruptions);
-  for (const auto& [label, bytes] : {std::pair{"1KB", 1024}, std::pair{"4KB", 4096}, std::pair{"16KB", 16384},
-                                     std::pair{"256KB", 262144}}) {
+  for (const auto& [label, bytes] :
+       {std::pair{"1KB", 1024}, std::pair{"4KB", 4096}, std::pair{"16KB", 16384}, std::pair{"256KB", 262144}}) {
     const std::string document = llmdlq_bench::make_receipt(static_cast<std::size_t>(bytes));
     benchmark::RegisterBenchmark((std::string("validate/") + label).c_str(),
                                  [document](benchmark::State& s) { validate(s, document, false); });
@@ -218,12 +219,14 @@ const int registered = [] {
                                  [document](benchmark::State& s) { process_accepted(s, document); });
   }
   const std::string receipt1k = llmdlq_bench::make_receipt(1024);
-  for (const auto& [name, response, accepted] : {std::tuple{"threads_success/1KB", receipt1k, true},
-                                                 std::tuple{"threads_success/4KB", receipt4k, true},
-                                                 std::tuple{"threads_dead_letter/schema_4KB", schema_failure, false}}) {
-    benchmark::RegisterBenchmark(name, [response, accepted](benchmark::State& s) {
-      shared_handle(s, response, accepted);
-    })->Threads(1)->Threads(2)->UseRealTime();
+  for (const auto& [name, response, accepted] :
+       {std::tuple{"threads_success/1KB", receipt1k, true}, std::tuple{"threads_success/4KB", receipt4k, true},
+        std::tuple{"threads_dead_letter/schema_4KB", schema_failure, false}}) {
+    benchmark::RegisterBenchmark(name,
+                                 [response, accepted](benchmark::State& s) { shared_handle(s, response, accepted); })
+        ->Threads(1)
+        ->Threads(2)
+        ->UseRealTime();
   }
   return 0;
 }();

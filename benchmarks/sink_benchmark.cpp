@@ -44,20 +44,20 @@
 #include <llmdlq/llmdlq.hpp>
 
 #if LLMDLQ_BENCH_WITH_SQLITE
-#  include <llmdlq/sqlite/store.hpp>
+#include <llmdlq/sqlite/store.hpp>
 #endif
 #if LLMDLQ_BENCH_WITH_POSTGRES
-#  include <libpq-fe.h>
-#  include <llmdlq/postgres/store.hpp>
+#include <libpq-fe.h>
+#include <llmdlq/postgres/store.hpp>
 #endif
 #if LLMDLQ_BENCH_WITH_REDIS
-#  include <hiredis/hiredis.h>
-#  include <llmdlq/redis/stream_sink.hpp>
+#include <hiredis/hiredis.h>
+#include <llmdlq/redis/stream_sink.hpp>
 #endif
 #if LLMDLQ_BENCH_WITH_KAFKA
-#  include <librdkafka/rdkafka.h>
-#  include <librdkafka/rdkafka_mock.h>
-#  include <llmdlq/kafka/sink.hpp>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <llmdlq/kafka/sink.hpp>
 #endif
 
 #include "documents.hpp"
@@ -96,9 +96,9 @@ llmdlq::request_context context(std::string idempotency_key, std::int64_t offset
 class unique_ids {
  public:
   unique_ids()
-      : start_ms_(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                 std::chrono::system_clock::now().time_since_epoch())
-                                                 .count())),
+      : start_ms_(static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count())),
         pid_(static_cast<std::uint64_t>(::getpid())) {}
 
   std::string next_dlq_id() {
@@ -354,8 +354,8 @@ void delete_redis_keys(const llmdlq::redis_connection_options& c, const std::str
     const std::string pattern = stream + ":dedupe:*";
     std::string cursor = "0";
     do {
-      auto* reply = static_cast<redisReply*>(
-          redisCommand(r, "SCAN %s MATCH %s COUNT 1000", cursor.c_str(), pattern.c_str()));
+      auto* reply = static_cast<redisReply*>(redisCommand(r, "SCAN %s MATCH %s COUNT 1000", cursor.c_str(),
+                                                          pattern.c_str()));
       if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
         freeReplyObject(reply);
         break;
@@ -478,9 +478,7 @@ struct kafka_setup {
 
 // librdkafka's own default linger.ms (5 in 2.0), set explicitly since the
 // sink defaults to 0, or 0.
-llmdlq::kafka_properties kafka_properties(bool linger0) {
-  return {{"linger.ms", linger0 ? "0" : "5"}};
-}
+llmdlq::kafka_properties kafka_properties(bool linger0) { return {{"linger.ms", linger0 ? "0" : "5"}}; }
 
 void kafka_sink(benchmark::State& state, std::size_t batch, bool linger0) {
   kafka_setup kafka(kafka_properties(linger0));
@@ -524,10 +522,9 @@ const worker_inputs& worker_responses_set() {
       return text;
     };
     std::vector<std::string> syntax;
-    for (auto&& candidate : {replaced(R"("currency":"EUR")", R"("currency":EUR)"),
-                             replaced(R"(],"confidence")", R"(]],"confidence")"),
-                             replaced(R"("currency":"EUR")", R"("currency":"EUR"}})"),
-                             replaced(R"("card",)", R"("card,)")}) {
+    for (auto&& candidate :
+         {replaced(R"("currency":"EUR")", R"("currency":EUR)"), replaced(R"(],"confidence")", R"(]],"confidence")"),
+          replaced(R"("currency":"EUR")", R"("currency":"EUR"}})"), replaced(R"("card",)", R"("card,)")}) {
       if (syntax.size() < 2 && fails_as(candidate, llmdlq::failure_category::syntax)) syntax.push_back(candidate);
     }
     std::vector<std::string> schema;
@@ -596,8 +593,8 @@ void worker_loop(benchmark::State& state, llmdlq::sink& sink,
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * inputs.responses.size()));
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * inputs.bytes));
-  state.counters["dead_letter_share"] =
-      static_cast<double>(dead_letters) / static_cast<double>(state.iterations() * inputs.responses.size());
+  state.counters["dead_letter_share"] = static_cast<double>(dead_letters) /
+                                        static_cast<double>(state.iterations() * inputs.responses.size());
 }
 
 #if LLMDLQ_BENCH_WITH_SQLITE

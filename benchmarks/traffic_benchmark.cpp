@@ -137,10 +137,9 @@ const int registered = [] {
     benchmark::RegisterBenchmark(("pipeline_accepted" + suffix).c_str(), [document](benchmark::State& s) {
       pipeline_accepted(s, document, llmdlq::traffic_recording::off);
     });
-    benchmark::RegisterBenchmark(("pipeline_accepted_with_traffic" + suffix).c_str(),
-                                 [document](benchmark::State& s) {
-                                   pipeline_accepted(s, document, llmdlq::traffic_recording::on);
-                                 });
+    benchmark::RegisterBenchmark(("pipeline_accepted_with_traffic" + suffix).c_str(), [document](benchmark::State& s) {
+      pipeline_accepted(s, document, llmdlq::traffic_recording::on);
+    });
     benchmark::RegisterBenchmark(("traffic_paired_ratio" + suffix).c_str(),
                                  [document](benchmark::State& s) { paired_ratio(s, document); });
   }

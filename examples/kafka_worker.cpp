@@ -216,7 +216,7 @@ int run_on_mock(settings s) {
   const std::vector<std::pair<int, std::string>> samples = {
       {0, "{\"merchant\": \"Albert Heijn\0\", \"total\": 1}"s},  // poison: a NUL byte
       {0, R"({"merchant": "Albert Heijn", "total": 23.47})"},
-      {0, R"({"merchant": "Jumbo", "total": 8.10,})"},  // trailing comma: repaired
+      {0, R"({"merchant": "Jumbo", "total": 8.10,})"},       // trailing comma: repaired
       {1, R"({"merchant": "Keells", "total": "4250.00"})"},  // schema: total is a string
       {1, "```json\n{\"merchant\": \"Lidl\", \"total\": 3.99}\n```"},
       {2, R"({"merchant": "Пятёрочка", "total": 13)"},  // cut off
@@ -244,9 +244,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : "";
-    if (arg == "--mock") { mock = true; continue; }
+    if (arg == "--mock") {
+      mock = true;
+      continue;
+    }
     if (arg == "--bootstrap") s.kafka["bootstrap.servers"] = value;
-    else if (arg == "-X" && std::strchr(value, '=')) s.kafka[std::string(value, std::strchr(value, '='))] = std::strchr(value, '=') + 1;
+    else if (arg == "-X" && std::strchr(value, '='))
+      s.kafka[std::string(value, std::strchr(value, '='))] = std::strchr(value, '=') + 1;
     else if (arg == "--input") s.input = value;
     else if (arg == "--output") s.output = value;
     else if (arg == "--dlq") s.dlq = value;

@@ -55,9 +55,12 @@ int main(int argc, char** argv) {
   const std::vector<message> partition = {
       {1001, R"({"merchant": "Albert Heijn 1423", "currency": "EUR", "total": 3.68,
                  "items": [{"description": "Halfvolle melk 1L", "quantity": 2, "amount": 2.38},
-                           {"description": "Appels", "quantity": 1, "amount": 1.30}]})", "stop"},
-      {1002, "```json\n{\"merchant\": \"Пятёрочка\", \"currency\": \"RUB\", \"total\": 89.99, "
-             "\"items\": [{\"description\": \"Молоко\", \"quantity\": 1, \"amount\": 89.99}]}\n```", "stop"},
+                           {"description": "Appels", "quantity": 1, "amount": 1.30}]})",
+       "stop"},
+      {1002,
+       "```json\n{\"merchant\": \"Пятёрочка\", \"currency\": \"RUB\", \"total\": 89.99, "
+       "\"items\": [{\"description\": \"Молоко\", \"quantity\": 1, \"amount\": 89.99}]}\n```",
+       "stop"},
       {1003, R"({"merchant": "Keells", "currency": "LKR", "total": "4250.00", "items": []})", "stop"},
       {1004, R"({"merchant": "Jumbo", "currency": "EUR", "total": 12.5, "items": [{"description": "Kaas)", "length"},
       {1005, "I'm sorry, I can't read this receipt.", "stop"},

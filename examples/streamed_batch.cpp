@@ -113,8 +113,9 @@ int main(int argc, char** argv) {
   std::printf("the server generated %.0f of the %.0f tokens the whole answers hold: %.1f %% not paid for\n", sent,
               whole, whole > 0 ? 100.0 * (whole - sent) / whole : 0.0);
   const auto closed = after->closed_early - before->closed_early;
-  std::printf("in %lld of the %d cut off, the server found the connection closed before it had written the whole answer\n",
-              static_cast<long long>(closed), totals.cut_early);
+  std::printf(
+      "in %lld of the %d cut off, the server found the connection closed before it had written the whole answer\n",
+      static_cast<long long>(closed), totals.cut_early);
   // Cuts the server never saw would be tokens paid for all the same.
   return totals.call_failures == 0 && (totals.cut_early == 0 || closed > 0) ? 0 : 1;
 }

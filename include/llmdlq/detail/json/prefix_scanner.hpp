@@ -87,7 +87,8 @@ class json_prefix {
       case '{': kind = value_kind::object; break;
       case '[': kind = value_kind::array; break;
       case '"': kind = value_kind::string; break;
-      case 't': case 'f': kind = value_kind::boolean; break;
+      case 't':
+      case 'f': kind = value_kind::boolean; break;
       case 'n': kind = value_kind::null; break;
       default:
         if (number_start(static_cast<char>(c)) == number_part::none) return break_at(at);
@@ -97,9 +98,18 @@ class json_prefix {
     if (!listener.value_begins(kind, at)) return false;
     begin_ = at;
     switch (kind) {
-      case value_kind::object: stack_.push_back('{'); mode_ = mode::key_or_close; break;
-      case value_kind::array: stack_.push_back('['); mode_ = mode::value_or_close; break;
-      case value_kind::string: key_ = false; mode_ = mode::string; break;
+      case value_kind::object:
+        stack_.push_back('{');
+        mode_ = mode::key_or_close;
+        break;
+      case value_kind::array:
+        stack_.push_back('[');
+        mode_ = mode::value_or_close;
+        break;
+      case value_kind::string:
+        key_ = false;
+        mode_ = mode::string;
+        break;
       case value_kind::number:
         number_ = number_start(static_cast<char>(c));
         mode_ = mode::number;
@@ -134,10 +144,17 @@ class json_prefix {
           after_value();
           return listener.leaf_ends(value_kind::string, begin_, at + 1);
         }
-        if (c == '\\') { mode_ = mode::escape; return true; }
+        if (c == '\\') {
+          mode_ = mode::escape;
+          return true;
+        }
         return c >= 0x20 || break_at(at);
       case mode::escape:
-        if (c == 'u') { mode_ = mode::unicode; hex_left_ = 4; return true; }
+        if (c == 'u') {
+          mode_ = mode::unicode;
+          hex_left_ = 4;
+          return true;
+        }
         if (simple_escape_value(static_cast<char>(c)) >= 0) {
           mode_ = mode::string;
           return true;

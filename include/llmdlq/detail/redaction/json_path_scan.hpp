@@ -81,20 +81,14 @@ class json_path_scan {
       }
       switch (c) {
         case '{':
-        case '[':
-          open(c, i++);
-          break;
+        case '[': open(c, i++); break;
         case '}':
-        case ']':
-          close(i++);
-          break;
+        case ']': close(i++); break;
         case '"':
         case '\'':  // single quotes, as models write them in broken JSON
           i = string(i);
           break;
-        case ':':
-          ++i;
-          break;
+        case ':': ++i; break;
         case ',':
           if (stack_.back().object) {
             stack_.back().expect_key = true;
@@ -106,11 +100,8 @@ class json_path_scan {
         case ' ':
         case '\t':
         case '\r':
-        case '\n':
-          ++i;
-          break;
-        default:
-          i = scalar(i);
+        case '\n': ++i; break;
+        default: i = scalar(i);
       }
     }
     // A truncated document: a matched container runs to the end.
