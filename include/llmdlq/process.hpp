@@ -164,6 +164,11 @@ struct failure_report {
 /// \endcode
 [[nodiscard]] LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view raw,
                                                    const request_context& context, const process_config& config = {});
+/// make_envelope for a failure of a response judged against `schema`, as
+/// process_llm_response would make it: a derived key names the schema's
+/// fingerprint, and the schema's PII paths are redacted.
+[[nodiscard]] LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view raw, const schema& schema,
+                                                   const request_context& context, const process_config& config = {});
 
 LLMDLQ_END_NAMESPACE
 

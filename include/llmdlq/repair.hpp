@@ -146,7 +146,11 @@ struct repair_options {
 /// with that key (`"a": {"b": 2}}`), the brace is inserted before it
 /// (`missing_opening_brace`, syntactic: an empty `before`, `after` "{");
 /// after other prose, where the object begins is unknown, and the text is
-/// `unrepairable`. Valid JSON comes back unchanged with no actions.
+/// `unrepairable`. A text that begins with an object or array answers with
+/// it: no fence after it is searched, the text is `unrepairable` when that
+/// value is, and where process_llm_response chooses among values by the
+/// schema, a later one the schema accepts makes the text `ambiguous`, never
+/// replaces the first. Valid JSON comes back unchanged with no actions.
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
                                                                         const repair_options& options = {});
 
@@ -175,10 +179,13 @@ using candidate_filter = bool (*)(void* context, std::string_view json);
 /// tier allowed (the caller judges the actions) and a filter to choose among
 /// several candidates. `tiers`, when given, gets the tiers the actions use
 /// (perhaps more). `valid_utf8_end`: where the text stops being UTF-8, when
-/// the caller has found it already (npos: found here).
+/// the caller has found it already (npos: found here). `leading_answers`:
+/// a value that opens the text is the answer (see repair()); off, every
+/// value is a candidate alike, for a search of the text's values.
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(
     std::string_view raw, const repair_options& options, candidate_filter filter = nullptr,
-    void* filter_context = nullptr, repair_tiers* tiers = nullptr, std::size_t valid_utf8_end = std::string_view::npos);
+    void* filter_context = nullptr, repair_tiers* tiers = nullptr, std::size_t valid_utf8_end = std::string_view::npos,
+    bool leading_answers = true);
 }  // namespace detail
 
 LLMDLQ_END_NAMESPACE

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/value.hpp>
 
@@ -22,6 +23,7 @@
 #include "llmdlq/request_context.hpp"
 #include "llmdlq/schema.hpp"
 #include "llmdlq/taxonomy.hpp"
+#include "llmdlq/validation_error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -34,6 +36,9 @@ struct stream_verdict {
   failure_category category = failure_category::poison;
   std::size_t offset = 0;  ///< when dead: the byte after which no continuation can be accepted
   std::string message;     ///< when dead: why, with the JSON Pointer of the value when there is one
+  /// When dead of a schema or content failure: the error validation gives
+  /// the whole document for it (instance and schema paths, keyword, words).
+  std::vector<validation_error> errors;
 };
 
 /// Judges one streamed response. A prefix is dead only when no text that
@@ -51,11 +56,19 @@ struct stream_verdict {
 ///   enum, maxLength, maximum, pattern, format, ...), all on the subschemas
 ///   that certainly apply (see detail/stream/schema_tracker.hpp).
 ///
-/// With local repair on, no schema failure is death: among several values
-/// in a text, repair takes the one the schema accepts, so an answer that
-/// corrects itself later in the text is accepted. required, minItems,
-/// contains, uniqueItems, content rules, confidence and the finish reason
-/// are judged by finish(); an API's refusal, whenever it comes, by refuse().
+/// With local repair on (and neither coercion nor the lossy tier accepted,
+/// which may change or drop a value), syntax is never death, as repair may
+/// mend it; but a text that opens with an object or array answers with it
+/// (a later value cannot replace it, see repair.hpp), so the schema is
+/// followed as above while the text stays strict JSON. A failure of a
+/// string, number, literal or key is then certain only at the next byte
+/// that is not a blank, when it closes the token (`,`, `}`, `]`, or `:`
+/// after a key): repair could read on over anything else. A text that opens
+/// with prose, a fence or a scalar is judged by finish() alone.
+///
+/// required, minItems, contains, uniqueItems, content rules, confidence and
+/// the finish reason are judged by finish(); an API's refusal, whenever it
+/// comes, by refuse().
 ///
 /// feed() costs time linear in the bytes, whatever the chunking, and the
 /// verdict's offset does not depend on it. The judge keeps the bytes, for
@@ -86,7 +99,10 @@ class stream_judge {
 
   /// The whole answer judged: exactly process_llm_response(received(), ...)
   /// with the context given, its finish_reason set to `finish_reason` when
-  /// that is not empty.
+  /// that is not empty. A stream closed at its dead verdict (cancel()) is
+  /// the start of an answer already lost: its envelope keeps the verdict's
+  /// category, code and errors (the text received, judged whole, would only
+  /// say that it ends early), unless the text received is poison.
   [[nodiscard]] LLMDLQ_INLINE expected<accepted, envelope> finish(std::string_view finish_reason = {});
 
   [[nodiscard]] const stream_verdict& verdict() const noexcept { return verdict_; }
@@ -109,6 +125,8 @@ class stream_judge {
  private:
   struct reader;
   LLMDLQ_INLINE void judge_new_bytes(std::size_t from);
+  template <class Die>
+  void read_json(std::size_t from, std::size_t until, Die& die);
 
   const schema* schema_;
   request_context context_;

@@ -93,6 +93,7 @@ expected<completion, call_error> ollama_client::complete(const llm_request& requ
 }
 
 expected<completion, call_error> ollama_client::complete_streamed(const llm_request& request, stream_judge& judge) {
+  record_call(judge, request);
   auto body = request_body(request, true);
   if (!body) return unexpected(impl_->invalid_request(body.error()));
   auto reply = impl_->http->post_streamed(*body, chat_stream_format::ollama_ndjson, judge);

@@ -126,6 +126,7 @@ expected<completion, call_error> openai_compatible_client::complete(const llm_re
 
 expected<completion, call_error> openai_compatible_client::complete_streamed(const llm_request& request,
                                                                             stream_judge& judge) {
+  record_call(judge, request);
   auto body = request_body(request, impl_->options.structured_outputs, true);
   if (!body) return unexpected(impl_->invalid_request(body.error()));
   auto reply = impl_->http->post_streamed(*body, chat_stream_format::openai_sse, judge);

@@ -4,7 +4,11 @@
 // verdict does not depend on the chunking, and a text called dead is not
 // accepted whole.
 //
-// Input: a flags byte, a chunking seed byte, then the response.
+// Closed at a dead verdict, finish() keeps the verdict's category.
+//
+// Input: a flags byte (repair off, coercion, schema, small size limit,
+// finish reason length, lossy repairs accepted), a chunking seed byte,
+// then the response.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -91,6 +95,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.limits.max_depth = 32;
   llmdlq::request_context context;
   if (flags & 32u) context.finish_reason = "length";
+  if (flags & 64u) {
+    options.accept_repairs = {llmdlq::repair_tier::lossless, llmdlq::repair_tier::syntactic,
+                              llmdlq::repair_tier::lossy};
+  }
 
   const auto whole = llmdlq::process_llm_response(text, schema, context, options);
   const std::string want = outcome(whole);
@@ -108,6 +116,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (now != verdict) fail("the verdict depends on the chunking", verdict + "\n" + now);
     if (judge.verdict().dead && whole) fail("dead, but the whole text is accepted", now + "\n" + std::string(text));
     if (outcome(judge.finish()) != want) fail("finish() is not process_llm_response", want);
+  }
+  // Closed where it died, the answer's envelope says why it died (or that the text is poison).
+  llmdlq::stream_judge judge(schema, context, options);
+  for (std::size_t at = 0; at < text.size() && !judge.verdict().dead; ++at) judge.feed(text.substr(at, 1));
+  if (judge.verdict().dead) {
+    judge.cancel();
+    const auto cut = judge.finish();
+    if (cut) fail("a cancelled stream is accepted", describe(judge.verdict()));
+    const auto category = cut.error().failure.category;
+    if (category != judge.verdict().category && category != llmdlq::failure_category::poison) {
+      fail("a cancelled stream's envelope is not its verdict's", describe(judge.verdict()) + "\n" + outcome(cut));
+    }
+    if (cut.error().failure.cancelled_at != llmdlq::cancel_point{judge.verdict().offset, std::nullopt}) {
+      fail("a cancelled stream's envelope does not say where", describe(judge.verdict()));
+    }
   }
   return 0;
 }

@@ -19,6 +19,7 @@ TEST_CASE("openai_compatible_client streams against a scripted HTTP server", "[l
 
 #  include "llm/early_deaths.hpp"
 #  include "llm/scripted_server.hpp"
+#include "support/envelope_check.hpp"
 #  include "support/eventually.hpp"
 
 namespace streaming_client_test {
@@ -100,6 +101,49 @@ TEST_CASE("complete_streamed closes the connection at the first impossible byte,
     REQUIRE_FALSE(dead.has_value());
     CHECK(dead.error().raw_response.text == answer->text);
     CHECK(dead.error().failure.cancelled_at == llmdlq::cancel_point{c.dies_at, answer->cancelled->events});
+  }
+}
+
+TEST_CASE("complete_streamed: a stream closed at a schema failure is stored for that failure, under the default "
+          "repair policy too, with the model asked",
+          "[llm][stream]") {
+  const auto schema = llmdlq::schema::compile(llmdlq::test::streamed_receipt_schema);
+  REQUIRE(schema.has_value());
+  // "total" as words: a wrong type, which no repair tier permitted by default can change.
+  std::vector<std::string> pieces = {"{\"merchant\": \"Albert Heijn\", ", "\"total\": ", "\"four", " thousand"};
+  for (int i = 0; i < 400; ++i) pieces.push_back(" and more");
+  pieces.push_back("\"}");
+  llmdlq::process_options repairing;  // the pipeline's defaults: local repair, lossless and syntactic tiers
+  for (const auto& options : {llmdlq::test::without_repair(), repairing}) {
+    INFO((options.repair == llmdlq::repair_mode::off ? "repair off" : "repair local"));
+    scripted_server server({streamed_chat_completion(pieces, "stop", 1ms)});
+    REQUIRE(server.listening());
+    auto client = client_for(server);
+    llmdlq::stream_judge judge(*schema, {}, options);
+    auto r = request();
+    r.max_tokens = 2048;
+    r.temperature = 0.0;
+    auto answer = client.complete_streamed(r, judge);
+    REQUIRE(answer.has_value());
+    REQUIRE(answer->cancelled.has_value());
+    CHECK(answer->cancelled->events < 10);
+    CHECK(judge.verdict().offset == 38);  // the quote that opens the string
+    const auto dead = judge.finish(answer->finish_reason);
+    REQUIRE_FALSE(dead.has_value());
+    const auto& e = dead.error();
+    // What killed it, not that the text ends early: a schema failure an engineer must look at.
+    CHECK(e.failure.category == llmdlq::failure_category::schema);
+    CHECK(e.failure.code == llmdlq::default_failure_code(llmdlq::failure_category::schema, ""));
+    CHECK(e.triage.kind == llmdlq::triage_class::deterministic);
+    CHECK(e.failure.errors == std::vector<llmdlq::validation_error>{
+                                  {"/total", "/properties/total/type", "type", "expected number, found string"}});
+    CHECK(e.failure.message.find("closed at byte 38") != std::string::npos);
+    CHECK(e.failure.cancelled_at == llmdlq::cancel_point{38, answer->cancelled->events});
+    // The model asked, and how.
+    CHECK(e.model.name == "scripted-model");
+    CHECK(e.model.max_tokens == 2048);
+    CHECK(e.model.temperature == 0.0);
+    llmdlq::test::check_envelope(e);
   }
 }
 

@@ -155,7 +155,12 @@ TEST_CASE("judged_stream stops a streamed answer at its first impossible byte an
   const auto result = stream.finish();
   REQUIRE_FALSE(result.has_value());
   CHECK(stream.received() == R"({"total": "twelve)");
-  CHECK(result.error().failure.category == llmdlq::failure_category::truncated);  // the text was cut where it died
+  // Cut where it died, it is stored for why it died, not as a text that ends early.
+  CHECK(result.error().failure.category == llmdlq::failure_category::schema);
+  CHECK(result.error().triage.kind == llmdlq::triage_class::deterministic);
+  REQUIRE(result.error().failure.errors.size() == 1);
+  CHECK(result.error().failure.errors[0] ==
+        llmdlq::validation_error{"/total", "/properties/total/type", "type", "expected number, found string"});
   // The stream had not ended: the host closed it, and the envelope says where, after two text events.
   CHECK(result.error().failure.cancelled_at == llmdlq::cancel_point{10, 2});
 }

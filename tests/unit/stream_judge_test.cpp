@@ -126,12 +126,40 @@ TEST_CASE("stream_judge with local repair: prose, fences and a value a later one
   const std::string good = R"({"merchant": "A", "total": 1, "currency": "EUR"})";
   stays_viable(s, "Sure! Here it is:\n```json\n" + good + "\n```", repairing());
   stays_viable(s, "{'merchant': 'A', 'total': 1, 'currency': 'EUR',}", repairing());
-  // The first value fails the schema, the second is accepted: repair takes the one the schema accepts.
-  const std::string corrected = R"({"total": "twelve"} Sorry, corrected: )" + good;
+  // In prose, the first value fails the schema, the second is accepted: repair takes the one the schema accepts.
+  const std::string corrected = R"(First: {"total": "twelve"} Sorry, corrected: )" + good;
   stays_viable(s, corrected, repairing());
   CHECK(llmdlq::process_llm_response(corrected, s, {}, repairing()).has_value());
-  // The same text without repair is dead at the string where the number belongs.
-  dies_at(s, corrected, strict(), 10, llmdlq::failure_category::schema);
+  // The same text without repair is dead at its first byte, the prose.
+  dies_at(s, corrected, strict(), 0, llmdlq::failure_category::syntax);
+  // A token repair could still read on with is not yet a failure: an unescaped quote, strings joined by `+`.
+  stays_viable(s, R"({"currency": "EU" + "R", "merchant": "A", "total": 1})", repairing());
+  stays_viable(s, R"({"merchant": "A", "currency": "GB"P", "total": 1})", repairing());
+  stays_viable(s, R"({"currency": "GBP")", repairing());  // what closes it has not come
+}
+
+TEST_CASE("stream_judge with local repair: a text that opens with a value dies of what no repair can change",
+          "[stream]") {
+  const auto s = compiled();
+  using llmdlq::failure_category;
+  // A wrong type is certain at its first byte, whatever repair does later.
+  dies_at(s, R"({"total": "four thousand", "merchant": 'A'})", repairing(), 10, failure_category::schema);
+  // An enum miss, once the byte after it closes the string (repair could join it otherwise).
+  dies_at(s, R"({"currency": "GBP" , "total": 1})", repairing(), 19, failure_category::schema);
+  // A name additionalProperties forbids, at the colon after it; maxItems at the extra item.
+  dies_at(s, R"({"merchant": "A", "tip" : 2})", repairing(), 24, failure_category::schema);
+  dies_at(s, R"({"items": [{}, {}, {"name": "x"}]})", repairing(), 19, failure_category::schema);
+  // A value that opens the text is the answer: a later one cannot correct it.
+  const std::string second =
+      R"({"total": "twelve"} Sorry, corrected: {"merchant": "A", "total": 1, "currency": "EUR"})";
+  dies_at(s, second, repairing(), 10, failure_category::schema);
+  // Repair that may drop or change a value leaves the schema to the whole: the lossy tier, coercion.
+  auto lossy = repairing();
+  lossy.accept_repairs = {llmdlq::repair_tier::lossless, llmdlq::repair_tier::syntactic, llmdlq::repair_tier::lossy};
+  stays_viable(s, R"({"total": "four thousand", "merchant": "A"})", lossy);
+  auto coercing = repairing();
+  coercing.coerce = true;
+  stays_viable(s, R"({"total": "four thousand", "merchant": "A"})", coercing);
 }
 
 TEST_CASE("stream_judge: an injection marker split across chunks, and a text over the size limit, are poison",

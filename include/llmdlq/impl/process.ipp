@@ -65,6 +65,15 @@ LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view ra
   });
 }
 
+LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view raw, const schema& schema,
+                                     const request_context& context, const process_config& config) {
+  return detail::counted_envelope(config, [&] {
+    return detail::build_envelope(config.envelope.clock ? config.envelope.clock() : system_now(), std::move(failure),
+                                  raw, detail::first_invalid_utf8(raw), context, config, schema.fingerprint(),
+                                  schema.pii_paths());
+  });
+}
+
 LLMDLQ_INLINE expected<void, options_error> check_options(const judging_options& options) {
   if (options.min_confidence && !std::isfinite(*options.min_confidence)) {
     return unexpected(options_error{"min_confidence", fmt::format("must be a finite number, not {}",

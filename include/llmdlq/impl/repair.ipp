@@ -280,12 +280,25 @@ inline std::size_t end_of_bracketed(std::string_view raw, std::size_t from, std:
 /// example, or the model may have meant a list, and taking one would drop
 /// the other silently). Failing that, a value cut off at the end (a
 /// truncation is the more precise failure), else the first complete one.
+///
+/// A text that begins with a value (lead()) answers with it: a later value
+/// the caller accepts makes the answer ambiguous, never replaces it, and the
+/// rest are prose. So what follows a value that opens the text cannot save
+/// it, which is what lets the stream judge call such an answer dead early.
 class candidate_chooser {
  public:
   candidate_chooser(candidate_filter filter, void* context) noexcept : filter_(filter), context_(context) {}
 
+  /// The next candidate offered begins the text, and is the answer.
+  void lead() noexcept { leading_ = true; }
+
   /// Takes a candidate; false once the answer is known to be ambiguous.
   bool offer(repair_candidate c) {
+    if (leading_ && !empty()) {
+      if (c.value.truncated || !fits(c.value.json)) return true;
+      ambiguous_at_ = c.begin;
+      return false;
+    }
     if (c.value.truncated) {
       if (!truncated_) truncated_ = std::move(c);
       return true;
@@ -332,6 +345,7 @@ class candidate_chooser {
   std::size_t complete_ = 0;
   std::optional<repair_candidate> fitting_, truncated_, unfit_;
   std::optional<std::size_t> ambiguous_at_;
+  bool leading_ = false;
 };
 
 /// Whether the value at `from` in prose is the start of a string's text
@@ -373,12 +387,15 @@ inline bool follows_key_and_colon(std::string_view raw, std::size_t at) noexcept
 /// any fence holds one, else those in the prose. Each scan starts where the
 /// last ended, so the whole search stays linear. A fence or text that starts
 /// with a key and colon (`"a": {"b": 2}}`) holds an object whose `{` is
-/// missing, and is repaired as one. Returns false when the text must be
+/// missing, and is repaired as one. A text that begins with a value answers
+/// with it (candidate_chooser::lead()), unless `leading_answers` is off: no fence is searched, and later
+/// values can only make it ambiguous. Returns false when the text must be
 /// refused whatever else it holds (first_failure says why): a key and colon
 /// in the prose before a value, as where their object begins is unknown,
-/// and leaving them out would drop part of it.
+/// and leaving them out would drop part of it; a value that opens the text
+/// and is beyond repair.
 inline bool find_candidates(std::string_view raw, const repair_options& options, candidate_chooser& chooser,
-                            std::optional<repair_failure>& first_failure) {
+                            std::optional<repair_failure>& first_failure, bool leading_answers) {
   std::optional<unescaped_text> plain;
   bool found = false, stop = false;
   auto consider = [&](std::size_t from, std::size_t to, bool fenced, bool brace_missing = false) -> std::size_t {
@@ -401,6 +418,31 @@ inline bool find_candidates(std::string_view raw, const repair_options& options,
     if (!first_failure) first_failure = std::move(candidate.error());
     return runs_on ? raw.size() : std::max(end_of_bracketed(raw, from, brace_missing ? 1 : 0), failed_at);
   };
+  // Every value in the prose from `at` on.
+  const auto values_in_prose = [&](std::size_t at) {
+    while (at < raw.size()) {
+      const std::size_t start = raw.find_first_of("{[", at);
+      if (start == std::string_view::npos) break;
+      if (follows_key_and_colon(raw, start)) {
+        first_failure = repair_failure{raw.rfind(':', start),
+                                       "a value follows a property name in the prose: the brace of the object they "
+                                       "belong to is missing, and where that object begins is unknown",
+                                       false};
+        return false;
+      }
+      at = consider(start, raw.size(), false);
+    }
+    return true;
+  };
+  std::size_t lead = raw.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  while (lead < raw.size() && is_blank(raw[lead])) ++lead;
+  if (leading_answers && lead < raw.size() && (raw[lead] == '{' || raw[lead] == '[')) {
+    // The value that opens the text is the answer; one beyond repair is not
+    // passed over for another.
+    chooser.lead();
+    const std::size_t after = consider(lead, raw.size(), false);
+    return found && values_in_prose(after);
+  }
   for (const auto& [b, e] : fenced_blocks(raw)) {
     if (stop) break;
     if (raw[b] == '{' || raw[b] == '[') {
@@ -411,27 +453,13 @@ inline bool find_candidates(std::string_view raw, const repair_options& options,
   }
   if (found) return true;
   plain.reset();  // unescaped up to a fence's end, not the text's
-  std::size_t at = raw.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-  while (at < raw.size() && is_blank(raw[at])) ++at;
-  at = key_and_colon_at(raw, at, raw.size()) ? consider(at, raw.size(), false, true) : 0;
-  while (at < raw.size()) {
-    const std::size_t start = raw.find_first_of("{[", at);
-    if (start == std::string_view::npos) break;
-    if (follows_key_and_colon(raw, start)) {
-      first_failure = repair_failure{raw.rfind(':', start),
-                                     "a value follows a property name in the prose: the brace of the object they "
-                                     "belong to is missing, and where that object begins is unknown",
-                                     false};
-      return false;
-    }
-    at = consider(start, raw.size(), false);
-  }
-  return true;
+  return values_in_prose(key_and_colon_at(raw, lead, raw.size()) ? consider(lead, raw.size(), false, true) : 0);
 }
 
 LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_view raw, const repair_options& options,
                                                                     candidate_filter filter, void* filter_context,
-                                                                    repair_tiers* tiers, std::size_t valid_utf8_end) {
+                                                                    repair_tiers* tiers, std::size_t valid_utf8_end,
+                                                                    bool leading_answers) {
   detail::count_text_pass(detail::text_pass::repair);
   if (raw.size() > options.max_bytes) {
     return unexpected(repair_error{repair_errc::budget_exceeded, options.max_bytes,
@@ -443,7 +471,7 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
   }
   std::optional<repair_failure> failure;
   candidate_chooser chooser(filter, filter_context);
-  if (!find_candidates(raw, options, chooser, failure)) {
+  if (!find_candidates(raw, options, chooser, failure, leading_answers)) {
     return unexpected(repair_error{repair_errc::unrepairable, failure->offset, failure->message, false});
   }
   if (const auto at = chooser.ambiguous_at()) {
@@ -549,7 +577,7 @@ LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
 LLMDLQ_INLINE std::optional<truncated_value> find_truncated_value(std::string_view raw, const repair_options& limits) {
   // A filter that takes no value makes the chooser prefer a cut-off one.
   const auto none = [](void*, std::string_view) { return false; };
-  const auto result = detail::find_and_repair(raw, limits, none, nullptr);
+  const auto result = detail::find_and_repair(raw, limits, none, nullptr, nullptr, std::string_view::npos, false);
   if (!result || !result->truncated) return std::nullopt;
   truncated_value cut;
   const auto& first = result->actions.front();

@@ -21,11 +21,11 @@ LLMDLQ_BEGIN_NAMESPACE
 
 // What the judge reads the bytes with, when the options make them matter.
 struct stream_judge::reader {
-  explicit reader(const schema& s, bool follow_schema) {
+  reader(const schema& s, bool follow_schema, bool repairing) : repairing(repairing) {
     if (follow_schema) tracker.emplace(detail::schema_access::of(s));
   }
 
-  // json_prefix's listener: the tracker's, or nothing to say.
+  // json_prefix's listener without a schema: nothing to say.
   struct no_schema {
     static bool value_begins(detail::stream::value_kind, std::size_t) noexcept { return true; }
     static bool element_begins(std::size_t) noexcept { return true; }
@@ -35,14 +35,51 @@ struct stream_judge::reader {
     static bool container_ends(std::size_t) noexcept { return true; }
   };
 
+  // Under local repair, the tracker follows only a text that opens with an
+  // object or array: repair takes such a value as the answer (see
+  // candidate_chooser::lead), where prose, a fence or a bare string may
+  // hold another.
+  struct opening_container {
+    detail::stream::schema_tracker& tracker;
+    reader& state;
+    bool value_begins(detail::stream::value_kind kind, std::size_t at) {
+      if (!state.root_seen) {
+        state.root_seen = true;
+        if (kind != detail::stream::value_kind::object && kind != detail::stream::value_kind::array) {
+          state.declined = true;
+          return false;
+        }
+      }
+      return tracker.value_begins(kind, at);
+    }
+    bool element_begins(std::size_t at) { return tracker.element_begins(at); }
+    bool key_begins(std::size_t at) { return tracker.key_begins(at); }
+    bool key_ends(std::size_t begin, std::size_t end) { return tracker.key_ends(begin, end); }
+    bool leaf_ends(detail::stream::value_kind kind, std::size_t begin, std::size_t end) {
+      return tracker.leaf_ends(kind, begin, end);
+    }
+    bool container_ends(std::size_t at) { return tracker.container_ends(at); }
+  };
+
   detail::stream::json_prefix syntax;
   std::optional<detail::stream::schema_tracker> tracker;
+  const bool repairing;   // local repair judges the whole: syntax is not death, and the schema only follows
+  bool declined = false;  // repairing, and the text does not open with a container: nothing more to follow
+  bool root_seen = false;
+  std::size_t settle_from = 0;  // repairing, a failed token: the next byte to read for what closes it
 };
 
 LLMDLQ_INLINE stream_judge::stream_judge(const schema& schema, request_context context, process_config config)
     : schema_(&schema), context_(std::move(context)), config_(std::move(config)) {
-  if (config_.judging.repair == repair_mode::off) reader_ = std::make_unique<reader>(schema, !config_.judging.coerce);
-  longest_marker_ = longest_injection_marker(config_.judging.guard);
+  const judging_options& judging = config_.judging;
+  if (judging.repair == repair_mode::off) {
+    reader_ = std::make_unique<reader>(schema, !judging.coerce, false);
+  } else if (!judging.coerce && !judging.accept_repairs.allows(repair_tier::lossy)) {
+    // Repair's syntactic tier changes no value that strict JSON has read
+    // whole; a lossy one may drop it (a truncated tail), coercion may change it.
+    reader_ = std::make_unique<reader>(schema, true, true);
+  }
+  longest_marker_ = longest_injection_marker(judging.guard);
 }
 
 LLMDLQ_INLINE stream_judge::stream_judge(stream_judge&&) noexcept = default;
@@ -62,7 +99,11 @@ LLMDLQ_INLINE void stream_judge::judge_new_bytes(std::size_t from) {
   std::optional<stream_verdict> first;
   auto die = [&](failure_category category, std::size_t offset, auto&& message) {
     if (first && first->offset <= offset) return;
-    first = stream_verdict{true, category, offset, std::string(message())};
+    first.emplace();
+    first->dead = true;
+    first->category = category;
+    first->offset = offset;
+    first->message = message();
   };
   const std::string_view text = received_;
   // poison: the parser refuses a text over the size limit, whatever it holds.
@@ -94,41 +135,80 @@ LLMDLQ_INLINE void stream_judge::judge_new_bytes(std::size_t from) {
       });
     }
   }
-  // Strict JSON, read on from where the last bytes left it, up to the
-  // earliest death so far.
-  if (reader_) {
-    const std::size_t until = first ? first->offset + 1 : text.size();
-    const std::string_view bytes = text.substr(from, until - from);
-    auto& syntax = reader_->syntax;
-    if (reader_->tracker) {
-      auto& tracker = *reader_->tracker;
-      tracker.see(text);
-      syntax.feed(bytes, from, tracker);
-      if (tracker.dead()) {
-        die(tracker.semantic() ? failure_category::semantic : failure_category::schema, tracker.dead_at(), [&] {
-          const std::string& at = tracker.where();
-          return fmt::format("{} error at {}: {}", tracker.semantic() ? "content" : "schema", at.empty() ? "/" : at,
-                             tracker.why());
-        });
-      }
-    } else {
-      reader::no_schema listener;
-      syntax.feed(bytes, from, listener);
-    }
-    if (syntax.state() == detail::stream::json_prefix::standing::broken) {
-      die(failure_category::syntax, syntax.broken_at(),
-          [&] { return fmt::format("not JSON: no JSON text has byte {} there", syntax.broken_at()); });
-    }
-  }
+  if (reader_ && !reader_->declined) read_json(from, first ? first->offset + 1 : text.size(), die);
   if (!first) return;
   verdict_ = std::move(*first);
+  if (verdict_.category == failure_category::schema || verdict_.category == failure_category::semantic) {
+    verdict_.errors = {reader_->tracker->error()};
+  }
   if (config_.metrics) config_.metrics->count_stream_death(verdict_.category, verdict_.offset + 1);
+}
+
+template <class Die>
+void stream_judge::read_json(std::size_t from, std::size_t until, Die& die) {
+  const std::string_view text = received_;
+  reader& r = *reader_;
+  auto schema_death = [&](std::size_t at) {
+    auto& tracker = *r.tracker;
+    die(tracker.semantic() ? failure_category::semantic : failure_category::schema, at, [&] {
+      const std::string& where = tracker.where();
+      return fmt::format("{} error at {}: {}", tracker.semantic() ? "content" : "schema", where.empty() ? "/" : where,
+                         tracker.why());
+    });
+  };
+  if (r.repairing && r.tracker && r.tracker->dead()) {
+    // A failed token found before: certain once a byte closes it.
+    auto& tracker = *r.tracker;
+    std::size_t at = std::max(r.settle_from, from);
+    while (at < until && detail::is_json_blank(text[at])) ++at;
+    r.settle_from = at;
+    if (at == until) return;
+    const char c = text[at];
+    const bool closes = tracker.key_failed() ? c == ':' : (c == ',' || c == '}' || c == ']');
+    if (closes) {
+      schema_death(at);
+    } else {
+      r.declined = true;  // a byte strict JSON has not there, which repair reads on with
+    }
+    return;
+  }
+  auto& syntax = r.syntax;
+  const std::string_view bytes = text.substr(from, until - from);
+  if (r.tracker) {
+    auto& tracker = *r.tracker;
+    tracker.see(text);
+    if (r.repairing) {
+      reader::opening_container listener{tracker, r};
+      syntax.feed(bytes, from, listener);
+    } else {
+      syntax.feed(bytes, from, tracker);
+    }
+    if (tracker.dead()) {
+      if (r.repairing && tracker.token_end() != std::string_view::npos) {
+        r.settle_from = tracker.token_end();
+        read_json(std::max(from, tracker.token_end()), until, die);
+        return;
+      }
+      schema_death(tracker.dead_at());
+    }
+  } else {
+    reader::no_schema listener;
+    syntax.feed(bytes, from, listener);
+  }
+  if (syntax.state() == detail::stream::json_prefix::standing::broken && !r.repairing) {
+    die(failure_category::syntax, syntax.broken_at(),
+        [&] { return fmt::format("not JSON: no JSON text has byte {} there", syntax.broken_at()); });
+  }
+  if (r.repairing && syntax.state() != detail::stream::json_prefix::standing::open) r.declined = true;
 }
 
 LLMDLQ_INLINE const stream_verdict& stream_judge::refuse(std::string message) {
   if (!verdict_.dead) {
-    verdict_ = stream_verdict{true, failure_category::refusal, received_.empty() ? 0 : received_.size() - 1,
-                              "the API reported a refusal: " + message};
+    verdict_ = stream_verdict{};
+    verdict_.dead = true;
+    verdict_.category = failure_category::refusal;
+    verdict_.offset = received_.empty() ? 0 : received_.size() - 1;
+    verdict_.message = "the API reported a refusal: " + message;
     if (config_.metrics) config_.metrics->count_stream_death(verdict_.category, received_.size());
   }
   context_.refusal = std::move(message);
@@ -145,7 +225,28 @@ LLMDLQ_INLINE void stream_judge::cancel(std::optional<std::uint64_t> tokens) {
 
 LLMDLQ_INLINE expected<accepted, envelope> stream_judge::finish(std::string_view finish_reason) {
   if (!finish_reason.empty()) context_.finish_reason = std::string(finish_reason);
-  return process_llm_response(received_, *schema_, context_, config_);
+  if (!context_.cancelled_at || verdict_.category == failure_category::refusal) {
+    return process_llm_response(received_, *schema_, context_, config_);
+  }
+  // Closed at its verdict, the text is the start of an answer already lost:
+  // judged whole it would only say that it ends early. Poison, which bytes
+  // past the verdict may hold, ranks above the verdict.
+  process_config uncounted = config_;
+  uncounted.metrics.reset();
+  const auto whole = process_llm_response(received_, *schema_, context_, uncounted);
+  if (!whole && whole.error().failure.category == failure_category::poison) {
+    return process_llm_response(received_, *schema_, context_, config_);
+  }
+  failure_report failure;
+  failure.category = verdict_.category;
+  failure.message = fmt::format("the streamed answer was closed at byte {}: {}", verdict_.offset, verdict_.message);
+  failure.errors = verdict_.errors;
+  if (verdict_.category == failure_category::syntax) {
+    const text_position at = position_of(received_, verdict_.offset);
+    failure.syntax = text_location{verdict_.offset, at.line, at.column};
+    failure.repaired_locally = true;  // the rest was never received: only the model can answer again
+  }
+  return unexpected(make_envelope(std::move(failure), received_, *schema_, context_, config_));
 }
 
 LLMDLQ_END_NAMESPACE

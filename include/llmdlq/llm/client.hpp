@@ -76,6 +76,12 @@ struct call_error {
   std::chrono::milliseconds latency{0};
 };
 
+/// Records in the judge's context the model `request` asks and how
+/// (max_tokens, temperature, seed), where the host left them unset, so that
+/// a streamed answer's envelope names what was called. Every client's
+/// complete_streamed begins with it.
+void record_call(stream_judge& judge, const llm_request& request);
+
 /// Something that answers chat completion requests. Implementations make
 /// one call per complete(): no retries of their own, so that the recovery
 /// ladder is the only retry layer.

@@ -17,11 +17,14 @@
 //   - at a key's closing quote: a name `additionalProperties: false` forbids;
 //   - at an element's or member's first byte: maxItems, maxProperties.
 // A failure of one of them is a failure of the document, so the prefix is
-// dead. Content rules (which read the clock) wait for the whole document.
+// dead, and error() is what the validator says of it in the whole document.
+// Content rules (which read the clock) wait for the whole document.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +38,7 @@
 #include "llmdlq/detail/schema/schema_program.hpp"
 #include "llmdlq/detail/json/prefix_scanner.hpp"
 #include "llmdlq/json_parser.hpp"
+#include "llmdlq/validation_error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail::stream {
@@ -57,6 +61,17 @@ class schema_tracker {
   [[nodiscard]] const std::string& where() const noexcept { return where_; }
   /// Whether the failure is a format's: the document's category is then semantic.
   [[nodiscard]] bool semantic() const noexcept { return semantic_; }
+  /// The failure as validation reports it of the whole document (its
+  /// instance and schema paths, keyword and words).
+  [[nodiscard]] const validation_error& error() const noexcept { return error_; }
+  /// For a failure of a string, number or literal, or of a key: the byte
+  /// after it, where a reader less strict than JSON (local repair) might
+  /// still read the token on (an unescaped quote, strings joined by `+`), so
+  /// the failure is certain only once the next byte that is not a blank
+  /// closes it (`,`, `}` or `]`, or `:` after a key). npos for the rest,
+  /// which are certain where they are found.
+  [[nodiscard]] std::size_t token_end() const noexcept { return token_end_; }
+  [[nodiscard]] bool key_failed() const noexcept { return key_failed_; }
 
   // json_prefix's listener.
   bool element_begins(std::size_t at) {
@@ -67,7 +82,8 @@ class schema_tracker {
     for (const node* n : f.sure) {
       if ((n->flags & has_array_keywords) == 0) continue;
       if (f.count > n->max_items) {
-        return fail(at, fmt::format("more than {} item{} (maxItems)", n->max_items, n->max_items == 1 ? "" : "s"));
+        return fail(at, fmt::format("more than {} item{} (maxItems)", n->max_items, n->max_items == 1 ? "" : "s"),
+                    "maxItems", failing::container);
       }
       if (index < n->prefix_items.count) {
         add_closure(pending_, prog_->children[n->prefix_items.begin + index]);
@@ -84,8 +100,10 @@ class schema_tracker {
     f.key_begin = f.key_end = 0;
     for (const node* n : f.sure) {
       if ((n->flags & has_object_keywords) != 0 && f.count > n->max_properties) {
-        return fail(at, fmt::format("more than {} propert{} (maxProperties)", n->max_properties,
-                                    n->max_properties == 1 ? "y" : "ies"));
+        return fail(at,
+                    fmt::format("more than {} propert{} (maxProperties)", n->max_properties,
+                                n->max_properties == 1 ? "y" : "ies"),
+                    "maxProperties", failing::container);
       }
     }
     return true;
@@ -108,7 +126,10 @@ class schema_tracker {
       }
       if (!n->pattern_properties.empty() || n->additional_properties == no_node) continue;
       if (prog_->nodes[n->additional_properties].flags & always_false) {
-        return fail(end - 1, fmt::format("property \"{}\" is not allowed (additionalProperties)", std::string(*key)));
+        token_end_ = end;
+        key_failed_ = true;
+        return fail(end - 1, fmt::format("property \"{}\" is not allowed (additionalProperties)", std::string(*key)),
+                    "additionalProperties", failing::member);
       }
       add_closure(pending_, n->additional_properties);
     }
@@ -117,9 +138,12 @@ class schema_tracker {
 
   bool value_begins(value_kind kind, std::size_t at) {
     for (const node* n : pending_) {
-      if (n->flags & always_false) return fail(at, "no value is allowed here (the schema is false)");
+      if (n->flags & always_false) {
+        return fail(at, "no value is allowed here (the schema is false)", {}, failing::value, stand_in(kind));
+      }
       if ((n->flags & has_type) && (n->types & type_bits(kind)) == 0) {
-        return fail(at, fmt::format("a {} where the schema allows {}", name_of(kind), allowed_types(n->types)));
+        return fail(at, fmt::format("a {} where the schema allows {}", name_of(kind), allowed_types(n->types)), "type",
+                    failing::value, stand_in(kind));
       }
     }
     if (kind == value_kind::object || kind == value_kind::array) {
@@ -154,9 +178,12 @@ class schema_tracker {
             error_sink sink{errors, 1, {}, {}};
             evaluator<simdjson_view, true> explain(context, &sink);
             (void)explain.evaluate(*n, value->root(), nullptr);
-            if (errors.empty()) return fail(known_at, "the value fails its schema");
+            const std::string_view leaf = text_.substr(begin, end - begin);
+            token_end_ = end;
+            if (errors.empty()) return fail(known_at, "the value fails its schema", {}, failing::value, leaf);
             semantic_ = !is_structural_keyword(errors.front().keyword);
-            return fail(known_at, errors.front().message + " (" + errors.front().keyword + ")");
+            return fail(known_at, errors.front().message + " (" + errors.front().keyword + ")", errors.front().keyword,
+                        failing::value, leaf);
           }
         }
       }
@@ -268,10 +295,51 @@ class schema_tracker {
     return s;
   }
 
-  bool fail(std::size_t at, std::string why) {
+  // What failed: the value in hand, the member whose name is in hand, or
+  // the innermost open container.
+  enum class failing : std::uint8_t { value, member, container };
+
+  // A value of `kind` for the validator to see where only its first byte is known.
+  static std::string_view stand_in(value_kind kind) noexcept {
+    switch (kind) {
+      case value_kind::null: return "null";
+      case value_kind::boolean: return "false";
+      case value_kind::number: return "0";
+      case value_kind::string: return "\"\"";
+      case value_kind::array: return "[]";
+      case value_kind::object: return "{}";
+    }
+    return "null";
+  }
+
+  // `value` (JSON text) in the open containers [0, frames) as far as they
+  // lead to it: each object with only the member in hand, each array with
+  // nulls before the element in hand.
+  std::string skeleton(std::size_t frames, std::string_view value) const {
+    std::string text, closing;
+    for (std::size_t d = 0; d < frames; ++d) {
+      const frame& f = frames_[d];
+      if (f.object) {
+        text.append("{").append(text_.substr(f.key_begin, f.key_end - f.key_begin)).append(":");
+      } else {
+        text.append("[");
+        for (std::size_t i = 1; i < f.count; ++i) text.append("null,");
+      }
+      closing.push_back(f.object ? '}' : ']');
+    }
+    text.append(value);
+    text.append(closing.rbegin(), closing.rend());
+    return text;
+  }
+
+  // The failure found at `at` (`why`, of `keyword`), as the validator words
+  // it in a document holding what leads to the failing place: the error of
+  // the same instance and keyword, or, if it finds none, the tracker's own words.
+  bool fail(std::size_t at, std::string why, std::string_view keyword, failing what, std::string_view value = {}) {
     dead_at_ = at;
     why_ = std::move(why);
-    for (std::size_t d = 0; d < depth_; ++d) {
+    const std::size_t frames = what == failing::container ? depth_ - 1 : depth_;
+    for (std::size_t d = 0; d < frames; ++d) {
       const frame& f = frames_[d];
       if (!f.object) {
         if (f.count != 0) where_.append("/").append(std::to_string(f.count - 1));
@@ -290,6 +358,33 @@ class schema_tracker {
         }
       }
     }
+    error_ = validation_error{where_, {}, std::string(keyword), why_};
+    std::string target;
+    if (what == failing::member) {
+      value = "null";
+    } else if (what == failing::container) {
+      const frame& f = frames_[depth_ - 1];
+      target = f.object ? "{" : "[";
+      for (std::size_t i = 0; i < f.count; ++i) {
+        if (i != 0) target.push_back(',');
+        target.append(f.object ? fmt::format("\"{}\":null", i) : std::string("null"));
+      }
+      target.push_back(f.object ? '}' : ']');
+      value = target;
+    }
+    auto document = parse_alone(skeleton(frames, value));
+    if (!document) return false;
+    std::vector<validation_error> errors;
+    error_sink sink{errors, std::numeric_limits<std::size_t>::max(), {}, {}};
+    eval_context context(*prog_);
+    evaluator<simdjson_view, true> explain(context, &sink);
+    (void)explain.evaluate(prog_->root, document->root(), nullptr);
+    for (auto& e : errors) {
+      if (e.instance_path == where_ && (keyword.empty() || e.keyword == keyword)) {
+        error_ = std::move(e);
+        break;
+      }
+    }
     return false;
   }
 
@@ -305,6 +400,9 @@ class schema_tracker {
   std::size_t dead_at_ = 0;
   std::string why_;
   std::string where_;
+  validation_error error_;
+  std::size_t token_end_ = std::string_view::npos;
+  bool key_failed_ = false;
   bool semantic_ = false;
 };
 
