@@ -12,6 +12,7 @@ int validate_command(arguments args);
 int process_command(arguments args);
 int stats_command(arguments args);
 int repair_command(arguments args);
+int provider_schema_command(arguments args);
 int replay_command(arguments args);
 int deliver_command(arguments args);
 int purge_command(arguments args);

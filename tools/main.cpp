@@ -18,6 +18,7 @@ constexpr std::string_view usage =
     "  process    judge LLM responses (JSON Lines on stdin) and dead-letter the failures\n"
     "  stats      count a DLQ's records by category, triage and status\n"
     "  repair     repair the JSON in an LLM response, reporting every change\n"
+    "  provider-schema  a JSON Schema as a provider's structured outputs take it\n"
     "  replay     run the recovery ladder over a DLQ (dry run by default)\n"
     "  deliver    send the corrections of resolved dead letters downstream, each once\n"
     "  purge      remove a DLQ's expired dead letters, with an audit record\n"
@@ -45,6 +46,7 @@ std::optional<int> run_command(std::string_view command, llmdlq::cli::arguments 
   if (command == "process") return process_command(rest);
   if (command == "stats") return stats_command(rest);
   if (command == "repair") return repair_command(rest);
+  if (command == "provider-schema") return provider_schema_command(rest);
   if (command == "replay") return replay_command(rest);
   if (command == "deliver") return deliver_command(rest);
   if (command == "purge") return purge_command(rest);

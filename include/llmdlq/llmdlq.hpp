@@ -31,6 +31,7 @@
 #include "llmdlq/pipeline.hpp"
 #include "llmdlq/process.hpp"
 #include "llmdlq/process_config.hpp"
+#include "llmdlq/provider_schema.hpp"
 #include "llmdlq/purge.hpp"
 #include "llmdlq/redaction.hpp"
 #include "llmdlq/regex.hpp"

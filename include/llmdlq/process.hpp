@@ -51,6 +51,7 @@ struct process_options {
   std::string failure_code_prefix;                                             ///< envelope_policy::failure_code_prefix
   std::function<std::string(failure_category)> failure_code;                   ///< envelope_policy::failure_code
   std::vector<content_check> checks;                                           ///< judging_options::checks
+  std::shared_ptr<const llmdlq::forced_nulls> forced_nulls;                    ///< judging_options::forced_nulls
   redactor redaction = redactor::standard();                                   ///< privacy_options::redaction
   clock_function clock = system_now;                                           ///< envelope_policy::clock
   retention_policy retention;                                                  ///< envelope_policy::retention
@@ -60,7 +61,7 @@ struct process_options {
   std::shared_ptr<llmdlq::metrics> metrics;                                    ///< process_config::metrics
 
   [[nodiscard]] judging_options judging_part() const {
-    return {repair, accept_repairs, coerce, min_confidence, limits, guard, max_errors, checks};
+    return {repair, accept_repairs, coerce, min_confidence, limits, guard, max_errors, checks, forced_nulls};
   }
   [[nodiscard]] envelope_policy envelope_part() const {
     return {failure_code_prefix, failure_code, clock, retention, max_envelope_bytes, max_attempts};
@@ -83,6 +84,7 @@ struct process_options {
             e.failure_code_prefix,
             e.failure_code,
             j.checks,
+            j.forced_nulls,
             config.privacy.redaction,
             e.clock,
             e.retention,

@@ -17,6 +17,7 @@
 #include "llmdlq/guard.hpp"
 #include "llmdlq/json_parser.hpp"
 #include "llmdlq/metrics.hpp"
+#include "llmdlq/provider_schema.hpp"
 #include "llmdlq/redaction.hpp"
 #include "llmdlq/repair.hpp"
 #include "llmdlq/retention.hpp"
@@ -50,6 +51,10 @@ struct judging_options {
   guard_options guard;
   std::size_t max_errors = 32;  ///< errors kept in an envelope
   std::vector<content_check> checks;
+  /// The nulls a provider's schema forced (lower_schema's `nulls`, for the
+  /// schema the model was asked with): such a null in an answer the schema
+  /// rejects is removed before judging, as a repair `forced_null` (lossless).
+  std::shared_ptr<const llmdlq::forced_nulls> forced_nulls;
 };
 
 /// How an envelope is coded, dated, kept and sized.

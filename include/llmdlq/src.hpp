@@ -28,6 +28,7 @@
 #include "llmdlq/impl/metrics_exposition.ipp"
 #include "llmdlq/impl/pipeline.ipp"
 #include "llmdlq/impl/process.ipp"
+#include "llmdlq/impl/provider_schema.ipp"
 #include "llmdlq/impl/redaction.ipp"
 #include "llmdlq/impl/purge.ipp"
 #include "llmdlq/impl/regex.ipp"

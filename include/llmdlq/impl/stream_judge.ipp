@@ -21,8 +21,8 @@ LLMDLQ_BEGIN_NAMESPACE
 
 // What the judge reads the bytes with, when the options make them matter.
 struct stream_judge::reader {
-  reader(const schema& s, bool follow_schema, bool repairing) : repairing(repairing) {
-    if (follow_schema) tracker.emplace(detail::schema_access::of(s));
+  reader(const schema& s, bool follow_schema, bool repairing, bool forced_nulls) : repairing(repairing) {
+    if (follow_schema) tracker.emplace(detail::schema_access::of(s), forced_nulls);
   }
 
   // json_prefix's listener without a schema: nothing to say.
@@ -73,11 +73,11 @@ LLMDLQ_INLINE stream_judge::stream_judge(const schema& schema, request_context c
     : schema_(&schema), context_(std::move(context)), config_(std::move(config)) {
   const judging_options& judging = config_.judging;
   if (judging.repair == repair_mode::off) {
-    reader_ = std::make_unique<reader>(schema, !judging.coerce, false);
+    reader_ = std::make_unique<reader>(schema, !judging.coerce, false, judging.forced_nulls != nullptr);
   } else if (!judging.coerce && !judging.accept_repairs.allows(repair_tier::lossy)) {
     // Repair's syntactic tier changes no value that strict JSON has read
     // whole; a lossy one may drop it (a truncated tail), coercion may change it.
-    reader_ = std::make_unique<reader>(schema, true, true);
+    reader_ = std::make_unique<reader>(schema, true, true, judging.forced_nulls != nullptr);
   }
   longest_marker_ = longest_injection_marker(judging.guard);
 }

@@ -74,9 +74,10 @@ inline std::size_t decode_json_string(std::string_view s, std::size_t i, std::st
   std::size_t quote = to_quote ? std::min(s.find('"', i), s.size()) : s.size();
   while (i < s.size()) {
     if (quote < i) quote = std::min(s.find('"', i), s.size());  // the last one was escaped
-    const std::size_t stop = std::min(std::min(s.find('\\', i), s.size()), quote);
+    const std::size_t stop = std::min({s.find('\\', i), s.size(), quote});
     out.append(s, i, stop - i);
-    if ((i = stop) == s.size() || s[i] == '"') break;
+    i = stop;
+    if (i == s.size() || s[i] == '"') break;
     const json_escape escape = read_json_escape(s, i);
     if (escape.fault != escape_fault::none) return std::string_view::npos;
     append_utf8(out, escape.code_point);

@@ -48,7 +48,10 @@ class schema_tracker {
   /// The subschemas a set holds at most: past it, the rest decide nothing early.
   static constexpr std::size_t max_sure = 64;
 
-  explicit schema_tracker(const program& prog) : prog_(&prog), leaf_parser_(leaf_limits()) {
+  /// `null_members_pass`: a member whose value is null is not judged here,
+  /// as the whole may take it out (the nulls a provider's schema forced).
+  explicit schema_tracker(const program& prog, bool null_members_pass = false)
+      : prog_(&prog), leaf_parser_(leaf_limits()), null_members_pass_(null_members_pass) {
     if (prog.root != no_node) add_closure(pending_, prog.root);
   }
 
@@ -137,6 +140,11 @@ class schema_tracker {
   }
 
   bool value_begins(value_kind kind, std::size_t at) {
+    if (kind == value_kind::null && null_members_pass_ && depth_ > 0 && frames_[depth_ - 1].object) {
+      pending_.clear();
+      leaf_.clear();
+      return true;
+    }
     for (const node* n : pending_) {
       if (n->flags & always_false) {
         return fail(at, "no value is allowed here (the schema is false)", {}, failing::value, stand_in(kind));
@@ -401,6 +409,7 @@ class schema_tracker {
   std::string why_;
   std::string where_;
   validation_error error_;
+  bool null_members_pass_ = false;
   std::size_t token_end_ = std::string_view::npos;
   bool key_failed_ = false;
   bool semantic_ = false;

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/coerce.hpp"
+#include "llmdlq/provider_schema.hpp"
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/schema/forward_evaluator.hpp"
 #include "llmdlq/detail/schema/schema_access.hpp"
@@ -379,6 +380,17 @@ inline validate_options validation_rules(const judgement& j) {
   return rules;
 }
 
+// A null the provider's schema forced where the user's forbids it (an
+// optional property the provider made required and nullable) stands for a
+// property the model left out: removed, as a lossless repair.
+inline stage_result map_nulls_back(judgement& j) {
+  if (!j.options.forced_nulls || j.schema_accepts(validation_rules(j))) return {};
+  auto mapped = map_forced_nulls(j.text(), *j.options.forced_nulls);
+  if (mapped.actions.empty()) return {};
+  j.take_repairs(std::move(mapped.json), std::move(mapped.actions));
+  return {};
+}
+
 // schema, syntax: with coercion on, a document the schema rejects is
 // coerced toward it (quoted numbers, lone values, enum spellings).
 inline stage_result coerce_to_schema(judgement& j) {
@@ -457,12 +469,15 @@ struct judging_stage {
 // marker JSON escapes spell, a document that converts to nothing).
 inline constexpr judging_stage judging_stages[] = {
     {"screen_bytes", screen_bytes, category_set({failure_category::poison})},
-    {"screen_prose", screen_prose, category_set({failure_category::refusal, failure_category::empty, failure_category::truncated})},
+    {"screen_prose", screen_prose,
+     category_set({failure_category::refusal, failure_category::empty, failure_category::truncated})},
     {"extract_json", extract_json, category_set({failure_category::truncated, failure_category::syntax})},
     {"screen_document", screen_document,
      category_set({failure_category::poison, failure_category::refusal, failure_category::truncated})},
+    {"map_nulls_back", map_nulls_back, category_set({})},
     {"coerce_to_schema", coerce_to_schema, category_set({failure_category::schema, failure_category::syntax})},
-    {"validate_against_schema", validate_against_schema, category_set({failure_category::schema, failure_category::semantic})},
+    {"validate_against_schema", validate_against_schema,
+     category_set({failure_category::schema, failure_category::semantic})},
     {"apply_content_rules", apply_content_rules, category_set({failure_category::semantic})},
     {"check_confidence", check_confidence, category_set({failure_category::low_confidence})},
     {"convert_for_host", convert_for_host, category_set({failure_category::schema})},
