@@ -13,7 +13,13 @@
 // connection stops the generation. GET /v1/stats says what was streamed:
 // {"streams", "closed_early", "tokens_sent", "tokens_in_answers"}.
 //
-//   local_model_server [PORT]     prints "listening on http://127.0.0.1:PORT/v1", serves until killed
+// With --strict PROFILE (openai, gemini, anthropic, ollama) it refuses a
+// request whose json_schema (strict: true) that provider's strict mode
+// would refuse, with that provider's status and error body, as an
+// OpenAI-compatible endpoint of that provider does.
+//
+//   local_model_server [--strict PROFILE] [PORT]
+//                                 prints "listening on http://127.0.0.1:PORT/v1", serves until killed
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -29,6 +36,7 @@
 #include <httplib.h>
 
 #include <boost/json.hpp>
+#include <llmdlq/provider_schema.hpp>
 #include <llmdlq/repair.hpp>
 
 namespace {
@@ -170,7 +178,17 @@ int main(int argc, char** argv) {
                                                                {"tokens_in_answers", counts.tokens_in_answers.load()}}),
                     "application/json");
   });
-  server.Post("/v1/chat/completions", [](const httplib::Request& req, httplib::Response& res) {
+  std::optional<llmdlq::provider_profile> strict;
+  if (argc > 2 && std::string_view(argv[1]) == "--strict") {
+    strict = llmdlq::provider_profile_from(argv[2]);
+    if (!strict) {
+      std::fprintf(stderr, "local_model_server: --strict takes openai, gemini, anthropic or ollama\n");
+      return 2;
+    }
+    argc -= 2;
+    argv += 2;
+  }
+  server.Post("/v1/chat/completions", [strict](const httplib::Request& req, httplib::Response& res) {
     boost::system::error_code ec;
     const auto request = boost::json::parse(req.body, ec);
     if (ec || !request.is_object() || !request.as_object().contains("messages")) {
@@ -178,6 +196,16 @@ int main(int argc, char** argv) {
       res.set_content(R"({"error":{"message":"not a chat completion request","type":"invalid_request_error"}})",
                       "application/json");
       return;
+    }
+    if (strict) {
+      const auto schema = llmdlq::strict_schema_of_request(llmdlq::provider_profile::openai_strict, request);
+      const auto refusal = schema ? llmdlq::check_provider_schema(*schema, *strict) : std::nullopt;
+      if (refusal) {
+        const auto error = llmdlq::provider_error_for(*strict, *refusal);
+        res.status = error.status;
+        res.set_content(error.body, "application/json");
+        return;
+      }
     }
     if (const auto* stream = request.as_object().if_contains("stream"); stream && *stream == true) {
       stream_answer(request, res, counts);
@@ -187,7 +215,7 @@ int main(int argc, char** argv) {
   });
   const int wanted = argc > 1 ? std::atoi(argv[1]) : 0;
   if (argc > 2 || (argc > 1 && (wanted <= 0 || wanted > 65535))) {
-    std::fprintf(stderr, "usage: local_model_server [PORT]\n");
+    std::fprintf(stderr, "usage: local_model_server [--strict PROFILE] [PORT]\n");
     return 2;
   }
   const int port = wanted > 0 ? (server.bind_to_port("127.0.0.1", wanted) ? wanted : -1)

@@ -21,7 +21,7 @@
 #include <llmdlq/llm/replayer.hpp>
 #include <llmdlq/sqlite/replay_state.hpp>
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
-#  include <llmdlq/postgres/replay_state.hpp>
+#include <llmdlq/postgres/replay_state.hpp>
 #endif
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
 #  include <llmdlq/kafka/replay_source.hpp>
@@ -45,6 +45,9 @@ constexpr option model_options[] = {
     {"--api-key-env", option_kind::value, "VAR",
      "the environment variable holding the API key (never on the command line)"},
     {"--timeout", option_kind::value, "SECONDS", "per call (default 60)"},
+    {"--provider", option_kind::value, "NAME",
+     "how the server takes the schema: openai, gemini, anthropic, ollama\nor full (default: openai for api.openai.com, "
+     "gemini for\ngenerativelanguage.googleapis.com, anthropic for api.anthropic.com,\nelse full)"},
 };
 constexpr option ladder_options[] = {
     {"--schema", option_kind::value, "FILE", "today's schema; required"},
@@ -139,9 +142,26 @@ std::optional<std::string> read_count(const parsed_arguments& a, std::string_vie
   return std::nullopt;
 }
 
+// The profile a server at `url` takes schemas by, when the command line names none.
+provider_profile provider_of(std::string_view url) {
+  const auto host_at = url.find("://");
+  std::string_view host = host_at == std::string_view::npos ? url : url.substr(host_at + 3);
+  host = host.substr(0, host.find_first_of(":/"));
+  if (host == "api.openai.com") return provider_profile::openai_strict;
+  if (host == "generativelanguage.googleapis.com") return provider_profile::gemini;
+  if (host == "api.anthropic.com") return provider_profile::anthropic;
+  return provider_profile::full;
+}
+
 // The model and the ladder's options.
 std::optional<std::string> read_ladder(const parsed_arguments& a, settings& s) {
   s.model_url = std::string(a.value("--model-url").value_or(""));
+  s.ladder.provider = provider_of(s.model_url);
+  if (const auto v = a.value("--provider")) {
+    const auto profile = provider_profile_from(*v);
+    if (!profile) return fmt::format("--provider takes openai, gemini, anthropic, ollama or full, not '{}'", *v);
+    s.ladder.provider = *profile;
+  }
   s.api_key_env = std::string(a.value("--api-key-env").value_or(""));
   if (auto v = a.value("--model")) s.ladder.model = std::string(*v);
   if (auto v = a.value("--escalate-to")) s.ladder.escalation_model = std::string(*v);

@@ -152,7 +152,8 @@ struct attempt_record {
 
 /// How an attempt counts against attempts.max, as the recovery ladder counts
 /// it: a model call (repair_prompt, escalate_model) counts unless no model
-/// answered it (outcome call_failed); a call that died midway counts, since
+/// answered it (outcome call_failed, or request_refused: the provider
+/// refused the request itself); a call that died midway counts, since
 /// the model may have answered; a local step never counts.
 enum class attempt_weight : std::uint8_t {
   counted,     ///< a model call that spent an attempt

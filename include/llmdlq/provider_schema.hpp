@@ -136,6 +136,28 @@ struct provider_refusal {
 [[nodiscard]] LLMDLQ_INLINE std::optional<provider_refusal> check_provider_schema(const boost::json::value& schema,
                                                                                   provider_profile profile);
 
+/// How a provider's API answers a request whose schema its strict mode
+/// refuses: the HTTP status and the error body in that provider's shape
+/// (OpenAI's `{"error": {"message", "type", "param", "code"}}`, Anthropic's
+/// `{"type": "error", "error": {...}}`, Gemini's `INVALID_ARGUMENT`,
+/// Ollama's `{"error": "..."}`), for a stand-in server that refuses as the
+/// provider does. classify_call reads each as the request's fault.
+struct provider_error {
+  int status = 400;
+  std::string body;
+};
+[[nodiscard]] LLMDLQ_INLINE provider_error provider_error_for(provider_profile profile,
+                                                              const provider_refusal& refusal);
+
+/// The schema a request body asks `profile`'s API to hold the answer to in
+/// strict mode, where that API reads it: OpenAI's (and `full`'s)
+/// `response_format.json_schema.schema` with `strict: true`, Gemini's
+/// `generationConfig.responseJsonSchema`, Anthropic's
+/// `output_format.schema`, Ollama's `format` (an object). Nothing when the
+/// request asks for none. What a stand-in server checks.
+[[nodiscard]] LLMDLQ_INLINE std::optional<boost::json::value> strict_schema_of_request(
+    provider_profile profile, const boost::json::value& request_body);
+
 /// `json` (strict JSON) without the members whose null `nulls` says was
 /// forced: one repair action each, code `forced_null`, tier lossless, its
 /// path the property's. A null where the user's schema allows one is kept.

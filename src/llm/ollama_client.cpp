@@ -33,7 +33,8 @@ expected<std::string, std::string> request_body(const llm_request& request, bool
   if (!options.empty()) (*body)["options"] = std::move(options);
   auto schema = llm_detail::schema_of(request);
   if (!schema) return unexpected(std::move(schema.error()));
-  if (*schema) (*body)["format"] = std::move(**schema);
+  // A schema Ollama's grammar cannot hold to (lowered_schema::strict) asks for JSON alone.
+  if (*schema) (*body)["format"] = request.strict ? std::move(**schema) : boost::json::value("json");
   return boost::json::serialize(*body);
 }
 
@@ -62,8 +63,8 @@ struct ollama_client::impl {
   std::unique_ptr<llm_detail::http_endpoint> http;
 
   call_error invalid_request(const std::string& why) const {
-    return http->error({call_verdict::dead_letter, "invalid_request", failure_category::poison, std::nullopt},
-                       std::nullopt, "ollama_client: " + why, milliseconds{0});
+    return http->error({call_verdict::fix_request, "invalid_request", std::nullopt, std::nullopt}, std::nullopt,
+                       "ollama_client: " + why, milliseconds{0});
   }
 };
 

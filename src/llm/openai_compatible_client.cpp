@@ -45,7 +45,8 @@ expected<std::string, std::string> request_body(const llm_request& request, bool
     if (*schema) {
       (*body)["response_format"] = boost::json::object{
           {"type", "json_schema"},
-          {"json_schema", boost::json::object{{"name", "response"}, {"strict", true}, {"schema", std::move(**schema)}}}};
+          {"json_schema",
+           boost::json::object{{"name", "response"}, {"strict", request.strict}, {"schema", std::move(**schema)}}}};
     }
   }
   return boost::json::serialize(*body);
@@ -93,8 +94,8 @@ struct openai_compatible_client::impl {
   std::unique_ptr<llm_detail::http_endpoint> http;
 
   call_error invalid_request(const std::string& why) const {
-    return http->error({call_verdict::dead_letter, "invalid_request", failure_category::poison, std::nullopt},
-                       std::nullopt, "openai_compatible_client: " + why, milliseconds{0});
+    return http->error({call_verdict::fix_request, "invalid_request", std::nullopt, std::nullopt}, std::nullopt,
+                       "openai_compatible_client: " + why, milliseconds{0});
   }
 };
 

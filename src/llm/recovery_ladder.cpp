@@ -17,6 +17,7 @@
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/llm/token_budget.hpp"
 #include "llmdlq/repair.hpp"
+#include "llmdlq/provider_schema.hpp"
 #include "llmdlq/stream_judge.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -52,6 +53,7 @@ std::string_view to_string(stop_reason reason) noexcept {
     case stop_reason::call_failed: return "call_failed";
     case stop_reason::call_rejected: return "call_rejected";
     case stop_reason::call_waiting: return "call_waiting";
+    case stop_reason::request_refused: return "request_refused";
   }
   return "held";
 }
@@ -74,7 +76,8 @@ stop_effect effect_of(stop_reason reason) noexcept {
     case stop_reason::circuit_open:
     case stop_reason::throttled:
     case stop_reason::call_failed:
-    case stop_reason::call_waiting: return stop_effect::later;
+    case stop_reason::call_waiting:
+    case stop_reason::request_refused: return stop_effect::later;
   }
   return stop_effect::unchanged;
 }
@@ -210,19 +213,22 @@ struct recovery_ladder::impl {
   boost::json::value schema_json;
   std::string schema_text;
   std::string schema_compact;  // for repair prompts
+  lowered_schema sent;         // the schema as the provider takes it
   circuit_breaker breaker;
   token_budget window;
   std::mutex mutex;  // guards what follows
   std::mt19937_64 random{std::random_device{}()};
   std::map<std::string, std::pair<std::uint32_t, timestamp>, std::less<>> backing_off;  // endpoint+model: failures, not before
 
-  impl(llm_client& c, recovery_ladder_options o, schema s, boost::json::value json, std::string text)
+  impl(llm_client& c, recovery_ladder_options o, schema s, boost::json::value json, std::string text,
+       lowered_schema lowered)
       : client(&c),
         options(std::move(o)),
         compiled(std::move(s)),
         schema_json(std::move(json)),
         schema_text(std::move(text)),
         schema_compact(boost::json::serialize(schema_json)),
+        sent(std::move(lowered)),
         breaker(options.breaker, options.clock),
         window(options.window_token_budget, options.budget_window, options.clock) {
     if (!options.clock) options.clock = system_now;
@@ -259,6 +265,7 @@ struct recovery_ladder::impl {
   process_config judge_options() const {
     process_config o = options.judge;
     o.envelope.clock = options.clock;
+    if (sent.nulls) o.judging.forced_nulls = sent.nulls;
     return o;
   }
 
@@ -307,8 +314,12 @@ expected<recovery_ladder, schema_error> recovery_ladder::create(std::string_view
   boost::json::value json = boost::json::parse(schema_json, ec);
   if (ec) return unexpected(schema_error{schema_errc::invalid_json, "", ec.message(), std::nullopt});
   std::string text(schema_json);
-  return recovery_ladder(
-      std::make_unique<impl>(client, std::move(options), std::move(*compiled), std::move(json), std::move(text)));
+  auto lowered = lower_schema(json, options.provider);
+  if (!lowered)
+    return unexpected(schema_error{schema_errc::invalid_json, lowered.error().pointer, lowered.error().message,
+                                   std::nullopt});
+  return recovery_ladder(std::make_unique<impl>(client, std::move(options), std::move(*compiled), std::move(json),
+                                                std::move(text), std::move(*lowered)));
 }
 
 const circuit_breaker& recovery_ladder::breaker() const noexcept { return impl_->breaker; }
@@ -558,7 +569,10 @@ std::optional<recovery_step> recovery_ladder::impl::ask_model(step_run& run, rep
   request.messages = prompt.messages();
   request.max_tokens = run.step.max_tokens;
   request.temperature = m.options.temperature;
-  if (m.options.send_schema) request.json_schema = m.schema_text;
+  if (m.options.send_schema) {
+    request.json_schema = m.options.provider == provider_profile::full ? m.schema_text : m.sent.text();
+    request.strict = m.sent.strict;
+  }
   run.record.model = run.step.model;
   if (auto stop = journal_call(run, state, journal)) return stop;
   // Streamed where the client can: an answer found dead is cut there, and
@@ -672,6 +686,17 @@ std::optional<recovery_step> recovery_ladder::impl::call_failed(step_run& run, c
   if (error.decision.verdict == call_verdict::dead_letter) {
     run.write_down("call_rejected");
     return stop_with(stop_reason::call_rejected, "the request cannot succeed: " + error.decision.reason);
+  }
+  if (error.decision.verdict == call_verdict::fix_request) {
+    // Not this letter's fault: it keeps its attempt and waits for the configuration to change.
+    run.write_down("request_refused");
+    if (state != nullptr) (void)state->release_attempt(run.e.idempotency_key);
+    return stop_with(stop_reason::request_refused,
+                     fmt::format("the provider refuses the request itself ({}{}): {}; fix the request (the schema as "
+                                 "sent, --provider, a parameter) and run again",
+                                 error.decision.reason,
+                                 error.http_status ? fmt::format(", HTTP {}", *error.http_status) : std::string(),
+                                 error.message));
   }
   // No model answered: the attempt is given back, and the next call to this endpoint waits.
   run.write_down(outcome_call_failed);

@@ -270,7 +270,8 @@ TEST_CASE("openai_compatible_client: no server and no answer in time are retry_l
   CHECK(slow.calls() == 1);
 }
 
-TEST_CASE("openai_compatible_client: a prompt over the context window is dead_letter", "[llm]") {
+TEST_CASE("openai_compatible_client: a prompt over the context window is dead_letter, a parameter fix_request",
+          "[llm]") {
   scripted_server server({llmdlq::test::context_length_exceeded(),
                           llmdlq::test::api_error(400, "invalid_request_error", "", "Unknown parameter: 'foo'.")});
   REQUIRE(server.listening());
@@ -283,9 +284,10 @@ TEST_CASE("openai_compatible_client: a prompt over the context window is dead_le
   CHECK(too_long.decision.category == llmdlq::failure_category::poison);
   CHECK(too_long.message.find("maximum context length") != std::string::npos);
 
+  // A parameter the server does not know is the request's fault, not the message's.
   const auto invalid = failure_of(client.complete(simple_request()));
-  CHECK(invalid.decision.verdict == call_verdict::dead_letter);
-  CHECK(invalid.decision.reason == "invalid_request");
+  CHECK(invalid.decision.verdict == call_verdict::fix_request);
+  CHECK(invalid.decision.reason == "request_rejected");
 }
 
 TEST_CASE("openai_compatible_client refuses a body over max_response_bytes", "[llm]") {
@@ -332,7 +334,7 @@ TEST_CASE("openai_compatible_client: a 200 that is not a chat completion is inva
   }
 }
 
-TEST_CASE("openai_compatible_client: a request that cannot be sent is dead_letter without a call", "[llm]") {
+TEST_CASE("openai_compatible_client: a request that cannot be sent is fix_request without a call", "[llm]") {
   scripted_server server;
   REQUIRE(server.listening());
   auto client = open_client(options_for(server));
@@ -343,7 +345,7 @@ TEST_CASE("openai_compatible_client: a request that cannot be sent is dead_lette
   infinite.temperature = std::numeric_limits<double>::infinity();
   for (const auto& request : {bad_schema, infinite}) {
     const auto error = failure_of(client.complete(request));
-    CHECK(error.decision.verdict == call_verdict::dead_letter);
+    CHECK(error.decision.verdict == call_verdict::fix_request);
     CHECK(error.decision.reason == "invalid_request");
     CHECK_FALSE(error.http_status.has_value());
   }

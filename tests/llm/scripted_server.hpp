@@ -39,6 +39,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+#include <llmdlq/provider_schema.hpp>
 
 namespace llmdlq::test {
 
@@ -238,6 +239,20 @@ class scripted_server {
   std::function<std::optional<scripted_reply>(const recorded_request&)> responder_;
   std::vector<recorded_request> requests_;
 };
+
+/// A responder (scripted_server::answer_with) that refuses, as `profile`'s
+/// API does (its status and error body), a request whose schema its strict
+/// mode would refuse; the script answers the rest.
+inline std::function<std::optional<scripted_reply>(const recorded_request&)> strict_as(provider_profile profile) {
+  return [profile](const recorded_request& request) -> std::optional<scripted_reply> {
+    const auto schema = strict_schema_of_request(profile, request.json());
+    if (!schema) return std::nullopt;
+    const auto refusal = check_provider_schema(*schema, profile);
+    if (!refusal) return std::nullopt;
+    const auto error = provider_error_for(profile, *refusal);
+    return scripted_reply{error.status, error.body, {}};
+  };
+}
 
 // Replies an OpenAI-style server gives.
 

@@ -358,6 +358,40 @@ TEST_CASE("replay: a call cut off by kill -9 is in the letter's history and coun
   CHECK(history[1].at("tokens") == 11);
 }
 
+TEST_CASE("replay: a request the provider refuses stops the run and holds every letter, --provider sends what it takes",
+          "[tools][replay]") {
+  dlq q(llmdlq::test::replay_letters({stored_failure::cut_off, stored_failure::cut_off}));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
+                          chat_completion(llmdlq::test::recovered_answer(1))});
+  REQUIRE(server.listening());
+  server.answer_with(llmdlq::test::strict_as(llmdlq::provider_profile::openai_strict));
+
+  // The schema as written (an open object): OpenAI's strict mode refuses it, whatever the letter.
+  auto run = q.replay("--execute --json --rate 0 --provider full --model-url " + server.base_url());
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  auto summary = boost::json::parse(run.out).as_object();
+  CHECK(summary.at("finished") == false);
+  CHECK(summary.at("by_outcome") == boost::json::parse(R"({"request_refused": 1})"));
+  CHECK(summary.at("stopped_because").as_string().find("'additionalProperties' is required") != std::string::npos);
+  CHECK(summary.at("exhausted") == 0);
+  CHECK(server.calls() == 1);  // the run stops at the first refusal
+  for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::pending);
+
+  // Lowered for OpenAI, the same letters are recovered; neither lost an attempt to the refusal.
+  run = q.replay("--execute --json --rate 0 --max-attempts 1 --provider openai --model-url " + server.base_url());
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  summary = boost::json::parse(run.out).as_object();
+  INFO(run.out);
+  CHECK(summary.at("recovered") == 2);
+  const auto sent = server.requests().back().json().at("response_format").at("json_schema");
+  CHECK(sent.at("strict") == true);
+  CHECK(sent.at("schema").at("additionalProperties") == false);
+  CHECK(q.statuses() == std::map<std::string, moderation_status>{{"key-0", moderation_status::recovered},
+                                                                 {"key-1", moderation_status::recovered}});
+}
+
 TEST_CASE("replay: --rate paces the letters", "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(3));
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),

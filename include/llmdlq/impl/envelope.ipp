@@ -26,7 +26,9 @@ LLMDLQ_INLINE captured_text captured_text::of(std::string_view whole, bool valid
 
 LLMDLQ_INLINE attempt_weight weight_of(const attempt_record& a) noexcept {
   if (a.strategy != "repair_prompt" && a.strategy != "escalate_model") return attempt_weight::local;
-  return a.outcome == "call_failed" ? attempt_weight::unanswered : attempt_weight::counted;
+  // No model answered a call that failed, or whose request the provider refused.
+  return a.outcome == "call_failed" || a.outcome == "request_refused" ? attempt_weight::unanswered
+                                                                      : attempt_weight::counted;
 }
 
 LLMDLQ_END_NAMESPACE

@@ -589,6 +589,63 @@ LLMDLQ_INLINE expected<lowered_schema, lowering_error> lower_schema(std::string_
   return lower_schema(parsed, profile, options);
 }
 
+LLMDLQ_INLINE provider_error provider_error_for(provider_profile profile, const provider_refusal& refusal) {
+  const std::string where = refusal.pointer.empty() ? std::string("(root)") : refusal.pointer;
+  boost::json::object body;
+  switch (profile) {
+    case provider_profile::anthropic:
+      body = {{"type", "error"},
+              {"error", {{"type", "invalid_request_error"}, {"message", "output_format.schema: " + refusal.message}}}};
+      break;
+    case provider_profile::gemini:
+      body = {{"error",
+               {{"code", 400},
+                {"message", "Invalid JSON payload received. generation_config.response_json_schema at " + where + ": " +
+                                refusal.message},
+                {"status", "INVALID_ARGUMENT"}}}};
+      break;
+    case provider_profile::ollama: body = {{"error", "invalid format: " + refusal.message}}; break;
+    case provider_profile::full:
+    case provider_profile::openai_strict:
+      body = {{"error",
+               {{"message", fmt::format("Invalid schema for response_format 'response': In context={}, {}.", where,
+                                        refusal.message)},
+                {"type", "invalid_request_error"},
+                {"param", "response_format"},
+                {"code", nullptr}}}};
+      break;
+  }
+  return {400, boost::json::serialize(body)};
+}
+
+LLMDLQ_INLINE std::optional<boost::json::value> strict_schema_of_request(provider_profile profile,
+                                                                         const boost::json::value& request_body) {
+  boost::system::error_code ec;
+  const auto at = [&](std::string_view pointer) { return request_body.find_pointer(pointer, ec); };
+  switch (profile) {
+    case provider_profile::gemini: {
+      const auto* s = at("/generationConfig/responseJsonSchema");
+      return s ? std::optional<boost::json::value>(*s) : std::nullopt;
+    }
+    case provider_profile::anthropic: {
+      const auto* s = at("/output_format/schema");
+      return s ? std::optional<boost::json::value>(*s) : std::nullopt;
+    }
+    case provider_profile::ollama: {
+      const auto* s = at("/format");
+      return s && s->is_object() ? std::optional<boost::json::value>(*s) : std::nullopt;
+    }
+    case provider_profile::full:
+    case provider_profile::openai_strict: {
+      const auto* strict = at("/response_format/json_schema/strict");
+      const auto* s = at("/response_format/json_schema/schema");
+      const bool on = strict && strict->is_bool() && strict->get_bool();
+      return on && s ? std::optional<boost::json::value>(*s) : std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 LLMDLQ_INLINE std::optional<provider_refusal> check_provider_schema(const boost::json::value& schema,
                                                                     provider_profile profile) {
   return detail::provider::provider_checker(schema, profile).run();

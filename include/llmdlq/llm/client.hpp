@@ -37,8 +37,13 @@ struct llm_request {
   std::optional<std::int64_t> seed;
   /// A JSON Schema (as JSON text) the answer must follow: sent as
   /// `response_format: {type: json_schema, strict: true}` to servers that
-  /// support structured outputs.
+  /// support structured outputs. lower_schema (provider_schema.hpp) writes
+  /// it as the provider takes it.
   std::optional<std::string> json_schema;
+  /// Whether the provider holds the answer to json_schema (strict mode).
+  /// False where it cannot take the schema in strict mode
+  /// (lowered_schema::strict): OpenAI gets `strict: false`, Ollama JSON mode.
+  bool strict = true;
   friend bool operator==(const llm_request&, const llm_request&) = default;
 };
 

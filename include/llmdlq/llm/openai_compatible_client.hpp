@@ -51,7 +51,7 @@ struct openai_compatible_client_options {
 ///   JSON, or without `choices[0].message`);
 /// - `response_too_large`: a 2xx body over max_response_bytes.
 /// A request that cannot be sent as it stands (a json_schema that is not
-/// JSON, a temperature that is not finite) is `dead_letter`,
+/// JSON, a temperature that is not finite) is `fix_request`,
 /// `invalid_request`.
 ///
 /// A client keeps one connection (libcurl easy handle) and makes one call

@@ -25,6 +25,7 @@
 #include "llmdlq/llm/repair_prompt.hpp"
 #include "llmdlq/llm/schema_relaxation.hpp"
 #include "llmdlq/process.hpp"
+#include "llmdlq/provider_schema.hpp"
 #include "llmdlq/replay_state.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -70,6 +71,11 @@ struct recovery_ladder_options {
   std::shared_ptr<llmdlq::metrics> metrics;
   process_options judge;     ///< how answers and stored responses are judged
   bool send_schema = true;   ///< ask for structured output with the schema (json_schema, strict)
+  /// How the provider takes the schema (provider_schema.hpp): the schema is
+  /// sent lowered for it (strict mode only where it can take it), and the
+  /// nulls lowering forced are mapped back before an answer is judged by
+  /// the schema as written. `full` sends it as written.
+  provider_profile provider = provider_profile::full;
   std::optional<double> temperature;
   clock_function clock = system_now;
   std::function<void(std::chrono::milliseconds)> sleep;  ///< empty: std::this_thread::sleep_for

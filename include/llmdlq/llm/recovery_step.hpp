@@ -46,6 +46,10 @@ enum class stop_reason : std::uint8_t {
   call_failed,           ///< later: the call failed (timeout, network, 5xx)
   call_rejected,         ///< the request can never succeed as it stands (context too long, filtered)
   call_waiting,          ///< later: this payload's last call got no completion; it waits, the others go on
+  /// later: the provider refuses the request itself (the schema as sent, a
+  /// parameter): every letter would fail the same way, so the run stops
+  /// with the provider's words, and the letter waits for the fix
+  request_refused,
 };
 
 [[nodiscard]] std::string_view to_string(recovery_step_kind kind) noexcept;
