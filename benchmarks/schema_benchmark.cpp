@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Schema compilation and uniqueItems: compiling a ~50 KB recursive schema
 // (30 definitions of tasks that contain tasks, referring to each other and
-// to themselves) and the ~2.7 KB receipt schema; and `uniqueItems` over a
+// to themselves) and the ~2.7 KB receipt schema, and lowering both for a
+// provider's structured outputs; and `uniqueItems` over a
 // ~1 MB array of 70,000 distinct strings (every item hashed) and the same
 // array with its last item equal to its first (the duplicate found once).
 //
@@ -20,6 +21,7 @@
 #include <simdjson.h>
 
 #include <llmdlq/json_parser.hpp>
+#include <llmdlq/provider_schema.hpp>
 #include <llmdlq/schema.hpp>
 #include <llmdlq/version.hpp>
 
@@ -160,6 +162,25 @@ void add_compile(const std::string& scenario, const std::string& schema_text) {
   });
 }
 
+/// Lowering a schema for a provider's structured outputs, from its text,
+/// as a host does once per schema (or per call, at worst).
+void add_lowering(const std::string& scenario, const std::string& schema_text, llmdlq::provider_profile profile) {
+  benchmark::RegisterBenchmark(scenario.c_str(), [&schema_text, profile](benchmark::State& state) {
+    for (auto _ : state) {
+      auto lowered = llmdlq::lower_schema(schema_text, profile);
+      benchmark::DoNotOptimize(lowered);
+      if (!lowered || !lowered->strict) {
+        static std::string why;  // SkipWithError keeps the pointer
+        why = "the schema did not lower for strict mode: " + (lowered ? lowered->reason : lowered.error().message);
+        state.SkipWithError(why.c_str());
+        break;
+      }
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                            static_cast<std::int64_t>(schema_text.size()));
+  });
+}
+
 /// Times `run(schema, document)`, the number of errors it finds, on a
 /// document parsed once, before the loop; `expected` is the number it must
 /// find (none, or the one duplicate).
@@ -194,6 +215,10 @@ std::size_t validate(const llmdlq::schema& s, const llmdlq::json_document& doc) 
 void register_benchmarks(const fixture& f) {
   add_compile("compile/tasks_50KB", f.tasks_schema);
   add_compile("compile/receipt", f.receipt_schema);
+  add_lowering("lower/receipt/openai_strict", f.receipt_schema, llmdlq::provider_profile::openai_strict);
+  add_lowering("lower/receipt/anthropic", f.receipt_schema, llmdlq::provider_profile::anthropic);
+  // The tasks schema's root is a $ref, which OpenAI's strict mode refuses (its root must be an object).
+  add_lowering("lower/tasks_50KB/gemini", f.tasks_schema, llmdlq::provider_profile::gemini);
   add_unique_items("unique_items_is_valid/distinct_1MB", f, f.distinct, 0, is_valid);
   add_unique_items("unique_items_is_valid/last_repeats_first_1MB", f, f.last_repeats_first, 1, is_valid);
   add_unique_items("unique_items_validate/distinct_1MB", f, f.distinct, 0, validate);

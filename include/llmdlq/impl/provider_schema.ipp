@@ -215,7 +215,8 @@ class schema_lowerer {
       result[name] = std::move(lowered);
     }
     if (!described.empty()) {
-      std::string text = result.contains("description") ? std::string(result.at("description").as_string()) : "";
+      const auto* given = result.if_contains("description");
+      std::string text = given && given->is_string() ? std::string(given->get_string()) : "";
       result["description"] = text + (text.empty() ? "" : " ") + "(" + described + ")";
     }
     shape_object(result, *o, at, out_at);
@@ -310,8 +311,9 @@ class schema_lowerer {
       if (allows_null(sub)) continue;  // the user's null: a null answer stays
       const std::string place = joined(out_at + "/properties", name);
       sub = with_null(std::move(sub));
-      if (sub.as_object().contains("anyOf") && sub.at("anyOf").as_array().size() == 2 &&
-          sub.at("anyOf").at(1) == boost::json::object{{"type", "null"}}) {
+      const auto* any = sub.as_object().if_contains("anyOf");
+      if (any && any->is_array() && any->get_array().size() == 2 &&
+          any->get_array()[1] == boost::json::object{{"type", "null"}}) {
         moved_into(place, place + "/anyOf/0");
       }
       forced.insert(place);
