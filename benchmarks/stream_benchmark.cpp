@@ -6,7 +6,8 @@
 // verdict (whole-text judging reads all of it); and for an answer that
 // stays viable to its end, the judge's throughput fed in 16-byte pieces
 // and whole, beside process_llm_response on the same text, with the
-// allocations per piece after the first.
+// allocations per piece after the first; each under repair off, local
+// repair (the default) and local repair with the lossy tier accepted.
 #include <benchmark/benchmark.h>
 
 #include <atomic>
@@ -65,6 +66,22 @@ llmdlq::process_config strict() {
   return config;
 }
 
+// The judging policies timed: strict JSON (repair off); local repair (the
+// default), under which the judge follows the schema as it does without
+// repair; and local repair with the lossy tier accepted, under which it
+// reads only the byte screens (which is what the default did before).
+const char* const policy_names[] = {"repair_off", "repair_local", "repair_lossy"};
+
+llmdlq::process_config policy(std::int64_t p) {
+  llmdlq::process_config config = strict();
+  if (p >= 1) config.judging.repair = llmdlq::repair_mode::local;
+  if (p == 2) {
+    config.judging.accept_repairs = {llmdlq::repair_tier::lossless, llmdlq::repair_tier::syntactic,
+                                     llmdlq::repair_tier::lossy};
+  }
+  return config;
+}
+
 // `lines` receipt lines, a valid answer of about 30 bytes each.
 std::string lines_of(std::size_t bytes) {
   std::string out;
@@ -103,12 +120,12 @@ void BM_bytes_before_verdict(benchmark::State& state) {
   const std::string text = kind.make(static_cast<std::size_t>(state.range(1)));
   std::size_t fed = 0;
   for (auto _ : state) {
-    llmdlq::stream_judge judge(receipt(), {}, strict());
+    llmdlq::stream_judge judge(receipt(), {}, policy(state.range(2)));
     fed = 0;
     for (; fed < text.size() && !judge.verdict().dead; fed += 16) judge.feed(std::string_view(text).substr(fed, 16));
     benchmark::DoNotOptimize(judge.verdict());
   }
-  state.SetLabel(kind.name);
+  state.SetLabel(std::string(kind.name) + " " + policy_names[state.range(2)]);
   state.counters["read_pct"] = 100.0 * static_cast<double>(std::min(fed, text.size())) /
                                static_cast<double>(text.size());
   state.counters["bytes"] = static_cast<double>(text.size());
@@ -116,7 +133,9 @@ void BM_bytes_before_verdict(benchmark::State& state) {
 
 void early_death_args(benchmark::internal::Benchmark* b) {
   for (int k = 0; k < static_cast<int>(std::size(early_deaths)); ++k) {
-    for (const auto n : sizes) b->Args({k, static_cast<std::int64_t>(n)});
+    for (const auto n : sizes) {
+      for (const std::int64_t p : {0, 1}) b->Args({k, static_cast<std::int64_t>(n), p});
+    }
   }
 }
 
@@ -124,9 +143,10 @@ void early_death_args(benchmark::internal::Benchmark* b) {
 void BM_judge_viable(benchmark::State& state) {
   const std::string text = viable(static_cast<std::size_t>(state.range(0)));
   const std::size_t piece = state.range(1) == 0 ? text.size() : static_cast<std::size_t>(state.range(1));
+  const auto config = policy(state.range(2));
   std::size_t allocations_after_first = 0, pieces = 0;
   for (auto _ : state) {
-    llmdlq::stream_judge judge(receipt(), {}, strict());
+    llmdlq::stream_judge judge(receipt(), {}, config);
     judge.feed(std::string_view(text).substr(0, piece));
     const std::size_t before = allocations.load(std::memory_order_relaxed);
     for (std::size_t at = piece; at < text.size(); at += piece) judge.feed(std::string_view(text).substr(at, piece));
@@ -134,6 +154,7 @@ void BM_judge_viable(benchmark::State& state) {
     pieces += (text.size() + piece - 1) / piece;
     if (judge.verdict().dead) state.SkipWithError("a viable answer was called dead");
   }
+  state.SetLabel(policy_names[state.range(2)]);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
   state.counters["allocs_per_piece"] = static_cast<double>(allocations_after_first) / static_cast<double>(pieces);
 }
@@ -149,6 +170,6 @@ void BM_process_viable(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_bytes_before_verdict)->Apply(early_death_args);
-BENCHMARK(BM_judge_viable)->ArgsProduct({{1 << 10, 16 << 10, 256 << 10}, {16, 0}});
+BENCHMARK(BM_judge_viable)->ArgsProduct({{1 << 10, 16 << 10, 256 << 10}, {16, 0}, {0, 1, 2}});
 BENCHMARK(BM_process_viable)->Arg(1 << 10)->Arg(16 << 10)->Arg(256 << 10);
 BENCHMARK_MAIN();
