@@ -146,8 +146,9 @@ struct repair_options {
 /// with that key (`"a": {"b": 2}}`), the brace is inserted before it
 /// (`missing_opening_brace`, syntactic: an empty `before`, `after` "{");
 /// after other prose, where the object begins is unknown, and the text is
-/// `unrepairable`. A text that begins with an object or array answers with
-/// it: no fence after it is searched, the text is `unrepairable` when that
+/// `unrepairable`. A text that begins with an object or array (its bracket
+/// followed by what JSON allows there: `{"`, `[1`, `[]`, not `[Note]`)
+/// answers with it: no fence after it is searched, the text is `unrepairable` when that
 /// value is, and where process_llm_response chooses among values by the
 /// schema, a later one the schema accepts makes the text `ambiguous`, never
 /// replaces the first. Valid JSON comes back unchanged with no actions.

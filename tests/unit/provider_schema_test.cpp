@@ -364,6 +364,32 @@ TEST_CASE("map_forced_nulls: the separators go with the members cut, whatever th
   CHECK(actions[1].path == "/o/x");
 }
 
+TEST_CASE("map_forced_nulls follows a schema whose anyOf leads back to itself, once", "[provider]") {
+  const auto l = lowered(R"({"type": "object", "properties": {"x": {"type": "string"}, "t": {"$ref": "#/$defs/a"}},
+      "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}})",
+                         provider_profile::openai_strict);
+  REQUIRE(l.nulls);
+  CHECK(llmdlq::map_forced_nulls(R"({"t": "s", "x": null})", *l.nulls).json == R"({"t": "s"})");
+}
+
+TEST_CASE("a streamed answer's forced nulls count for nothing the whole does not count: maxProperties",
+          "[provider][stream]") {
+  const char* text = R"({"type": "object", "maxProperties": 2,
+      "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "integer"}}})";
+  const auto schema = llmdlq::schema::compile(text);
+  REQUIRE(schema.has_value());
+  llmdlq::process_config config;
+  config.judging.forced_nulls = lowered(text, provider_profile::openai_strict).nulls;
+  const std::string answer = R"({"a": null, "b": 1, "c": 2})";
+  CHECK(llmdlq::process_llm_response(answer, *schema, {}, config).has_value());
+  for (const auto repair : {llmdlq::repair_mode::off, llmdlq::repair_mode::local}) {
+    config.judging.repair = repair;
+    llmdlq::stream_judge judge(*schema, {}, config);
+    CHECK_FALSE(judge.feed(answer).dead);
+    CHECK(judge.finish().has_value());
+  }
+}
+
 TEST_CASE("process_llm_response maps forced nulls back before judging, and says so", "[provider][process]") {
   const std::string receipt = receipt_schema_text();
   const auto schema = llmdlq::schema::compile(receipt);

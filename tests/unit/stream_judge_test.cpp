@@ -138,6 +138,16 @@ TEST_CASE("stream_judge with local repair: prose, fences and a value a later one
   stays_viable(s, R"({"currency": "GBP")", repairing());  // what closes it has not come
 }
 
+TEST_CASE("stream_judge with local repair: a bracket that opens prose is no value, a fence after it answers",
+          "[stream]") {
+  const auto s = compiled(R"({"type": "object", "required": ["a"]})");
+  const std::string text = "[Note] here it is:\n```json\n{\"a\": 1}\n```";
+  stays_viable(s, text, repairing());
+  CHECK(llmdlq::process_llm_response(text, s, {}, repairing()).has_value());
+  // `[1]` opens a value, which is the answer: an array where an object belongs.
+  dies_at(s, "[1] here it is:\n```json\n{\"a\": 1}\n```", repairing(), 1, llmdlq::failure_category::schema);
+}
+
 TEST_CASE("stream_judge with local repair: a text that opens with a value dies of what no repair can change",
           "[stream]") {
   const auto s = compiled();

@@ -770,27 +770,35 @@ class forced_null_finder {
   };
 
   static constexpr std::size_t max_schemas = 64;
+  static constexpr std::size_t max_visits = 256;  // schemas looked at for one value, $refs and branches followed
 
   // `v` and what it stands for: the target of its $ref, its anyOf branches.
   void add(std::vector<std::pair<const boost::json::value*, std::string>>& set, const boost::json::value* v,
            std::string at) {
-    for (std::size_t hops = 0; v != nullptr && set.size() < max_schemas && hops < 64; ++hops) {
-      const auto* o = v->if_object();
-      if (o == nullptr) return;
+    // A work list with each schema visited once: a $ref or an anyOf branch
+    // may lead back to where it started.
+    std::vector<std::pair<const boost::json::value*, std::string>> todo{{v, std::move(at)}};
+    std::vector<const boost::json::value*> seen;
+    while (!todo.empty() && set.size() < max_schemas && seen.size() < max_visits) {
+      auto [next, place] = std::move(todo.back());
+      todo.pop_back();
+      const auto* o = next == nullptr ? nullptr : next->if_object();
+      if (o == nullptr || std::find(seen.begin(), seen.end(), next) != seen.end()) continue;
+      seen.push_back(next);
       if (const auto* any = o->if_contains("anyOf"); any && any->is_array()) {
         for (std::size_t i = 0; i < any->get_array().size(); ++i) {
-          add(set, &any->get_array()[i], at + "/anyOf/" + std::to_string(i));
+          todo.emplace_back(&any->get_array()[i], place + "/anyOf/" + std::to_string(i));
         }
       }
       const auto* ref = o->if_contains("$ref");
       if (ref == nullptr || !ref->is_string() || !ref->get_string().starts_with("#")) {
-        set.emplace_back(v, std::move(at));
-        return;
+        set.emplace_back(next, std::move(place));
+        continue;
       }
-      at = std::string(std::string_view(ref->get_string()).substr(1));
+      std::string target(std::string_view(ref->get_string()).substr(1));
       boost::system::error_code ec;
-      v = nulls_.lowered.find_pointer(at, ec);
-      if (ec) return;
+      const auto* resolved = nulls_.lowered.find_pointer(target, ec);
+      if (!ec) todo.emplace_back(resolved, std::move(target));
     }
   }
 

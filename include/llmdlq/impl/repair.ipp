@@ -11,6 +11,7 @@
 #include <simdjson.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
 #include "llmdlq/detail/repair/repair_engine.hpp"
 #include "llmdlq/detail/json/string_escape.hpp"
 #include "llmdlq/detail/json/utf8_check.hpp"
@@ -436,7 +437,12 @@ inline bool find_candidates(std::string_view raw, const repair_options& options,
   };
   std::size_t lead = raw.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   while (lead < raw.size() && is_blank(raw[lead])) ++lead;
-  if (leading_answers && lead < raw.size() && (raw[lead] == '{' || raw[lead] == '[')) {
+  // A bracket that opens a JSON value (`[Note]` opens prose, whatever repair makes of it).
+  std::size_t inside = lead + 1;
+  while (inside < raw.size() && is_blank(raw[inside])) ++inside;
+  const bool opens_value = lead < raw.size() && (raw[lead] == '{' || raw[lead] == '[') &&
+                           (inside == raw.size() || may_follow_bracket(raw[lead], raw[inside]));
+  if (leading_answers && opens_value) {
     // The value that opens the text is the answer; one beyond repair is not
     // passed over for another.
     chooser.lead();

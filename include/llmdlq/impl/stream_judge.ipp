@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/json/byte_classes.hpp"
 #include "llmdlq/detail/schema/schema_access.hpp"
 #include "llmdlq/detail/json/prefix_scanner.hpp"
 #include "llmdlq/detail/stream/partial_document.hpp"
@@ -164,7 +165,9 @@ void stream_judge::read_json(std::size_t from, std::size_t until, Die& die) {
     r.settle_from = at;
     if (at == until) return;
     const char c = text[at];
-    const bool closes = tracker.key_failed() ? c == ':' : (c == ',' || c == '}' || c == ']');
+    const bool closes = tracker.root_failed() != '\0' ? detail::may_follow_bracket(tracker.root_failed(), c)
+                        : tracker.key_failed()        ? c == ':'
+                                                      : (c == ',' || c == '}' || c == ']');
     if (closes) {
       schema_death(at);
     } else {

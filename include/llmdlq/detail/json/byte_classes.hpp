@@ -19,6 +19,14 @@ constexpr bool is_ascii_digit(char c) noexcept { return static_cast<unsigned cha
 /// JSON's insignificant whitespace (RFC 8259 `ws`): space, tab, line feed, carriage return.
 constexpr bool is_json_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+/// Whether strict JSON allows `c` as the first byte that is not a blank
+/// after the opening `bracket` (`{`: a key or `}`; `[`: a value or `]`).
+constexpr bool may_follow_bracket(char bracket, char c) noexcept {
+  if (bracket == '{') return c == '"' || c == '}';
+  return c == ']' || c == '"' || c == '{' || c == '[' || c == '-' || is_ascii_digit(c) || c == 't' || c == 'f' ||
+         c == 'n';
+}
+
 constexpr bool is_ascii_upper(char c) noexcept { return static_cast<unsigned char>(c - 'A') < 26; }
 
 /// `c` in lower case when it is an ASCII letter, else `c`.

@@ -75,6 +75,10 @@ class schema_tracker {
   /// which are certain where they are found.
   [[nodiscard]] std::size_t token_end() const noexcept { return token_end_; }
   [[nodiscard]] bool key_failed() const noexcept { return key_failed_; }
+  /// For a failure of the text's own value at its first byte: that byte
+  /// (`{` or `[`), as a reader less strict than JSON takes the text for one
+  /// value only once the byte after it is one JSON allows there; 0 for the rest.
+  [[nodiscard]] char root_failed() const noexcept { return root_failed_; }
 
   // json_prefix's listener.
   bool element_begins(std::size_t at) {
@@ -101,6 +105,7 @@ class schema_tracker {
     frame& f = frames_[depth_ - 1];
     ++f.count;
     f.key_begin = f.key_end = 0;
+    if (null_members_pass_) return true;  // a member counted now may be a null the whole takes out
     for (const node* n : f.sure) {
       if ((n->flags & has_object_keywords) != 0 && f.count > n->max_properties) {
         return fail(at,
@@ -145,6 +150,10 @@ class schema_tracker {
       leaf_.clear();
       return true;
     }
+    if (depth_ == 0) {
+      token_end_ = at + 1;
+      root_failed_ = kind == value_kind::object ? '{' : kind == value_kind::array ? '[' : '\0';
+    }
     for (const node* n : pending_) {
       if (n->flags & always_false) {
         return fail(at, "no value is allowed here (the schema is false)", {}, failing::value, stand_in(kind));
@@ -154,6 +163,8 @@ class schema_tracker {
                     failing::value, stand_in(kind));
       }
     }
+    token_end_ = std::string_view::npos;
+    root_failed_ = '\0';
     if (kind == value_kind::object || kind == value_kind::array) {
       // Frames are kept when closed: their vectors' room serves the next container at that depth.
       if (depth_ == frames_.size()) frames_.emplace_back();
@@ -410,6 +421,7 @@ class schema_tracker {
   std::string where_;
   validation_error error_;
   bool null_members_pass_ = false;
+  char root_failed_ = '\0';
   std::size_t token_end_ = std::string_view::npos;
   bool key_failed_ = false;
   bool semantic_ = false;
