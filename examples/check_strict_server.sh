@@ -7,7 +7,7 @@ server=$1 llmdlq=$2 schema=$3
 . "$(dirname "$0")/start_local_model_server.sh"
 start_local_model_server "$server" --strict openai
 body=$(mktemp) lowered=$(mktemp) reply=$(mktemp)
-trap 'kill "$server_pid" 2>/dev/null; rm -f "$server_out" "$body" "$lowered" "$reply"' EXIT
+trap 'kill "$server_pid" 2>/dev/null; rm -rf "$server_dir" "$body" "$lowered" "$reply"' EXIT
 
 # A chat request whose response_format holds the schema in FILE, strict.
 ask() {
