@@ -28,7 +28,7 @@
 #include "documents.hpp"
 
 #ifndef LLMDLQ_BENCH_DATA_DIR
-#  define LLMDLQ_BENCH_DATA_DIR "examples/data"
+#define LLMDLQ_BENCH_DATA_DIR "examples/data"
 #endif
 
 namespace {
@@ -41,8 +41,7 @@ std::string task(int i) { return "\"#/$defs/task_" + std::to_string(i) + "\""; }
 /// tasks (itself or others), with constrained string and number leaves.
 std::string task_definition(int i) {
   const std::string self = task(i);
-  std::string d = "\"task_" + std::to_string(i) + "\":{\"type\":\"object\",\"title\":\"Task kind " +
-                  std::to_string(i) +
+  std::string d = "\"task_" + std::to_string(i) + "\":{\"type\":\"object\",\"title\":\"Task kind " + std::to_string(i) +
                   "\",\"required\":[\"id\",\"title\",\"status\"],\"additionalProperties\":false,\"properties\":{"
                   "\"id\":{\"type\":\"string\",\"pattern\":\"^T[0-9]{4,8}$\",\"minLength\":5,\"maxLength\":9},"
                   "\"title\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200},"
@@ -51,13 +50,21 @@ std::string task_definition(int i) {
                   "\"estimate_hours\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":1000,"
                   "\"multipleOf\":0.25},"
                   "\"due\":{\"type\":\"string\",\"format\":\"date\"},"
-                  "\"owner\":{\"$ref\":" + task((i + 1) % task_definitions) + "},"
-                  "\"parent\":{\"$ref\":" + self + "},"
-                  "\"subtasks\":{\"type\":\"array\",\"maxItems\":100,\"items\":{\"$ref\":" + self + "}},"
+                  "\"owner\":{\"$ref\":" +
+                  task((i + 1) % task_definitions) +
+                  "},"
+                  "\"parent\":{\"$ref\":" +
+                  self +
+                  "},"
+                  "\"subtasks\":{\"type\":\"array\",\"maxItems\":100,\"items\":{\"$ref\":" +
+                  self +
+                  "}},"
                   "\"blocked_by\":{\"type\":\"array\",\"items\":{\"$ref\":" +
-                  task((i * 7 + 3) % task_definitions) + "}},"
+                  task((i * 7 + 3) % task_definitions) +
+                  "}},"
                   "\"related\":{\"type\":\"array\",\"items\":{\"anyOf\":[{\"$ref\":" +
-                  task((i + 5) % task_definitions) + "},{\"$ref\":" + task((i + 11) % task_definitions) + "}]}},"
+                  task((i + 5) % task_definitions) + "},{\"$ref\":" + task((i + 11) % task_definitions) +
+                  "}]}},"
                   "\"tags\":{\"type\":\"array\",\"uniqueItems\":true,\"items\":{\"type\":\"string\","
                   "\"pattern\":\"^[a-z][a-z0-9-]*$\",\"maxLength\":32}}";
   // Leaves of every kind, to bring each definition to ~1.6 KB.
@@ -65,8 +72,8 @@ std::string task_definition(int i) {
     const std::string n = std::to_string(k);
     d += ",\"note_" + n + "\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":" + std::to_string(500 + k) +
          ",\"description\":\"free text, kind " + std::to_string(i) + " field " + n + "\"}";
-    d += ",\"metric_" + n + "\":{\"type\":\"number\",\"minimum\":-" + n + ",\"maximum\":" +
-         std::to_string(1000 * (k + 1)) + ",\"multipleOf\":0.01}";
+    d += ",\"metric_" + n + "\":{\"type\":\"number\",\"minimum\":-" + n +
+         ",\"maximum\":" + std::to_string(1000 * (k + 1)) + ",\"multipleOf\":0.01}";
   }
   return d + "}}";
 }
@@ -185,8 +192,8 @@ void add_lowering(const std::string& scenario, const std::string& schema_text, l
 /// document parsed once, before the loop; `expected` is the number it must
 /// find (none, or the one duplicate).
 template <class Run>
-void add_unique_items(const std::string& scenario, const fixture& f, const std::string& text,
-                      std::size_t expected, Run run) {
+void add_unique_items(const std::string& scenario, const fixture& f, const std::string& text, std::size_t expected,
+                      Run run) {
   benchmark::RegisterBenchmark(scenario.c_str(), [&f, &text, expected, run](benchmark::State& state) {
     const simdjson::padded_string padded(text);
     llmdlq::json_parser parser;
@@ -203,8 +210,7 @@ void add_unique_items(const std::string& scenario, const fixture& f, const std::
         break;
       }
     }
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
-                            static_cast<std::int64_t>(text.size()));
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(text.size()));
     state.counters["doc_bytes"] = static_cast<double>(text.size());
   });
 }

@@ -89,7 +89,8 @@ std::string answer(const boost::json::value& request) {
       {"id", "chatcmpl-local"},
       {"object", "chat.completion"},
       {"model", request.at("model")},
-      {"choices", boost::json::array{boost::json::object{{"index", 0}, {"message", message}, {"finish_reason", "stop"}}}},
+      {"choices",
+       boost::json::array{boost::json::object{{"index", 0}, {"message", message}, {"finish_reason", "stop"}}}},
       {"usage", boost::json::object{{"prompt_tokens", static_cast<std::int64_t>(prompt.size() / 4 + 1)},
                                     {"completion_tokens", completion_tokens}}}};
   return boost::json::serialize(body);
@@ -137,8 +138,9 @@ void stream_answer(const boost::json::value& request, httplib::Response& res, st
                            {"object", "chat.completion.chunk"},
                            {"model", model},
                            {"choices", boost::json::array{}},
-                           {"usage", {{"prompt_tokens", tokens_in(prompt)},
-                                      {"completion_tokens", static_cast<std::int64_t>(tokens.size())}}}}));
+                           {"usage",
+                            {{"prompt_tokens", tokens_in(prompt)},
+                             {"completion_tokens", static_cast<std::int64_t>(tokens.size())}}}}));
   events->push_back("data: [DONE]\n\n");
   ++counts.streams;
   counts.tokens_in_answers += tokens.size();

@@ -19,8 +19,8 @@ LLMDLQ_BEGIN_NAMESPACE
 struct call_outcome {
   std::optional<int> http_status;  ///< none when no response arrived
   bool timed_out = false;
-  bool connection_failed = false;  ///< DNS, refused, reset, TLS
-  std::string_view body;           ///< the provider's response body, for its error type
+  bool connection_failed = false;                        ///< DNS, refused, reset, TLS
+  std::string_view body;                                 ///< the provider's response body, for its error type
   std::optional<std::chrono::milliseconds> retry_after;  ///< from a Retry-After header
 };
 
@@ -70,5 +70,5 @@ struct call_decision {
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/call_outcome.ipp"
+#include "llmdlq/impl/call_outcome.ipp"
 #endif

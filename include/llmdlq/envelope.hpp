@@ -73,10 +73,10 @@ struct cancel_point {
 
 struct failure_details {
   failure_category category = failure_category::syntax;
-  std::string code;     ///< stable, chosen by the host: `ocr_structural_broken_json`
-  std::string message;  ///< one line for a person
-  std::vector<validation_error> errors;  ///< machine-readable, capped
-  std::optional<text_location> syntax;  ///< where a syntax failure is in the raw response
+  std::string code;                          ///< stable, chosen by the host: `ocr_structural_broken_json`
+  std::string message;                       ///< one line for a person
+  std::vector<validation_error> errors;      ///< machine-readable, capped
+  std::optional<text_location> syntax;       ///< where a syntax failure is in the raw response
   std::optional<cancel_point> cancelled_at;  ///< a streamed answer closed early: where
   friend bool operator==(const failure_details&, const failure_details&) = default;
 };
@@ -91,10 +91,10 @@ struct confidence_score {
 /// The original of a stored text, encrypted and authenticated for those who
 /// hold the key (see field_cipher.hpp). `text` beside it is the redacted view.
 struct sealed_text {
-  std::string key_id;     ///< which key sealed it
-  std::string algorithm;  ///< `xchacha20poly1305-ietf`
-  std::string nonce;      ///< base64
-  std::string ciphertext;  ///< base64: the ciphertext and its authentication tag
+  std::string key_id;        ///< which key sealed it
+  std::string algorithm;     ///< `xchacha20poly1305-ietf`
+  std::string nonce;         ///< base64
+  std::string ciphertext;    ///< base64: the ciphertext and its authentication tag
   std::uint64_t length = 0;  ///< bytes sealed: the whole original, or its start when `cut`
   bool cut = false;
   friend bool operator==(const sealed_text&, const sealed_text&) = default;
@@ -138,11 +138,11 @@ struct redaction_summary {
 
 /// One recovery attempt on this payload.
 struct attempt_record {
-  std::string strategy;  ///< local_repair, repair_prompt, escalate_model, relax_schema, revalidate
-  std::string outcome;   ///< recovered, relaxed, failed, poison, refusal, call_failed, ...
+  std::string strategy;     ///< local_repair, repair_prompt, escalate_model, relax_schema, revalidate
+  std::string outcome;      ///< recovered, relaxed, failed, poison, refusal, call_failed, ...
   std::int64_t tokens = 0;  ///< prompt + completion tokens the attempt spent
   std::optional<timestamp> at;
-  std::string model;        ///< the model asked; empty for a local step
+  std::string model;  ///< the model asked; empty for a local step
   std::optional<std::int64_t> latency_ms;
   /// Of the errors the attempt's answer still had (see error_fingerprint):
   /// the same fingerprint twice means asking again will not help.
@@ -227,15 +227,15 @@ struct envelope_limits {
   /// The smallest size limit fit_envelope honours: a smaller one is raised to it.
   /// Every envelope fits in it once reduced to its identity, hashes and failure summary.
   static constexpr std::size_t min_bytes = 4096;
-  static constexpr std::size_t identifier = 256;   ///< idempotency_key, record_id, correlation_id, trace_id
-  static constexpr std::size_t label = 128;        ///< dlq_id, hashes, prompt, model, versions, origin, failure.code
-  static constexpr std::size_t uri = 1024;         ///< source_ref.uri
-  static constexpr std::size_t message = 1024;     ///< failure.message
-  static constexpr std::size_t error_text = 512;   ///< an error's instance_path, schema_path and message
-  static constexpr std::size_t keyword = 64;       ///< an error's keyword; an attempt's strategy and outcome
+  static constexpr std::size_t identifier = 256;    ///< idempotency_key, record_id, correlation_id, trace_id
+  static constexpr std::size_t label = 128;         ///< dlq_id, hashes, prompt, model, versions, origin, failure.code
+  static constexpr std::size_t uri = 1024;          ///< source_ref.uri
+  static constexpr std::size_t message = 1024;      ///< failure.message
+  static constexpr std::size_t error_text = 512;    ///< an error's instance_path, schema_path and message
+  static constexpr std::size_t keyword = 64;        ///< an error's keyword; an attempt's strategy and outcome
   static constexpr std::size_t extensions = 16384;  ///< the extensions object as a whole (else replaced by a note)
-  static constexpr std::size_t reduced_message = 256;  ///< failure.message of a reduced envelope
-  static constexpr std::size_t redactions = 32;        ///< redaction summaries kept
+  static constexpr std::size_t reduced_message = 256;   ///< failure.message of a reduced envelope
+  static constexpr std::size_t redactions = 32;         ///< redaction summaries kept
   static constexpr std::size_t reduced_redactions = 4;  ///< and in a reduced envelope, without paths or spans
 };
 
@@ -286,5 +286,5 @@ LLMDLQ_INLINE std::size_t fit_envelope(envelope& e, std::size_t max_bytes);
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/envelope.ipp"
+#include "llmdlq/impl/envelope.ipp"
 #endif

@@ -76,8 +76,8 @@ LLMDLQ_INLINE envelope make_envelope(failure_report failure, std::string_view ra
 
 LLMDLQ_INLINE expected<void, options_error> check_options(const judging_options& options) {
   if (options.min_confidence && !std::isfinite(*options.min_confidence)) {
-    return unexpected(options_error{"min_confidence", fmt::format("must be a finite number, not {}",
-                                                                  *options.min_confidence)});
+    return unexpected(options_error{"min_confidence",
+                                    fmt::format("must be a finite number, not {}", *options.min_confidence)});
   }
   return {};
 }

@@ -33,8 +33,8 @@ LLMDLQ_INLINE std::string_view to_string(repair_tier tier) noexcept {
 LLMDLQ_INLINE std::string_view to_string(repair_errc code) noexcept { return detail::errc_name(code); }
 
 LLMDLQ_INLINE boost::json::object to_json(const repair_action& action) {
-  boost::json::object out{{"code", action.code},   {"tier", to_string(action.tier)}, {"begin", action.begin},
-                          {"end", action.end},     {"before", action.before},        {"after", action.after}};
+  boost::json::object out{{"code", action.code}, {"tier", to_string(action.tier)}, {"begin", action.begin},
+                          {"end", action.end},   {"before", action.before},        {"after", action.after}};
   if (!action.path.empty()) out.emplace("path", action.path);
   return out;
 }
@@ -172,8 +172,13 @@ std::vector<repair_action> unescaping_actions(std::string_view raw, std::string_
   const auto unescape_up_to = [&](std::size_t to) {
     const std::size_t b = raw_offset(done), e = raw_offset(to);
     if (e - b > to - done) {  // an escape is shorter than what it stands for
-      out.push_back({"stringified_json", repair_tier::syntactic, b, e, std::string(raw.substr(b, e - b)),
-                     std::string(text.substr(done, to - done)), {}});
+      out.push_back({"stringified_json",
+                     repair_tier::syntactic,
+                     b,
+                     e,
+                     std::string(raw.substr(b, e - b)),
+                     std::string(text.substr(done, to - done)),
+                     {}});
     }
     done = to;
   };
@@ -215,7 +220,8 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
     strict.max_depth = options.max_depth;
     const std::string_view content = raw.substr(from, to - from);
     if (is_strict_json(content, strict)) {
-      return repair_candidate{from, to, fenced, repaired_value{std::string(content), {}, {}, content.size(), false}, true};
+      return repair_candidate{from, to, fenced, repaired_value{std::string(content), {}, {}, content.size(), false},
+                              true};
     }
   }
   repair_engine engine(raw.substr(from, to - from), from, options.max_depth);
@@ -246,8 +252,8 @@ inline expected<repair_candidate, repair_failure> repair_at(std::string_view raw
   repair_engine inner(text, 0, options.max_depth);
   auto again = inner.run(0);
   if (!again) {
-    return unexpected(
-        repair_failure{raw_offset(again.error().offset), again.error().message, false, again.error().runs_on});
+    return unexpected(repair_failure{raw_offset(again.error().offset), again.error().message, false,
+                                     again.error().runs_on});
   }
   const std::size_t end = raw_offset(again->end);
   again->actions = unescaping_actions(raw, text, std::move(again->actions), again->end, raw_offset);
@@ -515,9 +521,10 @@ LLMDLQ_INLINE expected<repair_result, repair_error> find_and_repair(std::string_
     const std::string_view before = raw.substr(0, c.begin);
     const bool bom_only = before.starts_with("\xEF\xBB\xBF") &&
                           before.find_first_not_of(" \t\r\n", 3) == std::string_view::npos;
-    result.actions.insert(result.actions.begin(), repair_action{bom_only ? "byte_order_mark" : code,
-                                                                repair_tier::lossless, 0, c.begin, std::string(before),
-                                                                "", {}});
+    result.actions.insert(
+        result.actions.begin(),
+        repair_action{
+            bom_only ? "byte_order_mark" : code, repair_tier::lossless, 0, c.begin, std::string(before), "", {}});
     if (tiers) tiers->bits |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(repair_tier::lossless));
   }
   if (c.end < raw.size()) {
@@ -587,8 +594,8 @@ LLMDLQ_INLINE std::optional<truncated_value> find_truncated_value(std::string_vi
   if (!result || !result->truncated) return std::nullopt;
   truncated_value cut;
   const auto& first = result->actions.front();
-  if (first.begin == 0 && (first.code == "markdown_fence" || first.code == "prose_around_json" ||
-                           first.code == "byte_order_mark")) {
+  if (first.begin == 0 &&
+      (first.code == "markdown_fence" || first.code == "prose_around_json" || first.code == "byte_order_mark")) {
     cut.begin = first.end;
   }
   for (const auto& a : result->actions) {

@@ -57,8 +57,8 @@ struct stream_cancel {
 /// A model's answer. A refusal or a cut-off answer (`finish_reason` "length")
 /// is still a completion: judging it is the caller's part.
 struct completion {
-  std::string text;           ///< the assistant message's content
-  std::string finish_reason;  ///< stop, length, content_filter, ...
+  std::string text;                    ///< the assistant message's content
+  std::string finish_reason;           ///< stop, length, content_filter, ...
   std::optional<std::string> refusal;  ///< the API's refusal message, when it gave one
   token_usage usage;
   std::string model;  ///< the model that answered, as the server names it

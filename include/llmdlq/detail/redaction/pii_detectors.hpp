@@ -34,7 +34,16 @@ struct pii_match {
 };
 
 namespace pii_chars {
-enum : std::uint8_t { digit = 1, upper = 2, lower = 4, hex = 8, email_local = 16, token = 32, domain = 64, non_ascii = 128 };
+enum : std::uint8_t {
+  digit = 1,
+  upper = 2,
+  lower = 4,
+  hex = 8,
+  email_local = 16,
+  token = 32,
+  domain = 64,
+  non_ascii = 128
+};
 
 constexpr std::array<std::uint8_t, 256> make_table() {
   std::array<std::uint8_t, 256> t{};
@@ -164,7 +173,7 @@ class pii_scanner {
   void run() {
     const std::string_view s = s_;
     const std::size_t n = s.size();
-    std::size_t i = 0;  // where reading goes on
+    std::size_t i = 0;        // where reading goes on
     std::size_t read_to = 0;  // the end of the last word read
     std::uint64_t carry = 0;  // whether the byte before the block is a letter or digit
     // Only a word's first letter or digit, `@`, `+`, `::`, `://`, `(` and
@@ -246,7 +255,8 @@ class pii_scanner {
 
   // Where the word ending at `end` starts: a start in `word_starts`, the
   // block's, or before the block.
-  [[nodiscard]] std::size_t word_start_before(std::size_t end, std::uint64_t word_starts, std::size_t block) const noexcept {
+  [[nodiscard]] std::size_t word_start_before(std::size_t end, std::uint64_t word_starts,
+                                              std::size_t block) const noexcept {
     const std::uint64_t below = word_starts & ((std::uint64_t{1} << (end - block)) - 1);
     if (below != 0) return block + 63 - static_cast<unsigned>(__builtin_clzll(below));
     std::size_t start = block;
@@ -432,14 +442,18 @@ class pii_scanner {
   // Whether a value can start the word [i, end): a cheap test most words
   // fail, passing every word a detector in at_word could take. `m` holds
   // the masks of the block at `block`, which `i` is in.
-  [[nodiscard]] bool may_start_value(std::size_t i, std::size_t end, const block_masks& m, std::size_t block) const noexcept {
+  [[nodiscard]] bool may_start_value(std::size_t i, std::size_t end, const block_masks& m,
+                                     std::size_t block) const noexcept {
     // Whether the byte at `k` is a digit or a colon: from the masks when it is in the block.
     auto digit = [&](std::size_t k) {
-      return k - block < byte_block::size ? ((m.digits >> (k - block)) & 1u) != 0 : pii_chars::is(at(k), pii_chars::digit);
+      return k - block < byte_block::size ? ((m.digits >> (k - block)) & 1u) != 0
+                                          : pii_chars::is(at(k), pii_chars::digit);
     };
-    auto colon = [&](std::size_t k) { return k - block < byte_block::size ? ((m.colons >> (k - block)) & 1u) != 0 : at(k) == ':'; };
+    auto colon = [&](std::size_t k) {
+      return k - block < byte_block::size ? ((m.colons >> (k - block)) & 1u) != 0 : at(k) == ':';
+    };
     if (colon(end)) return true;  // an IPv6 address, a URL's scheme
-    if (digit(i)) {  // four digits, or fewer and a separator
+    if (digit(i)) {               // four digits, or fewer and a separator
       if (end - i >= 4 || ids_min_digits_ < 4) return true;
       const char next = at(end);
       return pii_chars::group_separator(next) || next == '(' || next == ')' || next == '/';
@@ -526,7 +540,8 @@ class pii_scanner {
     if (on(pii_kind::iban)) {
       const auto [match, shaped] = iban_at(i);
       if (match) return add(i, match, pii_kind::iban);
-      if (shaped) return pass_over(shaped);  // an IBAN's shape that fails mod-97: its groups are not read as anything else
+      if (shaped)
+        return pass_over(shaped);  // an IBAN's shape that fails mod-97: its groups are not read as anything else
     }
     if (ids_start_upper_ && on(pii_kind::national_id)) {
       for (std::uint32_t r = 0; r < ids_.size(); ++r) {
@@ -553,11 +568,23 @@ class pii_scanner {
   std::size_t lower_at(std::size_t i) {
     const char second = at(i + 1);
     switch (s_[i]) {  // the first two letters of the shapes below
-      case 'b': case 'e': if (second != 'e' && second != 'y') return 0; break;
-      case 'g': if (second != 'h' && second != 'i' && second != 'l') return 0; break;
-      case 'r': case 's': if (second != 'k' || (at(i + 2) != '-' && at(i + 2) != '_')) return 0; break;
-      case 'w': if (second != 'h') return 0; break;
-      case 'x': if (second != 'o') return 0; break;
+      case 'b':
+      case 'e':
+        if (second != 'e' && second != 'y') return 0;
+        break;
+      case 'g':
+        if (second != 'h' && second != 'i' && second != 'l') return 0;
+        break;
+      case 'r':
+      case 's':
+        if (second != 'k' || (at(i + 2) != '-' && at(i + 2) != '_')) return 0;
+        break;
+      case 'w':
+        if (second != 'h') return 0;
+        break;
+      case 'x':
+        if (second != 'o') return 0;
+        break;
       default: return 0;
     }
     const std::string_view rest = s_.substr(i);
@@ -568,10 +595,9 @@ class pii_scanner {
       std::size_t min_rest;
     };
     static constexpr prefixed keys[] = {
-        {"sk-", 20},  {"sk_live_", 16}, {"rk_live_", 16}, {"sk_test_", 16}, {"rk_test_", 16}, {"whsec_", 24},
-        {"ghp_", 30}, {"gho_", 30},   {"ghu_", 30},
-        {"ghs_", 30}, {"ghr_", 30},     {"github_pat_", 22}, {"glpat-", 20}, {"xoxb-", 10}, {"xoxp-", 10},
-        {"xoxa-", 10}, {"xoxs-", 10},   {"xoxr-", 10}};
+        {"sk-", 20},    {"sk_live_", 16}, {"rk_live_", 16}, {"sk_test_", 16}, {"rk_test_", 16}, {"whsec_", 24},
+        {"ghp_", 30},   {"gho_", 30},     {"ghu_", 30},     {"ghs_", 30},     {"ghr_", 30},     {"github_pat_", 22},
+        {"glpat-", 20}, {"xoxb-", 10},    {"xoxp-", 10},    {"xoxa-", 10},    {"xoxs-", 10},    {"xoxr-", 10}};
     for (const auto& key : keys) {
       if (key.prefix[1] == rest[1] && rest.starts_with(key.prefix)) {
         const std::size_t m = token_run(i + key.prefix.size());
@@ -620,11 +646,13 @@ class pii_scanner {
       }
       const std::size_t start = j;
       unsigned value = 0;
-      while (j < s_.size() && j - start < 4 && pii_chars::is(s_[j], pii_chars::digit)) value = value * 10 + unsigned(s_[j++] - '0');
+      while (j < s_.size() && j - start < 4 && pii_chars::is(s_[j], pii_chars::digit))
+        value = value * 10 + unsigned(s_[j++] - '0');
       const std::size_t length = j - start;
       if (length == 0 || length > 3 || value > 255 || (length > 1 && s_[start] == '0')) return 0;
     }
-    if (!boundary_after(j) || (at(j) == '.' && (pii_chars::is(at(j + 1), pii_chars::digit) || stands_for_value(j + 1)))) {
+    if (!boundary_after(j) ||
+        (at(j) == '.' && (pii_chars::is(at(j + 1), pii_chars::digit) || stands_for_value(j + 1)))) {
       return 0;
     }
     return j;
@@ -940,9 +968,8 @@ class pii_scanner {
   // = ...`, `"SecretAccessKey": "..."`): 40 characters of base64. Alone it is
   // any 40 characters, so the label is what tells it.
   std::size_t labelled_secret_at(std::size_t i) {
-    static constexpr std::string_view labels[] = {"aws_secret_access_key", "aws-secret-access-key",
-                                                  "secret_access_key",     "secretaccesskey",
-                                                  "aws_secret_key",        "aws_secret"};
+    static constexpr std::string_view labels[] = {"aws_secret_access_key", "aws-secret-access-key", "secret_access_key",
+                                                  "secretaccesskey",       "aws_secret_key",        "aws_secret"};
     const char first = pii_chars::upper_case(s_[i]);
     const char second = pii_chars::upper_case(at(i + 1));
     if (first == 'A' ? second != 'W' : first != 'S' || second != 'E') return 0;
@@ -992,8 +1019,8 @@ class pii_scanner {
         while (e < limit && e - stars < 6 && pii_chars::alnum(s_[e])) ++e;
         return at(e) == '@' && (e == stars || mask_end(stars, e - stars)) ? keep_ahead(j, e, false, authority) : 0;
       }
-      if (c == '/' || c == '?' || c == '#' || c == ' ' || c == '"' || c == '\'' || c == '<' || c == '>' ||
-          c == '\n' || c == '\r' || c == '\t' || c == '\\') {
+      if (c == '/' || c == '?' || c == '#' || c == ' ' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '\n' ||
+          c == '\r' || c == '\t' || c == '\\') {
         break;
       }
       if (c == ':' && colon == 0) colon = j;

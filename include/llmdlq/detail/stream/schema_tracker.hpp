@@ -183,8 +183,8 @@ class schema_tracker {
   bool leaf_ends(value_kind kind, std::size_t begin, std::size_t end) {
     // A number is known whole only at the byte after it, which json_prefix reads with the call.
     const std::size_t known_at = kind == value_kind::number ? end : end - 1;
-    const bool judged =
-        std::any_of(leaf_.begin(), leaf_.end(), [kind](const node* n) { return is_leaf(*n) && needs_value(*n, kind); });
+    const bool judged = std::any_of(leaf_.begin(), leaf_.end(),
+                                    [kind](const node* n) { return is_leaf(*n) && needs_value(*n, kind); });
     if (judged) {
       auto value = parse_alone(text_.substr(begin, end - begin));
       if (value) {
@@ -220,7 +220,7 @@ class schema_tracker {
   struct frame {
     std::vector<const node*> sure;
     bool object = false;
-    std::size_t count = 0;  // elements or members begun
+    std::size_t count = 0;                   // elements or members begun
     std::size_t key_begin = 0, key_end = 0;  // the member's key in hand (none: an element, index count - 1)
   };
 
@@ -269,7 +269,7 @@ class schema_tracker {
   static std::string allowed_types(std::uint8_t types) {
     std::string names;
     const std::pair<std::uint8_t, std::string_view> all[] = {
-        {null_bit, "null"},     {boolean_bit, "boolean"}, {object_bit, "object"}, {array_bit, "array"},
+        {null_bit, "null"},     {boolean_bit, "boolean"}, {object_bit, "object"},  {array_bit, "array"},
         {number_bit, "number"}, {string_bit, "string"},   {integer_bit, "integer"}};
     for (const auto& [bit, name] : all) {
       if ((types & bit) == 0) continue;

@@ -63,8 +63,8 @@ void for_each_at_pointer(simdjson::dom::element root, std::string_view pointer, 
   path.resize(mark);
 }
 
-inline std::vector<validation_error> run_checks(const std::vector<content_check>& checks,
-                                                simdjson::dom::element root, timestamp now) {
+inline std::vector<validation_error> run_checks(const std::vector<content_check>& checks, simdjson::dom::element root,
+                                                timestamp now) {
   std::vector<validation_error> errors;
   for (const auto& check : checks) {
     if (!check.check) continue;
@@ -92,8 +92,7 @@ inline std::string summarise(std::string_view what, const std::vector<validation
 
 inline json_parser& thread_parser(const parse_options& limits) {
   thread_local std::optional<json_parser> parser;
-  if (!parser || parser->options().max_size != limits.max_size ||
-      parser->options().max_depth != limits.max_depth) {
+  if (!parser || parser->options().max_size != limits.max_size || parser->options().max_depth != limits.max_depth) {
     parser.emplace(limits);
   }
   return *parser;
@@ -110,7 +109,7 @@ inline bool has_spelling_escape(std::string_view json) noexcept {
 
 // An injection marker in a decoded string or key: what a reader downstream sees.
 inline std::optional<guard_finding> find_injection_in_values(simdjson::dom::element root,
-                                                            const guard_options& options) {
+                                                             const guard_options& options) {
   auto decoded = [](guard_finding found, std::string_view where) {
     found.message += fmt::format(" of a decoded {} (the response spells it with JSON escapes)", where);
     return found;
@@ -255,7 +254,8 @@ inline stage_result screen_bytes(judgement& j) {
     // Parsed JSON is valid UTF-8 without raw control bytes: only text that is not can be binary.
     if (auto binary = find_binary(j.raw, j.raw_utf8_end())) return fail(failure_category::poison, binary->message);
   }
-  if (auto injection = find_injection(j.raw, j.options.guard)) return fail(failure_category::poison, injection->message);
+  if (auto injection = find_injection(j.raw, j.options.guard))
+    return fail(failure_category::poison, injection->message);
   return {};
 }
 
@@ -361,7 +361,8 @@ inline stage_result screen_document(judgement& j) {
   if (j.options.guard.detect_injection) {
     std::optional<guard_finding> injection;
     if (!j.repairs.empty()) injection = find_injection(j.repaired_text, j.options.guard);  // a repair can decode one
-    if (!injection && has_spelling_escape(j.text())) injection = find_injection_in_values(j.doc()->root(), j.options.guard);
+    if (!injection && has_spelling_escape(j.text()))
+      injection = find_injection_in_values(j.doc()->root(), j.options.guard);
     if (injection) return fail(failure_category::poison, injection->message);
   }
   if (auto refused = refused_by_api(j)) return refused;
@@ -403,7 +404,8 @@ inline stage_result coerce_to_schema(judgement& j) {
   }
   if (coerced->actions.empty()) return {};
   j.take_repairs(std::move(coerced->json), std::move(coerced->actions));
-  if (const auto& doc = j.doc(); !doc) return fail(failure_category::syntax, "not JSON after coercion: " + doc.error().message);
+  if (const auto& doc = j.doc(); !doc)
+    return fail(failure_category::syntax, "not JSON after coercion: " + doc.error().message);
   return {};
 }
 
@@ -432,13 +434,15 @@ inline stage_result check_confidence(judgement& j) {
   const auto& threshold = j.options.min_confidence;
   const auto& score = j.context.confidence;
   if (!threshold || !score) return {};
-  if (!std::isfinite(*score)) return fail(failure_category::low_confidence, "the confidence score is not a finite number");
+  if (!std::isfinite(*score))
+    return fail(failure_category::low_confidence, "the confidence score is not a finite number");
   if (std::isnan(*threshold)) {
     return fail(failure_category::low_confidence,
                 "the confidence threshold (min_confidence) is not a number: no score can pass it");
   }
   if (*score < *threshold) {
-    return fail(failure_category::low_confidence, fmt::format("confidence {} is under the threshold {}", *score, *threshold));
+    return fail(failure_category::low_confidence,
+                fmt::format("confidence {} is under the threshold {}", *score, *threshold));
   }
   return {};
 }
@@ -446,7 +450,8 @@ inline stage_result check_confidence(judgement& j) {
 // schema: the host's conversion of the accepted document (typed_pipeline).
 inline stage_result convert_for_host(judgement& j) {
   if (!j.on_accept) return {};
-  if (auto problem = j.on_accept(*j.doc())) return fail(failure_category::schema, "the document does not convert: " + *problem);
+  if (auto problem = j.on_accept(*j.doc()))
+    return fail(failure_category::schema, "the document does not convert: " + *problem);
   return {};
 }
 
