@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // A streamed chat completion decoded as its bytes arrive: OpenAI's server-
-// sent events (`data: {chunk}` lines, comments and keep-alives, `[DONE]`)
-// or Ollama's `/api/chat` lines of JSON. What comes out is the answer's text
-// in pieces, and, once known, the finish reason, the refusal and the usage.
+// sent events (`data: {chunk}` lines, comments and keep-alives, `[DONE]`),
+// Anthropic's (`message_start` … `message_stop`) or Ollama's `/api/chat`
+// lines of JSON. What comes out is the answer's text in pieces, the tool
+// calls' arguments in pieces (judged_tool_stream.hpp), and, once known, the
+// finish reason, the refusal and the usage.
 // With stream_judge (judged_stream.hpp) a worker that reads the stream with
 // its own HTTP client stops at the first impossible byte.
 #pragma once
@@ -12,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/json_parser.hpp"
@@ -22,6 +25,19 @@ LLMDLQ_BEGIN_NAMESPACE
 enum class chat_stream_format : std::uint8_t {
   openai_sse,     ///< `stream: true` chat completions: `data:` events, `data: [DONE]` last
   ollama_ndjson,  ///< Ollama's `/api/chat` with `stream: true`: a JSON object per line, `done: true` last
+  anthropic_sse,  ///< Anthropic's messages with `stream: true`: typed events, `message_stop` last
+};
+
+/// A piece of a streamed tool call. OpenAI sends a call's id and name with
+/// its first piece and its arguments' JSON text in later ones, calls one
+/// after the other; Anthropic opens a `tool_use` block with them and sends
+/// `input_json_delta` pieces; Ollama sends each call whole.
+struct tool_call_delta {
+  std::uint32_t index = 0;  ///< which call: OpenAI's index, Anthropic's content block, Ollama's order
+  std::string id;           ///< with the call's first piece, when the API gives one
+  std::string name;         ///< with the call's first piece
+  std::string arguments;    ///< the next bytes of the arguments' JSON text
+  friend bool operator==(const tool_call_delta&, const tool_call_delta&) = default;
 };
 
 /// Decodes one streamed answer. Each feed() returns the answer text the
@@ -40,11 +56,16 @@ class chat_stream_decoder {
   /// (valid until the next feed).
   [[nodiscard]] LLMDLQ_INLINE std::string_view feed(std::string_view bytes);
 
+  /// The tool-call pieces the last feed() completed, in the stream's order
+  /// (valid until the next feed).
+  [[nodiscard]] const std::vector<tool_call_delta>& tool_deltas() const noexcept { return deltas_; }
+
   /// The stream said it is complete (`[DONE]`, `done: true`).
   [[nodiscard]] bool done() const noexcept { return done_; }
   /// Why the stream cannot be read further, when it cannot.
   [[nodiscard]] const std::optional<std::string>& error() const noexcept { return error_; }
-  /// The finish reason (`stop`, `length`, ...) once the stream gave it.
+  /// The finish reason (`stop`, `length`, `tool_calls`, ...) once the
+  /// stream gave it; Anthropic's `max_tokens` reads as `length`.
   [[nodiscard]] const std::string& finish_reason() const noexcept { return finish_reason_; }
   /// The API's refusal message (OpenAI's `delta.refusal`), when it gave one.
   [[nodiscard]] const std::optional<std::string>& refusal() const noexcept { return refusal_; }
@@ -53,7 +74,7 @@ class chat_stream_decoder {
   [[nodiscard]] const std::optional<token_usage>& usage() const noexcept { return usage_; }
   /// The model, as the stream names it.
   [[nodiscard]] const std::string& model() const noexcept { return model_; }
-  /// Events that carried answer text so far (about one per token).
+  /// Events that carried answer text or tool-call arguments so far (about one per token).
   [[nodiscard]] std::size_t content_events() const noexcept { return content_events_; }
   /// Events of the format read so far, with text or without: SSE `data:`
   /// events (`[DONE]` too) or Ollama's lines. None once the bytes have ended
@@ -66,6 +87,9 @@ class chat_stream_decoder {
   LLMDLQ_INLINE void take_event(std::string_view json);
   LLMDLQ_INLINE void take_openai(simdjson::dom::element chunk);
   LLMDLQ_INLINE void take_ollama(simdjson::dom::element chunk);
+  LLMDLQ_INLINE void take_anthropic(simdjson::dom::element event);
+  LLMDLQ_INLINE void add_delta(std::uint32_t index, std::string_view id, std::string_view name,
+                               std::string_view arguments);
   void fail(std::string why) {
     if (!error_) error_ = std::move(why);
   }
@@ -85,6 +109,9 @@ class chat_stream_decoder {
   std::string model_;
   std::size_t content_events_ = 0;
   std::size_t events_ = 0;
+  std::vector<tool_call_delta> deltas_;  // what the current feed() decoded
+  std::uint32_t ollama_calls_ = 0;       // Ollama's calls so far, which index the next
+  std::size_t max_tool_calls_ = 128;
 };
 
 LLMDLQ_END_NAMESPACE

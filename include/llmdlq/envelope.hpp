@@ -183,6 +183,15 @@ struct origin_reference {
   friend bool operator==(const origin_reference&, const origin_reference&) = default;
 };
 
+/// The tool call whose arguments failed (see tool_call.hpp): which tool the
+/// model named, and the provider's id of the call.
+struct tool_call_reference {
+  std::string name;  ///< as the model wrote it: empty, or a tool no one registered, is itself the failure
+  std::string id;    ///< the provider's call id (`call_…`, `toolu_…`); empty when it gave none (Ollama)
+  std::optional<std::uint32_t> index;  ///< the call's place among the response's parallel calls
+  friend bool operator==(const tool_call_reference&, const tool_call_reference&) = default;
+};
+
 /// A dead-letter record. Serialized as JSON by to_json(), read back by
 /// envelope_from_json(); the round trip is exact. Its JSON Schema is
 /// `schemas/envelope-v1.json`.
@@ -210,6 +219,9 @@ struct envelope {
   std::optional<captured_text> original_input;
   attempt_summary attempts;
   origin_reference origin;
+  /// Set when what failed is a tool call's arguments: `raw_response` is then
+  /// those arguments, and the tool's schema the one they failed.
+  std::optional<tool_call_reference> tool_call;
   /// What was redacted before the envelope left process_llm_response.
   std::vector<redaction_summary> redactions;
   std::optional<timestamp> expires_at;  ///< retention: delete after this
@@ -227,8 +239,10 @@ struct envelope_limits {
   /// The smallest size limit fit_envelope honours: a smaller one is raised to it.
   /// Every envelope fits in it once reduced to its identity, hashes and failure summary.
   static constexpr std::size_t min_bytes = 4096;
-  static constexpr std::size_t identifier = 256;    ///< idempotency_key, record_id, correlation_id, trace_id
-  static constexpr std::size_t label = 128;         ///< dlq_id, hashes, prompt, model, versions, origin, failure.code
+  static constexpr std::size_t identifier =
+      256;  ///< idempotency_key, record_id, correlation_id, trace_id, tool_call.id
+  static constexpr std::size_t label =
+      128;  ///< dlq_id, hashes, prompt, model, versions, origin, failure.code, tool_call.name
   static constexpr std::size_t uri = 1024;          ///< source_ref.uri
   static constexpr std::size_t message = 1024;      ///< failure.message
   static constexpr std::size_t error_text = 512;    ///< an error's instance_path, schema_path and message

@@ -33,6 +33,7 @@ struct request_context {
   std::optional<cancel_point> cancelled_at;
   std::string original_input;          ///< the input the model saw (OCR text, ...), stored with its hash
   origin_reference origin;             ///< where the input came from: service, topic, partition, offset
+  std::optional<tool_call_reference> tool_call;  ///< the response is a tool call's arguments (process_tool_call)
   std::uint32_t attempt = 1;           ///< which attempt at this input this response is
   /// When the input arrived, by its own clock (a Kafka message's timestamp):
   /// dlq_ids then sort by it (see derive_dlq_id). It must be the same on

@@ -164,6 +164,7 @@ llmdlq::envelope populated_envelope() {
   e.attempts = {1, 2, e.created_at, e.created_at,
                 {{"repair_prompt", "schema", 3, e.created_at, "llama-3.1-8b", 812, "3f9a0c2e7d1b4a65"}}};
   e.origin = {"svc", "w1", "topic", 0, 99};
+  e.tool_call = llmdlq::tool_call_reference{"record_receipt", "call_7x", 1};
   e.expires_at = e.created_at + std::chrono::hours(24);
   e.extensions["tenant"] = "nl-east";
   return e;
@@ -568,6 +569,11 @@ class hostile_envelopes {
     e.origin = {text(), text(), text(), std::nullopt, std::nullopt};
     if (chance(50)) e.origin.partition = static_cast<std::int32_t>(pick(0x80000000u));
     if (chance(50)) e.origin.offset = integer(0);
+    if (chance(30)) {
+      e.tool_call = llmdlq::tool_call_reference{text(), non_empty_text(), std::nullopt};
+      if (chance(50)) e.tool_call->id.clear();
+      if (chance(50)) e.tool_call->index = static_cast<std::uint32_t>(pick(64));
+    }
     if (chance(50)) e.expires_at = time();
     const std::size_t members = chance(50) ? pick(8) : 0;
     for (std::size_t i = 0; i < members; ++i) {

@@ -2,6 +2,10 @@
 // Definitions for chat_stream.hpp.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "llmdlq/chat_stream.hpp"
@@ -12,6 +16,7 @@ LLMDLQ_BEGIN_NAMESPACE
 
 LLMDLQ_INLINE std::string_view chat_stream_decoder::feed(std::string_view bytes) {
   text_.clear();
+  deltas_.clear();
   for (std::size_t i = 0; i < bytes.size() && !error_ && !done_;) {
     if (skip_newline_) {
       skip_newline_ = false;
@@ -92,11 +97,25 @@ LLMDLQ_INLINE void chat_stream_decoder::take_event(std::string_view json) {
   }
   std::string_view model;
   if (!chunk["model"].get_string().get(model)) model_ = std::string(model);
-  if (format_ == chat_stream_format::openai_sse) {
-    take_openai(chunk);
-  } else {
-    take_ollama(chunk);
+  switch (format_) {
+    case chat_stream_format::openai_sse: take_openai(chunk); break;
+    case chat_stream_format::ollama_ndjson: take_ollama(chunk); break;
+    case chat_stream_format::anthropic_sse: take_anthropic(chunk); break;
   }
+}
+
+LLMDLQ_INLINE void chat_stream_decoder::add_delta(std::uint32_t index, std::string_view id, std::string_view name,
+                                                  std::string_view arguments) {
+  if (index >= max_tool_calls_) {
+    return fail(fmt::format("the stream makes more than {} tool calls", max_tool_calls_));
+  }
+  // Pieces of one call in a row (OpenAI's usual chunks) are put together.
+  if (!deltas_.empty() && deltas_.back().index == index && id.empty() && name.empty()) {
+    deltas_.back().arguments.append(arguments);
+  } else {
+    deltas_.push_back({index, std::string(id), std::string(name), std::string(arguments)});
+  }
+  if (!arguments.empty()) ++content_events_;
 }
 
 LLMDLQ_INLINE void chat_stream_decoder::take_openai(simdjson::dom::element chunk) {
@@ -121,8 +140,65 @@ LLMDLQ_INLINE void chat_stream_decoder::take_openai(simdjson::dom::element chunk
       if (!refusal_) refusal_.emplace();
       refusal_->append(refused);
     }
+    simdjson::dom::array calls;
+    if (!choice["delta"]["tool_calls"].get_array().get(calls)) {
+      for (const simdjson::dom::element call : calls) {
+        std::int64_t at = 0;
+        if (call["index"].get_int64().get(at) || at < 0) return fail("a tool call of the stream has no index");
+        std::string_view id, name, arguments;
+        if (call["id"].get_string().get(id)) id = {};
+        if (call["function"]["name"].get_string().get(name)) name = {};
+        if (call["function"]["arguments"].get_string().get(arguments)) arguments = {};
+        add_delta(static_cast<std::uint32_t>(std::min<std::int64_t>(at, max_tool_calls_)), id, name, arguments);
+      }
+    }
     std::string_view reason;
     if (!choice["finish_reason"].get_string().get(reason)) finish_reason_ = std::string(reason);
+  }
+}
+
+LLMDLQ_INLINE void chat_stream_decoder::take_anthropic(simdjson::dom::element event) {
+  std::string_view type;
+  if (event["type"].get_string().get(type)) return fail("an event of the stream has no type");
+  std::int64_t index = 0;
+  const bool indexed = !event["index"].get_int64().get(index) && index >= 0;
+  const auto at = static_cast<std::uint32_t>(std::min<std::int64_t>(index, max_tool_calls_));
+  if (type == "message_start") {
+    std::string_view model;
+    if (!event["message"]["model"].get_string().get(model)) model_ = std::string(model);
+    std::int64_t input = 0;
+    if (!event["message"]["usage"]["input_tokens"].get_int64().get(input)) usage_ = token_usage{input, 0};
+  } else if (type == "content_block_start") {
+    std::string_view block_type, id, name;
+    if (!indexed) return fail("a content block of the stream has no index");
+    if (event["content_block"]["type"].get_string().get(block_type) || block_type != "tool_use") return;
+    if (event["content_block"]["id"].get_string().get(id)) id = {};
+    if (event["content_block"]["name"].get_string().get(name)) name = {};
+    add_delta(at, id, name, {});
+  } else if (type == "content_block_delta") {
+    std::string_view delta_type, piece;
+    if (event["delta"]["type"].get_string().get(delta_type)) return fail("a content block delta has no type");
+    if (delta_type == "text_delta" && !event["delta"]["text"].get_string().get(piece) && !piece.empty()) {
+      text_.append(piece);
+      ++content_events_;
+    } else if (delta_type == "input_json_delta" && !event["delta"]["partial_json"].get_string().get(piece)) {
+      if (!indexed) return fail("a content block delta has no index");
+      add_delta(at, {}, {}, piece);
+    }
+  } else if (type == "message_delta") {
+    std::string_view reason;
+    if (!event["delta"]["stop_reason"].get_string().get(reason)) {
+      finish_reason_ = reason == "max_tokens" ? std::string("length") : std::string(reason);
+      if (reason == "refusal" && !refusal_) refusal_ = "the model refused (stop_reason: refusal)";
+    }
+    std::int64_t output = 0;
+    if (!event["usage"]["output_tokens"].get_int64().get(output)) {
+      token_usage u = usage_.value_or(token_usage{});
+      u.completion_tokens = output;
+      usage_ = u;
+    }
+  } else if (type == "message_stop") {
+    done_ = true;
   }
 }
 
@@ -131,6 +207,21 @@ LLMDLQ_INLINE void chat_stream_decoder::take_ollama(simdjson::dom::element chunk
   if (!chunk["message"]["content"].get_string().get(piece) && !piece.empty()) {
     text_.append(piece);
     ++content_events_;
+  }
+  simdjson::dom::array calls;
+  if (!chunk["message"]["tool_calls"].get_array().get(calls)) {
+    for (const simdjson::dom::element call : calls) {
+      std::string_view id, name;
+      if (call["id"].get_string().get(id)) id = {};
+      if (call["function"]["name"].get_string().get(name)) name = {};
+      std::string arguments;
+      if (auto a = call["function"]["arguments"]; !a.error()) {
+        std::string_view s;
+        arguments = a.get_string().get(s) ? simdjson::minify(a.value_unsafe()) : std::string(s);
+      }
+      add_delta(ollama_calls_++, id, name, arguments);
+      if (error_) return;
+    }
   }
   bool finished = false;
   if (chunk["done"].get_bool().get(finished)) return fail("a line of the stream is not a chat chunk (no done)");

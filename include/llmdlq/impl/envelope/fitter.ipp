@@ -94,6 +94,10 @@ inline std::size_t bound_fields(envelope& e) {
     bound_text(*label, limits::label, cut_mark::hash);
   }
   if (e.original_input) bound_text(e.original_input->sha256, limits::label, cut_mark::hash);
+  if (e.tool_call) {
+    bound_text(e.tool_call->name, limits::label, cut_mark::hash);
+    bound_text(e.tool_call->id, limits::identifier, cut_mark::hash);
+  }
   bound_text(e.failure.code, limits::label, cut_mark::none);
   bound_text(e.failure.message, limits::message, cut_mark::ellipsis);
   for (auto& error : e.failure.errors) {
@@ -143,7 +147,8 @@ inline std::size_t envelope_size_bound(const envelope& e, std::size_t extensions
                      e.versions.prompt.size() + e.versions.model.size() + e.versions.ocr.size() +
                      e.versions.pipeline.size() + e.failure.code.size() + e.failure.message.size() +
                      e.origin.service.size() + e.origin.worker.size() + e.origin.topic.size() +
-                     e.raw_response.sha256.size();
+                     e.raw_response.sha256.size() +
+                     (e.tool_call ? e.tool_call->name.size() + e.tool_call->id.size() + 48 : 0);
   if (e.raw_response.text) text += e.raw_response.text->size();
   if (e.original_input) text += e.original_input->sha256.size() + (e.original_input->text ? e.original_input->text->size() : 0);
   for (const auto& error : e.failure.errors) {

@@ -264,10 +264,29 @@ inline void read_identity(envelope_reader& r, const boost::json::object& o, enve
     r.fail("/envelope_version", fmt::format("version '{}' is not {}", e.envelope_version, envelope::current_version));
   }
   r.known_members(o, "",
-                  {"envelope_version", "dlq_id", "created_at", "idempotency_key", "idempotency_key_derived",
-                   "record_id", "correlation_id", "trace_id", "source_ref", "prompt", "model", "versions", "failure",
-                   "triage", "confidence", "raw_response", "original_input", "redactions", "attempts", "origin",
-                   "expires_at", "extensions"});
+                  {"envelope_version",
+                   "dlq_id",
+                   "created_at",
+                   "idempotency_key",
+                   "idempotency_key_derived",
+                   "record_id",
+                   "correlation_id",
+                   "trace_id",
+                   "source_ref",
+                   "prompt",
+                   "model",
+                   "versions",
+                   "failure",
+                   "triage",
+                   "confidence",
+                   "raw_response",
+                   "original_input",
+                   "redactions",
+                   "attempts",
+                   "origin",
+                   "tool_call",
+                   "expires_at",
+                   "extensions"});
   r.checked_text(o, "dlq_id", "", e.dlq_id, envelope_field::required, is_envelope_id, "a lowercase UUID of version 7 or 8");
   std::optional<timestamp> created;
   r.time(o, "created_at", "", created, envelope_field::required);
@@ -412,6 +431,13 @@ inline void read_origin(envelope_reader& r, const boost::json::object& origin, o
   r.optional_integer(origin, "offset", "/origin", out.offset, 0);
 }
 
+inline void read_tool_call(envelope_reader& r, const boost::json::object& call, tool_call_reference& out) {
+  r.known_members(call, "/tool_call", {"name", "id", "index"});
+  r.text(call, "name", "/tool_call", out.name, envelope_field::required);
+  r.text(call, "id", "/tool_call", out.id, envelope_field::non_empty);
+  r.optional_integer(call, "index", "/tool_call", out.index, 0);
+}
+
 }  // namespace detail
 
 LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost::json::value& json) {
@@ -427,6 +453,9 @@ LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost:
   read_texts(r, *o, e);
   if (const auto* a = r.required_object(*o, "attempts", "")) read_attempts(r, *a, e.attempts);
   if (const auto* origin = r.non_empty_object(*o, "origin", "")) read_origin(r, *origin, e.origin);
+  if (const auto* call = r.object(o->if_contains("tool_call"), "/tool_call")) {
+    read_tool_call(r, *call, e.tool_call.emplace());
+  }
   r.time(*o, "expires_at", "", e.expires_at);
   if (const auto* extensions = r.object(o->if_contains("extensions"), "/extensions")) e.extensions = *extensions;
   if (r.error()) return unexpected(*r.error());

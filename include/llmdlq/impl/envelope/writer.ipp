@@ -168,6 +168,13 @@ inline boost::json::object origin_to_json(const origin_reference& r) {
   return o;
 }
 
+inline boost::json::object tool_call_to_json(const tool_call_reference& call) {
+  boost::json::object o{{"name", call.name}};
+  put_text(o, "id", call.id);
+  put_optional(o, "index", call.index);
+  return o;
+}
+
 }  // namespace detail
 
 LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
@@ -199,6 +206,7 @@ LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
   }
   o.emplace("attempts", attempts_to_json(e.attempts));
   put_object(o, "origin", origin_to_json(e.origin));
+  if (e.tool_call) o.emplace("tool_call", tool_call_to_json(*e.tool_call));
   put_time(o, "expires_at", e.expires_at);
   if (!e.extensions.empty()) o.emplace("extensions", e.extensions);
   return o;

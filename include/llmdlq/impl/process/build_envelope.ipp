@@ -130,6 +130,11 @@ inline envelope build_envelope(timestamp now, failure_report failure, std::strin
   e.origin.partition = non_negative(e.origin.partition);  // librdkafka's "unknown" is -1, its invalid offset -1001
   e.origin.offset = non_negative(e.origin.offset);
   for (std::string* field : {&e.origin.service, &e.origin.worker, &e.origin.topic}) make_valid_utf8(*field);
+  e.tool_call = context.tool_call;
+  if (e.tool_call) {
+    make_valid_utf8(e.tool_call->name);
+    make_valid_utf8(e.tool_call->id);
+  }
   e.expires_at = config.envelope.retention.expires_at(e);  // after the triage and attempts it depends on
   e.extensions = context.extensions;
   if (!e.extensions.empty()) {
