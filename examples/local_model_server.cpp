@@ -13,10 +13,18 @@
 // connection stops the generation. GET /v1/stats says what was streamed:
 // {"streams", "closed_early", "tokens_sent", "tokens_in_answers"}.
 //
+// A request whose last message starts with the line `call tools verbatim:`
+// gets the rest of that message, a JSON array of {"name", "arguments"}
+// (arguments as the model's text, broken or not), as its tool calls
+// (`finish_reason: "tool_calls"`); streamed, each call's arguments go in
+// pieces of about four bytes, the calls one after the other, as OpenAI
+// streams parallel calls.
+//
 // With --strict PROFILE (openai, gemini, anthropic, ollama) it refuses a
 // request whose json_schema (strict: true) that provider's strict mode
 // would refuse, with that provider's status and error body, as an
-// OpenAI-compatible endpoint of that provider does.
+// OpenAI-compatible endpoint of that provider does; so are the request's
+// tools whose `function.strict` is true.
 //
 //   local_model_server [--strict PROFILE] [PORT]
 //                                 prints "listening on http://127.0.0.1:PORT/v1", serves until killed
@@ -31,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <httplib.h>
@@ -56,6 +65,25 @@ std::string quoted_document(const std::string& prompt) {
 }
 
 constexpr std::string_view verbatim = "answer verbatim:\n";
+constexpr std::string_view verbatim_calls = "call tools verbatim:\n";
+
+// The calls a `call tools verbatim:` message asks for, as OpenAI's
+// `tool_calls`; nothing for another message, or an array of another shape.
+std::optional<boost::json::array> verbatim_tool_calls(const std::string& last_message) {
+  if (!last_message.starts_with(verbatim_calls)) return std::nullopt;
+  boost::system::error_code ec;
+  const auto asked = boost::json::parse(last_message.substr(verbatim_calls.size()), ec);
+  if (ec || !asked.is_array()) return std::nullopt;
+  boost::json::array calls;
+  for (const auto& c : asked.as_array()) {
+    const auto* o = c.if_object();
+    if (!o || !o->contains("name") || !o->contains("arguments") || !o->at("arguments").is_string()) return std::nullopt;
+    calls.push_back({{"id", "call_" + std::to_string(calls.size())},
+                     {"type", "function"},
+                     {"function", {{"name", o->at("name")}, {"arguments", o->at("arguments")}}}});
+  }
+  return calls;
+}
 
 // What the model answers: the repaired document, or a verbatim answer.
 std::string answer_text(const std::string& prompt, const std::string& last_message) {
@@ -83,14 +111,22 @@ std::int64_t tokens_in(std::string_view text) { return static_cast<std::int64_t>
 std::string answer(const boost::json::value& request) {
   std::string last;
   const std::string prompt = prompt_of(request, &last);
-  boost::json::object message{{"role", "assistant"}, {"content", answer_text(prompt, last)}};
-  const auto completion_tokens = tokens_in(message["content"].as_string());
+  const auto calls = verbatim_tool_calls(last);
+  boost::json::object message{{"role", "assistant"}};
+  if (calls) {
+    message.emplace("content", nullptr);
+    message.emplace("tool_calls", *calls);
+  } else {
+    message.emplace("content", answer_text(prompt, last));
+  }
+  const auto completion_tokens = tokens_in(calls ? boost::json::serialize(*calls)
+                                                 : std::string(message["content"].as_string()));
   boost::json::object body{
       {"id", "chatcmpl-local"},
       {"object", "chat.completion"},
       {"model", request.at("model")},
-      {"choices",
-       boost::json::array{boost::json::object{{"index", 0}, {"message", message}, {"finish_reason", "stop"}}}},
+      {"choices", boost::json::array{boost::json::object{
+                      {"index", 0}, {"message", message}, {"finish_reason", calls ? "tool_calls" : "stop"}}}},
       {"usage", boost::json::object{{"prompt_tokens", static_cast<std::int64_t>(prompt.size() / 4 + 1)},
                                     {"completion_tokens", completion_tokens}}}};
   return boost::json::serialize(body);
@@ -128,22 +164,50 @@ struct stream_counts {
 void stream_answer(const boost::json::value& request, httplib::Response& res, stream_counts& counts) {
   std::string last;
   const std::string prompt = prompt_of(request, &last);
-  auto events = std::make_shared<std::vector<std::string>>();
+  // Each event, and whether it carries a token of the answer or of a call's arguments.
+  auto events = std::make_shared<std::vector<std::pair<std::string, bool>>>();
   const boost::json::value model = request.at("model");
-  events->push_back(chunk_of(model, {{"role", "assistant"}}, nullptr));
-  const auto tokens = tokens_of(answer_text(prompt, last));
-  for (const auto& token : tokens) events->push_back(chunk_of(model, {{"content", token}}, nullptr));
-  events->push_back(chunk_of(model, {}, "stop"));
-  events->push_back(event({{"id", "chatcmpl-local"},
-                           {"object", "chat.completion.chunk"},
-                           {"model", model},
-                           {"choices", boost::json::array{}},
-                           {"usage",
-                            {{"prompt_tokens", tokens_in(prompt)},
-                             {"completion_tokens", static_cast<std::int64_t>(tokens.size())}}}}));
-  events->push_back("data: [DONE]\n\n");
+  events->emplace_back(chunk_of(model, {{"role", "assistant"}}, nullptr), false);
+  std::size_t token_count = 0;
+  const auto calls = verbatim_tool_calls(last);
+  if (calls) {
+    // A piece of call `i`, as a chunk's delta.
+    const auto piece = [](std::size_t i, boost::json::object part) {
+      part.emplace("index", i);
+      return boost::json::object{{"tool_calls", boost::json::array{std::move(part)}}};
+    };
+    for (std::size_t i = 0; i < calls->size(); ++i) {
+      const auto& call = (*calls)[i].as_object();
+      const auto& function = call.at("function").as_object();
+      boost::json::object opening{{"name", function.at("name")}, {"arguments", ""}};
+      events->emplace_back(
+          chunk_of(model, piece(i, {{"id", call.at("id")}, {"type", "function"}, {"function", std::move(opening)}}),
+                   nullptr),
+          false);
+      for (const auto& token : tokens_of(std::string(function.at("arguments").as_string()))) {
+        boost::json::object arguments{{"arguments", token}};
+        events->emplace_back(chunk_of(model, piece(i, {{"function", std::move(arguments)}}), nullptr), true);
+        ++token_count;
+      }
+    }
+  } else {
+    for (const auto& token : tokens_of(answer_text(prompt, last))) {
+      events->emplace_back(chunk_of(model, {{"content", token}}, nullptr), true);
+      ++token_count;
+    }
+  }
+  events->emplace_back(chunk_of(model, {}, calls ? "tool_calls" : "stop"), false);
+  events->emplace_back(
+      event({{"id", "chatcmpl-local"},
+             {"object", "chat.completion.chunk"},
+             {"model", model},
+             {"choices", boost::json::array{}},
+             {"usage",
+              {{"prompt_tokens", tokens_in(prompt)}, {"completion_tokens", static_cast<std::int64_t>(token_count)}}}}),
+      false);
+  events->emplace_back("data: [DONE]\n\n", false);
   ++counts.streams;
-  counts.tokens_in_answers += tokens.size();
+  counts.tokens_in_answers += token_count;
   auto next = std::make_shared<std::size_t>(0);
   res.set_chunked_content_provider("text/event-stream", [events, next, &counts](std::size_t, httplib::DataSink& sink) {
     if (*next == events->size()) {
@@ -151,13 +215,12 @@ void stream_answer(const boost::json::value& request, httplib::Response& res, st
       return true;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(100));
-    const std::string& e = (*events)[*next];
+    const auto& [e, token] = (*events)[*next];
     if (!sink.is_writable() || !sink.write(e.data(), e.size())) {
       ++counts.closed_early;
       return false;
     }
-    // The first and the last three events carry no answer text.
-    if (*next > 0 && *next + 3 < events->size()) ++counts.tokens_sent;
+    if (token) ++counts.tokens_sent;
     ++*next;
     return true;
   });
@@ -202,8 +265,19 @@ int main(int argc, char** argv) {
     if (strict) {
       const auto schema = llmdlq::strict_schema_of_request(llmdlq::provider_profile::openai_strict, request);
       const auto refusal = schema ? llmdlq::check_provider_schema(*schema, *strict) : std::nullopt;
-      if (refusal) {
-        const auto error = llmdlq::provider_error_for(*strict, *refusal);
+      auto refused = refusal;
+      if (const auto* tools = request.as_object().if_contains("tools"); !refused && tools && tools->is_array()) {
+        for (const auto& tool : tools->as_array()) {
+          const auto* function = tool.is_object() ? tool.as_object().if_contains("function") : nullptr;
+          if (!function || !function->is_object()) continue;
+          const auto* on = function->as_object().if_contains("strict");
+          const auto* parameters = function->as_object().if_contains("parameters");
+          if (on && *on == true && parameters) refused = llmdlq::check_provider_schema(*parameters, *strict);
+          if (refused) break;
+        }
+      }
+      if (refused) {
+        const auto error = llmdlq::provider_error_for(*strict, *refused);
         res.status = error.status;
         res.set_content(error.body, "application/json");
         return;

@@ -23,9 +23,12 @@
 #include <llmdlq/detail/counted.hpp>
 #include <llmdlq/dlq_id.hpp>
 #include <llmdlq/judged_stream.hpp>
+#include <llmdlq/judged_tool_stream.hpp>
 #include <llmdlq/jsonl_file_sink.hpp>
 #include <llmdlq/pipeline.hpp>
+#include <llmdlq/provider_schema.hpp>
 #include <llmdlq/sqlite/store.hpp>
+#include <llmdlq/tool_call.hpp>
 
 #include "cli.hpp"
 #include "store_spec.hpp"
@@ -44,7 +47,16 @@ constexpr std::size_t default_max_line_bytes = 16u << 20;
 constexpr std::size_t oversized_prefix_bytes = 64u << 10;
 
 constexpr option run_options[] = {
-    {"--schema", option_kind::value, "FILE", "the JSON Schema the responses must pass; required"},
+    {"--schema", option_kind::value, "FILE", "the JSON Schema the responses must pass; required without --tools"},
+    {"--tools", option_kind::value, "FILE",
+     "judge tool calls instead: FILE holds the tool definitions (OpenAI's, Anthropic's,\n"
+     "Gemini's or Ollama's `tools`, or an object of name to schema), and each input line\n"
+     "is a whole reply body of --reply's API (or, with --stream, each CAPTURE a streamed one)"},
+    {"--reply", option_kind::value, "openai|anthropic|ollama",
+     "the API whose reply bodies --tools reads (default openai)"},
+    {"--provider", option_kind::value, "NAME",
+     "the answers were asked for with the schema (or tools) lowered for this provider\n"
+     "(see `llmdlq provider-schema`): a null the lowering forced reads as absent"},
     {"--repair", option_kind::value, "local|off", "local repair of broken JSON (default local)"},
     {"--coerce", option_kind::flag, "", "schema-guided coercion, reported as repairs of tier \"coercion\""},
     {"--min-confidence", option_kind::value, "X", "the confidence a response needs, from 0 to 1"},
@@ -58,10 +70,10 @@ constexpr option run_options[] = {
     {"--no-instruction-phrases", option_kind::flag, "",
      "do not treat \"ignore previous instructions\" and the like as injection"},
     {"--max-line-bytes", option_kind::value, "N", "the longest input line (default 16M; suffix K, M or G)"},
-    {"--stream", option_kind::value, "sse|ndjson",
+    {"--stream", option_kind::value, "sse|ndjson|anthropic",
      "judge recorded streams instead: each CAPTURE (or standard input) is one streamed\n"
-     "chat completion, OpenAI's server-sent events (sse) or Ollama's /api/chat lines\n"
-     "(ndjson), read no further than where its answer died"},
+     "chat completion, OpenAI's server-sent events (sse), Ollama's /api/chat lines\n"
+     "(ndjson) or Anthropic's events, read no further than where its answer died"},
 };
 constexpr option version_options[] = {
     {"--schema-version", option_kind::value, "V", "today's schema version, recorded in every envelope"},
@@ -102,12 +114,15 @@ const command_syntax syntax{
         "  is read and no further than the byte its answer died at; one line per capture:\n"
         "    {\"capture\": NAME, \"status\": ..., \"stream\": {\"read\": BYTES, \"size\": BYTES, \"events\": N,\n"
         "     \"answer_bytes\": N, \"ended\": false, \"dead_at\": OFFSET}, ...}   (size: of a regular file)\n"
-        "  and a dead answer's envelope says where it was cut (failure.cancelled_at).\n",
+        "  and a dead answer's envelope says where it was cut (failure.cancelled_at).\n"
+        "  With --tools, each call of a reply (or a capture) gets a line of its own, with \"call\": its index,\n"
+        "  \"tool\" and \"call_id\" beside the verdict; a call's dead letter names them in its tool_call, and\n"
+        "  holds its arguments as the raw response. A call to a tool not in FILE is a schema failure.\n"
+        "  A reply without a call gets \"status\": \"no_tool_call\".\n",
     .stores = "",
-    .closing =
-        "Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
-        "written (retry those lines) or standard output could not be written (stderr says after how many\n"
-        "verdicts; it stops there), 2 for usage errors, invalid input lines or unreadable input.\n",
+    .closing = "Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
+               "written (retry those lines) or standard output could not be written (stderr says after how many\n"
+               "verdicts; it stops there), 2 for usage errors, invalid input lines or unreadable input.\n",
 };
 
 constexpr store_kinds sink_stores = {store_spec::store_kind::jsonl, store_spec::store_kind::sqlite,
@@ -328,6 +343,9 @@ struct process_settings {
   version_set versions;    // recorded in every envelope: a replay compares them with today's
   std::string model_name;  // the model that answered, for a replay to ask again
   std::optional<chat_stream_format> stream;  // --stream: recorded streams, not JSON Lines
+  std::string tools_path;                    // --tools: tool calls, not answers
+  chat_api reply = chat_api::openai;         // --reply: the API of the bodies --tools reads
+  std::optional<provider_profile> provider;  // --provider: the forced nulls of its lowering read as absent
 };
 
 std::string wants(std::string_view option, std::string_view wanted, std::string_view got) {
@@ -364,8 +382,10 @@ std::optional<std::string> read_run_options(const parsed_arguments& a, process_s
   }
   if (const auto v = a.value("--code-prefix")) s.config.envelope.failure_code_prefix = std::string(*v);
   if (const auto v = a.value("--stream")) {
-    if (*v != "sse" && *v != "ndjson") return wants("--stream", "sse or ndjson", *v);
-    s.stream = *v == "sse" ? chat_stream_format::openai_sse : chat_stream_format::ollama_ndjson;
+    if (*v != "sse" && *v != "ndjson" && *v != "anthropic") return wants("--stream", "sse, ndjson or anthropic", *v);
+    s.stream = *v == "sse"      ? chat_stream_format::openai_sse
+               : *v == "ndjson" ? chat_stream_format::ollama_ndjson
+                                : chat_stream_format::anthropic_sse;
   } else if (!a.operands().empty()) {
     return fmt::format("a CAPTURE operand ('{}') needs --stream", a.operand(0));
   }
@@ -391,6 +411,23 @@ expected<process_settings, int> read_settings(const parsed_arguments& a) {
   if (!apply_redaction("process", std::move(redaction), s.config.privacy)) {
     return unexpected(static_cast<int>(exit_usage));
   }
+  if (const auto v = a.value("--provider")) {
+    s.provider = provider_profile_from(*v);
+    if (!s.provider)
+      return unexpected(usage_error(syntax, wants("--provider", "openai, gemini, anthropic, ollama or full", *v)));
+  }
+  if (const auto v = a.value("--reply")) {
+    const auto api = chat_api_from(*v);
+    if (!api) return unexpected(usage_error(syntax, wants("--reply", "openai, anthropic or ollama", *v)));
+    if (!a.has("--tools")) return unexpected(usage_error(syntax, "--reply reads tool calls: it needs --tools"));
+    s.reply = *api;
+  }
+  if (const auto v = a.value("--tools")) {
+    if (a.has("--schema"))
+      return unexpected(usage_error(syntax, "--tools judges calls against their tools: not with --schema"));
+    s.tools_path = std::string(*v);
+    return s;
+  }
   const auto schema = a.value("--schema");
   if (!schema) return unexpected(usage_error(syntax, "--schema is required"));
   s.schema_path = std::string(*schema);
@@ -412,6 +449,32 @@ std::optional<std::unique_ptr<sink>> open_optional_sink(const std::optional<stor
 int judge_lines(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s);
 int judge_captures(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s,
                    const std::vector<std::string_view>& captures);
+int judge_tool_calls(const pipeline& worker, const tool_registry& tools, const process_settings& s,
+                     const std::vector<std::string_view>& captures);
+
+// The tool definitions --tools names; nothing after saying why they cannot be read.
+std::optional<tool_registry> read_tools(const process_settings& s) {
+  const auto text = read_file_bounded(s.tools_path, file_kind::schema);
+  if (!text) {
+    complain("process", text.error().message);
+    return std::nullopt;
+  }
+  auto tools = tool_registry::from_json(*text, s.compile);
+  if (!tools) {
+    complain("process", "invalid tool definitions " + s.tools_path +
+                            (tools.error().pointer.empty() ? "" : " at " + tools.error().pointer) + ": " +
+                            tools.error().message);
+    return std::nullopt;
+  }
+  if (!s.provider) return std::move(*tools);
+  auto lowered = lower_tools(*tools, *s.provider);
+  if (!lowered) {
+    complain("process", fmt::format("{} cannot take the tools: {}: {}", to_string(*s.provider), lowered.error().pointer,
+                                    lowered.error().message));
+    return std::nullopt;
+  }
+  return std::move(lowered->registry);
+}
 
 }  // namespace
 
@@ -421,6 +484,18 @@ int process_command(arguments args) {
   auto settings = read_settings(*parsed);
   if (!settings) return settings.error();
   const process_settings& s = *settings;
+  if (!s.tools_path.empty()) {
+    const auto tools = read_tools(s);
+    if (!tools) return exit_usage;
+    auto dead_letters = open_optional_sink(s.sink, "the DLQ");
+    if (!dead_letters) return exit_sink;
+    auto fallback = open_optional_sink(s.fallback, "the fallback sink");
+    if (!fallback) return exit_sink;
+    // Each call is judged against its tool's schema: the pipeline only stores the letters.
+    const pipeline worker = make_worker(*llmdlq::schema::compile("true"), std::move(*dead_letters),
+                                        std::move(*fallback), s.config);
+    return judge_tool_calls(worker, *tools, s, parsed->operands());
+  }
   const auto schema_text = read_file_bounded(s.schema_path, file_kind::schema);
   if (!schema_text) {
     complain("process", schema_text.error().message);
@@ -437,7 +512,17 @@ int process_command(arguments args) {
   if (!dead_letters) return exit_sink;
   auto fallback = open_optional_sink(s.fallback, "the fallback sink");
   if (!fallback) return exit_sink;
-  const pipeline worker = make_worker(*schema, std::move(*dead_letters), std::move(*fallback), s.config);
+  process_config config = s.config;
+  if (s.provider) {
+    const auto lowered = lower_schema(*schema_text, *s.provider);
+    if (!lowered) {
+      complain("process",
+               fmt::format("{} cannot take the schema: {}", to_string(*s.provider), lowered.error().message));
+      return exit_usage;
+    }
+    config.judging.forced_nulls = lowered->nulls;
+  }
+  const pipeline worker = make_worker(*schema, std::move(*dead_letters), std::move(*fallback), config);
   if (s.stream) return judge_captures(worker, *schema, s, parsed->operands());
   return judge_lines(worker, *schema, s);
 }
@@ -517,7 +602,9 @@ struct capture_reading {
   std::string sha256;                // of the bytes read
 };
 
-capture_reading read_capture(int fd, judged_stream& stream) {
+// (`Stream`: a judged_stream, or a judged_tool_stream.)
+template <class Stream>
+capture_reading read_capture(int fd, Stream& stream) {
   capture_reading r;
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) r.size = static_cast<std::uint64_t>(st.st_size);
@@ -621,6 +708,123 @@ int judge_captures(const pipeline& worker, const llmdlq::schema& schema, const p
     verdicts.write_line(json_text(judge_capture(worker, schema, s, name, totals)));
   }
   return end_run(verdicts, worker, totals, "capture", false);
+}
+
+// Verdict lines for each call of a reply: the reply's own fields, then the call's and its judgement.
+void describe_calls(std::vector<judged_tool_call> judged, const boost::json::object& reply_fields,
+                    const pipeline& worker, run_totals& totals, line_writer& verdicts) {
+  if (judged.empty()) {
+    boost::json::object verdict = reply_fields;
+    verdict.emplace("status", "no_tool_call");
+    verdicts.write_line(json_text(verdict));
+    return;
+  }
+  for (auto& j : judged) {
+    boost::json::object verdict = reply_fields;
+    verdict.emplace("call", j.call.index);
+    verdict.emplace("tool", j.call.name);
+    if (!j.call.id.empty()) verdict.emplace("call_id", j.call.id);
+    describe_disposition(verdict, worker.settle(std::move(j.result)), totals);
+    verdicts.write_line(json_text(verdict));
+  }
+}
+
+// A request context with the run's versions and model.
+request_context run_context(const process_settings& s) {
+  request_context context;
+  context.versions = s.versions;
+  if (!s.model_name.empty()) context.model.name = s.model_name;
+  return context;
+}
+
+// Judges the calls of each reply body on standard input.
+int judge_reply_lines(const pipeline& worker, const tool_registry& tools, const process_settings& s) {
+  run_totals totals;
+  bool read_failed = false;
+  line_reader lines(STDIN_FILENO, s.max_line_bytes, oversized_prefix_bytes);
+  line_writer verdicts(STDOUT_FILENO, ::isatty(STDOUT_FILENO) ? 1 : 64 * 1024);
+  for (std::uint64_t line_number = 1; !verdicts.failed(); ++line_number) {
+    auto next = lines.next();
+    if (!next) {
+      complain("process", "cannot read standard input: " + next.error());
+      read_failed = true;
+      break;
+    }
+    if (!*next) break;
+    const input_line& line = **next;
+    if (line.text.empty() && !line.over_limit) continue;
+    ++totals.lines;
+    boost::json::object fields{{"line", line_number}};
+    auto reply = line.over_limit ? unexpected(reply_error{fmt::format("the line is {} bytes, over the limit of {}",
+                                                                      line.length, s.max_line_bytes)})
+                                 : read_tool_calls(line.text, s.reply);
+    if (!reply) {
+      ++totals.invalid;
+      fields.emplace("status", "invalid_input");
+      fields.emplace("error", std::move(reply.error().message));
+      verdicts.write_line(json_text(fields));
+      continue;
+    }
+    request_context context = run_context(s);
+    parse_options limits;
+    limits.max_size = s.max_line_bytes;
+    if (auto body = parse_value(line.text, limits)) {
+      if (auto id = identity_text(body->as_object().if_contains("id")); id && !id->empty()) {
+        context.record_id = *id;
+        fields.emplace("id", *id);
+      }
+    }
+    describe_calls(process_tool_calls(*reply, tools, context, worker.config()), fields, worker, totals, verdicts);
+  }
+  return end_run(verdicts, worker, totals, "line", read_failed);
+}
+
+// Judges the calls of each recorded stream.
+int judge_tool_captures(const pipeline& worker, const tool_registry& tools, const process_settings& s,
+                        const std::vector<std::string_view>& captures) {
+  static const std::vector<std::string_view> standard_input{"-"};
+  run_totals totals;
+  line_writer verdicts(STDOUT_FILENO, ::isatty(STDOUT_FILENO) ? 1 : 64 * 1024);
+  for (const std::string_view name : captures.empty() ? standard_input : captures) {
+    if (verdicts.failed()) break;
+    ++totals.lines;
+    boost::json::object fields{{"capture", name}};
+    const bool from_stdin = name == "-";
+    const int fd = from_stdin ? STDIN_FILENO : ::open(std::string(name).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      ++totals.invalid;
+      fields.emplace("status", "invalid_input");
+      fields.emplace("error", fmt::format("cannot open {}: {}", name, std::strerror(errno)));
+      verdicts.write_line(json_text(fields));
+      continue;
+    }
+    request_context context = run_context(s);
+    context.record_id = std::string(name);
+    judged_tool_stream stream(tools, *s.stream, std::move(context), worker.config());
+    const capture_reading reading = read_capture(fd, stream);
+    if (!from_stdin) ::close(fd);
+    boost::json::object read{
+        {"read", reading.read}, {"events", stream.decoder().content_events()}, {"ended", stream.done()}};
+    if (stream.verdict().dead && stream.verdict().call) read.emplace("dead_call", *stream.verdict().call);
+    fields.emplace("stream", std::move(read));
+    if (reading.error || stream.decoder().error() || stream.decoder().events() == 0) {
+      ++totals.invalid;
+      fields.emplace("status", "invalid_input");
+      fields.emplace("error", reading.error              ? "cannot read: " + *reading.error
+                              : stream.decoder().error() ? "not a stream of the format: " + *stream.decoder().error()
+                                                         : std::string("not a stream of the format: no event"));
+      verdicts.write_line(json_text(fields));
+      continue;
+    }
+    describe_calls(stream.finish(), fields, worker, totals, verdicts);
+  }
+  return end_run(verdicts, worker, totals, "capture", false);
+}
+
+int judge_tool_calls(const pipeline& worker, const tool_registry& tools, const process_settings& s,
+                     const std::vector<std::string_view>& captures) {
+  if (s.stream) return judge_tool_captures(worker, tools, s, captures);
+  return judge_reply_lines(worker, tools, s);
 }
 
 }  // namespace
