@@ -10,6 +10,11 @@
 //   - threads_success/<size> and threads_dead_letter/<kind>: one pipeline,
 //     one compiled schema and one memory_sink shared by 1 and 2 threads, as
 //     a worker pool shares them (items_per_second over wall time);
+//   - tool_call_beside_answer/<case>: a 1 KB receipt (accepted, or failing
+//     its schema) judged as a tool call's arguments by process_tool_call and
+//     as an answer, interleaved, with the time of each and their ratio;
+//     `_lowered_for_openai` with the registry lowered for OpenAI (its forced
+//     nulls mapped back);
 //   - machine/host_interruptions: how often the machine itself stretches a
 //     call, which bounds the p99s above.
 #include <algorithm>
@@ -22,6 +27,7 @@
 #include <tuple>
 #include <vector>
 
+#include <boost/json/parse.hpp>
 #include <benchmark/benchmark.h>
 #include <llmdlq/llmdlq.hpp>
 
@@ -131,6 +137,71 @@ void process_accepted(benchmark::State& state, const std::string& document) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * document.size()));
 }
 
+// The receipt schema as the one tool of a registry.
+const llmdlq::tool_registry& receipt_tools() {
+  static const llmdlq::tool_registry tools = [] {
+    llmdlq::tool_registry r;
+    llmdlq::compile_options options;
+    options.format_assertion = true;
+    if (!r.add("record_receipt", boost::json::parse(llmdlq_bench::receipt_schema_text()), "", options)) std::abort();
+    return r;
+  }();
+  return tools;
+}
+
+// The same registry lowered for OpenAI's strict mode: its calls map forced nulls back.
+const llmdlq::tool_registry& receipt_tools_for_openai() {
+  static const llmdlq::tool_registry tools = [] {
+    auto lowered = llmdlq::lower_tools(receipt_tools(), llmdlq::provider_profile::openai_strict);
+    if (!lowered || lowered->registry.tools().front().nulls == nullptr) std::abort();
+    return lowered->registry;
+  }();
+  return tools;
+}
+
+// `arguments` judged as a call to `tools` and as an answer, alternately in
+// each iteration (the order swapped every other one), each timed on its own:
+// a machine whose load drifts slows both alike, so the ratio holds where two
+// separate runs would not. The counters are nanoseconds per judgement.
+void call_beside_answer(benchmark::State& state, const std::string& arguments, bool accepted,
+                        const llmdlq::tool_registry& tools) {
+  const auto options = process_config();
+  const auto ctx = context();
+  const llmdlq::tool_call call{1, "call_8GfWq2Nh", "record_receipt", arguments};
+  const auto as_call = [&] { return llmdlq::process_tool_call(call, tools, ctx, options); };
+  const auto as_answer = [&] { return llmdlq::process_llm_response(arguments, receipt_schema(), ctx, options); };
+  if (as_call().has_value() != accepted || as_answer().has_value() != accepted) {
+    state.SkipWithError("the arguments do not come back as this scenario expects");
+    return;
+  }
+  using clock = std::chrono::steady_clock;
+  clock::duration call_time{}, answer_time{};
+  bool call_first = true;
+  const auto timed = [](auto&& judge, clock::duration& total) {
+    const auto start = clock::now();
+    auto result = judge();
+    benchmark::DoNotOptimize(result);
+    total += clock::now() - start;
+  };
+  for (auto _ : state) {
+    if (call_first) {
+      timed(as_call, call_time);
+      timed(as_answer, answer_time);
+    } else {
+      timed(as_answer, answer_time);
+      timed(as_call, call_time);
+    }
+    call_first = !call_first;
+  }
+  const auto per = [&](clock::duration d) {
+    return std::chrono::duration<double, std::nano>(d).count() / static_cast<double>(state.iterations());
+  };
+  state.counters["call_ns"] = per(call_time);
+  state.counters["answer_ns"] = per(answer_time);
+  state.counters["call_per_answer"] = per(call_time) / per(answer_time);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * arguments.size() * 2));
+}
+
 // The pipeline a pool of workers shares: one compiled schema, one sink.
 struct shared_pipeline {
   llmdlq::memory_sink sink;
@@ -219,6 +290,17 @@ const int registered = [] {
                                  [document](benchmark::State& s) { process_accepted(s, document); });
   }
   const std::string receipt1k = llmdlq_bench::make_receipt(1024);
+  const std::string schema_failure1k = llmdlq_bench::make_receipt(1024, llmdlq_bench::total_as_string);
+  benchmark::RegisterBenchmark("tool_call_beside_answer/accepted_1KB", [receipt1k](benchmark::State& s) {
+    call_beside_answer(s, receipt1k, true, receipt_tools());
+  });
+  benchmark::RegisterBenchmark("tool_call_beside_answer/schema_1KB", [schema_failure1k](benchmark::State& s) {
+    call_beside_answer(s, schema_failure1k, false, receipt_tools());
+  });
+  benchmark::RegisterBenchmark("tool_call_beside_answer/accepted_1KB_lowered_for_openai",
+                               [receipt1k](benchmark::State& s) {
+                                 call_beside_answer(s, receipt1k, true, receipt_tools_for_openai());
+                               });
   for (const auto& [name, response, accepted] :
        {std::tuple{"threads_success/1KB", receipt1k, true}, std::tuple{"threads_success/4KB", receipt4k, true},
         std::tuple{"threads_dead_letter/schema_4KB", schema_failure, false}}) {

@@ -12,13 +12,20 @@
 
 namespace llmdlq_bench {
 
+// The schema's text.
+inline const std::string& receipt_schema_text() {
+  static const std::string text = [] {
+    std::ifstream in(LLMDLQ_BENCH_DATA_DIR "/receipt.schema.json");
+    return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }();
+  return text;
+}
+
 inline const llmdlq::schema& receipt_schema() {
   static const llmdlq::schema schema = [] {
-    std::ifstream in(LLMDLQ_BENCH_DATA_DIR "/receipt.schema.json");
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     llmdlq::compile_options options;
     options.format_assertion = true;
-    auto compiled = llmdlq::schema::compile(text, options);
+    auto compiled = llmdlq::schema::compile(receipt_schema_text(), options);
     if (!compiled) std::abort();
     return *std::move(compiled);
   }();

@@ -270,6 +270,15 @@ if (pipeline.size) {
     }
     say(table(['one shared schema and pipeline', '1 thread, responses/s', '2 threads, responses/s', 'scaling'], rows), '');
   }
+  // Tool calls: the same 1 KB receipt judged as a call's arguments and as an answer, interleaved.
+  const beside = [...pipeline].filter(([name, r]) => name.startsWith('tool_call_beside_answer/') && !r.error);
+  if (beside.length) {
+    say(table(['1 KB receipt', 'as a tool call', 'as an answer', 'call / answer'], beside.map(([name, r]) =>
+      [`\`${name.slice(24)}\``, `${thousands(r.call_ns)} ns`, `${thousands(r.answer_ns)} ns`, `${fixed(r.call_per_answer, 2)}×`])), '');
+    targets.push(['a 1 KB tool call judged in ≤ 1.1× the time of the same 1 KB answer',
+      beside.map(([name, r]) => `${name.slice(24)} ${fixed(r.call_per_answer, 2)}×`).join(', '),
+      beside.every(([, r]) => r.call_per_answer <= 1.1)]);
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -138,9 +138,12 @@ namespace detail {
 /// process_llm_response, handing the accepted document to `on_accept` while
 /// it is still parsed (the typed overload converts it without a second parse).
 /// `on_accept` returns an error message when it cannot use the document.
+/// A failure's envelope is made from `letter_context()` when it is given (a
+/// tool call's context: made only when the response failed), else from `context`.
 LLMDLQ_INLINE expected<accepted, envelope> process_response(
     std::string_view raw, const schema& schema, const request_context& context, const process_config& config,
-    const std::function<std::optional<std::string>(const json_document&)>& on_accept);
+    const std::function<std::optional<std::string>(const json_document&)>& on_accept,
+    const std::function<request_context()>& letter_context = {});
 
 }  // namespace detail
 

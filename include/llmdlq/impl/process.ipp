@@ -39,14 +39,18 @@ envelope counted_envelope(const process_config& config, Build&& build) {
 
 LLMDLQ_INLINE expected<accepted, envelope> process_response(
     std::string_view raw, const schema& schema, const request_context& context, const process_config& config,
-    const std::function<std::optional<std::string>(const json_document&)>& on_accept) {
+    const std::function<std::optional<std::string>(const json_document&)>& on_accept,
+    const std::function<request_context()>& letter_context) {
   judgement j(raw, schema, context, config, on_accept);
   for (const judging_stage& stage : judging_stages) {
     if (stage_result failure = stage.run(j)) {
       failure->repaired_locally = j.repaired_locally();
       return unexpected(counted_envelope(config, [&] {
-        return build_envelope(j.now, std::move(*failure), raw, j.raw_utf8_end(), context, config, schema.fingerprint(),
-                              schema.pii_paths());
+        const auto build = [&](const request_context& c) {
+          return build_envelope(j.now, std::move(*failure), raw, j.raw_utf8_end(), c, config, schema.fingerprint(),
+                                schema.pii_paths());
+        };
+        return letter_context ? build(letter_context()) : build(context);
       }));
     }
   }

@@ -193,15 +193,20 @@ LLMDLQ_INLINE envelope unknown_tool_envelope(std::string_view arguments, const t
 LLMDLQ_INLINE expected<accepted, envelope> process_tool_call(const tool_call& call, const tool_registry& tools,
                                                              const request_context& context,
                                                              const process_config& config) {
-  const request_context call_context = detail::tool_call_context(context, {call.name, call.id, call.index});
+  const tool_call_reference reference{call.name, call.id, call.index};
   const tool_definition* tool = tools.find(call.name);
-  if (!tool) return unexpected(detail::unknown_tool_envelope(call.arguments, tools, call_context, config));
+  if (!tool) {
+    return unexpected(
+        detail::unknown_tool_envelope(call.arguments, tools, detail::tool_call_context(context, reference), config));
+  }
+  // The context naming the call is made only for a letter: an accepted call costs what an answer does.
+  const auto letter_context = [&] { return detail::tool_call_context(context, reference); };
   if (!tool->nulls || tool->nulls == config.judging.forced_nulls) {
-    return process_llm_response(call.arguments, tool->schema, call_context, config);
+    return detail::process_response(call.arguments, tool->schema, context, config, {}, letter_context);
   }
   process_config with_nulls = config;
   with_nulls.judging.forced_nulls = tool->nulls;
-  return process_llm_response(call.arguments, tool->schema, call_context, with_nulls);
+  return detail::process_response(call.arguments, tool->schema, context, with_nulls, {}, letter_context);
 }
 
 LLMDLQ_INLINE std::vector<judged_tool_call> process_tool_calls(const tool_call_reply& reply, const tool_registry& tools,

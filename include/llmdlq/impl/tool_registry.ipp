@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "llmdlq/detail/json/utf8_check.hpp"
+#include "llmdlq/detail/schema/uri.hpp"
 #include "llmdlq/tool_registry.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -118,7 +119,9 @@ LLMDLQ_INLINE expected<tool_registry, tool_registry_error> tool_registry::from_j
   };
   if (const auto* by_name = definitions.if_object()) {
     for (const auto& [name, parameters] : *by_name) {
-      auto added = add_one(std::string(name), &parameters, {}, "/" + std::string(name));
+      std::string pointer;
+      detail::append_pointer_token(pointer, name);
+      auto added = add_one(std::string(name), &parameters, {}, pointer);
       if (!added) return unexpected(std::move(added.error()));
     }
     return registry;
@@ -126,14 +129,14 @@ LLMDLQ_INLINE expected<tool_registry, tool_registry_error> tool_registry::from_j
   const auto* list = definitions.if_array();
   if (!list) return unexpected(tool_registry_error{"", "tool definitions are an array or an object of name to schema"});
   for (std::size_t i = 0; i < list->size(); ++i) {
-    const std::string pointer = "/" + std::to_string(i);
+    const std::string pointer = fmt::format("/{}", i);
     const auto* entry = (*list)[i].if_object();
     if (!entry) return unexpected(tool_registry_error{pointer, "a tool definition is an object"});
     if (const auto* group = entry->if_contains("functionDeclarations")) {  // Gemini
       const auto* declarations = group->if_array();
       if (!declarations) return unexpected(tool_registry_error{pointer + "/functionDeclarations", "must be an array"});
       for (std::size_t j = 0; j < declarations->size(); ++j) {
-        const std::string at = pointer + "/functionDeclarations/" + std::to_string(j);
+        const std::string at = fmt::format("{}/functionDeclarations/{}", pointer, j);
         const auto* d = (*declarations)[j].if_object();
         if (!d) return unexpected(tool_registry_error{at, "a function declaration is an object"});
         const auto parts = detail::tools::parts_of(*d);
@@ -167,7 +170,7 @@ LLMDLQ_INLINE expected<lowered_tools, lowering_error> lower_tools(const tool_reg
   boost::json::array declarations;  // Gemini's, gathered in one entry
   for (std::size_t i = 0; i < tools.tools_.size(); ++i) {
     const tool_definition& tool = tools.tools_[i];
-    const std::string pointer = "/" + std::to_string(i);
+    const std::string pointer = fmt::format("/{}", i);
     if (!detail::tools::provider_takes_name(tool.name, profile)) {
       return unexpected(lowering_error{
           pointer + "/name", fmt::format("{} does not take '{}' as a function name", to_string(profile), tool.name)});
