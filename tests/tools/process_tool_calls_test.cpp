@@ -197,6 +197,69 @@ TEST_CASE("process --tools: Anthropic's and Ollama's replies, and what is not a 
   CHECK(i_lines[0].at("error") == "the body is not a reply of ollama's chat API");
   CHECK(i_lines[1].at("status") == "invalid_input");
 
+  // Streamed by Anthropic and by Ollama.
+  std::string events =
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude\"}}\n\n";
+  std::string lines;
+  for (std::size_t i = 0; i < arguments().size(); ++i) {
+    const auto& [name, args] = arguments()[i];
+    const boost::json::object start{{"type", "content_block_start"},
+                                    {"index", i},
+                                    {"content_block",
+                                     {{"type", "tool_use"},
+                                      {"id", "toolu_" + std::to_string(i)},
+                                      {"name", name},
+                                      {"input", boost::json::object()}}}};
+    const boost::json::object delta{{"type", "content_block_delta"},
+                                    {"index", i},
+                                    {"delta", {{"type", "input_json_delta"}, {"partial_json", args}}}};
+    events += "data: " + boost::json::serialize(start) + "\n\ndata: " + boost::json::serialize(delta) + "\n\n";
+    boost::system::error_code ec;
+    boost::json::value input = boost::json::parse(args, ec);
+    if (ec) input = args;  // a model's broken arguments, as a string
+    lines += boost::json::serialize(boost::json::object{
+                 {"message",
+                  {{"role", "assistant"},
+                   {"content", ""},
+                   {"tool_calls",
+                    boost::json::array{boost::json::object{{"function", {{"name", name}, {"arguments", input}}}}}}}},
+                 {"done", false}}) +
+             "\n";
+  }
+  events += "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n"
+            "data: {\"type\":\"message_stop\"}\n\n";
+  lines += R"({"message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop"})"
+           "\n";
+  for (const auto& [format, capture] :
+       {std::pair{"anthropic", dir.write("a.sse", events)}, std::pair{"ndjson", dir.write("o.ndjson", lines)}}) {
+    INFO(format);
+    const auto streamed = run_llmdlq(std::string("process --tools ") + tools + " --provider openai --stream " + format +
+                                     " " + capture);
+    INFO(streamed.out << streamed.err);
+    CHECK(streamed.exit_code == 0);
+    const auto s_lines = lines_of(streamed.out);
+    REQUIRE(s_lines.size() == arguments().size());
+    CHECK(s_lines[0].at("status") == "accepted");
+    CHECK(s_lines[1].at("repairs").at(0).at("code") == "forced_null");
+    CHECK(s_lines[2].at("category") == "syntax");
+    CHECK(s_lines[3].at("category") == "schema");
+    CHECK(s_lines[4].at("errors").at(0).at("keyword") == "tool");
+    CHECK(s_lines[4].at("stream").at("ended") == true);
+  }
+
+  // A reply cut off by its token limit cuts its last call.
+  const std::string cut = R"({"choices": [{"index": 0, "finish_reason": "length", "message": {"tool_calls": [
+      {"id": "a", "function": {"name": "record_receipt", "arguments": "{\"merchant\": \"AH\", \"total\": 1}"}},
+      {"id": "b", "function": {"name": "record_receipt", "arguments": "{\"merchant\": \"AH\", \"tot"}}]}}]})";
+  std::string one_line = cut;
+  std::erase(one_line, '\n');
+  const auto c = run_llmdlq("process --tools " + tools, one_line + "\n");
+  INFO(c.out << c.err);
+  const auto c_lines = lines_of(c.out);
+  REQUIRE(c_lines.size() == 2);
+  CHECK(c_lines[0].at("status") == "accepted");
+  CHECK(c_lines[1].at("category") == "truncated");
+
   CHECK(run_llmdlq("process --tools " + tools + " --schema " + tools).exit_code == 2);
   CHECK(run_llmdlq("process --schema " + tools + " --reply openai").exit_code == 2);
   CHECK(run_llmdlq("process --tools " + dir.write("bad.json", "[{\"name\": \"\"}]")).exit_code == 2);
