@@ -32,10 +32,13 @@ LLMDLQ_INLINE std::optional<chat_api> chat_api_from(std::string_view name) noexc
 
 namespace detail::tools {
 
-// A string member, or empty.
-inline std::string_view string_at(simdjson::dom::element e, std::string_view key) {
+// A string member, or empty; also of a value that is missing (a lookup that failed).
+inline std::string_view string_at(simdjson::simdjson_result<simdjson::dom::element> e, std::string_view key) {
   std::string_view s;
   return e[key].get_string().get(s) ? std::string_view() : s;
+}
+inline std::string_view string_at(simdjson::dom::element e, std::string_view key) {
+  return string_at(simdjson::simdjson_result<simdjson::dom::element>(std::move(e)), key);
 }
 
 // Arguments as text: a string as it is (OpenAI's), an object as its JSON (Anthropic's input, Ollama's).
@@ -50,8 +53,8 @@ inline void read_openai(simdjson::dom::element body, tool_call_reply& reply, std
   if (body["choices"].get_array().get(choices) || choices.size() == 0) return;
   const simdjson::dom::element choice = choices.at(0).value_unsafe();
   reply.finish_reason = std::string(string_at(choice, "finish_reason"));
-  const simdjson::dom::element message = choice["message"].value_unsafe();
-  if (choice["message"].error()) return;
+  simdjson::dom::element message;
+  if (choice["message"].get(message)) return;
   reply.text = std::string(string_at(message, "content"));
   std::string_view refusal;
   if (!message["refusal"].get_string().get(refusal)) reply.refusal = std::string(refusal);
@@ -60,7 +63,7 @@ inline void read_openai(simdjson::dom::element body, tool_call_reply& reply, std
   for (const simdjson::dom::element c : list) {
     tool_call call;
     call.id = std::string(string_at(c, "id"));
-    call.name = std::string(string_at(c["function"].value_unsafe(), "name"));
+    call.name = std::string(string_at(c["function"], "name"));
     if (auto arguments = c["function"]["arguments"]; !arguments.error())
       call.arguments = arguments_text(arguments.value_unsafe());
     calls.push_back(std::move(call));
@@ -87,15 +90,15 @@ inline void read_anthropic(simdjson::dom::element body, tool_call_reply& reply, 
 
 inline void read_ollama(simdjson::dom::element body, tool_call_reply& reply, std::vector<tool_call>& calls) {
   reply.finish_reason = std::string(string_at(body, "done_reason"));
-  const simdjson::dom::element message = body["message"].value_unsafe();
-  if (body["message"].error()) return;
+  simdjson::dom::element message;
+  if (body["message"].get(message)) return;
   reply.text = std::string(string_at(message, "content"));
   simdjson::dom::array list;
   if (message["tool_calls"].get_array().get(list)) return;
   for (const simdjson::dom::element c : list) {
     tool_call call;
     call.id = std::string(string_at(c, "id"));
-    call.name = std::string(string_at(c["function"].value_unsafe(), "name"));
+    call.name = std::string(string_at(c["function"], "name"));
     if (auto arguments = c["function"]["arguments"]; !arguments.error())
       call.arguments = arguments_text(arguments.value_unsafe());
     calls.push_back(std::move(call));
@@ -125,7 +128,7 @@ LLMDLQ_INLINE expected<tool_call_reply, reply_error> read_tool_calls(std::string
   if (!root.is_object()) return unexpected(reply_error{"the reply is not a JSON object"});
   if (auto error = root["error"]; !error.error()) {
     std::string message = error.is_string() ? std::string(error.get_string().value_unsafe())
-                                            : std::string(detail::tools::string_at(error.value_unsafe(), "message"));
+                                            : std::string(detail::tools::string_at(error, "message"));
     detail::make_valid_utf8(message);
     return unexpected(reply_error{"the API answered with an error: " + message});
   }
@@ -147,8 +150,8 @@ LLMDLQ_INLINE expected<tool_call_reply, reply_error> read_tool_calls(std::string
   for (std::size_t i = 0; i < calls.size(); ++i) calls[i].index = static_cast<std::uint32_t>(i);
   reply.calls = std::move(calls);
   token_usage usage;
-  const simdjson::dom::element u = root["usage"].value_unsafe();
-  if (!root["usage"].error() && u.is_object()) {
+  simdjson::dom::element u;
+  if (!root["usage"].get(u) && u.is_object()) {
     if (u["prompt_tokens"].get_int64().get(usage.prompt_tokens) &&
         u["input_tokens"].get_int64().get(usage.prompt_tokens))
       usage.prompt_tokens = 0;
@@ -196,8 +199,8 @@ LLMDLQ_INLINE expected<accepted, envelope> process_tool_call(const tool_call& ca
   const tool_call_reference reference{call.name, call.id, call.index};
   const tool_definition* tool = tools.find(call.name);
   if (!tool) {
-    return unexpected(
-        detail::unknown_tool_envelope(call.arguments, tools, detail::tool_call_context(context, reference), config));
+    return unexpected(detail::unknown_tool_envelope(call.arguments, tools,
+                                                    detail::tool_call_context(context, reference), config));
   }
   // The context naming the call is made only for a letter: an accepted call costs what an answer does.
   const auto letter_context = [&] { return detail::tool_call_context(context, reference); };
