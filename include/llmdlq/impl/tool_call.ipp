@@ -38,7 +38,8 @@ inline std::string_view string_at(simdjson::simdjson_result<simdjson::dom::eleme
   return e[key].get_string().get(s) ? std::string_view() : s;
 }
 inline std::string_view string_at(simdjson::dom::element e, std::string_view key) {
-  return string_at(simdjson::simdjson_result<simdjson::dom::element>(std::move(e)), key);
+  std::string_view s;
+  return e[key].get_string().get(s) ? std::string_view() : s;
 }
 
 // Arguments as text: a string as it is (OpenAI's), an object as its JSON (Anthropic's input, Ollama's).
