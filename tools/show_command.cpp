@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <llmdlq/detail/counted.hpp>
+#include <llmdlq/detail/store/record_check.hpp>
 #include <llmdlq/envelope.hpp>
 #include <llmdlq/moderation_query.hpp>
 
@@ -122,6 +123,12 @@ void print_envelope(const envelope& e, bool colour) {
   print_field("schema version", e.versions.schema);
   print_field("prompt version", e.versions.prompt);
   print_field("model version", e.versions.model);
+  if (const auto& call = e.tool_call) {
+    // The tool's name and the call's id are the model's and the provider's words: shown escaped.
+    print_field("tool call", fmt::format("{}{}{}", detail::store::printable(call->name, 128),
+                                         call->id.empty() ? "" : ", id " + detail::store::printable(call->id, 128),
+                                         call->index ? fmt::format(", call {} of the reply", *call->index) : ""));
+  }
   if (e.expires_at) print_field("expires", format_rfc3339(*e.expires_at));
   print_raw_response(e, colour);
   print_errors(e, colour);

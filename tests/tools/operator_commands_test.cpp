@@ -171,6 +171,7 @@ TEST_CASE("show: a model without a provider by its name alone, and the attempts 
   const std::string db = (dir.path() / "dlq.db").string();
   auto letter = llmdlq::test::cut_off_letters(1).front();
   letter.model.name = "cv-local";
+  letter.tool_call = llmdlq::tool_call_reference{"record_\x1b[2Jreceipt", "call_7", 1};
   const auto at = letter.created_at;
   for (int i = 0; i < 3; ++i) {
     letter.attempts.history.push_back(
@@ -192,6 +193,10 @@ TEST_CASE("show: a model without a provider by its name alone, and the attempts 
   REQUIRE(run.exit_code == 0);
   CHECK(run.out.find("\n  model           cv-local\n") != std::string::npos);
   CHECK(run.out.find("/cv-local") == std::string::npos);
+  // The model's tool name, its escape shown as such.
+  CHECK(run.out.find("\n  tool call       record_\\u{001B}[2Jreceipt, id call_7, call 1 of the reply\n") !=
+        std::string::npos);
+  CHECK(run.out.find('\x1b') == std::string::npos);
   CHECK(run.out.find("\nattempts: 1 of 2 automated attempts made; not counted: 3 calls without an answer, "
                      "1 local step\n") != std::string::npos);
   CHECK(run.out.find("call_failed  tokens 0, model cv-local (not counted: no answer)\n") != std::string::npos);

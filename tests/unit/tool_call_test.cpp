@@ -139,6 +139,18 @@ TEST_CASE("every failure kind of a tool call becomes a letter naming the tool an
       "the call names the tool 'book_flight', which is not registered; the tools are record_receipt, lookup_merchant");
   CHECK(unknown.error().triage.kind == llmdlq::triage_class::deterministic);
 
+  // A name of control bytes, invalid UTF-8 and 10 MB: quoted safely and briefly, kept whole but bounded in the letter.
+  const std::string hostile = "\x1b[2J\xff" + std::string(10u << 20, 'n');
+  const auto odd = llmdlq::process_tool_call({2, std::string(1u << 20, 'i'), hostile, "{}"}, tools(), context(),
+                                             config());
+  REQUIRE_FALSE(odd.has_value());
+  CHECK(odd.error().failure.message.starts_with("the call names the tool '?[2J\xef\xbf\xbdnnn"));
+  CHECK(odd.error().failure.message.size() < 400);
+  REQUIRE(odd.error().tool_call.has_value());
+  CHECK(odd.error().tool_call->name.size() <= llmdlq::envelope_limits::label);
+  CHECK(odd.error().tool_call->id.size() <= llmdlq::envelope_limits::identifier);
+  llmdlq::test::check_envelope(odd.error());
+
   const auto ok = llmdlq::process_tool_call({0, "c", "record_receipt", std::string(good_args)}, tools(), context(),
                                             config());
   REQUIRE(ok.has_value());

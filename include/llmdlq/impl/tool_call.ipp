@@ -183,7 +183,14 @@ LLMDLQ_INLINE envelope unknown_tool_envelope(std::string_view arguments, const t
                                              const request_context& call_context, const process_config& config) {
   std::string named = call_context.tool_call ? call_context.tool_call->name : std::string();
   make_valid_utf8(named);
-  if (named.size() > 128) named = named.substr(0, 128) + "…";
+  for (char& c : named) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // the model's words, quoted in a message
+  }
+  if (named.size() > 128) {
+    named.resize(128);
+    make_valid_utf8(named);  // the cut may split a character
+    named += "…";
+  }
   std::string message = named.empty() ? std::string("the call names no tool")
                                       : fmt::format("the call names the tool '{}', which is not registered", named);
   message += tools.empty() ? std::string("; no tool is") : "; the tools are " + tools.names();
