@@ -37,7 +37,10 @@ LLMDLQ_INLINE judged_tool_stream::call_state& judged_tool_stream::call_at(const 
 
 LLMDLQ_INLINE void judged_tool_stream::take(const tool_call_delta& delta) {
   call_state& state = call_at(delta);
-  if (state.call.id.empty() && !delta.id.empty()) state.call.id = delta.id;
+  if (state.call.id.empty() && !delta.id.empty()) {  // an id that came after the call's first piece
+    state.call.id = delta.id;
+    if (state.judge) state.judge->context().tool_call->id = delta.id;
+  }
   if (delta.arguments.empty()) return;
   if (!state.judge) {
     state.call.arguments.append(delta.arguments);  // kept for the envelope of an unknown tool
