@@ -118,7 +118,7 @@ const command_syntax syntax{
         "  With --tools, each call of a reply (or a capture) gets a line of its own, with \"call\": its index,\n"
         "  \"tool\" and \"call_id\" beside the verdict; a call's dead letter names them in its tool_call, and\n"
         "  holds its arguments as the raw response. A call to a tool not in FILE is a schema failure.\n"
-        "  A reply without a call gets \"status\": \"no_tool_call\".\n",
+        "  A reply without a call gets \"status\": \"no_tool_call\", with its finish_reason and refusal.\n",
     .stores = "",
     .closing = "Exit 0 when every line was accepted or dead-lettered, 3 when the sink could not be opened or\n"
                "written (retry those lines) or standard output could not be written (stderr says after how many\n"
@@ -420,6 +420,9 @@ expected<process_settings, int> read_settings(const parsed_arguments& a) {
     const auto api = chat_api_from(*v);
     if (!api) return unexpected(usage_error(syntax, wants("--reply", "openai, anthropic or ollama", *v)));
     if (!a.has("--tools")) return unexpected(usage_error(syntax, "--reply reads tool calls: it needs --tools"));
+    if (a.has("--stream")) {
+      return unexpected(usage_error(syntax, "--reply names the API of whole replies; --stream names a stream's"));
+    }
     s.reply = *api;
   }
   if (const auto v = a.value("--tools")) {
@@ -711,11 +714,15 @@ int judge_captures(const pipeline& worker, const llmdlq::schema& schema, const p
 }
 
 // Verdict lines for each call of a reply: the reply's own fields, then the call's and its judgement.
+// A reply without a call says why it ended (`finish_reason`) and its refusal, when it gave them.
 void describe_calls(std::vector<judged_tool_call> judged, const boost::json::object& reply_fields,
-                    const pipeline& worker, run_totals& totals, line_writer& verdicts) {
+                    const pipeline& worker, run_totals& totals, line_writer& verdicts, std::string_view finish_reason,
+                    const std::optional<std::string>& refusal) {
   if (judged.empty()) {
     boost::json::object verdict = reply_fields;
     verdict.emplace("status", "no_tool_call");
+    if (!finish_reason.empty()) verdict.emplace("finish_reason", finish_reason);
+    if (refusal) verdict.emplace("refusal", *refusal);
     verdicts.write_line(json_text(verdict));
     return;
   }
@@ -774,7 +781,8 @@ int judge_reply_lines(const pipeline& worker, const tool_registry& tools, const 
         fields.emplace("id", *id);
       }
     }
-    describe_calls(process_tool_calls(*reply, tools, context, worker.config()), fields, worker, totals, verdicts);
+    describe_calls(process_tool_calls(*reply, tools, context, worker.config()), fields, worker, totals, verdicts,
+                   reply->finish_reason, reply->refusal);
   }
   return end_run(verdicts, worker, totals, "line", read_failed);
 }
@@ -816,7 +824,8 @@ int judge_tool_captures(const pipeline& worker, const tool_registry& tools, cons
       verdicts.write_line(json_text(fields));
       continue;
     }
-    describe_calls(stream.finish(), fields, worker, totals, verdicts);
+    describe_calls(stream.finish(), fields, worker, totals, verdicts, stream.decoder().finish_reason(),
+                   stream.decoder().refusal());
   }
   return end_run(verdicts, worker, totals, "capture", false);
 }

@@ -82,6 +82,11 @@ int lower_tool_definitions(std::string_view path, provider_profile profile, cons
     return exit_usage;
   }
   const auto lowered = lower_tools(*tools, profile, lowering);
+  if (!lowered && lowered.error().pointer.ends_with("/name")) {  // no lowering makes a name the provider takes
+    complain("provider-schema", "invalid tool definitions " + std::string(path) + " at " + lowered.error().pointer +
+                                    ": " + lowered.error().message);
+    return exit_usage;
+  }
   if (!lowered) {
     refused(profile, lowered.error());
     return exit_invalid;

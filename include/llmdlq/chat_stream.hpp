@@ -33,7 +33,7 @@ enum class chat_stream_format : std::uint8_t {
 /// after the other; Anthropic opens a `tool_use` block with them and sends
 /// `input_json_delta` pieces; Ollama sends each call whole.
 struct tool_call_delta {
-  std::uint32_t index = 0;  ///< which call: OpenAI's index, Anthropic's content block, Ollama's order
+  std::uint32_t index = 0;  ///< which call: 0, 1, ... in the order the calls began
   std::string id;           ///< with the call's first piece, when the API gives one
   std::string name;         ///< with the call's first piece
   std::string arguments;    ///< the next bytes of the arguments' JSON text
@@ -88,6 +88,10 @@ class chat_stream_decoder {
   LLMDLQ_INLINE void take_openai(simdjson::dom::element chunk);
   LLMDLQ_INLINE void take_ollama(simdjson::dom::element chunk);
   LLMDLQ_INLINE void take_anthropic(simdjson::dom::element event);
+  // A new call, keyed by the provider's number for it (-1: none); nothing past the limit.
+  LLMDLQ_INLINE std::optional<std::uint32_t> begin_call(std::int64_t key, std::string_view id, std::string_view name);
+  // The latest call begun under `key`.
+  [[nodiscard]] LLMDLQ_INLINE std::optional<std::uint32_t> call_of(std::int64_t key) const noexcept;
   LLMDLQ_INLINE void add_delta(std::uint32_t index, std::string_view id, std::string_view name,
                                std::string_view arguments);
   void fail(std::string why) {
@@ -97,10 +101,10 @@ class chat_stream_decoder {
   chat_stream_format format_;
   std::size_t max_line_;
   json_parser parser_;
-  std::string line_;        // the line in hand, not yet ended
-  std::string data_;        // an SSE event's data lines so far
+  std::string line_;           // the line in hand, not yet ended
+  std::string data_;           // an SSE event's data lines so far
   bool skip_newline_ = false;  // a CR ended the last line: an LF right after it is part of that end
-  std::string text_;        // what the current feed() decoded
+  std::string text_;           // what the current feed() decoded
   bool done_ = false;
   std::optional<std::string> error_;
   std::string finish_reason_;
@@ -110,12 +114,18 @@ class chat_stream_decoder {
   std::size_t content_events_ = 0;
   std::size_t events_ = 0;
   std::vector<tool_call_delta> deltas_;  // what the current feed() decoded
-  std::uint32_t ollama_calls_ = 0;       // Ollama's calls so far, which index the next
+  struct call_slot {
+    std::int64_t key;     // the provider's number for the call (OpenAI's index, Anthropic's block), -1 for none
+    std::string id;       // its id, once given
+    bool got_arguments;   // a piece of its arguments was not empty
+    std::string initial;  // Anthropic's `input` at the block's start
+  };
+  std::vector<call_slot> call_slots_;  // the calls begun, by their index
   std::size_t max_tool_calls_ = 128;
 };
 
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/chat_stream.ipp"
+#include "llmdlq/impl/chat_stream.ipp"
 #endif

@@ -248,7 +248,8 @@ struct envelope_limits {
   static constexpr std::size_t error_text = 512;    ///< an error's instance_path, schema_path and message
   static constexpr std::size_t keyword = 64;        ///< an error's keyword; an attempt's strategy and outcome
   static constexpr std::size_t extensions = 16384;  ///< the extensions object as a whole (else replaced by a note)
-  static constexpr std::size_t reduced_message = 256;   ///< failure.message of a reduced envelope
+  static constexpr std::size_t reduced_message = 256;   ///< failure.message of a reduced envelope (less a tool call)
+  static constexpr std::size_t reduced_tool_name = 48;  ///< tool_call.name of a reduced envelope (its id is removed)
   static constexpr std::size_t redactions = 32;         ///< redaction summaries kept
   static constexpr std::size_t reduced_redactions = 4;  ///< and in a reduced envelope, without paths or spans
 };

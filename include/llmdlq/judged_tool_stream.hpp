@@ -38,8 +38,12 @@ struct tool_stream_verdict {
 };
 
 /// Judges the tool calls of one streamed reply. The registry must outlive
-/// it. Memory is the calls' arguments and one stream_judge per call; the
-/// decoder's limits hold (at most 128 calls). Not thread-safe.
+/// it. Memory is the calls' arguments (an unknown tool's up to
+/// judging.limits.max_size), the reply's text up to 1 MiB, and one
+/// stream_judge per call; the decoder's limits hold (at most 128 calls).
+/// A stream the decoder cannot read on (an error event, a line over its
+/// limit) is dead too, with no call named: the transport failed, and the
+/// call is better made again than its part judged. Not thread-safe.
 class judged_tool_stream {
  public:
   LLMDLQ_INLINE judged_tool_stream(const tool_registry& tools, chat_stream_format format, request_context context = {},
@@ -53,15 +57,16 @@ class judged_tool_stream {
   [[nodiscard]] const chat_stream_decoder& decoder() const noexcept { return decoder_; }
   /// The calls begun so far.
   [[nodiscard]] std::size_t calls() const noexcept { return calls_.size(); }
-  /// The reply's text beside the calls, received so far.
+  /// The reply's text beside the calls, received so far (its first 1 MiB).
   [[nodiscard]] std::string_view text() const noexcept { return text_; }
 
   /// Every call begun, in index order, judged whole: as process_tool_calls
   /// would judge them, with the stream's finish reason given to the last.
   /// A stream that had not ended was closed by the host: the dead call's
-  /// envelope says where (`failure.cancelled_at`), a call still open is cut
-  /// off (truncated), and a call that had ended before the close is judged
-  /// as it is.
+  /// envelope says where (`failure.cancelled_at`; a call to an unknown tool
+  /// needs no place), a call still open is cut off (truncated), and a call
+  /// that had ended before the close is judged as it is. The stream's model
+  /// is recorded where the context names none.
   [[nodiscard]] LLMDLQ_INLINE std::vector<judged_tool_call> finish();
 
  private:
@@ -71,6 +76,8 @@ class judged_tool_stream {
   };
   LLMDLQ_INLINE call_state& call_at(const tool_call_delta& first);
   LLMDLQ_INLINE void take(const tool_call_delta& delta);
+
+  static constexpr std::size_t max_text = std::size_t{1} << 20;
 
   const tool_registry* tools_;
   chat_stream_decoder decoder_;

@@ -107,6 +107,9 @@ namespace detail {
 // The context of one call: the tool named, the key extended.
 [[nodiscard]] LLMDLQ_INLINE request_context tool_call_context(const request_context& context,
                                                               const tool_call_reference& call);
+// Why a call names no registered tool, quoting the name the model wrote
+// without its control bytes and at most 128 bytes of it.
+[[nodiscard]] LLMDLQ_INLINE std::string unknown_tool_message(std::string_view name);
 // The envelope of a call to a tool no one registered.
 [[nodiscard]] LLMDLQ_INLINE envelope unknown_tool_envelope(std::string_view arguments, const tool_registry& tools,
                                                            const request_context& call_context,

@@ -2,7 +2,7 @@
 // Fuzzing tool calls: replies read whole, and streams decoded and judged
 // call by call. A streamed call that ended is judged exactly as
 // process_tool_call judges its arguments whole (the same envelope, byte for
-// byte), whatever the chunking; a call the stream called dead is never
+// byte, with the stream's model), whatever the chunking; a call the stream called dead is never
 // accepted; every letter round-trips through the envelope's JSON and names
 // its call.
 //
@@ -88,6 +88,7 @@ void judge_streamed(std::string_view bytes, llmdlq::chat_stream_format format, u
   const bool ended = stream.done();
   const auto refusal = stream.decoder().refusal();
   const std::string reason = stream.decoder().finish_reason();
+  const std::string model = stream.decoder().model();
   const auto judged = stream.finish();
   for (std::size_t i = 0; i < judged.size(); ++i) {
     const auto& j = judged[i];
@@ -98,6 +99,7 @@ void judge_streamed(std::string_view bytes, llmdlq::chat_stream_format format, u
     if (!ended) continue;  // a stream cut short judges its last call as cut off
     llmdlq::request_context whole = context;
     if (refusal) whole.refusal = *refusal;
+    if (whole.model.name.empty()) whole.model.name = model;
     if (i + 1 == judged.size()) whole.finish_reason = reason;
     const auto again = llmdlq::process_tool_call(j.call, registry, whole, config);
     if (again.has_value() != j.result.has_value() ||

@@ -279,7 +279,10 @@ TEST_CASE("an envelope that cannot fit is reduced to its identity, never dropped
   e.attempts.count = e.attempts.max = ~0u;
   e.origin.partition = std::numeric_limits<std::int32_t>::max();
   e.origin.offset = std::numeric_limits<std::int64_t>::max();
+  e.tool_call = llmdlq::tool_call_reference{hostile, hostile, std::numeric_limits<std::uint32_t>::max()};
   const std::string item = hostile.substr(0, 8 << 10);
+  e.redactions.assign(40,
+                      {"original_input", "national_id_nl", "token", ~0ull, "/" + item, "k2026-12", {{~0ull, ~0ull}}});
   e.failure.errors.assign(300, {"/" + item, item, item, item});
   e.attempts.history.assign(300, {item, item, 1, e.created_at});
   e.extensions["big"] = hostile;

@@ -104,11 +104,28 @@ LLMDLQ_INLINE void chat_stream_decoder::take_event(std::string_view json) {
   }
 }
 
+LLMDLQ_INLINE std::optional<std::uint32_t> chat_stream_decoder::begin_call(std::int64_t key, std::string_view id,
+                                                                           std::string_view name) {
+  if (call_slots_.size() >= max_tool_calls_) {
+    fail(fmt::format("the stream makes more than {} tool calls", max_tool_calls_));
+    return std::nullopt;
+  }
+  call_slots_.push_back({key, std::string(id), false, {}});
+  const auto index = static_cast<std::uint32_t>(call_slots_.size() - 1);
+  add_delta(index, id, name, {});
+  return index;
+}
+
+LLMDLQ_INLINE std::optional<std::uint32_t> chat_stream_decoder::call_of(std::int64_t key) const noexcept {
+  for (std::size_t i = call_slots_.size(); i-- > 0;) {  // the call in hand is mostly the last begun
+    if (call_slots_[i].key == key) return static_cast<std::uint32_t>(i);
+  }
+  return std::nullopt;
+}
+
 LLMDLQ_INLINE void chat_stream_decoder::add_delta(std::uint32_t index, std::string_view id, std::string_view name,
                                                   std::string_view arguments) {
-  if (index >= max_tool_calls_) {
-    return fail(fmt::format("the stream makes more than {} tool calls", max_tool_calls_));
-  }
+  if (!arguments.empty()) call_slots_[index].got_arguments = true;
   // Pieces of one call in a row (OpenAI's usual chunks) are put together.
   if (!deltas_.empty() && deltas_.back().index == index && id.empty() && name.empty()) {
     deltas_.back().arguments.append(arguments);
@@ -143,13 +160,27 @@ LLMDLQ_INLINE void chat_stream_decoder::take_openai(simdjson::dom::element chunk
     simdjson::dom::array calls;
     if (!choice["delta"]["tool_calls"].get_array().get(calls)) {
       for (const simdjson::dom::element call : calls) {
-        std::int64_t at = 0;
-        if (call["index"].get_int64().get(at) || at < 0) return fail("a tool call of the stream has no index");
+        // A call is its index; a piece with a new id under an index already
+        // used begins another call (proxies that number every call 0), and
+        // a piece without an index (Gemini's compatible endpoint) is of the
+        // call in hand unless its id begins one.
+        std::int64_t key = -1;
+        if (call["index"].get_int64().get(key) || key < 0) key = -1;
         std::string_view id, name, arguments;
         if (call["id"].get_string().get(id)) id = {};
         if (call["function"]["name"].get_string().get(name)) name = {};
         if (call["function"]["arguments"].get_string().get(arguments)) arguments = {};
-        add_delta(static_cast<std::uint32_t>(std::min<std::int64_t>(at, max_tool_calls_)), id, name, arguments);
+        std::optional<std::uint32_t> index = key < 0 && !call_slots_.empty()
+                                                 ? std::optional(static_cast<std::uint32_t>(call_slots_.size() - 1))
+                                                 : call_of(key);
+        if (index && !id.empty() && !call_slots_[*index].id.empty() && call_slots_[*index].id != id) index.reset();
+        if (!index) {
+          index = begin_call(key, id, name);
+          if (!index) return;
+          id = name = {};
+        }
+        if (!id.empty() && call_slots_[*index].id.empty()) call_slots_[*index].id = std::string(id);
+        add_delta(*index, id, name, arguments);
       }
     }
     std::string_view reason;
@@ -160,9 +191,11 @@ LLMDLQ_INLINE void chat_stream_decoder::take_openai(simdjson::dom::element chunk
 LLMDLQ_INLINE void chat_stream_decoder::take_anthropic(simdjson::dom::element event) {
   std::string_view type;
   if (event["type"].get_string().get(type)) return fail("an event of the stream has no type");
-  std::int64_t index = 0;
-  const bool indexed = !event["index"].get_int64().get(index) && index >= 0;
-  const auto at = static_cast<std::uint32_t>(std::min<std::int64_t>(index, max_tool_calls_));
+  // Calls are numbered in the order their tool_use blocks begin (a text
+  // block before them has an index of its own); only those blocks' pieces
+  // are arguments (a server tool's block, web search's, is not a call).
+  std::int64_t block = 0;
+  const bool indexed = !event["index"].get_int64().get(block) && block >= 0;
   if (type == "message_start") {
     std::string_view model;
     if (!event["message"]["model"].get_string().get(model)) model_ = std::string(model);
@@ -174,7 +207,11 @@ LLMDLQ_INLINE void chat_stream_decoder::take_anthropic(simdjson::dom::element ev
     if (event["content_block"]["type"].get_string().get(block_type) || block_type != "tool_use") return;
     if (event["content_block"]["id"].get_string().get(id)) id = {};
     if (event["content_block"]["name"].get_string().get(name)) name = {};
-    add_delta(at, id, name, {});
+    const auto index = begin_call(block, id, name);
+    // What the block starts with: the arguments of a call whose pieces are all empty (a tool without any).
+    if (auto input = event["content_block"]["input"]; index && !input.error()) {
+      call_slots_[*index].initial = simdjson::minify(input.value_unsafe());
+    }
   } else if (type == "content_block_delta") {
     std::string_view delta_type, piece;
     if (event["delta"]["type"].get_string().get(delta_type)) return fail("a content block delta has no type");
@@ -183,7 +220,13 @@ LLMDLQ_INLINE void chat_stream_decoder::take_anthropic(simdjson::dom::element ev
       ++content_events_;
     } else if (delta_type == "input_json_delta" && !event["delta"]["partial_json"].get_string().get(piece)) {
       if (!indexed) return fail("a content block delta has no index");
-      add_delta(at, {}, {}, piece);
+      if (const auto index = call_of(block)) add_delta(*index, {}, {}, piece);
+    }
+  } else if (type == "content_block_stop") {
+    const auto index = indexed ? call_of(block) : std::nullopt;
+    if (index && !call_slots_[*index].got_arguments) {
+      const std::string& initial = call_slots_[*index].initial;
+      add_delta(*index, {}, {}, initial.empty() ? std::string_view("{}") : std::string_view(initial));
     }
   } else if (type == "message_delta") {
     std::string_view reason;
@@ -219,8 +262,9 @@ LLMDLQ_INLINE void chat_stream_decoder::take_ollama(simdjson::dom::element chunk
         std::string_view s;
         arguments = a.get_string().get(s) ? simdjson::minify(a.value_unsafe()) : std::string(s);
       }
-      add_delta(ollama_calls_++, id, name, arguments);
-      if (error_) return;
+      const auto index = begin_call(-1, id, name);
+      if (!index) return;
+      add_delta(*index, {}, {}, arguments);
     }
   }
   bool finished = false;

@@ -29,8 +29,7 @@ LLMDLQ_INLINE judged_tool_stream::call_state& judged_tool_stream::call_at(const 
   } else if (!verdict_.dead) {
     verdict_.dead = true;
     verdict_.call = first.index;
-    verdict_.message = first.name.empty() ? std::string("the call names no tool")
-                                          : "the call names the tool '" + first.name + "', which is not registered";
+    verdict_.message = detail::unknown_tool_message(first.name);
   }
   return state;
 }
@@ -43,7 +42,10 @@ LLMDLQ_INLINE void judged_tool_stream::take(const tool_call_delta& delta) {
   }
   if (delta.arguments.empty()) return;
   if (!state.judge) {
-    state.call.arguments.append(delta.arguments);  // kept for the envelope of an unknown tool
+    // Kept for the envelope of an unknown tool, up to the size past which any text is poison.
+    const std::size_t room = config_.judging.limits.max_size + 1 -
+                             std::min(state.call.arguments.size(), config_.judging.limits.max_size + 1);
+    state.call.arguments.append(delta.arguments.substr(0, room));
     return;
   }
   const stream_verdict& v = state.judge->feed(delta.arguments);
@@ -55,8 +57,13 @@ LLMDLQ_INLINE void judged_tool_stream::take(const tool_call_delta& delta) {
 }
 
 LLMDLQ_INLINE const tool_stream_verdict& judged_tool_stream::feed(std::string_view bytes) {
-  text_.append(decoder_.feed(bytes));
+  const std::string_view text = decoder_.feed(bytes);
+  text_.append(text.substr(0, max_text - std::min(text_.size(), max_text)));
   for (const tool_call_delta& delta : decoder_.tool_deltas()) take(delta);
+  if (decoder_.error() && !verdict_.dead) {
+    verdict_.dead = true;
+    verdict_.message = "the stream cannot be read: " + *decoder_.error();
+  }
   if (decoder_.refusal() && !verdict_.dead) {
     verdict_.dead = true;
     verdict_.message = "the API reported a refusal: " + *decoder_.refusal();
@@ -74,9 +81,11 @@ LLMDLQ_INLINE std::vector<judged_tool_call> judged_tool_stream::finish() {
     call_state& state = calls_[i];
     const bool last = i + 1 == calls_.size();
     std::string reason = last ? decoder_.finish_reason() : std::string();
+    if (state.judge && state.judge->context().model.name.empty()) state.judge->context().model.name = decoder_.model();
     if (!state.judge) {
       request_context c = detail::tool_call_context(context_, {state.call.name, state.call.id, state.call.index});
       if (decoder_.refusal()) c.refusal = *decoder_.refusal();
+      if (c.model.name.empty()) c.model.name = decoder_.model();
       judged.push_back({state.call,
                         unexpected(detail::unknown_tool_envelope(state.call.arguments, *tools_, c, config_))});
       continue;
@@ -84,9 +93,10 @@ LLMDLQ_INLINE std::vector<judged_tool_call> judged_tool_stream::finish() {
     if (decoder_.refusal()) state.judge->context().refusal = *decoder_.refusal();
     if (!ended) {
       // Closed early: the dead call says where; the last call begun was cut
-      // off in its course (the calls before it had ended).
+      // off in its course (the calls before it had ended), unless the
+      // stream broke (a server's error event): then it is judged as received.
       state.judge->cancel(decoder_.content_events());
-      if (last && !state.judge->verdict().dead) reason = "length";
+      if (last && !state.judge->verdict().dead && !decoder_.error()) reason = "length";
     }
     state.call.arguments = std::string(state.judge->received());
     judged.push_back({state.call, state.judge->finish(reason)});

@@ -179,24 +179,38 @@ LLMDLQ_INLINE request_context tool_call_context(const request_context& context, 
   return c;
 }
 
-LLMDLQ_INLINE envelope unknown_tool_envelope(std::string_view arguments, const tool_registry& tools,
-                                             const request_context& call_context, const process_config& config) {
-  std::string named = call_context.tool_call ? call_context.tool_call->name : std::string();
-  make_valid_utf8(named);
+LLMDLQ_INLINE std::string unknown_tool_message(std::string_view name) {
+  if (name.empty()) return "the call names no tool";
+  std::string named(name.substr(0, 129));
+  if (named.size() > 128) {
+    named.resize(128);
+    named += "…";
+  }
+  make_valid_utf8(named);  // the cut may split a character
   for (char& c : named) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // the model's words, quoted in a message
   }
-  if (named.size() > 128) {
-    named.resize(128);
-    make_valid_utf8(named);  // the cut may split a character
-    named += "…";
+  return fmt::format("the call names the tool '{}', which is not registered", named);
+}
+
+LLMDLQ_INLINE envelope unknown_tool_envelope(std::string_view arguments, const tool_registry& tools,
+                                             const request_context& call_context, const process_config& config) {
+  // Poison in the arguments ranks above the unknown name, as it does above every failure.
+  static const schema anything = *schema::compile("true");
+  process_config uncounted = config;
+  uncounted.metrics.reset();
+  if (auto judged = process_llm_response(arguments, anything, call_context, uncounted);
+      !judged && judged.error().failure.category == failure_category::poison) {
+    if (config.metrics) config.metrics->count_dead_letter(judged.error(), {});
+    return std::move(judged.error());
   }
-  std::string message = named.empty() ? std::string("the call names no tool")
-                                      : fmt::format("the call names the tool '{}', which is not registered", named);
+  std::string message = unknown_tool_message(call_context.tool_call ? call_context.tool_call->name : "");
   message += tools.empty() ? std::string("; no tool is") : "; the tools are " + tools.names();
   validation_error error{"", "", "tool", message};
-  return make_envelope({.category = failure_category::schema, .message = message, .errors = {std::move(error)}},
-                       arguments, call_context, config);
+  envelope e = make_envelope({.category = failure_category::schema, .message = message, .errors = {std::move(error)}},
+                             arguments, call_context, config);
+  if (config.metrics) config.metrics->count_dead_letter(e, {});
+  return e;
 }
 
 }  // namespace detail

@@ -264,7 +264,14 @@ inline void reduce_envelope(envelope& e) {
   e.prompt.version.clear();
   e.model = {};
   e.versions = {};
-  bound_text(e.failure.message, envelope_limits::reduced_message, cut_mark::ellipsis);
+  // A tool call keeps its index and the start of its name, with room taken from the message.
+  std::size_t message_room = envelope_limits::reduced_message;
+  if (e.tool_call) {
+    e.tool_call->id.clear();
+    bound_text(e.tool_call->name, envelope_limits::reduced_tool_name, cut_mark::ellipsis);
+    message_room -= envelope_limits::reduced_tool_name + 64;
+  }
+  bound_text(e.failure.message, message_room, cut_mark::ellipsis);
   e.failure.errors.clear();
   e.attempts.history.clear();
   e.raw_response.sealed.reset();

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "llmdlq/detail/identifiers.hpp"
 #include "llmdlq/detail/json/byte_classes.hpp"
 #include "llmdlq/detail/json/utf8.hpp"
@@ -83,6 +85,11 @@ inline envelope build_envelope(timestamp now, failure_report failure, std::strin
         schema_fingerprint, e.raw_response.sha256,
         e.original_input ? std::string_view(e.original_input->sha256) : std::string_view(detail::sha256_hex("")));
     e.idempotency_key_derived = true;
+    // The calls of one reply may have the same arguments: each keeps a letter, by its place and the tool named.
+    if (const auto& call = context.tool_call) {
+      e.idempotency_key += fmt::format("/tool_calls/{}/{}", call->index.value_or(0),
+                                       detail::sha256_hex(call->name).substr(0, 16));
+    }
   } else {
     e.idempotency_key = clean(context.idempotency_key);
   }
