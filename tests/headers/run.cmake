@@ -9,7 +9,8 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 
 set(HEAVY llmdlq.hpp json_parser.hpp schema.hpp process.hpp process_config.hpp pipeline.hpp content_check.hpp
           coerce.hpp typed.hpp typed_pipeline.hpp llm/recovery_ladder.hpp llm/schema_relaxation.hpp
-          stream_judge.hpp chat_stream.hpp judged_stream.hpp typed_partial.hpp)
+          stream_judge.hpp chat_stream.hpp judged_stream.hpp typed_partial.hpp tool_registry.hpp tool_call.hpp
+          judged_tool_stream.hpp)
 
 file(GLOB headers RELATIVE "${SOURCE_DIR}/include/llmdlq" "${SOURCE_DIR}/include/llmdlq/*.hpp")
 # src.hpp is the compiled library in one file, for one source file of a host
