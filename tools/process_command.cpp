@@ -549,12 +549,15 @@ int end_run(line_writer& verdicts, const pipeline& worker, const run_totals& tot
   return read_failed || totals.invalid > 0 ? exit_usage : exit_ok;
 }
 
-// Judges standard input's lines, printing a verdict for each; the exit code.
-int judge_lines(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s) {
-  const std::size_t max_line_bytes = s.max_line_bytes;
+// Reads standard input's lines (a line over --max-line-bytes as its length,
+// hash and first bytes), handing each that is not blank to `judge(line_number,
+// line, totals, verdicts)`, until the input ends or the verdicts cannot be
+// written; the exit code.
+template <class Judge>
+int judge_each_line(const pipeline& worker, const process_settings& s, Judge&& judge) {
   run_totals totals;
   bool read_failed = false;
-  line_reader lines(STDIN_FILENO, max_line_bytes, oversized_prefix_bytes);
+  line_reader lines(STDIN_FILENO, s.max_line_bytes, oversized_prefix_bytes);
   // A terminal sees each verdict as its line is judged.
   line_writer verdicts(STDOUT_FILENO, ::isatty(STDOUT_FILENO) ? 1 : 64 * 1024);
   for (std::uint64_t line_number = 1; !verdicts.failed(); ++line_number) {
@@ -568,31 +571,40 @@ int judge_lines(const pipeline& worker, const llmdlq::schema& schema, const proc
     const input_line& line = **next;
     if (line.text.empty() && !line.over_limit) continue;
     ++totals.lines;
-    boost::json::object verdict{{"line", line_number}};
-    if (line.over_limit) {
-      const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, schema, s.config));
-      verdict.emplace("length", line.length);
-      describe_dead_letter(verdict, d, totals);
-      verdicts.write_line(json_text(verdict));
-      continue;
-    }
-    auto input = read_response_line(line.text, max_line_bytes);
-    if (!input) {
-      ++totals.invalid;
-      if (!input.error().id.is_null()) verdict.emplace("id", std::move(input.error().id));
-      verdict.emplace("status", "invalid_input");
-      verdict.emplace("error", std::move(input.error().message));
-      verdicts.write_line(json_text(verdict));
-      continue;
-    }
-    if (const auto* id = input->input.as_object().if_contains("id")) verdict.emplace("id", *id);
-    input->context.versions = s.versions;
-    if (!s.model_name.empty()) input->context.model.name = s.model_name;
-    const disposition d = worker.handle(input->response, input->context);
-    describe_disposition(verdict, d, totals);
-    verdicts.write_line(json_text(verdict));
+    judge(line_number, line, totals, verdicts);
   }
   return end_run(verdicts, worker, totals, "line", read_failed);
+}
+
+// Judges standard input's lines, printing a verdict for each; the exit code.
+int judge_lines(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s) {
+  const std::size_t max_line_bytes = s.max_line_bytes;
+  return judge_each_line(
+      worker, s, [&](std::uint64_t line_number, const input_line& line, run_totals& totals, line_writer& verdicts) {
+        boost::json::object verdict{{"line", line_number}};
+        if (line.over_limit) {
+          const disposition d = worker.dead_letter(oversized_line_envelope(line, max_line_bytes, schema, s.config));
+          verdict.emplace("length", line.length);
+          describe_dead_letter(verdict, d, totals);
+          verdicts.write_line(json_text(verdict));
+          return;
+        }
+        auto input = read_response_line(line.text, max_line_bytes);
+        if (!input) {
+          ++totals.invalid;
+          if (!input.error().id.is_null()) verdict.emplace("id", std::move(input.error().id));
+          verdict.emplace("status", "invalid_input");
+          verdict.emplace("error", std::move(input.error().message));
+          verdicts.write_line(json_text(verdict));
+          return;
+        }
+        if (const auto* id = input->input.as_object().if_contains("id")) verdict.emplace("id", *id);
+        input->context.versions = s.versions;
+        if (!s.model_name.empty()) input->context.model.name = s.model_name;
+        const disposition d = worker.handle(input->response, input->context);
+        describe_disposition(verdict, d, totals);
+        verdicts.write_line(json_text(verdict));
+      });
 }
 
 // One recorded stream, read as it would arrive: a piece at a time, no
@@ -651,21 +663,33 @@ boost::json::object stream_json(const capture_reading& r, const judged_stream& s
 }
 
 // Judges one capture into its verdict line.
-boost::json::object judge_capture(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s,
-                                  std::string_view name, run_totals& totals) {
-  boost::json::object verdict{{"capture", name}};
-  const bool from_stdin = name == "-";
-  const int fd = from_stdin ? STDIN_FILENO : ::open(std::string(name).c_str(), O_RDONLY | O_CLOEXEC);
+// A capture opened (`-`: standard input); -1 after saying why not in `verdict`, counted invalid.
+int open_capture(std::string_view name, boost::json::object& verdict, run_totals& totals) {
+  const int fd = name == "-" ? STDIN_FILENO : ::open(std::string(name).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     ++totals.invalid;
     verdict.emplace("status", "invalid_input");
     verdict.emplace("error", fmt::format("cannot open {}: {}", name, std::strerror(errno)));
-    return verdict;
   }
+  return fd;
+}
+
+// A request context with the run's versions and model.
+request_context run_context(const process_settings& s) {
   request_context context;
-  context.record_id = std::string(name);
   context.versions = s.versions;
   if (!s.model_name.empty()) context.model.name = s.model_name;
+  return context;
+}
+
+boost::json::object judge_capture(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s,
+                                  std::string_view name, run_totals& totals) {
+  boost::json::object verdict{{"capture", name}};
+  const bool from_stdin = name == "-";
+  const int fd = open_capture(name, verdict, totals);
+  if (fd < 0) return verdict;
+  request_context context = run_context(s);
+  context.record_id = std::string(name);
   judged_stream stream(schema, *s.stream, std::move(context), worker.config());
   const capture_reading reading = read_capture(fd, stream);
   if (!from_stdin) ::close(fd);
@@ -699,18 +723,27 @@ boost::json::object judge_capture(const pipeline& worker, const llmdlq::schema& 
   return verdict;
 }
 
-// Judges each recorded stream named (standard input when none), printing a verdict for each; the exit code.
-int judge_captures(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s,
-                   const std::vector<std::string_view>& captures) {
+// Hands each recorded stream named (standard input when none) to
+// `judge(name, totals, verdicts)`, until the verdicts cannot be written; the exit code.
+template <class Judge>
+int judge_each_capture(const pipeline& worker, const std::vector<std::string_view>& captures, Judge&& judge) {
   static const std::vector<std::string_view> standard_input{"-"};
   run_totals totals;
   line_writer verdicts(STDOUT_FILENO, ::isatty(STDOUT_FILENO) ? 1 : 64 * 1024);
   for (const std::string_view name : captures.empty() ? standard_input : captures) {
     if (verdicts.failed()) break;
     ++totals.lines;
-    verdicts.write_line(json_text(judge_capture(worker, schema, s, name, totals)));
+    judge(name, totals, verdicts);
   }
   return end_run(verdicts, worker, totals, "capture", false);
+}
+
+// Judges each recorded stream named, printing a verdict for each; the exit code.
+int judge_captures(const pipeline& worker, const llmdlq::schema& schema, const process_settings& s,
+                   const std::vector<std::string_view>& captures) {
+  return judge_each_capture(worker, captures, [&](std::string_view name, run_totals& totals, line_writer& verdicts) {
+    verdicts.write_line(json_text(judge_capture(worker, schema, s, name, totals)));
+  });
 }
 
 // Verdict lines for each call of a reply: the reply's own fields, then the call's and its judgement.
@@ -736,81 +769,46 @@ void describe_calls(std::vector<judged_tool_call> judged, const boost::json::obj
   }
 }
 
-// A request context with the run's versions and model.
-request_context run_context(const process_settings& s) {
-  request_context context;
-  context.versions = s.versions;
-  if (!s.model_name.empty()) context.model.name = s.model_name;
-  return context;
-}
-
 // Judges the calls of each reply body on standard input.
 int judge_reply_lines(const pipeline& worker, const tool_registry& tools, const process_settings& s) {
-  run_totals totals;
-  bool read_failed = false;
-  line_reader lines(STDIN_FILENO, s.max_line_bytes, oversized_prefix_bytes);
-  line_writer verdicts(STDOUT_FILENO, ::isatty(STDOUT_FILENO) ? 1 : 64 * 1024);
-  for (std::uint64_t line_number = 1; !verdicts.failed(); ++line_number) {
-    auto next = lines.next();
-    if (!next) {
-      complain("process", "cannot read standard input: " + next.error());
-      read_failed = true;
-      break;
-    }
-    if (!*next) break;
-    const input_line& line = **next;
-    if (line.text.empty() && !line.over_limit) continue;
-    ++totals.lines;
-    boost::json::object fields{{"line", line_number}};
-    auto reply = line.over_limit ? unexpected(reply_error{fmt::format("the line is {} bytes, over the limit of {}",
-                                                                      line.length, s.max_line_bytes)})
-                                 : read_tool_calls(line.text, s.reply);
-    if (!reply) {
-      ++totals.invalid;
-      fields.emplace("status", "invalid_input");
-      fields.emplace("error", std::move(reply.error().message));
-      verdicts.write_line(json_text(fields));
-      continue;
-    }
-    request_context context = run_context(s);
-    parse_options limits;
-    limits.max_size = s.max_line_bytes;
-    if (auto body = parse_value(line.text, limits)) {
-      if (auto id = identity_text(body->as_object().if_contains("id")); id && !id->empty()) {
-        context.record_id = *id;
-        fields.emplace("id", *id);
-      }
-    }
-    describe_calls(process_tool_calls(*reply, tools, context, worker.config()), fields, worker, totals, verdicts,
-                   reply->finish_reason, reply->refusal);
-  }
-  return end_run(verdicts, worker, totals, "line", read_failed);
+  return judge_each_line(
+      worker, s, [&](std::uint64_t line_number, const input_line& line, run_totals& totals, line_writer& verdicts) {
+        boost::json::object fields{{"line", line_number}};
+        auto reply = line.over_limit ? unexpected(reply_error{fmt::format("the line is {} bytes, over the limit of {}",
+                                                                          line.length, s.max_line_bytes)})
+                                     : read_tool_calls(line.text, s.reply);
+        if (!reply) {
+          ++totals.invalid;
+          fields.emplace("status", "invalid_input");
+          fields.emplace("error", std::move(reply.error().message));
+          verdicts.write_line(json_text(fields));
+          return;
+        }
+        request_context context = run_context(s);
+        if (!reply->id.empty()) {
+          context.record_id = reply->id;
+          fields.emplace("id", reply->id);
+        }
+        describe_calls(process_tool_calls(*reply, tools, context, worker.config()), fields, worker, totals, verdicts,
+                       reply->finish_reason, reply->refusal);
+      });
 }
 
 // Judges the calls of each recorded stream.
 int judge_tool_captures(const pipeline& worker, const tool_registry& tools, const process_settings& s,
                         const std::vector<std::string_view>& captures) {
-  static const std::vector<std::string_view> standard_input{"-"};
-  run_totals totals;
-  line_writer verdicts(STDOUT_FILENO, ::isatty(STDOUT_FILENO) ? 1 : 64 * 1024);
-  for (const std::string_view name : captures.empty() ? standard_input : captures) {
-    if (verdicts.failed()) break;
-    ++totals.lines;
+  return judge_each_capture(worker, captures, [&](std::string_view name, run_totals& totals, line_writer& verdicts) {
     boost::json::object fields{{"capture", name}};
-    const bool from_stdin = name == "-";
-    const int fd = from_stdin ? STDIN_FILENO : ::open(std::string(name).c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = open_capture(name, fields, totals);
     if (fd < 0) {
-      ++totals.invalid;
-      fields.emplace("status", "invalid_input");
-      fields.emplace("error", fmt::format("cannot open {}: {}", name, std::strerror(errno)));
       verdicts.write_line(json_text(fields));
-      continue;
+      return;
     }
     request_context context = run_context(s);
     context.record_id = std::string(name);
     judged_tool_stream stream(tools, *s.stream, std::move(context), worker.config());
     const capture_reading reading = read_capture(fd, stream);
-    if (!from_stdin) ::close(fd);
+    if (name != "-") ::close(fd);
     boost::json::object read{
         {"read", reading.read}, {"events", stream.decoder().content_events()}, {"ended", stream.done()}};
     if (stream.verdict().dead && stream.verdict().call) read.emplace("dead_call", *stream.verdict().call);
@@ -822,12 +820,11 @@ int judge_tool_captures(const pipeline& worker, const tool_registry& tools, cons
                               : stream.decoder().error() ? "not a stream of the format: " + *stream.decoder().error()
                                                          : std::string("not a stream of the format: no event"));
       verdicts.write_line(json_text(fields));
-      continue;
+      return;
     }
     describe_calls(stream.finish(), fields, worker, totals, verdicts, stream.decoder().finish_reason(),
                    stream.decoder().refusal());
-  }
-  return end_run(verdicts, worker, totals, "capture", false);
+  });
 }
 
 int judge_tool_calls(const pipeline& worker, const tool_registry& tools, const process_settings& s,

@@ -53,6 +53,7 @@ struct tool_call {
 
 /// What a chat reply holds besides the answer's text.
 struct tool_call_reply {
+  std::string id;                ///< the reply's (`chatcmpl-…`, `msg_…`); empty when it has none (Ollama)
   std::vector<tool_call> calls;  ///< in the reply's order
   std::string text;              ///< the answer's text beside the calls, if any
   /// The API's, with Anthropic's `max_tokens` read as `length`: the reply

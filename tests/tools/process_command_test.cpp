@@ -22,6 +22,7 @@
 
 namespace process_command_test {
 
+using llmdlq::test::lines_of;
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::run_llmdlq_reading;
 using llmdlq::test::temp_dir;
@@ -32,17 +33,6 @@ constexpr std::string_view schema_json = R"({
   "type": "object", "required": ["total", "date"],
   "properties": {"total": {"type": "number"}, "date": {"type": "string", "format": "date", "x-dlq-rule": "not-future"}}
 })";
-
-std::vector<boost::json::object> lines_of(const std::string& out) {
-  std::vector<boost::json::object> lines;
-  std::size_t at = 0;
-  while (at < out.size()) {
-    const auto end = out.find('\n', at);
-    lines.push_back(boost::json::parse(out.substr(at, end - at)).as_object());
-    at = end + 1;
-  }
-  return lines;
-}
 
 // The envelope a verdict names, read back from the SQLite DLQ.
 std::optional<llmdlq::envelope> stored_envelope(const std::string& db, const boost::json::value& dlq_id) {

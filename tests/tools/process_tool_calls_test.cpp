@@ -13,6 +13,7 @@
 
 namespace process_tool_calls_test {
 
+using llmdlq::test::lines_of;
 using llmdlq::test::run_llmdlq;
 using llmdlq::test::temp_dir;
 
@@ -34,17 +35,6 @@ const std::vector<std::pair<std::string, std::string>>& arguments() {
       {"book_flight", R"({"to": "AMS"})"},
   };
   return all;
-}
-
-std::vector<boost::json::object> lines_of(const std::string& out) {
-  std::vector<boost::json::object> lines;
-  std::size_t at = 0;
-  while (at < out.size()) {
-    const auto end = out.find('\n', at);
-    lines.push_back(boost::json::parse(out.substr(at, end - at)).as_object());
-    at = end + 1;
-  }
-  return lines;
 }
 
 std::string openai_body() {

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+
 #include "support/temp_dir.hpp"
 
 namespace llmdlq::test {
@@ -35,6 +38,18 @@ inline tool_run run_llmdlq_reading(const std::string& arguments, const std::stri
   run.out = slurp(out);
   run.err = slurp(err);
   return run;
+}
+
+/// The JSON objects of a command's output, one per line.
+inline std::vector<boost::json::object> lines_of(const std::string& out) {
+  std::vector<boost::json::object> lines;
+  std::size_t at = 0;
+  while (at < out.size()) {
+    const auto end = out.find('\n', at);
+    lines.push_back(boost::json::parse(out.substr(at, end - at)).as_object());
+    at = end + 1;
+  }
+  return lines;
 }
 
 /// Runs `llmdlq <arguments>` (a shell-quoted string) with `input` on stdin.

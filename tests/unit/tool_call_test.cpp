@@ -169,6 +169,7 @@ TEST_CASE("a cut-off reply cuts its last call only, and parallel calls keep a le
   const auto reply = llmdlq::read_tool_calls(body, llmdlq::chat_api::openai);
   REQUIRE(reply.has_value());
   REQUIRE(reply->calls.size() == 2);
+  CHECK(reply->id == "chatcmpl-1");
   CHECK(reply->calls[1] == llmdlq::tool_call{1, "call_b", "record_receipt", R"({"merchant": "AH", "total": 1)"});
   CHECK(reply->usage->completion_tokens == 40);
   const auto judged = llmdlq::process_tool_calls(*reply, tools(), context(), config());

@@ -137,6 +137,7 @@ LLMDLQ_INLINE expected<tool_call_reply, reply_error> read_tool_calls(std::string
     return unexpected(reply_error{fmt::format("the body is not a reply of {}'s chat API", to_string(api))});
   }
   tool_call_reply reply;
+  reply.id = std::string(detail::tools::string_at(root, "id"));
   reply.model = std::string(detail::tools::string_at(root, "model"));
   std::vector<tool_call> calls;
   switch (api) {
