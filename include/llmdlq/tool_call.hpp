@@ -82,8 +82,9 @@ struct reply_error {
 /// tool's forced nulls, when lowering set some). An envelope's `tool_call`
 /// names the tool, the call's id and index, and `raw_response` holds the
 /// arguments. The context's idempotency key, when given, is extended with
-/// `/tool_calls/<index>`, so that parallel calls of one reply keep a letter
-/// each. Thread-safe, as process_llm_response is.
+/// `/tool_calls/<index>` (a derived one with the index and a hash of the
+/// tool's name), so that parallel calls of one reply keep a letter each.
+/// Thread-safe, as process_llm_response is.
 [[nodiscard]] LLMDLQ_INLINE expected<accepted, envelope> process_tool_call(const tool_call& call,
                                                                            const tool_registry& tools,
                                                                            const request_context& context,
