@@ -26,7 +26,51 @@ sink_error to_sink_error(kafka_error&& e) { return {sink_code(e.code), std::move
 
 }  // namespace
 
-kafka_record to_kafka_record(const envelope& e, std::string topic) {
+namespace {
+
+// `value` as Java's ByteBuffer.putInt / putLong write it: big-endian, two's complement.
+template <class Int>
+std::string big_endian(Int value) {
+  using unsigned_type = std::make_unsigned_t<Int>;
+  const auto bits = static_cast<unsigned_type>(value);
+  std::string out(sizeof(Int), '\0');
+  for (std::size_t i = 0; i < sizeof(Int); ++i) {
+    out[i] = static_cast<char>((bits >> (8 * (sizeof(Int) - 1 - i))) & 0xffu);
+  }
+  return out;
+}
+
+void add_dialects(const envelope& e, const kafka_dlq_dialects& dialects, std::vector<kafka_header>& headers) {
+  const auto add = [&](std::string_view name, std::string value) {
+    headers.push_back({std::string(name), std::move(value)});
+  };
+  const std::string failure_class = "llmdlq." + std::string(to_string(e.failure.category));
+  const origin_reference& origin = e.origin;
+  if (dialects.connect) {
+    namespace names = kafka_connect_header_names;
+    if (!origin.topic.empty()) add(names::topic, origin.topic);
+    if (origin.partition) add(names::partition, std::to_string(*origin.partition));
+    if (origin.offset) add(names::offset, std::to_string(*origin.offset));
+    if (!origin.service.empty()) add(names::connector_name, origin.service);
+    if (!origin.worker.empty()) add(names::task_id, origin.worker);
+    add(names::stage, "llmdlq");
+    add(names::class_name, "llmdlq");
+    add(names::exception_class, failure_class);
+    add(names::exception_message, e.failure.message);
+  }
+  if (dialects.spring) {
+    namespace names = spring_dlt_header_names;
+    if (!origin.topic.empty()) add(names::original_topic, origin.topic);
+    if (origin.partition) add(names::original_partition, big_endian<std::int32_t>(*origin.partition));
+    if (origin.offset) add(names::original_offset, big_endian<std::int64_t>(*origin.offset));
+    add(names::exception_fqcn, failure_class);
+    add(names::exception_message, e.failure.message);
+  }
+}
+
+}  // namespace
+
+kafka_record to_kafka_record(const envelope& e, std::string topic, const kafka_dlq_dialects& dialects) {
   namespace names = kafka_header_names;
   kafka_record record;
   record.topic = std::move(topic);
@@ -42,11 +86,13 @@ kafka_record to_kafka_record(const envelope& e, std::string topic) {
   if (!e.origin.topic.empty()) add(names::origin_topic, e.origin.topic);
   if (e.origin.partition) add(names::origin_partition, std::to_string(*e.origin.partition));
   if (e.origin.offset) add(names::origin_offset, std::to_string(*e.origin.offset));
+  add_dialects(e, dialects, record.headers);
   return record;
 }
 
-kafka_sink::kafka_sink(std::unique_ptr<kafka_producer> producer, std::string topic) noexcept
-    : producer_(std::move(producer)), topic_(std::move(topic)) {}
+kafka_sink::kafka_sink(std::unique_ptr<kafka_producer> producer, std::string topic,
+                       kafka_dlq_dialects dialects) noexcept
+    : producer_(std::move(producer)), topic_(std::move(topic)), dialects_(dialects) {}
 kafka_sink::kafka_sink(kafka_sink&&) noexcept = default;
 kafka_sink& kafka_sink::operator=(kafka_sink&&) noexcept = default;
 kafka_sink::~kafka_sink() = default;
@@ -56,7 +102,7 @@ expected<kafka_sink, sink_error> kafka_sink::open(kafka_sink_options options) {
   auto producer = kafka_producer::open({std::move(options.properties), options.delivery_timeout, std::move(options.log)});
   if (!producer) return unexpected(to_sink_error(std::move(producer.error())));
   producer->prepare(options.topic);
-  return kafka_sink(std::make_unique<kafka_producer>(std::move(*producer)), std::move(options.topic));
+  return kafka_sink(std::make_unique<kafka_producer>(std::move(*producer)), std::move(options.topic), options.dialects);
 }
 
 namespace {
@@ -67,7 +113,7 @@ receipt receipt_of(const envelope& e, const kafka_delivery& d) {
 
 expected<receipt, sink_error> kafka_sink::publish(const envelope& e) {
   if (!producer_) return unexpected(sink_error{sink_errc::closed, "kafka: the sink was moved from"});
-  auto delivery = producer_->send(to_kafka_record(e, topic_));
+  auto delivery = producer_->send(to_kafka_record(e, topic_, dialects_));
   if (!delivery) return unexpected(to_sink_error(std::move(delivery.error())));
   return receipt_of(e, *delivery);
 }
@@ -76,7 +122,7 @@ expected<std::vector<receipt>, sink_error> kafka_sink::publish_batch(std::span<c
   if (!producer_) return unexpected(sink_error{sink_errc::closed, "kafka: the sink was moved from"});
   std::vector<kafka_record> records;
   records.reserve(batch.size());
-  for (const auto& e : batch) records.push_back(to_kafka_record(e, topic_));
+  for (const auto& e : batch) records.push_back(to_kafka_record(e, topic_, dialects_));
   auto deliveries = producer_->send_batch(records);
   if (!deliveries) return unexpected(to_sink_error(std::move(deliveries.error())));
   std::vector<receipt> receipts;

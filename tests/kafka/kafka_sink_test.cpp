@@ -108,6 +108,53 @@ TEST_CASE("kafka_sink writes the envelope as the value, keyed by the idempotency
   CHECK(first.headers == expected_record.headers);
 }
 
+TEST_CASE("kafka_sink: Kafka Connect's and Spring Kafka's dead-letter headers, in their encodings", "[kafka]") {
+  mock_cluster cluster;
+  cluster.create_topic(dlq_topic, 1);
+  llmdlq::kafka_sink_options options{cluster.properties(), dlq_topic, std::chrono::seconds(5), {}};
+  options.dialects = {.connect = true, .spring = true};
+  auto sink = llmdlq::kafka_sink::open(std::move(options));
+  REQUIRE(sink.has_value());
+  // An offset past 2^32, so that all eight of Spring's bytes count.
+  const auto e = sample("receipts:2:5000000000", "receipts", 5'000'000'000);
+  REQUIRE(sink->publish(e).has_value());
+  auto bare = sample("", "");
+  bare.idempotency_key.clear();
+  REQUIRE(sink->publish(bare).has_value());
+
+  const auto records = read_topic(cluster.bootstrap(), dlq_topic, 1);
+  REQUIRE(records.size() == 2);
+  const auto& r = records[0];
+  namespace connect = llmdlq::kafka_connect_header_names;
+  namespace spring = llmdlq::spring_dlt_header_names;
+  // Connect: text, numbers in decimal (DeadLetterQueueReporter's toBytes(String.valueOf(...))).
+  CHECK(r.header(connect::topic) == "receipts");
+  CHECK(r.header(connect::partition) == "2");
+  CHECK(r.header(connect::offset) == "5000000000");
+  CHECK(r.header(connect::connector_name) == "receipt-processor");
+  CHECK(r.header(connect::task_id) == "worker-1");
+  CHECK(r.header(connect::stage) == "llmdlq");
+  CHECK(r.header(connect::class_name) == "llmdlq");
+  CHECK(r.header(connect::exception_class) == "llmdlq.syntax");
+  CHECK(r.header(connect::exception_message) == "not JSON");
+  // Spring: ByteBuffer.putInt and putLong, big-endian.
+  CHECK(r.header(spring::original_topic) == "receipts");
+  CHECK(r.header(spring::original_partition) == std::string("\0\0\0\x02", 4));
+  CHECK(r.header(spring::original_offset) == std::string("\0\0\0\x01\x2a\x05\xf2\0", 8));
+  CHECK(r.header(spring::exception_fqcn) == "llmdlq.syntax");
+  CHECK(r.header(spring::exception_message) == "not JSON");
+  // llmdlq's own come first, and each name once.
+  CHECK(r.headers.size() == 9 + 9 + 5);
+  CHECK(r.headers[0].name == "dlq-id");
+  // Without an origin, neither dialect names one.
+  const auto& b = records[1];
+  CHECK_FALSE(b.header(connect::topic));
+  CHECK_FALSE(b.header(spring::original_offset));
+  CHECK(b.header(spring::exception_fqcn) == "llmdlq.syntax");
+  CHECK(b.headers.size() == 6 + 4 + 2);
+  CHECK(r.headers == llmdlq::to_kafka_record(e, dlq_topic, {.connect = true, .spring = true}).headers);
+}
+
 TEST_CASE("kafka_sink: every attempt at one input lands on one partition, in order", "[kafka]") {
   mock_cluster cluster;
   cluster.create_topic(dlq_topic, 4);

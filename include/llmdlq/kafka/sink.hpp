@@ -24,6 +24,11 @@
 //   The value is the record: headers only repeat some of its fields. Each
 //   header appears at most once; names are lowercase; kafka_header_names
 //   holds them.
+//
+//   With kafka_sink_options::dialects, the headers Kafka Connect's and
+//   Spring Kafka's dead-letter topics carry are written beside them, so
+//   that the tools an operator already runs on those topics read llmdlq's
+//   (see kafka_dlq_dialects).
 #pragma once
 
 #include <chrono>
@@ -55,15 +60,53 @@ inline constexpr std::string_view origin_partition = "origin-partition";
 inline constexpr std::string_view origin_offset = "origin-offset";
 }  // namespace kafka_header_names
 
+/// Kafka Connect's dead-letter headers (DeadLetterQueueReporter, with
+/// `errors.deadletterqueue.context.headers.enable`): UTF-8 text, numbers in decimal.
+namespace kafka_connect_header_names {
+inline constexpr std::string_view topic = "__connect.errors.topic";
+inline constexpr std::string_view partition = "__connect.errors.partition";
+inline constexpr std::string_view offset = "__connect.errors.offset";
+inline constexpr std::string_view connector_name = "__connect.errors.connector.name";
+inline constexpr std::string_view task_id = "__connect.errors.task.id";
+inline constexpr std::string_view stage = "__connect.errors.stage";
+inline constexpr std::string_view class_name = "__connect.errors.class.name";
+inline constexpr std::string_view exception_class = "__connect.errors.exception.class.name";
+inline constexpr std::string_view exception_message = "__connect.errors.exception.message";
+}  // namespace kafka_connect_header_names
+
+/// Spring Kafka's dead-letter headers (DeadLetterPublishingRecoverer,
+/// KafkaHeaders.DLT_*): text in UTF-8, the partition a 4-byte and the offset
+/// an 8-byte big-endian integer, as Java's ByteBuffer writes them.
+namespace spring_dlt_header_names {
+inline constexpr std::string_view original_topic = "kafka_dlt-original-topic";
+inline constexpr std::string_view original_partition = "kafka_dlt-original-partition";
+inline constexpr std::string_view original_offset = "kafka_dlt-original-offset";
+inline constexpr std::string_view exception_fqcn = "kafka_dlt-exception-fqcn";
+inline constexpr std::string_view exception_message = "kafka_dlt-exception-message";
+}  // namespace spring_dlt_header_names
+
+/// Which other dead-letter conventions a record also speaks. Each writes
+/// the input's topic, partition and offset (those the envelope's origin
+/// has), the failure as an exception class `llmdlq.<category>` (so
+/// `llmdlq.schema`), and the failure's message; Connect's also the origin's
+/// service as the connector, its worker as the task and `llmdlq` as the
+/// stage and class.
+struct kafka_dlq_dialects {
+  bool connect = false;  ///< kafka_connect_header_names
+  bool spring = false;   ///< spring_dlt_header_names
+};
+
 /// The record kafka_sink produces for `e` (key, value and headers as
-/// documented at the top of this file).
-[[nodiscard]] kafka_record to_kafka_record(const envelope& e, std::string topic);
+/// documented at the top of this file), with the dialects' headers after llmdlq's.
+[[nodiscard]] kafka_record to_kafka_record(const envelope& e, std::string topic,
+                                           const kafka_dlq_dialects& dialects = {});
 
 struct kafka_sink_options {
   kafka_properties properties;  ///< librdkafka properties, as for kafka_producer
   std::string topic = "receipts-dead-letter-queue";
   std::chrono::milliseconds delivery_timeout{30000};
   kafka_log_function log;
+  kafka_dlq_dialects dialects{};  ///< other tools' dead-letter headers, also written
 };
 
 /// Dead letters on a Kafka topic. publish produces to_kafka_record(e) and
@@ -101,9 +144,10 @@ class kafka_sink final : public sink {
   [[nodiscard]] std::string_view kind() const noexcept override { return "kafka"; }
 
  private:
-  kafka_sink(std::unique_ptr<kafka_producer> producer, std::string topic) noexcept;
+  kafka_sink(std::unique_ptr<kafka_producer> producer, std::string topic, kafka_dlq_dialects dialects) noexcept;
   std::unique_ptr<kafka_producer> producer_;
   std::string topic_;
+  kafka_dlq_dialects dialects_;
 };
 
 LLMDLQ_END_NAMESPACE
