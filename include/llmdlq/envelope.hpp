@@ -243,11 +243,11 @@ struct envelope_limits {
       256;  ///< idempotency_key, record_id, correlation_id, trace_id, tool_call.id
   static constexpr std::size_t label =
       128;  ///< dlq_id, hashes, prompt, model, versions, origin, failure.code, tool_call.name
-  static constexpr std::size_t uri = 1024;          ///< source_ref.uri
-  static constexpr std::size_t message = 1024;      ///< failure.message
-  static constexpr std::size_t error_text = 512;    ///< an error's instance_path, schema_path and message
-  static constexpr std::size_t keyword = 64;        ///< an error's keyword; an attempt's strategy and outcome
-  static constexpr std::size_t extensions = 16384;  ///< the extensions object as a whole (else replaced by a note)
+  static constexpr std::size_t uri = 1024;              ///< source_ref.uri
+  static constexpr std::size_t message = 1024;          ///< failure.message
+  static constexpr std::size_t error_text = 512;        ///< an error's instance_path, schema_path and message
+  static constexpr std::size_t keyword = 64;            ///< an error's keyword; an attempt's strategy and outcome
+  static constexpr std::size_t extensions = 16384;      ///< the extensions object as a whole (else replaced by a note)
   static constexpr std::size_t reduced_message = 256;   ///< failure.message of a reduced envelope (less a tool call)
   static constexpr std::size_t reduced_tool_name = 48;  ///< tool_call.name of a reduced envelope (its id is removed)
   static constexpr std::size_t redactions = 32;         ///< redaction summaries kept

@@ -178,5 +178,5 @@ struct failure_report {
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/process.ipp"
+#include "llmdlq/impl/process.ipp"
 #endif

@@ -40,9 +40,7 @@ struct repair_tiers {
   constexpr repair_tiers(std::initializer_list<repair_tier> tiers) noexcept {
     for (const auto t : tiers) bits |= static_cast<std::uint8_t>(1u << static_cast<unsigned>(t));
   }
-  [[nodiscard]] constexpr bool allows(repair_tier t) const noexcept {
-    return (bits >> static_cast<unsigned>(t)) & 1u;
-  }
+  [[nodiscard]] constexpr bool allows(repair_tier t) const noexcept { return (bits >> static_cast<unsigned>(t)) & 1u; }
   friend constexpr bool operator==(repair_tiers, repair_tiers) noexcept = default;
 };
 
@@ -61,9 +59,9 @@ struct repair_action {
   repair_tier tier = repair_tier::lossless;
   std::size_t begin = 0;  ///< byte span [begin, end) in the raw text that changed
   std::size_t end = 0;
-  std::string before;     ///< the raw bytes of the span
-  std::string after;      ///< what replaced them, exactly
-  std::string path;       ///< JSON Pointer of the value changed, for coercions; empty otherwise
+  std::string before;  ///< the raw bytes of the span
+  std::string after;   ///< what replaced them, exactly
+  std::string path;    ///< JSON Pointer of the value changed, for coercions; empty otherwise
   friend bool operator==(const repair_action&, const repair_action&) = default;
 };
 
@@ -101,12 +99,9 @@ struct errc_table<repair_errc> {
   static constexpr const char* category = "llmdlq.repair";
   static constexpr std::string_view unknown = "no_json";
   static constexpr errc_entry<repair_errc> entries[] = {
-      {repair_errc::no_json, "no_json"},
-      {repair_errc::ambiguous, "ambiguous"},
-      {repair_errc::unrepairable, "unrepairable"},
-      {repair_errc::tier_not_allowed, "tier_not_allowed"},
-      {repair_errc::invalid_utf8, "invalid_utf8"},
-      {repair_errc::budget_exceeded, "budget_exceeded"},
+      {repair_errc::no_json, "no_json"},           {repair_errc::ambiguous, "ambiguous"},
+      {repair_errc::unrepairable, "unrepairable"}, {repair_errc::tier_not_allowed, "tier_not_allowed"},
+      {repair_errc::invalid_utf8, "invalid_utf8"}, {repair_errc::budget_exceeded, "budget_exceeded"},
   };
 };
 }  // namespace detail
@@ -153,7 +148,7 @@ struct repair_options {
 /// schema, a later one the schema accepts makes the text `ambiguous`, never
 /// replaces the first. Valid JSON comes back unchanged with no actions.
 [[nodiscard]] LLMDLQ_INLINE expected<repair_result, repair_error> repair(std::string_view raw,
-                                                                        const repair_options& options = {});
+                                                                         const repair_options& options = {});
 
 /// A JSON value in an LLM response that the text cuts off.
 struct truncated_value {
@@ -169,7 +164,7 @@ struct truncated_value {
 /// the prose); nothing when there is no value or none is cut off. Linear
 /// in the text.
 [[nodiscard]] LLMDLQ_INLINE std::optional<truncated_value> find_truncated_value(std::string_view raw,
-                                                                                 const repair_options& limits = {});
+                                                                                const repair_options& limits = {});
 
 namespace detail {
 /// Whether a repaired candidate is what the caller wants (process_llm_response
@@ -192,5 +187,5 @@ using candidate_filter = bool (*)(void* context, std::string_view json);
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/repair.ipp"
+#include "llmdlq/impl/repair.ipp"
 #endif

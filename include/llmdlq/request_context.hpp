@@ -25,21 +25,21 @@ struct request_context {
   std::string rendered_prompt;  ///< hashed into the envelope, never stored
   model_reference model;
   version_set versions;
-  std::string finish_reason;    ///< the API's: "length" means the output was cut off
+  std::string finish_reason;           ///< the API's: "length" means the output was cut off
   std::optional<std::string> refusal;  ///< the API's refusal message, when it gave one
   std::optional<double> confidence;    ///< the producer's score for this output
   /// The answer was streamed and closed at its judge's dead verdict, so it
   /// is only the start of what the model would have written (stream_judge::cancel).
   std::optional<cancel_point> cancelled_at;
-  std::string original_input;          ///< the input the model saw (OCR text, ...), stored with its hash
-  origin_reference origin;             ///< where the input came from: service, topic, partition, offset
+  std::string original_input;                    ///< the input the model saw (OCR text, ...), stored with its hash
+  origin_reference origin;                       ///< where the input came from: service, topic, partition, offset
   std::optional<tool_call_reference> tool_call;  ///< the response is a tool call's arguments (process_tool_call)
-  std::uint32_t attempt = 1;           ///< which attempt at this input this response is
+  std::uint32_t attempt = 1;                     ///< which attempt at this input this response is
   /// When the input arrived, by its own clock (a Kafka message's timestamp):
   /// dlq_ids then sort by it (see derive_dlq_id). It must be the same on
   /// every attempt; leave it unset rather than pass the time of this attempt.
   std::optional<timestamp> received_at;
-  boost::json::object extensions;      ///< host metadata, copied as is
+  boost::json::object extensions;  ///< host metadata, copied as is
 };
 
 LLMDLQ_END_NAMESPACE

@@ -9,7 +9,7 @@
 #include "llmdlq/config.hpp"
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  error "llmdlq/src.hpp compiles the library; with LLMDLQ_HEADER_ONLY the headers define everything already"
+#error "llmdlq/src.hpp compiles the library; with LLMDLQ_HEADER_ONLY the headers define everything already"
 #endif
 
 #include "llmdlq/impl/call_outcome.ipp"

@@ -76,7 +76,9 @@ kafka_record to_kafka_record(const envelope& e, std::string topic, const kafka_d
   record.topic = std::move(topic);
   record.key = e.idempotency_key.empty() ? e.dlq_id : e.idempotency_key;
   record.value = serialize(e);
-  auto add = [&](std::string_view name, std::string value) { record.headers.push_back({std::string(name), std::move(value)}); };
+  auto add = [&](std::string_view name, std::string value) {
+    record.headers.push_back({std::string(name), std::move(value)});
+  };
   add(names::dlq_id, e.dlq_id);
   add(names::category, std::string(to_string(e.failure.category)));
   add(names::triage, std::string(to_string(e.triage.kind)));
@@ -99,7 +101,8 @@ kafka_sink::~kafka_sink() = default;
 
 expected<kafka_sink, sink_error> kafka_sink::open(kafka_sink_options options) {
   if (options.topic.empty()) return unexpected(sink_error{sink_errc::rejected, "kafka: the topic name is empty"});
-  auto producer = kafka_producer::open({std::move(options.properties), options.delivery_timeout, std::move(options.log)});
+  auto producer = kafka_producer::open({std::move(options.properties), options.delivery_timeout,
+                                        std::move(options.log)});
   if (!producer) return unexpected(to_sink_error(std::move(producer.error())));
   producer->prepare(options.topic);
   return kafka_sink(std::make_unique<kafka_producer>(std::move(*producer)), std::move(options.topic), options.dialects);

@@ -150,7 +150,8 @@ inline std::size_t envelope_size_bound(const envelope& e, std::size_t extensions
                      e.raw_response.sha256.size() +
                      (e.tool_call ? e.tool_call->name.size() + e.tool_call->id.size() + 48 : 0);
   if (e.raw_response.text) text += e.raw_response.text->size();
-  if (e.original_input) text += e.original_input->sha256.size() + (e.original_input->text ? e.original_input->text->size() : 0);
+  if (e.original_input)
+    text += e.original_input->sha256.size() + (e.original_input->text ? e.original_input->text->size() : 0);
   for (const auto& error : e.failure.errors) {
     text += error.instance_path.size() + error.schema_path.size() + error.keyword.size() + error.message.size() + 96;
   }
@@ -158,7 +159,8 @@ inline std::size_t envelope_size_bound(const envelope& e, std::size_t extensions
     text += a.strategy.size() + a.outcome.size() + a.model.size() + a.fingerprint.size() + 160;
   }
   for (const auto& r : e.redactions) {
-    text += r.field.size() + r.kind.size() + r.action.size() + r.path.size() + r.key_id.size() + 96 + 48 * r.spans.size();
+    text += r.field.size() + r.kind.size() + r.action.size() + r.path.size() + r.key_id.size() + 96 +
+            48 * r.spans.size();
   }
   for (const captured_text* c : {&e.raw_response, e.original_input ? &*e.original_input : nullptr}) {
     if (c && c->sealed) {
@@ -276,7 +278,8 @@ inline void reduce_envelope(envelope& e) {
   e.attempts.history.clear();
   e.raw_response.sealed.reset();
   if (e.original_input) e.original_input->sealed.reset();
-  if (e.redactions.size() > envelope_limits::reduced_redactions) e.redactions.resize(envelope_limits::reduced_redactions);
+  if (e.redactions.size() > envelope_limits::reduced_redactions)
+    e.redactions.resize(envelope_limits::reduced_redactions);
   for (auto& r : e.redactions) {
     r.path.clear();
     r.spans.clear();

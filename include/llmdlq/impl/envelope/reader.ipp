@@ -139,7 +139,8 @@ class envelope_reader {
     boost::json::error_code ec;
     const auto n = v->to_number<Int>(ec);
     if (ec || v->is_double()) return fail(path + "/" + std::string(key), "must be an integer in range");
-    if (std::cmp_less(n, minimum)) return fail(path + "/" + std::string(key), fmt::format("must be at least {}", minimum));
+    if (std::cmp_less(n, minimum))
+      return fail(path + "/" + std::string(key), fmt::format("must be at least {}", minimum));
     out = n;
   }
   template <class Int>
@@ -163,8 +164,8 @@ class envelope_reader {
     if (!v->is_bool()) return fail(path + "/" + std::string(key), "must be a boolean");
     out = v->get_bool();
   }
-  void time(const boost::json::object& o, std::string_view key, const std::string& path,
-            std::optional<timestamp>& out, unsigned rules = 0) {
+  void time(const boost::json::object& o, std::string_view key, const std::string& path, std::optional<timestamp>& out,
+            unsigned rules = 0) {
     if (!o.contains(key) && !(rules & required)) return;
     std::string t;
     text(o, key, path, t, rules);
@@ -287,7 +288,8 @@ inline void read_identity(envelope_reader& r, const boost::json::object& o, enve
                    "tool_call",
                    "expires_at",
                    "extensions"});
-  r.checked_text(o, "dlq_id", "", e.dlq_id, envelope_field::required, is_envelope_id, "a lowercase UUID of version 7 or 8");
+  r.checked_text(o, "dlq_id", "", e.dlq_id, envelope_field::required, is_envelope_id,
+                 "a lowercase UUID of version 7 or 8");
   std::optional<timestamp> created;
   r.time(o, "created_at", "", created, envelope_field::required);
   if (created) e.created_at = *created;
@@ -345,7 +347,8 @@ inline void read_failure(envelope_reader& r, const boost::json::object& f, failu
       if (const auto* error = r.object(&(*errors)[i], path)) {
         auto& e = out.errors.emplace_back();
         r.known_members(*error, path, {"instance_path", "schema_path", "keyword", "message"});
-        r.checked_text(*error, "instance_path", path, e.instance_path, envelope_field::required, is_json_pointer, "a JSON Pointer");
+        r.checked_text(*error, "instance_path", path, e.instance_path, envelope_field::required, is_json_pointer,
+                       "a JSON Pointer");
         r.text(*error, "schema_path", path, e.schema_path, envelope_field::required);
         r.text(*error, "keyword", path, e.keyword, envelope_field::required | envelope_field::non_empty);
         r.text(*error, "message", path, e.message, envelope_field::required);
@@ -391,7 +394,8 @@ inline void read_texts(envelope_reader& r, const boost::json::object& o, envelop
   if (const auto* redactions = r.array(o, "redactions", "")) {
     for (std::size_t i = 0; i < redactions->size(); ++i) {
       const std::string path = "/redactions/" + std::to_string(i);
-      if (const auto* record = r.object(&(*redactions)[i], path)) r.redaction(*record, path, e.redactions.emplace_back());
+      if (const auto* record = r.object(&(*redactions)[i], path))
+        r.redaction(*record, path, e.redactions.emplace_back());
     }
   }
 }
@@ -417,7 +421,8 @@ inline void read_attempts(envelope_reader& r, const boost::json::object& a, atte
   if (const auto* history = r.array(a, "history", "/attempts")) {
     for (std::size_t i = 0; i < history->size(); ++i) {
       const std::string path = "/attempts/history/" + std::to_string(i);
-      if (const auto* record = r.object(&(*history)[i], path)) read_attempt(r, *record, path, out.history.emplace_back());
+      if (const auto* record = r.object(&(*history)[i], path))
+        read_attempt(r, *record, path, out.history.emplace_back());
     }
   }
 }

@@ -127,9 +127,8 @@ inline boost::json::object failure_to_json(const failure_details& f) {
   for (const auto& error : f.errors) errors.push_back(to_json(error));
   o.emplace("errors", std::move(errors));
   if (f.syntax) {
-    o.emplace("syntax", boost::json::object{{"offset", f.syntax->offset},
-                                            {"line", f.syntax->line},
-                                            {"column", f.syntax->column}});
+    o.emplace("syntax", boost::json::object{
+                            {"offset", f.syntax->offset}, {"line", f.syntax->line}, {"column", f.syntax->column}});
   }
   if (f.cancelled_at) {
     boost::json::object at{{"offset", f.cancelled_at->offset}};

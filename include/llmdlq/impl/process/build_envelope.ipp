@@ -81,9 +81,9 @@ inline envelope build_envelope(timestamp now, failure_report failure, std::strin
   e.attempts.count = std::max<std::uint32_t>(context.attempt, 1);
   // One failure, one id: derived from the key and the attempt, never drawn.
   if (context.idempotency_key.empty()) {
-    e.idempotency_key = derive_idempotency_key(
-        schema_fingerprint, e.raw_response.sha256,
-        e.original_input ? std::string_view(e.original_input->sha256) : std::string_view(detail::sha256_hex("")));
+    e.idempotency_key = derive_idempotency_key(schema_fingerprint, e.raw_response.sha256,
+                                               e.original_input ? std::string_view(e.original_input->sha256)
+                                                                : std::string_view(detail::sha256_hex("")));
     e.idempotency_key_derived = true;
     // The calls of one reply may have the same arguments: each keeps a letter, by its place and the tool named.
     if (const auto& call = context.tool_call) {
@@ -107,8 +107,8 @@ inline envelope build_envelope(timestamp now, failure_report failure, std::strin
   e.model.temperature = finite(e.model.temperature);
   for (std::string* field : {&e.model.provider, &e.model.name, &e.model.version}) make_valid_utf8(*field);
   e.versions = context.versions;
-  for (std::string* field : {&e.versions.schema, &e.versions.prompt, &e.versions.model, &e.versions.ocr,
-                             &e.versions.pipeline}) {
+  for (std::string* field :
+       {&e.versions.schema, &e.versions.prompt, &e.versions.model, &e.versions.ocr, &e.versions.pipeline}) {
     make_valid_utf8(*field);
   }
   const failure_category category = failure.category;
