@@ -12,6 +12,9 @@
 // \endcode
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,7 +49,7 @@ struct tool_registry_error {
 
 struct lowered_tools;
 
-/// Tools by name. Names are unique, 1 to 128 bytes of UTF-8 without control
+/// Tools by name, found in logarithmic time. Names are unique, 1 to 128 bytes of UTF-8 without control
 /// characters (a provider may allow fewer: lower_tools says). Copies share
 /// the compiled schemas. Not thread-safe to change; safe to read from any
 /// number of threads.
@@ -89,6 +92,7 @@ class tool_registry {
   friend LLMDLQ_INLINE expected<lowered_tools, lowering_error> lower_tools(const tool_registry&, provider_profile,
                                                                            const lowering_options&);
   std::vector<tool_definition> tools_;
+  std::map<std::string, std::size_t, std::less<>> by_name_;  // into tools_: a lookup in log time, however many
 };
 
 /// A registry's tools as a provider takes them.

@@ -574,3 +574,22 @@ TEST_CASE("streamed calls as providers really number them", "[tool_call][stream]
     CHECK(judged[0].result.error().failure.category == failure_category::schema);  // date is required: no "length"
   }
 }
+
+TEST_CASE("a registry of thousands of tools finds each by its name, and refuses a second of one", "[tool_call]") {
+  boost::json::object definitions;
+  for (int i = 0; i < 5000; ++i) definitions["tool_" + std::to_string(i)] = {{"type", "object"}};
+  auto many = llmdlq::tool_registry::from_json(boost::json::value(definitions));
+  REQUIRE(many.has_value());
+  CHECK(many->tools().size() == 5000);
+  for (const int i : {0, 2500, 4999}) {
+    const auto* found = many->find("tool_" + std::to_string(i));
+    REQUIRE(found != nullptr);
+    CHECK(found->name == "tool_" + std::to_string(i));
+  }
+  CHECK(many->find("tool_5000") == nullptr);
+  CHECK_FALSE(many->add("tool_42", boost::json::object{}).has_value());
+  const llmdlq::tool_registry copy = *many;  // a copy finds in its own tools
+  REQUIRE(copy.find("tool_7") != nullptr);
+  CHECK(copy.find("tool_7")->name == "tool_7");
+  CHECK(copy.find("tool_7") != many->find("tool_7"));
+}

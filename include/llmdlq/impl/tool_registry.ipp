@@ -87,15 +87,14 @@ LLMDLQ_INLINE expected<void, tool_registry_error> tool_registry::add(std::string
                           compiled.error().location.empty() ? "" : " at " + compiled.error().location,
                           compiled.error().message)});
   }
+  by_name_.emplace(name, tools_.size());
   tools_.push_back({std::move(name), std::move(description), std::move(parameters), std::move(*compiled), nullptr});
   return {};
 }
 
 LLMDLQ_INLINE const tool_definition* tool_registry::find(std::string_view name) const noexcept {
-  for (const auto& tool : tools_) {
-    if (tool.name == name) return &tool;
-  }
-  return nullptr;
+  const auto found = by_name_.find(name);
+  return found == by_name_.end() ? nullptr : &tools_[found->second];
 }
 
 LLMDLQ_INLINE std::string tool_registry::names() const {
