@@ -5,10 +5,10 @@
 #include "llmdlq/kafka/moderation_consumer.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <thread>
 
+#include "client_calls.hpp"
 #include "kafka_common.hpp"
 #include "llmdlq/process.hpp"
 
@@ -70,21 +70,8 @@ struct kafka_moderation_consumer::impl {
                            void* opaque) {
     auto* self = static_cast<impl*>(static_cast<handle_context*>(opaque)->owner);
     for (int i = 0; i < partitions->cnt; ++i) self->backoffs.erase(partitions->elems[i].partition);
-    const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
-    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-      if (cooperative) {
-        if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions)) rd_kafka_error_destroy(e);
-      } else {
-        rd_kafka_assign(rk, partitions);
-      }
-      rd_kafka_resume_partitions(rk, partitions);
-    } else {
-      if (cooperative) {
-        if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions)) rd_kafka_error_destroy(e);
-      } else {
-        rd_kafka_assign(rk, nullptr);
-      }
-    }
+    follow_rebalance(rk, err, partitions);
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) rd_kafka_resume_partitions(rk, partitions);
   }
 
   // Points the partition back at `offset`. Until that worked the partition

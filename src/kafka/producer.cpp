@@ -11,6 +11,7 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "client_calls.hpp"
 #include "kafka_common.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -163,23 +164,10 @@ struct kafka_producer::impl {
   std::optional<kafka_error> produce(handle& h, const kafka_record& record, const std::shared_ptr<delivery_state>& state,
                                     clock::time_point deadline) {
     for (;;) {
-      rd_kafka_headers_t* headers = rd_kafka_headers_new(record.headers.size());
-      for (const auto& header : record.headers) {
-        rd_kafka_header_add(headers, header.name.data(), static_cast<ssize_t>(header.name.size()),
-                            header.value.data(), static_cast<ssize_t>(header.value.size()));
-      }
       auto* owner = new std::shared_ptr<delivery_state>(state);
-      const rd_kafka_resp_err_t err = rd_kafka_producev(
-          h.rk, RD_KAFKA_V_TOPIC(record.topic.c_str()),
-          RD_KAFKA_V_PARTITION(record.partition < 0 ? RD_KAFKA_PARTITION_UA : record.partition),
-          RD_KAFKA_V_KEY(record.key.empty() ? nullptr : const_cast<char*>(record.key.data()), record.key.size()),
-          RD_KAFKA_V_VALUE(record.value.empty() ? nullptr : const_cast<char*>(record.value.data()),
-                           record.value.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(owner),
-          RD_KAFKA_V_END);
-      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;  // the record owns headers and owner now
+      const rd_kafka_resp_err_t err = produce_record(h.rk, record, owner);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;  // the record owns `owner` now
       delete owner;
-      rd_kafka_headers_destroy(headers);
       if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && clock::now() < deadline) {
         rd_kafka_poll(h.rk, 50);  // make room by serving delivery reports
         continue;

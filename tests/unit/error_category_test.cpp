@@ -81,7 +81,7 @@ TEST_CASE("every enumerator has a name and a message") {
   check_every_enumerator(llmdlq::moderation_errc::unreadable_record, "llmdlq.moderation", false);
   check_every_enumerator(llmdlq::replay_state_errc::store_unavailable, "llmdlq.replay_state", false);
   check_every_enumerator(llmdlq::replay_errc::target_refused, "llmdlq.replay", false);
-  check_every_enumerator(llmdlq::kafka_errc::closed, "llmdlq.kafka", false);
+  check_every_enumerator(llmdlq::kafka_errc::fenced, "llmdlq.kafka", false);
   check_every_enumerator(llmdlq::redis_errc::closed, "llmdlq.redis", false);
 }
 
@@ -119,6 +119,8 @@ TEST_CASE("to_string and is_permanent keep their answers, out-of-range values in
   CHECK(llmdlq::is_permanent(llmdlq::kafka_errc::rejected));
   CHECK_FALSE(llmdlq::is_permanent(llmdlq::kafka_errc::fatal));
   CHECK_FALSE(llmdlq::is_permanent(llmdlq::kafka_errc::timeout));
+  CHECK_FALSE(llmdlq::is_permanent(llmdlq::kafka_errc::aborted));
+  CHECK(llmdlq::is_permanent(llmdlq::kafka_errc::fenced));
   CHECK(llmdlq::is_permanent(llmdlq::redis_errc::rejected));
   CHECK_FALSE(llmdlq::is_permanent(llmdlq::redis_errc::protocol_error));
   // A replay stopped by a refusal stops there again; the rest may get past it next time.
@@ -145,7 +147,7 @@ TEST_CASE("an error code compares equal to the failure_condition its is_permanen
   for (int v = 0; v <= static_cast<int>(llmdlq::moderation_errc::unreadable_record); ++v) {
     CHECK(agrees(static_cast<llmdlq::moderation_errc>(v)));
   }
-  for (int v = 0; v <= static_cast<int>(llmdlq::kafka_errc::closed); ++v) {
+  for (int v = 0; v <= static_cast<int>(llmdlq::kafka_errc::fenced); ++v) {
     CHECK(agrees(static_cast<llmdlq::kafka_errc>(v)));
   }
   for (int v = 0; v <= static_cast<int>(llmdlq::redis_errc::closed); ++v) {

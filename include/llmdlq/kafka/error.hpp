@@ -19,7 +19,9 @@ enum class kafka_errc : std::uint8_t {
   timeout,                ///< no delivery report in time: the record may or may not be written
   rejected,               ///< the brokers refused the record (too large, unknown topic, not authorized): permanent
   fatal,                  ///< the idempotent producer lost its guarantees; the next send starts a new one
-  closed,                 ///< the producer or consumer was moved from
+  closed,                 ///< the producer or consumer was moved from, or the worker closed
+  aborted,                ///< a worker's batch was abandoned and its transaction aborted: its inputs come again
+  fenced,                 ///< another producer took the transactional.id: this worker must stop
 };
 
 LLMDLQ_END_NAMESPACE
@@ -40,6 +42,8 @@ struct errc_table<kafka_errc> {
       {kafka_errc::rejected, "rejected", true},
       {kafka_errc::fatal, "fatal"},
       {kafka_errc::closed, "closed"},
+      {kafka_errc::aborted, "aborted"},
+      {kafka_errc::fenced, "fenced", true},
   };
 };
 }  // namespace detail
