@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: MIT
 // A Kafka worker: it reads LLM responses from an input topic, judges each
-// with llmdlq::pipeline, produces accepted results to an output topic and
-// dead-letters the rest to the DLQ topic with llmdlq::kafka_sink, and commits
-// each input offset only once the result or the dead letter is durable. A
-// broken answer never blocks its partition; a DLQ or output topic that is
-// down keeps the offset where it is. With --moderation-db it also runs the
-// moderation consumer, which moves dead letters into a SQLite moderation
-// table (status `pending`).
+// with llmdlq::pipeline, and writes accepted results to an output topic and
+// dead letters to the DLQ topic with llmdlq::kafka_worker, which commits the
+// inputs with them. With --transactional-id every batch is one Kafka
+// transaction (exactly once: a read_committed consumer of the output and the
+// DLQ sees one outcome per input, however often the worker is killed);
+// without, the inputs are committed once the outputs are acknowledged (at
+// least once). A broken answer never blocks its partition; a DLQ or output
+// topic that is down keeps the offsets where they are. With --moderation-db
+// it also runs the moderation consumer, which moves dead letters into a
+// SQLite moderation table (status `pending`).
 //
 //   kafka_worker --bootstrap HOST:PORT [--input T] [--output T] [--dlq T] [--group G]
-//                [--moderation-db PATH] [--max-messages N] [--delivery-timeout-ms MS]
-//                [-X librdkafka.property=value]...
+//                [--transactional-id ID] [--batch N] [--moderation-db PATH]
+//                [--max-messages N] [--delivery-timeout-ms MS] [-X librdkafka.property=value]...
 //   kafka_worker --mock [--moderation-db PATH]
 //
+// It prints a line per committed input and one per failed batch (`retry:`).
 // --mock starts librdkafka's mock cluster, fills the input topic with a few
 // sample responses and stops once they are all committed.
 #include <librdkafka/rdkafka.h>
@@ -24,7 +28,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -33,21 +36,16 @@
 
 #include <llmdlq/kafka/moderation_consumer.hpp>
 #include <llmdlq/kafka/producer.hpp>
-#include <llmdlq/kafka/sink.hpp>
+#include <llmdlq/kafka/worker.hpp>
 #include <llmdlq/llmdlq.hpp>
 #include <llmdlq/sqlite/store.hpp>
 
 namespace {
 
 struct settings {
-  llmdlq::kafka_properties kafka;  // bootstrap.servers and any -X property, for every client
-  std::string input = "receipts-llm-responses";
-  std::string output = "receipts-extracted";
-  std::string dlq = "receipts-dead-letter-queue";
-  std::string group = "receipts-worker";
+  llmdlq::kafka_worker_options worker;  // bootstrap.servers and any -X property are its properties
   std::string moderation_db;
   long max_messages = 0;  // stop after this many commits; 0: run until SIGINT or SIGTERM
-  std::chrono::milliseconds delivery_timeout{10000};
 };
 
 std::atomic<bool> stopping{false};
@@ -59,99 +57,29 @@ int fail(const std::string& why) {
   return 1;
 }
 
-// The input consumer: a consumer-group member that commits by hand.
-rd_kafka_t* input_consumer(const settings& s) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set_log_cb(conf, drop_log);
-  char error[512];
-  llmdlq::kafka_properties properties = s.kafka;
-  properties.insert({{"group.id", s.group}, {"enable.auto.commit", "false"}, {"auto.offset.reset", "earliest"}});
-  for (const auto& [name, value] : properties) {
-    if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return nullptr;
-    }
-  }
-  rd_kafka_t* consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, error, sizeof error);
-  if (consumer == nullptr) return nullptr;
-  rd_kafka_poll_set_consumer(consumer);
-  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(topics, s.input.c_str(), RD_KAFKA_PARTITION_UA);
-  rd_kafka_subscribe(consumer, topics);
-  rd_kafka_topic_partition_list_destroy(topics);
-  return consumer;
-}
-
-// Puts the partition back at the message, so that it comes again.
-void rewind(rd_kafka_t* consumer, const rd_kafka_message_t& m) {
-  rd_kafka_topic_partition_list_t* at = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(at, rd_kafka_topic_name(m.rkt), m.partition)->offset = m.offset;
-  if (rd_kafka_error_t* error = rd_kafka_seek_partitions(consumer, at, 5000)) rd_kafka_error_destroy(error);
-  rd_kafka_topic_partition_list_destroy(at);
-}
-
-class worker {
- public:
-  worker(const settings& s, const llmdlq::schema& schema, llmdlq::kafka_sink& dlq, llmdlq::process_config config)
-      : settings_(s), dlq_(dlq), pipeline_(schema, dlq, std::move(config)) {}
-
-  // Judges one input and makes the outcome durable. False: do not commit.
-  bool handle(const rd_kafka_message_t& m) {
-    const std::string where = std::string(rd_kafka_topic_name(m.rkt)) + "/" + std::to_string(m.partition) + "@" +
-                              std::to_string(m.offset);
-    llmdlq::request_context context;
-    context.idempotency_key = where;  // the same for every attempt at this input
-    context.origin = {"receipt-processor", "kafka-worker", rd_kafka_topic_name(m.rkt), m.partition, m.offset};
-    const std::string_view raw(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
-
-    // A dead letter the DLQ did not take is sent again as it was (same dlq_id),
-    // so that a delivery that timed out but landed is not stored twice.
-    const auto unsent = unsent_.find(where);
-    const llmdlq::disposition d = unsent != unsent_.end() ? pipeline_.dead_letter(unsent->second)
-                                                          : pipeline_.handle(raw, context);
-    if (d == llmdlq::disposition::retry) {
-      std::printf("%s retry: %s\n", where.c_str(), d.error->message.c_str());
-      if (d.dead_letter) unsent_.insert_or_assign(where, *d.dead_letter);
-      return false;
-    }
-    unsent_.erase(where);
-    if (d.dead_letter) {
-      std::printf("%s dead-lettered: %s -> %s\n", where.c_str(), d.dead_letter->failure.code.c_str(),
-                  d.stored->location.c_str());
-      ++dead_lettered;
-      return true;
-    }
-    // Accepted: the result goes to the output topic, keyed by the input, so
-    // that a consumer there can drop the duplicates a crash may cause.
-    auto sent = dlq_.producer().send({settings_.output, -1, where, d.accepted->json, {}});
-    if (!sent) {
-      std::printf("%s retry: %s\n", where.c_str(), sent.error().message.c_str());
-      return false;
-    }
-    std::printf("%s accepted -> %s/%d@%lld\n", where.c_str(), sent->topic.c_str(), sent->partition,
-                static_cast<long long>(sent->offset));
-    return true;
-  }
-
-  long dead_lettered = 0;
-
- private:
-  const settings& settings_;
-  llmdlq::kafka_sink& dlq_;
-  const llmdlq::pipeline pipeline_;
-  std::map<std::string, llmdlq::envelope> unsent_;
-};
-
-int run(const settings& s) {
+int run(settings s) {
   const auto schema = llmdlq::schema::compile(R"({"type": "object", "required": ["merchant", "total"],
       "properties": {"merchant": {"type": "string"}, "total": {"type": "number", "minimum": 0}}})");
-  auto dlq = llmdlq::kafka_sink::open({s.kafka, s.dlq, s.delivery_timeout, {}});
-  rd_kafka_t* consumer = input_consumer(s);
-  if (!schema || !dlq || consumer == nullptr) return fail(dlq ? "bad consumer settings" : dlq.error().message);
-  dlq->producer().prepare(s.output);  // the results go through the DLQ's producer too
+  if (!schema) return fail("bad schema");
   llmdlq::process_config config;
   config.envelope.failure_code_prefix = "ocr";
-  worker w(s, *schema, *dlq, config);
+  const llmdlq::pipeline judge(*schema, config);  // no sink: the worker writes the dead letters
+
+  std::vector<std::string> verdicts;  // the batch's, printed once it is committed
+  auto worker = llmdlq::kafka_worker::open(
+      s.worker, [&](const llmdlq::kafka_input& in) -> llmdlq::expected<llmdlq::kafka_outcome, std::string> {
+        llmdlq::request_context context;
+        context.idempotency_key = in.position();  // the same for every attempt at this input
+        context.origin = {"receipt-processor", "kafka-worker", std::string(in.topic), in.partition, in.offset};
+        llmdlq::disposition d = judge.handle(in.value, context);
+        if (d.accepted) {
+          verdicts.push_back(in.position() + " accepted");
+          return llmdlq::kafka_outcome::accept(std::move(d.accepted->json));
+        }
+        verdicts.push_back(in.position() + " dead-lettered: " + d.dead_letter->failure.code);
+        return llmdlq::kafka_outcome::reject(std::move(*d.dead_letter));
+      });
+  if (!worker) return fail(worker.error().message);
 
   // The moderation consumer: in production a service of its own; here a thread.
   std::optional<llmdlq::sqlite_store> table;
@@ -161,7 +89,7 @@ int run(const settings& s) {
     auto opened = llmdlq::sqlite_store::open(s.moderation_db);
     if (!opened) return fail(opened.error().message);
     table.emplace(std::move(*opened));
-    auto reader = llmdlq::kafka_moderation_consumer::open(*table, {s.kafka, s.dlq});
+    auto reader = llmdlq::kafka_moderation_consumer::open(*table, {s.worker.properties, s.worker.dlq_topic});
     if (!reader) return fail(reader.error().message);
     moderation = std::jthread([&moderated, reader = std::move(*reader)](std::stop_token stop) mutable {
       while (!stop.stop_requested()) {
@@ -172,32 +100,29 @@ int run(const settings& s) {
   }
 
   long committed = 0;
+  long dead_lettered = 0;
   while (!stopping && (s.max_messages == 0 || committed < s.max_messages)) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 200);
-    if (m == nullptr) continue;
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (w.handle(*m)) {
-        // Synchronous. If it fails (a rebalance took the partition), the
-        // message comes again: downstream drops the repeat by its key.
-        rd_kafka_commit_message(consumer, m, 0);
-        ++committed;
-      } else {
-        rewind(consumer, *m);  // the offset stays; the message comes again after a pause
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      }
+    verdicts.clear();
+    const auto done = worker->poll_once(std::chrono::milliseconds(200));
+    if (!done) {
+      std::printf("batch of %zu retry: %s\n", verdicts.size(), done.error().message.c_str());
+      if (done.error().code == llmdlq::kafka_errc::fenced) return 1;  // another instance has our id
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));    // the inputs come again after a pause
+      continue;
     }
-    rd_kafka_message_destroy(m);
+    for (const auto& line : verdicts) std::printf("%s\n", line.c_str());
+    committed += static_cast<long>(done->committed());
+    dead_lettered += static_cast<long>(done->dead_lettered);
   }
-  rd_kafka_consumer_close(consumer);
-  rd_kafka_destroy(consumer);
+  worker->close();
 
   // Let the moderation consumer catch up with what this run dead-lettered.
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (moderation.joinable() && moderated < w.dead_lettered && std::chrono::steady_clock::now() < until) {
+  while (moderation.joinable() && moderated < dead_lettered && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (moderation.joinable()) std::printf("%ld dead letters in the moderation table\n", moderated.load());
-  std::printf("%ld inputs committed, %ld dead-lettered\n", committed, w.dead_lettered);
+  std::printf("%ld inputs committed, %ld dead-lettered\n", committed, dead_lettered);
   return s.max_messages == 0 || committed == s.max_messages ? 0 : 1;
 }
 
@@ -210,8 +135,10 @@ int run_on_mock(settings s) {
   rd_kafka_t* owner = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
   rd_kafka_mock_cluster_t* cluster = owner ? rd_kafka_mock_cluster_new(owner, 1) : nullptr;
   if (cluster == nullptr) return fail("no mock cluster");
-  s.kafka["bootstrap.servers"] = rd_kafka_mock_cluster_bootstraps(cluster);
-  for (const auto& topic : {s.input, s.output, s.dlq}) rd_kafka_mock_topic_create(cluster, topic.c_str(), 3, 1);
+  s.worker.properties["bootstrap.servers"] = rd_kafka_mock_cluster_bootstraps(cluster);
+  for (const auto& topic : {s.worker.input_topic, s.worker.output_topic, s.worker.dlq_topic}) {
+    rd_kafka_mock_topic_create(cluster, topic.c_str(), 3, 1);
+  }
 
   const std::vector<std::pair<int, std::string>> samples = {
       {0, "{\"merchant\": \"Albert Heijn\0\", \"total\": 1}"s},  // poison: a NUL byte
@@ -223,9 +150,10 @@ int run_on_mock(settings s) {
       {2, "I'm sorry, I can't read this receipt."},
   };
   {
-    auto producer = llmdlq::kafka_producer::open({s.kafka, s.delivery_timeout, {}});
+    auto producer = llmdlq::kafka_producer::open({s.worker.properties, s.worker.delivery_timeout, {}});
     for (const auto& [partition, text] : samples) {
-      if (!producer || !producer->send({s.input, partition, {}, text, {}})) return fail("cannot fill the input topic");
+      if (!producer || !producer->send({s.worker.input_topic, partition, {}, text, {}}))
+        return fail("cannot fill the input topic");
     }
   }
   s.max_messages = static_cast<long>(samples.size());
@@ -240,6 +168,7 @@ int run_on_mock(settings s) {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a line per input, as it happens, also into a file
   settings s;
+  s.worker.delivery_timeout = std::chrono::milliseconds(10000);
   bool mock = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -248,22 +177,25 @@ int main(int argc, char** argv) {
       mock = true;
       continue;
     }
-    if (arg == "--bootstrap") s.kafka["bootstrap.servers"] = value;
+    auto& w = s.worker;
+    if (arg == "--bootstrap") w.properties["bootstrap.servers"] = value;
     else if (arg == "-X" && std::strchr(value, '='))
-      s.kafka[std::string(value, std::strchr(value, '='))] = std::strchr(value, '=') + 1;
-    else if (arg == "--input") s.input = value;
-    else if (arg == "--output") s.output = value;
-    else if (arg == "--dlq") s.dlq = value;
-    else if (arg == "--group") s.group = value;
+      w.properties[std::string(value, std::strchr(value, '='))] = std::strchr(value, '=') + 1;
+    else if (arg == "--input") w.input_topic = value;
+    else if (arg == "--output") w.output_topic = value;
+    else if (arg == "--dlq") w.dlq_topic = value;
+    else if (arg == "--group") w.group = value;
+    else if (arg == "--transactional-id") w.transactional_id = value;
+    else if (arg == "--batch") w.max_batch = static_cast<std::size_t>(std::atol(value));
     else if (arg == "--moderation-db") s.moderation_db = value;
     else if (arg == "--max-messages") s.max_messages = std::atol(value);
-    else if (arg == "--delivery-timeout-ms") s.delivery_timeout = std::chrono::milliseconds(std::atol(value));
+    else if (arg == "--delivery-timeout-ms") w.delivery_timeout = std::chrono::milliseconds(std::atol(value));
     else return fail("unknown option " + arg) + 1;
     ++i;
   }
   std::signal(SIGINT, [](int) { stopping = true; });
   std::signal(SIGTERM, [](int) { stopping = true; });
   if (mock) return run_on_mock(s);
-  if (!s.kafka.contains("bootstrap.servers")) return fail("--bootstrap or --mock") + 1;
+  if (!s.worker.properties.contains("bootstrap.servers")) return fail("--bootstrap or --mock") + 1;
   return run(s);
 }
