@@ -24,9 +24,11 @@ namespace llmdlq::cli {
 namespace {
 
 constexpr option options[] = {
-    {"--to", option_kind::value, "jsonl:PATH",
-     "the target, required; it must be on the allowlist named by --allowlist FILE or\n"
-     "$LLMDLQ_REPLAY_ALLOWLIST, as for `llmdlq replay --to`"},
+    {"--to", option_kind::value, "TARGET",
+     "the target, required: jsonl:PATH, kafka:BROKERS/TOPIC,\n"
+     "postgres:CONNINFO[#[SCHEMA.]TABLE] or redis:HOST:PORT/STREAM; it must be on\n"
+     "the allowlist named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST, as for\n"
+     "`llmdlq replay --to`"},
     {"--allowlist", option_kind::value, "FILE", "the allowlist of targets"},
     {"--json", option_kind::flag, "", "print the summary as one JSON object"},
 };
@@ -38,7 +40,7 @@ const command_syntax syntax{
     .groups = {group("", options)},
     .about = "  Writes the correction of every resolved dead letter to the target, once per payload: each\n"
              "  is recorded in the store's replay ledger before it is written and marked delivered after,\n"
-             "  so a run killed midway and run again writes each once. A line holds idempotency_key,\n"
+             "  so a run killed midway and run again writes each once. Each holds idempotency_key,\n"
              "  source (operator), dlq_id, resolved_by, note and output. A payload that went downstream\n"
              "  before (the original, a replay) is not written again.\n",
     .stores = store_forms(writable_moderation_stores),

@@ -78,10 +78,12 @@ constexpr option run_options[] = {
     {"--rate", option_kind::value, "N", "letters per second (default 10; 0: no limit)"},
     {"--name", option_kind::value, "NAME",
      "the replay's cursor (default: replay); one replay of a store runs at a\ntime whatever the name"},
-    {"--to", option_kind::value, "jsonl:PATH",
-     "also append recovered payloads here; the target must be on the allowlist\n"
-     "named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST, as jsonl: and its\n"
-     "absolute path with links resolved (an entry ending in * is a prefix)"},
+    {"--to", option_kind::value, "TARGET",
+     "also deliver recovered payloads to jsonl:PATH, kafka:BROKERS/TOPIC,\n"
+     "postgres:CONNINFO[#[SCHEMA.]TABLE] or redis:HOST:PORT/STREAM, once each; the\n"
+     "target must be on the allowlist named by --allowlist FILE or\n"
+     "$LLMDLQ_REPLAY_ALLOWLIST, as its spec reads (jsonl: with its absolute path,\n"
+     "links resolved; an entry ending in * is a prefix)"},
     {"--allowlist", option_kind::value, "FILE", "the allowlist of --to targets"},
     {"--state", option_kind::value, "sqlite:PATH|postgres:CONNINFO",
      "where a Kafka replay keeps its attempts, ledger and lease (a SQLite or\n"

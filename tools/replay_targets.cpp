@@ -10,7 +10,7 @@ namespace llmdlq::cli {
 
 expected<store_spec, std::string> allowed_target_spec(std::string_view to, std::string_view allowlist) {
   auto spec = llmdlq::parse_store_spec(to, replay_target_kinds);
-  if (!spec) return unexpected(std::string("--to wants jsonl:PATH"));
+  if (!spec) return unexpected("--to wants " + store_forms(replay_target_kinds));
   const char* env = std::getenv("LLMDLQ_REPLAY_ALLOWLIST");
   const std::string list = !allowlist.empty() ? std::string(allowlist) : env != nullptr ? env : "";
   if (list.empty()) {

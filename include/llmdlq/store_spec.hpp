@@ -74,7 +74,8 @@ inline constexpr store_kinds every_store_kind = {store_kind::sqlite, store_kind:
 /// The kinds that hold a moderation queue (open_store() opens them; a Kafka topic read only).
 inline constexpr store_kinds moderation_store_kinds = {store_kind::sqlite, store_kind::postgres, store_kind::kafka};
 /// The kinds a replay delivers to (open_target() opens them).
-inline constexpr store_kinds replay_target_kinds = {store_kind::jsonl};
+inline constexpr store_kinds replay_target_kinds = {store_kind::jsonl, store_kind::kafka, store_kind::postgres,
+                                                    store_kind::redis};
 
 /// A store or target named as text.
 struct store_spec {
@@ -132,7 +133,8 @@ struct store_spec_error {
     std::string_view text, store_kinds kinds = every_store_kind);
 
 /// The forms of `kinds` for a person, ` | ` between them, a Kafka topic
-/// marked read only: `sqlite:PATH[#TABLE] | postgres:... | kafka:BROKERS/TOPIC (read only)`.
+/// among stores marked read only: `sqlite:PATH[#TABLE] | postgres:... |
+/// kafka:BROKERS/TOPIC (read only)` (as a target, a topic is written).
 [[nodiscard]] LLMDLQ_INLINE std::string store_forms(store_kinds kinds = every_store_kind);
 
 /// The store for a person to read, never a connection string (it may hold a

@@ -6,9 +6,14 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -79,6 +84,45 @@ inline expected<conf_ptr, kafka_error> make_conf(const kafka_properties& propert
 }
 
 inline std::string errstr_of(rd_kafka_resp_err_t err) { return rd_kafka_err2str(err); }
+
+// A timeout as librdkafka's int milliseconds, at most a day.
+inline int milliseconds_of(std::chrono::milliseconds timeout) {
+  return static_cast<int>(std::min<std::chrono::milliseconds::rep>(timeout.count(), 24 * 3600 * 1000));
+}
+
+// The partitions of `topic`, from the cluster's metadata: rejected for a
+// topic the cluster refuses or one without partitions.
+inline expected<std::vector<std::int32_t>, kafka_error> topic_partitions(rd_kafka_t* handle, const std::string& topic,
+                                                                         std::chrono::milliseconds timeout) {
+  rd_kafka_topic_t* named = rd_kafka_topic_new(handle, topic.c_str(), nullptr);
+  if (named == nullptr) {
+    return unexpected(kafka_error{kafka_errc::invalid_configuration,
+                                  fmt::format("kafka: topic {}: {}", topic, errstr_of(rd_kafka_last_error()))});
+  }
+  const rd_kafka_metadata_t* metadata = nullptr;
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(handle, 0, named, &metadata, milliseconds_of(timeout));
+  rd_kafka_topic_destroy(named);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return unexpected(kafka_error{err == RD_KAFKA_RESP_ERR__TIMED_OUT ? kafka_errc::timeout : kafka_errc::unavailable,
+                                  fmt::format("kafka: reading the metadata of {}: {}", topic, errstr_of(err))});
+  }
+  std::vector<std::int32_t> partitions;
+  std::optional<kafka_error> failure;
+  for (int t = 0; t < metadata->topic_cnt && !failure; ++t) {
+    const auto& info = metadata->topics[t];
+    if (info.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      failure = kafka_error{kafka_errc::rejected, fmt::format("kafka: topic {}: {}", topic, errstr_of(info.err))};
+      break;
+    }
+    for (int p = 0; p < info.partition_cnt; ++p) partitions.push_back(info.partitions[p].id);
+  }
+  rd_kafka_metadata_destroy(metadata);
+  if (failure) return unexpected(std::move(*failure));
+  if (partitions.empty()) {
+    return unexpected(kafka_error{kafka_errc::rejected, fmt::format("kafka: topic {} has no partitions", topic)});
+  }
+  return partitions;
+}
 
 }  // namespace kafka_detail
 LLMDLQ_END_NAMESPACE

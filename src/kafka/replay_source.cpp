@@ -65,10 +65,6 @@ replay_error read_failure(rd_kafka_resp_err_t err, std::string message) {
   return {code, std::move(message), {}, {}};
 }
 
-int milliseconds_of(std::chrono::milliseconds timeout) {
-  return static_cast<int>(std::min<std::chrono::milliseconds::rep>(timeout.count(), 24 * 3600 * 1000));
-}
-
 }  // namespace
 
 struct kafka_replay_source::impl {
@@ -84,37 +80,6 @@ struct kafka_replay_source::impl {
     if (consumer == nullptr) return;
     rd_kafka_consumer_close(consumer);
     rd_kafka_destroy(consumer);
-  }
-
-  // The topic's partitions, from the cluster's metadata.
-  expected<void, kafka_error> read_partitions() {
-    rd_kafka_topic_t* handle = rd_kafka_topic_new(consumer, options.topic.c_str(), nullptr);
-    if (handle == nullptr) {
-      return unexpected(kafka_error{kafka_errc::invalid_configuration,
-                                    fmt::format("kafka: topic {}: {}", options.topic, errstr_of(rd_kafka_last_error()))});
-    }
-    const rd_kafka_metadata_t* metadata = nullptr;
-    const rd_kafka_resp_err_t err = rd_kafka_metadata(consumer, 0, handle, &metadata, milliseconds_of(options.timeout));
-    rd_kafka_topic_destroy(handle);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return unexpected(kafka_error{err == RD_KAFKA_RESP_ERR__TIMED_OUT ? kafka_errc::timeout : kafka_errc::unavailable,
-                                    fmt::format("kafka: reading the metadata of {}: {}", options.topic, errstr_of(err))});
-    }
-    std::optional<kafka_error> failure;
-    for (int t = 0; t < metadata->topic_cnt && !failure; ++t) {
-      const auto& info = metadata->topics[t];
-      if (info.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        failure = kafka_error{kafka_errc::rejected, fmt::format("kafka: topic {}: {}", options.topic, errstr_of(info.err))};
-        break;
-      }
-      for (int p = 0; p < info.partition_cnt; ++p) partitions.push_back(info.partitions[p].id);
-    }
-    rd_kafka_metadata_destroy(metadata);
-    if (failure) return unexpected(std::move(*failure));
-    if (partitions.empty()) {
-      return unexpected(kafka_error{kafka_errc::rejected, fmt::format("kafka: topic {} has no partitions", options.topic)});
-    }
-    return {};
   }
 
   // Assigns every partition, each just after the offset `read` names.
@@ -162,7 +127,9 @@ expected<kafka_replay_source, kafka_error> kafka_replay_source::open(kafka_topic
     return unexpected(kafka_error{kafka_errc::invalid_configuration, fmt::format("kafka: consumer: {}", errstr)});
   }
   (void)conf->release();  // the consumer owns it now
-  if (auto read = state->read_partitions(); !read) return unexpected(std::move(read.error()));
+  auto partitions = topic_partitions(state->consumer, state->options.topic, state->options.timeout);
+  if (!partitions) return unexpected(std::move(partitions.error()));
+  state->partitions = std::move(*partitions);
   return kafka_replay_source(std::move(state));
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,20 @@ inline bool valid_identifier(std::string_view name, std::size_t max_size) {
          std::all_of(name.begin(), name.end(), [](char c) {
            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
          });
+}
+
+// Why a table, a schema or a connection string cannot be used, if one cannot.
+inline std::optional<std::string> unusable_names(std::string_view conninfo, const std::string& table,
+                                                 std::size_t max_table, const std::string& schema,
+                                                 std::size_t max_schema) {
+  if (!valid_identifier(table, max_table)) {
+    return fmt::format("postgres: invalid table name '{}' (letters, digits and _, at most {})", table, max_table);
+  }
+  if (!schema.empty() && !valid_identifier(schema, max_schema)) {
+    return "postgres: invalid schema name '" + schema + "'";
+  }
+  if (conninfo.find('\0') != std::string_view::npos) return "postgres: the connection string holds a NUL byte";
+  return std::nullopt;
 }
 
 // Only for names valid_identifier accepted: they hold no quote to double.
@@ -106,7 +121,8 @@ inline expected<connection, failure> open_connection(const std::string& conninfo
                                                "client_encoding", nullptr};
   const std::array<const char*, 5> values = {"llmdlq", "10", conninfo.c_str(), "UTF8", nullptr};
   connection conn(PQconnectdbParams(keywords.data(), values.data(), 1));
-  if (!conn) return unexpected(failure{failure_kind::unavailable, "postgres: connect: out of memory", {}, "out of memory"});
+  if (!conn)
+    return unexpected(failure{failure_kind::unavailable, "postgres: connect: out of memory", {}, "out of memory"});
   PQsetNoticeProcessor(conn.get(), drop_notice, nullptr);
   if (PQstatus(conn.get()) != CONNECTION_OK) return unexpected(classify(conn.get(), nullptr, "connect"));
   return conn;

@@ -577,15 +577,8 @@ postgres_store& postgres_store::operator=(postgres_store&&) noexcept = default;
 postgres_store::~postgres_store() = default;
 
 expected<postgres_store, sink_error> postgres_store::open(std::string_view conninfo, postgres_store_options options) {
-  if (!valid_identifier(options.table, max_table_name)) {
-    return unexpected(sink_error{sink_errc::rejected, "postgres: invalid table name '" + options.table +
-                                                          "' (letters, digits and _, at most 48)"});
-  }
-  if (!options.schema.empty() && !valid_identifier(options.schema, max_schema_name)) {
-    return unexpected(sink_error{sink_errc::rejected, "postgres: invalid schema name '" + options.schema + "'"});
-  }
-  if (conninfo.find('\0') != std::string_view::npos) {
-    return unexpected(sink_error{sink_errc::rejected, "postgres: the connection string holds a NUL byte"});
+  if (auto unusable = unusable_names(conninfo, options.table, max_table_name, options.schema, max_schema_name)) {
+    return unexpected(sink_error{sink_errc::rejected, std::move(*unusable)});
   }
   auto state = std::make_unique<impl>();
   state->conninfo = std::string(conninfo);

@@ -7,6 +7,8 @@
 #include <array>
 #include <cerrno>
 #include <ctime>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -135,12 +137,12 @@ expected<void, redis_error> connection::ensure() {
 redis_error connection::io_failure(std::string_view what, int saved_errno) {
   redis_error error{redis_errc::unavailable, "redis: " + std::string(what) + ": connection lost"};
   if (ctx_) {
-    const bool timed_out =
-        ctx_->err == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT);
-    error.code = timed_out                             ? redis_errc::timeout
-                 : ctx_->err == REDIS_ERR_PROTOCOL     ? redis_errc::protocol_error
-                 : ctx_->err == REDIS_ERR_OOM          ? redis_errc::protocol_error
-                                                       : redis_errc::unavailable;
+    const bool timed_out = ctx_->err == REDIS_ERR_IO &&
+                           (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT);
+    error.code = timed_out                         ? redis_errc::timeout
+                 : ctx_->err == REDIS_ERR_PROTOCOL ? redis_errc::protocol_error
+                 : ctx_->err == REDIS_ERR_OOM      ? redis_errc::protocol_error
+                                                   : redis_errc::unavailable;
     error.message = timed_out ? fmt::format("redis: {}: no reply within the timeout ({})", what, ctx_->errstr)
                               : fmt::format("redis: {}: {}", what, ctx_->errstr);
   }
@@ -183,6 +185,56 @@ void connection::set_timeout(std::chrono::milliseconds timeout) noexcept {
 void connection::drop() noexcept {
   if (ctx_) redisFree(ctx_);
   ctx_ = nullptr;
+}
+
+expected<redis_persistence, redis_error> read_persistence(connection& c) {
+  redis_persistence found;
+  const std::array<std::string_view, 2> info{"INFO", "persistence"};
+  auto reply = c.command(info);
+  if (!reply) return unexpected(std::move(reply.error()));
+  if ((*reply)->type == REDIS_REPLY_STRING) {
+    constexpr std::string_view field = "\naof_enabled:";
+    std::string lines(1, '\n');  // so that the first line matches "\n" + name too
+    lines += text(**reply);
+    if (const auto at = lines.find(field); at != std::string::npos && at + field.size() < lines.size()) {
+      found.append_only = lines[at + field.size()] == '1';
+    }
+  }
+  const std::array<std::string_view, 3> config{"CONFIG", "GET", "appendfsync"};
+  reply = c.command(config);
+  if (!reply) return unexpected(std::move(reply.error()));
+  const redisReply& r = **reply;
+  if (r.type == REDIS_REPLY_ARRAY && r.elements == 2 && r.element[1]->type == REDIS_REPLY_STRING) {
+    found.appendfsync = std::string(text(*r.element[1]));
+  }
+  return found;
+}
+
+std::optional<std::string> missing_persistence(const redis_persistence& p) {
+  if (!p.append_only)
+    return "it does not say whether it keeps an append-only file (INFO persistence has no aof_enabled)";
+  if (!*p.append_only) {
+    return "it keeps no append-only file (appendonly no), so a crash loses every entry since its last snapshot";
+  }
+  if (p.appendfsync == "no") {
+    return "it does not sync its append-only file (appendfsync no): entries reach the disk when the operating system "
+           "decides";
+  }
+  return std::nullopt;
+}
+
+expected<void, redis_error> check_persistence(connection& c, redis_persistence& found, bool required,
+                                              std::string_view what, std::string_view option) {
+  auto read = read_persistence(c);
+  if (!read) return unexpected(std::move(read.error()));
+  found = std::move(*read);
+  const auto missing = missing_persistence(found);
+  if (!missing || !required) return {};
+  return unexpected(redis_error{
+      redis_errc::rejected,
+      fmt::format("redis: {}:{} would lose {} it acknowledged: {}; configure appendonly yes with appendfsync always "
+                  "(or everysec), or set {} = false to accept that",
+                  c.options().host, c.options().port, what, *missing, option)});
 }
 
 }  // namespace redis_detail

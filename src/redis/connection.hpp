@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "llmdlq/expected.hpp"
 #include "llmdlq/redis/connection_options.hpp"
 #include "llmdlq/redis/error.hpp"
+#include "llmdlq/redis/persistence.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace redis_detail {
@@ -107,6 +109,21 @@ class connection {
   redis_connection_options options_;
   redisContext* ctx_ = nullptr;
 };
+
+/// The server's word on its persistence (`INFO persistence`, `CONFIG GET
+/// appendfsync`). A command the server refuses (CONFIG renamed away or
+/// forbidden by an ACL, INFO likewise) leaves its part unknown.
+[[nodiscard]] expected<redis_persistence, redis_error> read_persistence(connection& c);
+
+/// What keeps a server with `p` from persisting what it acknowledges, if
+/// anything: no append-only file, or one it does not sync.
+[[nodiscard]] std::optional<std::string> missing_persistence(const redis_persistence& p);
+
+/// Reads the server's persistence into `found`; when `required`, refuses
+/// (rejected) a server that would lose what it acknowledged, saying that it
+/// would lose `what` ("dead letters") and which `option` accepts that.
+[[nodiscard]] expected<void, redis_error> check_persistence(connection& c, redis_persistence& found, bool required,
+                                                            std::string_view what, std::string_view option);
 
 }  // namespace redis_detail
 LLMDLQ_END_NAMESPACE

@@ -63,45 +63,6 @@ sink_errc sink_code(redis_errc code) noexcept {
 
 sink_error to_sink_error(redis_error&& e) { return {sink_code(e.code), std::move(e.message)}; }
 
-// The server's word on its persistence. A command the server refuses (CONFIG
-// renamed away or forbidden by an ACL, INFO likewise) leaves its part unknown.
-expected<redis_persistence, redis_error> read_persistence(redis_detail::connection& c) {
-  redis_persistence found;
-  const std::array<std::string_view, 2> info{"INFO", "persistence"};
-  auto reply = c.command(info);
-  if (!reply) return unexpected(std::move(reply.error()));
-  if ((*reply)->type == REDIS_REPLY_STRING) {
-    constexpr std::string_view field = "\naof_enabled:";
-    std::string text(1, '\n');  // so that the first line matches "\n" + name too
-    text += redis_detail::text(**reply);
-    if (const auto at = text.find(field); at != std::string::npos && at + field.size() < text.size()) {
-      found.append_only = text[at + field.size()] == '1';
-    }
-  }
-  const std::array<std::string_view, 3> config{"CONFIG", "GET", "appendfsync"};
-  reply = c.command(config);
-  if (!reply) return unexpected(std::move(reply.error()));
-  const redisReply& r = **reply;
-  if (r.type == REDIS_REPLY_ARRAY && r.elements == 2 &&
-      r.element[1]->type == REDIS_REPLY_STRING) {
-    found.appendfsync = std::string(redis_detail::text(*r.element[1]));
-  }
-  return found;
-}
-
-// What keeps `p` from persisting what the server acknowledges, if anything.
-std::optional<std::string> missing_persistence(const redis_persistence& p) {
-  if (!p.append_only) return "it does not say whether it keeps an append-only file (INFO persistence has no aof_enabled)";
-  if (!*p.append_only) {
-    return "it keeps no append-only file (appendonly no), so a crash loses every entry since its last snapshot";
-  }
-  if (p.appendfsync == "no") {
-    return "it does not sync its append-only file (appendfsync no): entries reach the disk when the operating system "
-           "decides";
-  }
-  return std::nullopt;
-}
-
 // Everything one EVALSHA sends, owned, so the views in args() stay valid.
 struct publish_call {
   std::string id_key, idempotency_key, dlq_id, category, triage, code, json;
@@ -133,17 +94,8 @@ struct redis_stream_sink::impl {
   }
 
   expected<void, redis_error> check_persistence(redis_detail::connection& c) {
-    auto found = read_persistence(c);
-    if (!found) return unexpected(std::move(found.error()));
-    persistence = std::move(*found);
-    const auto missing = missing_persistence(persistence);
-    if (!missing || !options.require_persistence) return {};
-    return unexpected(redis_error{
-        redis_errc::rejected,
-        fmt::format("redis: {}:{} would lose dead letters it acknowledged: {}; configure appendonly yes with "
-                    "appendfsync always (or everysec), or set redis_stream_sink_options::require_persistence = "
-                    "false to accept that",
-                    options.connection.host, options.connection.port, *missing)});
+    return redis_detail::check_persistence(c, persistence, options.require_persistence, "dead letters",
+                                           "redis_stream_sink_options::require_persistence");
   }
 
   expected<void, redis_error> load_script(redis_detail::connection& c) {

@@ -16,10 +16,15 @@
 #include "llmdlq/sqlite/store.hpp"
 #endif
 #ifdef LLMDLQ_STORES_WITH_POSTGRES
+#include "llmdlq/postgres/replay_target.hpp"
 #include "llmdlq/postgres/store.hpp"
 #endif
 #ifdef LLMDLQ_STORES_WITH_KAFKA
+#include "llmdlq/kafka/replay_target.hpp"
 #include "llmdlq/kafka/topic_store.hpp"
+#endif
+#ifdef LLMDLQ_STORES_WITH_REDIS
+#include "llmdlq/redis/stream_target.hpp"
 #endif
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -116,7 +121,13 @@ expected<void, open_error> check_allowlist(std::string_view target, const std::f
     const auto end = rest.find('\n');
     std::string_view line = rest.substr(0, end);
     rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-    if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    // A comment starts the line or follows a blank: the `#` of `postgres:...#table` names a table.
+    for (std::size_t hash = line.find('#'); hash != std::string_view::npos; hash = line.find('#', hash + 1)) {
+      if (hash == 0 || line[hash - 1] == ' ' || line[hash - 1] == '\t') {
+        line = line.substr(0, hash);
+        break;
+      }
+    }
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string_view::npos) continue;
     const auto last = line.find_last_not_of(" \t\r");
@@ -143,6 +154,73 @@ unexpected<open_error> no_target(const store_spec& spec) {
                                                       store_forms(replay_target_kinds)));
 }
 
+// The target as the allowlist matches it: the spec's text, with its parts
+// as the spec read them (a `jsonl:` file as it was resolved).
+std::string target_text(const store_spec& spec) {
+  switch (spec.kind) {
+    case store_kind::jsonl: return "jsonl:" + spec.location;
+    case store_kind::postgres: {
+      std::string text = "postgres:" + spec.location;
+      if (!spec.table.empty()) text += "#" + (spec.schema.empty() ? spec.table : spec.schema + "." + spec.table);
+      return text;
+    }
+    case store_kind::kafka:
+    case store_kind::redis:
+    case store_kind::sqlite: break;
+  }
+  return display_name(spec);
+}
+
+// A target's failure to open: one that will fail again, or one that may not.
+unexpected<open_error> target_open_failure(replay_error&& e) {
+  return failure(is_permanent(e.code) ? open_errc::refused : open_errc::unavailable, std::move(e.message));
+}
+
+template <class Target>
+expected<std::unique_ptr<replay_target>, open_error> opened(expected<Target, replay_error>&& target) {
+  if (!target) return target_open_failure(std::move(target.error()));
+  return std::unique_ptr<replay_target>(std::make_unique<Target>(std::move(*target)));
+}
+
+expected<std::unique_ptr<replay_target>, open_error> open_target_as_named(const store_spec& spec) {
+  switch (spec.kind) {
+    case store_kind::jsonl: return opened(jsonl_replay_target::open(spec.location));
+    case store_kind::kafka: {
+#ifdef LLMDLQ_STORES_WITH_KAFKA
+      kafka_target_options options;
+      options.properties = {{"bootstrap.servers", spec.location}};
+      options.topic = spec.topic;
+      return opened(kafka_replay_target::open(std::move(options)));
+#else
+      return not_built(spec);
+#endif
+    }
+    case store_kind::postgres: {
+#ifdef LLMDLQ_STORES_WITH_POSTGRES
+      postgres_target_options options;
+      if (!spec.table.empty()) options.table = spec.table;
+      options.schema = spec.schema;
+      return opened(postgres_replay_target::open(spec.location, std::move(options)));
+#else
+      return not_built(spec);
+#endif
+    }
+    case store_kind::redis: {
+#ifdef LLMDLQ_STORES_WITH_REDIS
+      redis_stream_target_options options;
+      options.connection.host = spec.location;
+      options.connection.port = spec.port;
+      options.stream = spec.topic;
+      return opened(redis_stream_target::open(std::move(options)));
+#else
+      return not_built(spec);
+#endif
+    }
+    case store_kind::sqlite: break;
+  }
+  return no_target(spec);
+}
+
 }  // namespace
 
 expected<std::unique_ptr<moderation_store>, open_error> open_store(const store_spec& spec, store_open_options options) {
@@ -163,31 +241,26 @@ expected<std::unique_ptr<moderation_store>, open_error> open_store(std::string_v
 }
 
 expected<store_spec, open_error> allowed_target(const store_spec& spec, const std::filesystem::path& allowlist) {
-  if (spec.kind != store_kind::jsonl) return no_target(spec);
-  auto path = resolve_target_file(spec.location);
-  if (!path) return unexpected(std::move(path.error()));
-  if (auto allowed = check_allowlist("jsonl:" + path->string(), allowlist); !allowed) {
+  if (!replay_target_kinds.contains(spec.kind)) return no_target(spec);
+  store_spec matched = spec;
+  if (spec.kind == store_kind::jsonl) {
+    auto path = resolve_target_file(spec.location);
+    if (!path) return unexpected(std::move(path.error()));
+    matched.location = path->string();
+  }
+  if (auto allowed = check_allowlist(target_text(matched), allowlist); !allowed) {
     return unexpected(std::move(allowed.error()));
   }
-  store_spec matched = spec;
-  matched.location = path->string();
   return matched;
 }
 
 expected<std::unique_ptr<replay_target>, open_error> open_target(const store_spec& spec, target_open_options options) {
-  if (spec.kind != store_kind::jsonl) return no_target(spec);
-  std::filesystem::path path = spec.location;
-  if (!options.allowlist.empty()) {
-    auto allowed = allowed_target(spec, options.allowlist);
-    if (!allowed) return unexpected(std::move(allowed.error()));
-    path = allowed->location;
-  }
-  auto target = jsonl_replay_target::open(path);
-  if (!target) {
-    const bool refused = target.error().code == replay_errc::target_refused;
-    return failure(refused ? open_errc::refused : open_errc::unavailable, std::move(target.error().message));
-  }
-  return std::unique_ptr<replay_target>(std::make_unique<jsonl_replay_target>(std::move(*target)));
+  if (!replay_target_kinds.contains(spec.kind)) return no_target(spec);
+  if (options.allowlist.empty()) return open_target_as_named(spec);
+  // Opened as the allowlist matched it: a `jsonl:` file resolved.
+  auto allowed = allowed_target(spec, options.allowlist);
+  if (!allowed) return unexpected(std::move(allowed.error()));
+  return open_target_as_named(*allowed);
 }
 
 LLMDLQ_END_NAMESPACE

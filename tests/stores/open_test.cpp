@@ -104,7 +104,7 @@ TEST_CASE("open_store opens a Kafka topic read only, and a kind not built is not
 #endif
 }
 
-TEST_CASE("open_target opens a JSON Lines target, and no other kind yet", "[stores][target]") {
+TEST_CASE("open_target opens every kind of target but a SQLite file", "[stores][target]") {
   llmdlq::test::temp_dir dir;
   const auto out = dir.path() / "out.jsonl";
   auto target = llmdlq::open_target(spec_of("jsonl:" + out.string()));
@@ -112,13 +112,20 @@ TEST_CASE("open_target opens a JSON Lines target, and no other kind yet", "[stor
   REQUIRE((*target)->deliver(payload("k0")).has_value());
   CHECK(llmdlq::test::mode_of(out) == 0600);
 
-  for (const char* spec : {"sqlite:dlq.db", "kafka:127.0.0.1:1/out", "redis:127.0.0.1:1/out", "postgres:host=x"}) {
-    CAPTURE(spec);
-    auto other = llmdlq::open_target(spec_of(spec));
-    REQUIRE_FALSE(other.has_value());
-    CHECK(other.error().code == open_errc::not_a_target);
-    CHECK(other.error().message.ends_with("is not a replay target: give jsonl:PATH"));
-  }
+  auto sqlite = llmdlq::open_target(spec_of("sqlite:dlq.db"));
+  REQUIRE_FALSE(sqlite.has_value());
+  CHECK(sqlite.error().code == open_errc::not_a_target);
+  CHECK(sqlite.error().message ==
+        "dlq.db is not a replay target: give postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC | jsonl:PATH | "
+        "redis:HOST:PORT/STREAM");
+  // A server that is not there is a target to try again, not a usage error.
+  auto nobody = llmdlq::open_target(spec_of("redis:127.0.0.1:1/out"));
+  REQUIRE_FALSE(nobody.has_value());
+#ifdef LLMDLQ_TEST_WITH_REDIS
+  CHECK(nobody.error().code == open_errc::unavailable);
+#else
+  CHECK(nobody.error().code == open_errc::not_built);
+#endif
 
   const auto exposed = dir.write("exposed.jsonl", "");
   std::filesystem::permissions(exposed, std::filesystem::perms(0646), std::filesystem::perm_options::replace);
@@ -168,6 +175,28 @@ TEST_CASE("open_target with an allowlist opens only what it allows, as resolved"
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().code == open_errc::allowlist_refused);
   CHECK(llmdlq::allowed_target(spec_of("sqlite:dlq.db"), list).error().code == open_errc::not_a_target);
+}
+
+TEST_CASE("allowed_target matches a topic, a stream and a table as their specs read", "[stores][target][allowlist]") {
+  llmdlq::test::temp_dir dir;
+  const auto list = dir.write("targets.allow", "kafka:broker-1:9092,broker-2:9092/receipts   # the output topic\n"
+                                               "redis:10.0.0.5:6379/recovered:*\n"
+                                               "postgres:host=db.internal dbname=pipeline#ops.deliveries\n");
+  for (const char* allowed : {"kafka:broker-1:9092,broker-2:9092/receipts", "redis:10.0.0.5:6379/recovered:eu",
+                              "postgres:host=db.internal dbname=pipeline#ops.deliveries"}) {
+    CAPTURE(allowed);
+    auto matched = llmdlq::allowed_target(spec_of(allowed), list);
+    REQUIRE(matched.has_value());
+    CHECK(matched->location == spec_of(allowed).location);
+  }
+  for (const char* refused :
+       {"kafka:broker-1:9092,broker-2:9092/receipts-dlq", "redis:10.0.0.5:6379/other",
+        "postgres:host=db.internal dbname=pipeline#ops.letters", "postgres:host=db.internal dbname=pipeline"}) {
+    CAPTURE(refused);
+    auto matched = llmdlq::allowed_target(spec_of(refused), list);
+    REQUIRE_FALSE(matched.has_value());
+    CHECK(matched.error().code == open_errc::not_allowed);
+  }
 }
 
 TEST_CASE("open_errc: a category, permanence, and whose fault each code is", "[stores]") {

@@ -18,6 +18,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/bounded_read.hpp"
+#include "llmdlq/detail/deliverable.hpp"
 #include "llmdlq/detail/private_file.hpp"
 #include "llmdlq/jsonl_replay_target.hpp"
 
@@ -106,11 +107,7 @@ LLMDLQ_INLINE jsonl_replay_target::~jsonl_replay_target() {
 
 LLMDLQ_INLINE expected<void, replay_error> jsonl_replay_target::deliver(const ledger_entry& entry) {
   if (keys_.contains(entry.idempotency_key)) return {};
-  boost::system::error_code ec;
-  (void)boost::json::parse(entry.output, ec);
-  if (ec) {
-    return detail::target_failure(replay_errc::target_refused, "the recorded output is not JSON: " + ec.message());
-  }
+  if (auto json = detail::deliverable(entry); !json) return json;
   // The output goes in as its own text (numbers as written, 2920.00 stays
   // 2920.00), on one line: a line break in JSON can only be whitespace.
   boost::json::object head{{"idempotency_key", entry.idempotency_key}, {"source", entry.source}};

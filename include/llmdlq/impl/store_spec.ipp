@@ -102,7 +102,7 @@ LLMDLQ_INLINE std::string store_forms(store_kinds kinds) {
     if (!kinds.contains(kind)) continue;
     if (!text.empty()) text += " | ";
     text += store_form(kind);
-    if (kind == store_kind::kafka) text += " (read only)";
+    if (kind == store_kind::kafka && kinds.contains(store_kind::sqlite)) text += " (read only)";
   }
   return text;
 }

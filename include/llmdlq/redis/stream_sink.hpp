@@ -17,6 +17,7 @@
 #include "llmdlq/expected.hpp"
 #include "llmdlq/purge.hpp"
 #include "llmdlq/redis/connection_options.hpp"
+#include "llmdlq/redis/persistence.hpp"
 #include "llmdlq/sink.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -50,15 +51,6 @@ struct redis_stream_sink_options {
   /// false accepts any server: receipts then only say that the server holds
   /// the entry in memory (see persistence()).
   bool require_persistence = true;
-};
-
-/// What the server said about keeping entries on disk, when the sink last connected.
-struct redis_persistence {
-  /// `aof_enabled` of `INFO persistence`; nothing when the server did not say.
-  std::optional<bool> append_only;
-  /// `always`, `everysec` or `no`; empty when `CONFIG GET` is renamed or forbidden.
-  std::string appendfsync;
-  friend bool operator==(const redis_persistence&, const redis_persistence&) = default;
 };
 
 /// Publishes each envelope as one entry of a Redis stream, with the fields

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Opens what a store spec (llmdlq/store_spec.hpp) names: a moderation store
 // (SQLite, PostgreSQL, a Kafka topic read only) or a replay target (a JSON
-// Lines file), through whichever transport library was built; a kind whose
-// library was not built is an error (not_built), not a link failure.
+// Lines file, a Kafka topic, a PostgreSQL table, a Redis stream), through
+// whichever transport library was built; a kind whose library was not built
+// is an error (not_built), not a link failure.
 // Part of the llmdlq::stores library, which links every transport built.
 #pragma once
 
@@ -26,7 +27,7 @@ enum class open_errc : std::uint8_t {
   bad_spec,           ///< the text is none of the forms asked for (the message says why, as store_spec_error does)
   not_built,          ///< the kind's library (llmdlq::sqlite, postgres, kafka) was not built
   not_a_store,        ///< the kind keeps no moderation queue (`jsonl:`, `redis:`)
-  not_a_target,       ///< the kind is not a replay target (yet: only `jsonl:` is)
+  not_a_target,       ///< the kind is not a replay target (`sqlite:`)
   read_only,          ///< asked to write what can only be read: a Kafka topic
   not_found,          ///< a SQLite file opened read-only is not there
   not_allowed,        ///< the target is not on the allowlist
@@ -113,8 +114,11 @@ struct target_open_options {
 
 /// Whether the target `spec` names is on the allowlist in `allowlist`, and
 /// the spec as it was matched. The allowlist holds one target per line,
-/// exactly, or a prefix ending in `*`; `#` starts a comment. A `jsonl:`
-/// target is matched as `jsonl:` and its absolute path with `.`, `..` and
+/// exactly, or a prefix ending in `*`; a `#` at the start of a line or after
+/// a blank starts a comment (the `#` of `postgres:CONNINFO#TABLE` does not).
+/// A target is matched as its spec reads: `kafka:BROKERS/TOPIC`,
+/// `redis:HOST:PORT/STREAM`, `postgres:CONNINFO[#[SCHEMA.]TABLE]`, and a
+/// `jsonl:` target as `jsonl:` and its absolute path with `.`, `..` and
 /// symbolic links resolved (so no spelling of a path leads out of an allowed
 /// prefix), and the spec returned names that path. Whoever could write the
 /// allowlist could send payloads anywhere: it is refused
@@ -125,9 +129,12 @@ struct target_open_options {
 [[nodiscard]] expected<store_spec, open_error> allowed_target(const store_spec& spec,
                                                               const std::filesystem::path& allowlist);
 
-/// Opens the replay target `spec` names: a jsonl_replay_target (its failures
-/// become `refused` and `unavailable`). Any other kind is not_a_target (a
-/// later version adds Kafka, PostgreSQL and Redis targets).
+/// Opens the replay target `spec` names: a jsonl_replay_target, a
+/// kafka_replay_target (the brokers and topic), a postgres_replay_target
+/// (its `#[SCHEMA.]TABLE`, else `llmdlq_deliveries`, created when missing) or a
+/// redis_stream_target (the host, port and stream). Its failures become
+/// `refused` (is_permanent) and `unavailable`; a SQLite file is
+/// not_a_target, a kind whose library was not built not_built.
 [[nodiscard]] expected<std::unique_ptr<replay_target>, open_error> open_target(const store_spec& spec,
                                                                                target_open_options options = {});
 
