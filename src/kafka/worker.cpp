@@ -70,6 +70,15 @@ struct kafka_worker::impl {
   bool closed = false;
   bool fenced = false;
   bool revoked = false;  // a rebalance took partitions while a batch was gathered
+  // A batch whose commit did not finish in time. It may yet commit, so it
+  // is neither rewound nor read past: the next poll finishes the commit
+  // first (librdkafka refuses any other transactional call until then).
+  struct uncommitted {
+    batch inputs;
+    kafka_batch_result counts;
+  };
+  std::optional<uncommitted> unsettled_commit;
+  bool unsettled_abort = false;  // an abort did not finish in time: the next poll finishes it
 
   impl() = default;
   impl(const impl&) = delete;
@@ -85,6 +94,8 @@ struct kafka_worker::impl {
   [[nodiscard]] bool exactly_once() const noexcept { return !options.transactional_id.empty(); }
 
   void drop_producer() {
+    unsettled_commit.reset();
+    unsettled_abort = false;
     if (transactional == nullptr) return;
     rd_kafka_destroy(transactional);
     transactional = nullptr;
@@ -124,12 +135,19 @@ struct kafka_worker::impl {
   }
 
   // A transactional producer whose transactions are ready to begin: what an
-  // earlier producer with the id left open is aborted by now.
+  // earlier producer with the id left open is aborted by now. A record fails
+  // after delivery_timeout, which makes its transaction abortable; the
+  // brokers time a transaction out only after twice that, so that they do
+  // not fence this producer (a timed-out transaction's epoch bump looks like
+  // a successor's) while a poll still finishes its commit.
   expected<void, kafka_error> open_transactional() {
-    auto conf = make_conf(options.properties,
+    kafka_properties properties = options.properties;
+    properties.try_emplace("message.timeout.ms",
+                           std::to_string(std::max<std::int64_t>(1, options.delivery_timeout.count())));
+    auto conf = make_conf(properties,
                           {{"transactional.id", options.transactional_id},
                            {"transaction.timeout.ms",
-                            std::to_string(std::max<std::int64_t>(1000, options.delivery_timeout.count()))}},
+                            std::to_string(std::max<std::int64_t>(1000, 2 * options.delivery_timeout.count()))}},
                           &context);
     if (!conf) return unexpected(std::move(conf.error()));
     char errstr[512];
@@ -245,7 +263,47 @@ struct kafka_worker::impl {
     error_ptr abort{rd_kafka_abort_transaction(transactional, millis(options.delivery_timeout))};
     if (!abort) return aborted(std::move(why));
     if (rd_kafka_error_is_fatal(abort.get())) return lose_producer(rd_kafka_error_code(abort.get()), std::move(why));
+    unsettled_abort = rd_kafka_error_is_retriable(abort.get());  // it goes on in the background
     return aborted(std::move(why) + "; the abort failed too: " + rd_kafka_error_string(abort.get()));
+  }
+
+  // Finishes what an earlier poll left open, before anything new begins: an
+  // abort, or a commit. A batch whose commit went through is this poll's
+  // result; one whose transaction aborted is rewound. A fatal error then
+  // leaves the commit's outcome unknown: the batch is rewound and may be
+  // written twice (a fenced worker stops anyway).
+  std::optional<expected<kafka_batch_result, kafka_error>> settle() {
+    if (unsettled_abort) {
+      unsettled_abort = false;
+      if (error_ptr e{rd_kafka_abort_transaction(transactional, millis(options.delivery_timeout))}) {
+        std::string why = fmt::format("kafka: finishing the abort of a transaction of {}: {}", options.transactional_id,
+                                      rd_kafka_error_string(e.get()));
+        if (rd_kafka_error_is_fatal(e.get()))
+          return unexpected(lose_producer(rd_kafka_error_code(e.get()), std::move(why)));
+        unsettled_abort = rd_kafka_error_is_retriable(e.get());
+        return unexpected(aborted(std::move(why)));
+      }
+    }
+    if (!unsettled_commit) return std::nullopt;
+    error_ptr e{rd_kafka_commit_transaction(transactional, millis(options.delivery_timeout))};
+    if (!e) {
+      const kafka_batch_result counts = unsettled_commit->counts;
+      unsettled_commit.reset();
+      return counts;
+    }
+    if (rd_kafka_error_is_retriable(e.get()) && !rd_kafka_error_is_fatal(e.get())) return unexpected(commit_pending(e));
+    const batch inputs = std::move(unsettled_commit->inputs);
+    unsettled_commit.reset();
+    kafka_error failure = give_up(e, "the commit");
+    rewind(inputs);
+    return unexpected(std::move(failure));
+  }
+
+  kafka_error commit_pending(const error_ptr& e) const {
+    return {kafka_errc::timeout,
+            fmt::format("kafka: the commit of a transaction of {} is not finished ({}); the next poll finishes it "
+                        "before reading on",
+                        options.transactional_id, rd_kafka_error_string(e.get()))};
   }
 
   std::optional<kafka_error> produce(const kafka_record& record, clock::time_point deadline) {
@@ -268,29 +326,44 @@ struct kafka_worker::impl {
     }
   }
 
-  // Begin, produce, add the offsets, commit: all or nothing.
-  std::optional<kafka_error> transact(const std::vector<kafka_record>& records, const batch& b) {
+  // Begin, produce, add the offsets, commit: all or nothing, within
+  // delivery_timeout. A commit still going on then is left to the next poll,
+  // with the batch (moved into unsettled_commit: neither rewound nor
+  // committed); any other failure is for the caller to rewind.
+  std::optional<kafka_error> transact(const std::vector<kafka_record>& records, batch& b,
+                                      const kafka_batch_result& counts) {
     if (transactional == nullptr) {
-      if (auto made = open_transactional(); !made) return std::move(made.error());
+      // Still without a producer, the next poll tries again; `timeout` is
+      // kept for a commit left going on.
+      if (auto made = open_transactional(); !made) {
+        fenced = made.error().code == kafka_errc::fenced;
+        if (!fenced) made.error().code = kafka_errc::fatal;
+        return std::move(made.error());
+      }
     }
-    if (error_ptr e{rd_kafka_begin_transaction(transactional)}) return give_up(e, "the beginning");
     const auto deadline = clock::now() + options.delivery_timeout;
+    const auto left = [&] {
+      return millis(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()));
+    };
+    if (error_ptr e{rd_kafka_begin_transaction(transactional)}) return give_up(e, "the beginning");
     for (const auto& record : records) {
       if (auto failed = produce(record, deadline)) return failed;
     }
     const std::unique_ptr<rd_kafka_consumer_group_metadata_t, group_metadata_deleter> group(
         rd_kafka_consumer_group_metadata(consumer));
     const partition_list_ptr offsets = next_offsets(b);
-    if (error_ptr e{rd_kafka_send_offsets_to_transaction(transactional, offsets.get(), group.get(),
-                                                         millis(options.delivery_timeout))}) {
+    if (error_ptr e{rd_kafka_send_offsets_to_transaction(transactional, offsets.get(), group.get(), left())}) {
       return give_up(e, "adding the input offsets");
     }
     for (;;) {
-      error_ptr e{rd_kafka_commit_transaction(transactional, millis(options.delivery_timeout))};
+      error_ptr e{rd_kafka_commit_transaction(transactional, left())};
       if (!e) return std::nullopt;
-      // A retriable error leaves the commit's outcome open: asking again settles it.
-      if (!rd_kafka_error_is_retriable(e.get()) || clock::now() >= deadline + options.delivery_timeout) {
-        return give_up(e, "the commit");
+      // Retriable: the commit goes on in the background and calling again
+      // resumes it; its outcome is open until a call answers otherwise.
+      if (!rd_kafka_error_is_retriable(e.get()) || rd_kafka_error_is_fatal(e.get())) return give_up(e, "the commit");
+      if (clock::now() >= deadline) {
+        unsettled_commit = uncommitted{std::move(b), counts};
+        return commit_pending(e);
       }
     }
   }
@@ -319,9 +392,12 @@ struct kafka_worker::impl {
                                                                     options.transactional_id)});
     }
     if (closed) return unexpected(kafka_error{kafka_errc::closed, "kafka: the worker is closed"});
+    if (exactly_once()) {
+      if (auto settled = settle()) return std::move(*settled);
+    }
     auto gathered = gather(timeout);
     if (!gathered) return unexpected(std::move(gathered.error()));
-    const batch& b = *gathered;
+    batch& b = *gathered;
     kafka_batch_result counts;
     if (b.messages.empty()) return counts;
     std::optional<kafka_error> failure;
@@ -331,8 +407,12 @@ struct kafka_worker::impl {
         rewind(b);
         return unexpected(std::move(records.error()));
       }
-      failure = exactly_once() ? transact(*records, b) : deliver(*records, b);  // deliver rewinds itself
-      if (failure && exactly_once()) rewind(b);
+      if (exactly_once()) {
+        failure = transact(*records, b, counts);
+        if (failure && !unsettled_commit) rewind(b);
+      } else {
+        failure = deliver(*records, b);  // rewinds itself
+      }
     } catch (...) {
       rewind(b);
       throw;

@@ -75,8 +75,9 @@ struct kafka_worker_options {
   /// brokers acknowledged them: a crash in between writes them again.
   std::string transactional_id;
   std::size_t max_batch = 100;  ///< the most inputs one poll_once handles (one transaction)
-  /// How long a delivery, a transaction's commit or abort, or joining the
-  /// transaction coordinator may take; also the transaction timeout.
+  /// How long a delivery, a transaction (its records, offsets and commit),
+  /// an abort, or joining the transaction coordinator may take in one
+  /// poll_once. The transaction timeout the brokers enforce is twice this.
   std::chrono::milliseconds delivery_timeout{30000};
   kafka_dlq_dialects dialects{};  ///< as kafka_sink_options::dialects, for the dead letters
   kafka_log_function log;
@@ -98,8 +99,8 @@ struct kafka_batch_result {
 ///       -> llmdlq::expected<llmdlq::kafka_outcome, std::string> {
 ///     llmdlq::request_context context;
 ///     context.idempotency_key = in.position();
-///     const llmdlq::disposition d = judge.handle(in.value, context);
-///     if (d.accepted) return llmdlq::kafka_outcome::accept(d.accepted->json);
+///     llmdlq::disposition d = judge.handle(in.value, context);
+///     if (d.accepted) return llmdlq::kafka_outcome::accept(std::move(d.accepted->json));
 ///     return llmdlq::kafka_outcome::reject(std::move(*d.dead_letter));
 ///   });
 ///   while (running) {
@@ -118,18 +119,26 @@ struct kafka_batch_result {
 /// left open by a killed worker is aborted when its successor (the same
 /// transactional_id) starts, and its inputs are read again.
 ///
-/// Errors, each leaving the inputs to come again (the partitions are
-/// rewound to the batch's first records):
+/// Errors; none loses an input:
 /// - `aborted`: the handler failed, or the brokers refused part of the
 ///   transaction, or a rebalance took partitions mid-batch; the transaction
-///   was aborted and the next poll goes on.
-/// - `fatal`: the producer lost its transactional state; the next poll
-///   starts a new producer (which aborts what was open).
+///   was aborted, the partitions are rewound to the batch's first records,
+///   and the next poll goes on.
+/// - `fatal`: the producer lost its transactional state, or a new one could
+///   not be started; the batch is rewound and the next poll starts a new
+///   producer (which aborts what was open). Rare; if it struck during a commit, whether that commit went
+///   through is unknown, and the batch may be written twice.
 /// - `fenced`: another producer has the transactional_id; the worker
 ///   stopped, and every later poll says `fenced` again.
-/// - `unavailable`, `timeout`, `rejected`: at least once, the delivery of a
-///   result or dead letter failed (as kafka_producer::send_batch), or the
-///   commit failed after they were written (they may come again).
+/// - `timeout`, exactly once: the commit did not finish within
+///   delivery_timeout and goes on in the background. Nothing is rewound:
+///   the next poll finishes that commit before it reads anything (and
+///   returns that batch's counts if it went through, or rewinds it if not).
+/// - `unavailable`, `timeout`, `rejected`, at least once: the delivery of a
+///   result or dead letter failed (as kafka_producer::send_batch), and the
+///   batch is rewound; or the commit failed after they were written, and
+///   the inputs come again only after a restart or a rebalance (a later
+///   batch's commit covers them).
 ///
 /// Not thread-safe: one thread polls. Run one worker per thread or process
 /// in the same group to read partitions in parallel. Throws nothing itself
@@ -151,7 +160,9 @@ class kafka_worker {
   ~kafka_worker();
 
   /// Waits up to `timeout` for input records and handles those that came (at
-  /// most max_batch) as one batch. An empty result when nothing came.
+  /// most max_batch) as one batch, which then takes up to delivery_timeout to
+  /// write and commit. An empty result when nothing came. A commit an earlier
+  /// poll left going on is finished first, and is this poll's result.
   [[nodiscard]] expected<kafka_batch_result, kafka_error> poll_once(std::chrono::milliseconds timeout);
 
   /// Leaves the consumer group, so that the partitions move to the group's
