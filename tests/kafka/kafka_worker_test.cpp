@@ -125,7 +125,7 @@ TEST_CASE("kafka_worker: a handler that fails mid-batch writes nothing and the b
   INFO("transactional id: " << id);
   mock_cluster cluster;
   fill(cluster, 30);
-  std::map<std::string, int> judged;  // position: how often the handler saw it
+  std::map<std::string, int> judged;   // position: how often the handler saw it
   std::vector<std::string> this_poll;  // what the handler saw in the current poll
   bool failed_once = false;
   auto worker = llmdlq::kafka_worker::open(
