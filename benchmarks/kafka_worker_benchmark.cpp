@@ -15,7 +15,10 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,18 +106,33 @@ void worker(benchmark::State& state, bool exactly_once) {
     state.SkipWithError(w.error().message.c_str());
     return;
   }
-  std::size_t committed = 0;
-  while (committed < warm_up) {  // joins the group
-    auto done = w->poll_once(std::chrono::seconds(1));
-    if (done) committed += done->committed();
-  }
+  // A worker that cannot go on (fenced) would fail every poll, and one that
+  // commits nothing would poll for ever: both end the run with an error.
   std::size_t failures = 0;
+  std::size_t idle = 0;  // polls in a row that committed nothing
+  const auto poll = [&]() -> std::optional<std::size_t> {
+    auto done = w->poll_once(std::chrono::seconds(1));
+    if (done && done->committed() > 0) {
+      idle = 0;
+      return done->committed();
+    }
+    if (!done) ++failures;
+    if ((!done && llmdlq::is_permanent(done.error().code)) || ++idle > 60) {
+      state.SkipWithError(done ? "nothing committed for 60 polls" : done.error().message.c_str());
+      return std::nullopt;
+    }
+    return 0;
+  };
+  for (std::size_t committed = 0; committed < warm_up;) {  // joins the group
+    const auto n = poll();
+    if (!n) return;
+    committed += *n;
+  }
   for (auto _ : state) {
-    std::size_t n = 0;
-    while (n < per_iteration) {
-      auto done = w->poll_once(std::chrono::seconds(1));
-      if (done) n += done->committed();
-      else ++failures;
+    for (std::size_t committed = 0; committed < per_iteration;) {
+      const auto n = poll();
+      if (!n) return;
+      committed += *n;
     }
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(per_iteration));
