@@ -16,7 +16,9 @@
 //                [--max-messages N] [--delivery-timeout-ms MS] [-X librdkafka.property=value]...
 //   kafka_worker --mock [--moderation-db PATH]
 //
-// It prints a line per committed input and one per failed batch (`retry:`).
+// It prints a line per committed input, one per failed batch (`retry:`) and,
+// with --transactional-id, one per batch whose commit outlasted the delivery
+// timeout (`pending:`; the next poll finishes it).
 // --mock starts librdkafka's mock cluster, fills the input topic with a few
 // sample responses and stops once they are all committed.
 #include <librdkafka/rdkafka.h>
@@ -102,15 +104,21 @@ int run(settings s) {
   long committed = 0;
   long dead_lettered = 0;
   while (!stopping && (s.max_messages == 0 || committed < s.max_messages)) {
-    verdicts.clear();
     const auto done = worker->poll_once(std::chrono::milliseconds(200));
+    if (!done && done.error().code == llmdlq::kafka_errc::timeout && worker->exactly_once()) {
+      // The commit goes on: the next poll finishes it, and keeps or rewinds the batch.
+      std::printf("batch of %zu pending: %s\n", verdicts.size(), done.error().message.c_str());
+      continue;
+    }
     if (!done) {
       std::printf("batch of %zu retry: %s\n", verdicts.size(), done.error().message.c_str());
+      verdicts.clear();
       if (done.error().code == llmdlq::kafka_errc::fenced) return 1;  // another instance has our id
       std::this_thread::sleep_for(std::chrono::milliseconds(500));    // the inputs come again after a pause
       continue;
     }
     for (const auto& line : verdicts) std::printf("%s\n", line.c_str());
+    verdicts.clear();
     committed += static_cast<long>(done->committed());
     dead_lettered += static_cast<long>(done->dead_lettered);
   }
