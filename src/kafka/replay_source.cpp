@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "dlq_dialects.hpp"
 #include "kafka_common.hpp"
 #include "llmdlq/detail/store/record_check.hpp"
 
@@ -58,6 +59,17 @@ bool refuses_topic(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED: return true;
     default: return false;
   }
+}
+
+// The message's envelope: llmdlq's own, else one made for a dead letter of
+// Kafka Connect's or Spring Kafka's; else why it is neither.
+expected<envelope, std::string> read_letter(const rd_kafka_message_t& message) {
+  auto own = parse_envelope(std::string_view(static_cast<const char*>(message.payload), message.len));
+  if (own) return std::move(*own);
+  auto foreign = read_foreign_letter(message);
+  if (!foreign) return unexpected(std::move(foreign.error()));
+  if (!*foreign) return unexpected(detail::store::envelope_reason(own.error()));
+  return std::move(**foreign);
 }
 
 replay_error read_failure(rd_kafka_resp_err_t err, std::string message) {
@@ -159,7 +171,7 @@ expected<std::vector<stored_letter>, replay_error> kafka_replay_source::next(std
       break;
     } else {
       read[message->partition] = message->offset;
-      auto letter = parse_envelope(std::string_view(static_cast<const char*>(message->payload), message->len));
+      auto letter = read_letter(*message);
       if (letter) {
         letters.push_back({std::move(*letter), format_position(read), {}});
       } else if (const auto counted = s.skipped_up_to.find(message->partition);
@@ -168,7 +180,7 @@ expected<std::vector<stored_letter>, replay_error> kafka_replay_source::next(std
         ++s.skipped;
         if (s.skipped_messages.size() < max_listed_unreadable) {
           s.skipped_messages.push_back({fmt::format("partition {} offset {}", message->partition, message->offset),
-                                        detail::store::envelope_reason(letter.error())});
+                                        std::move(letter.error())});
         }
       }
     }

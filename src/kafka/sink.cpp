@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "dlq_dialects.hpp"
+
 LLMDLQ_BEGIN_NAMESPACE
 
 namespace {
@@ -28,17 +30,7 @@ sink_error to_sink_error(kafka_error&& e) { return {sink_code(e.code), std::move
 
 namespace {
 
-// `value` as Java's ByteBuffer.putInt / putLong write it: big-endian, two's complement.
-template <class Int>
-std::string big_endian(Int value) {
-  using unsigned_type = std::make_unsigned_t<Int>;
-  const auto bits = static_cast<unsigned_type>(value);
-  std::string out(sizeof(Int), '\0');
-  for (std::size_t i = 0; i < sizeof(Int); ++i) {
-    out[i] = static_cast<char>((bits >> (8 * (sizeof(Int) - 1 - i))) & 0xffu);
-  }
-  return out;
-}
+using kafka_detail::big_endian;
 
 void add_dialects(const envelope& e, const kafka_dlq_dialects& dialects, std::vector<kafka_header>& headers) {
   const auto add = [&](std::string_view name, std::string value) {

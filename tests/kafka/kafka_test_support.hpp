@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <llmdlq/kafka/sink.hpp>
@@ -114,6 +115,62 @@ inline rd_kafka_t* plain_consumer(const std::string& bootstrap, const std::strin
 }
 
 }  // namespace detail_kafka
+
+/// A record as another program produces it: key (none when absent), value,
+/// headers in order (a name may repeat) and timestamp in milliseconds (0:
+/// the producer's clock).
+struct raw_record {
+  std::optional<std::string> key;
+  std::string value;
+  std::vector<kafka_header> headers;
+  std::int64_t timestamp_ms = 0;
+};
+
+/// `v` as Java's ByteBuffer.putInt (4 bytes) or putLong (8 bytes) writes it:
+/// big-endian, two's complement (Spring Kafka's binary dead-letter headers).
+template <class Int>
+std::string java_bytes(Int v) {
+  std::string out(sizeof(Int), '\0');
+  const auto bits = static_cast<std::make_unsigned_t<Int>>(v);
+  for (std::size_t i = 0; i < sizeof(Int); ++i)
+    out[i] = static_cast<char>((bits >> (8 * (sizeof(Int) - 1 - i))) & 0xffu);
+  return out;
+}
+
+/// Produces `records` to partition 0 of `topic` with plain librdkafka, as a
+/// program that is not llmdlq writes them, and waits until every one is written.
+inline void produce_raw(const std::string& bootstrap, const std::string& topic,
+                        const std::vector<raw_record>& records) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set_log_cb(conf, drop_kafka_log);
+  int failed = 0;
+  rd_kafka_conf_set_opaque(conf, &failed);
+  rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t* rk, const rd_kafka_message_t* m, void*) {
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) ++*static_cast<int*>(rd_kafka_opaque(rk));
+  });
+  char error[512];
+  REQUIRE(rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof error) == RD_KAFKA_CONF_OK);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
+  REQUIRE(rk != nullptr);
+  for (const auto& r : records) {
+    rd_kafka_headers_t* headers = rd_kafka_headers_new(r.headers.size());
+    for (const auto& h : r.headers) {
+      REQUIRE(rd_kafka_header_add(headers, h.name.c_str(), -1, h.value.data(), h.value.size()) ==
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+    }
+    const void* key = r.key ? r.key->data() : nullptr;
+    const std::size_t key_size = r.key ? r.key->size() : 0;
+    const rd_kafka_resp_err_t err = rd_kafka_producev(
+        rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_KEY(key, key_size), RD_KAFKA_V_VALUE(const_cast<char*>(r.value.data()), r.value.size()),
+        RD_KAFKA_V_TIMESTAMP(r.timestamp_ms), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) rd_kafka_headers_destroy(headers);  // else the record owns them
+    REQUIRE(err == RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  CHECK(rd_kafka_flush(rk, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_destroy(rk);
+  REQUIRE(failed == 0);
+}
 
 /// Everything in `topic` (partitions 0..partitions-1), read from the start by
 /// an assigned consumer (no group join), in partition then offset order.

@@ -2,7 +2,8 @@
 // A Kafka dead-letter topic as a replay source: the envelopes on every
 // partition, read by assignment (no consumer group joins, nothing is
 // committed), in the order of each partition. A topic is read-only: the
-// replay's cursor, attempts and ledger live in its replay_state.
+// replay's cursor, attempts and ledger live in its replay_state. It reads
+// the dead-letter topics Kafka Connect and Spring Kafka write too.
 // Part of the llmdlq::kafka library (librdkafka).
 #pragma once
 
@@ -38,9 +39,20 @@ struct kafka_topic_options {
 /// Positions are `partition:offset` pairs, partitions ascending, joined by
 /// commas (`0:41,2:7`): the last message read on each partition. A letter's
 /// position names every partition read so far, so a cursor saved after any
-/// letter resumes after it. Messages that are not envelopes are skipped and
-/// counted. update, recheck and record_call have nothing to write and
-/// answer `ours`.
+/// letter resumes after it. update, recheck and record_call have nothing
+/// to write and answer `ours`.
+///
+/// A message whose value is an envelope is that letter (llmdlq's own
+/// records carry the other dialects' headers too: the envelope wins).
+/// Otherwise a message with Kafka Connect's dead-letter headers
+/// (`__connect.errors.topic`, `.partition`, `.offset`) or Spring Kafka's
+/// (`kafka_dlt-original-topic`, `-partition`, `-offset`) is a foreign
+/// letter: its envelope is made as process_llm_response would make it for
+/// the value, judged against no schema without repair, keyed
+/// `<topic>/<partition>@<offset>` of the record that failed (see the Kafka
+/// section of docs/worker-and-sinks.md). Other messages, and those whose
+/// dialect headers are incomplete or malformed, are skipped and counted, each
+/// with why.
 ///
 /// Not thread-safe: one replay reads one source. Throws nothing but
 /// std::bad_alloc.
@@ -77,10 +89,10 @@ class kafka_replay_source final : public replay_source {
 
   /// The topic this source reads.
   [[nodiscard]] const std::string& topic() const noexcept;
-  /// Messages skipped so far because they held no envelope.
+  /// Messages skipped so far because they held no letter.
   [[nodiscard]] std::size_t skipped() const noexcept;
   /// The first max_listed_unreadable of them, each named "partition P
-  /// offset O" with why it is no envelope.
+  /// offset O" with why it is no letter.
   [[nodiscard]] const std::vector<unreadable_record>& skipped_messages() const noexcept;
 
  private:

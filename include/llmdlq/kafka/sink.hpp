@@ -81,6 +81,9 @@ namespace spring_dlt_header_names {
 inline constexpr std::string_view original_topic = "kafka_dlt-original-topic";
 inline constexpr std::string_view original_partition = "kafka_dlt-original-partition";
 inline constexpr std::string_view original_offset = "kafka_dlt-original-offset";
+/// The failed record's timestamp in milliseconds, an 8-byte big-endian integer
+/// (-1 when it had none); read by kafka_replay_source, not written.
+inline constexpr std::string_view original_timestamp = "kafka_dlt-original-timestamp";
 inline constexpr std::string_view exception_fqcn = "kafka_dlt-exception-fqcn";
 inline constexpr std::string_view exception_message = "kafka_dlt-exception-message";
 }  // namespace spring_dlt_header_names

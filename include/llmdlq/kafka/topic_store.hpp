@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // A Kafka dead-letter topic read as a moderation store, for looking at a
 // topic no consumer has stored yet (`llmdlq list|show|stats|top
-// kafka:BROKERS/TOPIC`): every envelope on the topic, read once when opened
-// and kept in memory, the last copy of each dlq_id. A topic keeps no
+// kafka:BROKERS/TOPIC`): every letter on the topic (Kafka Connect's and
+// Spring Kafka's dead letters too, as kafka_replay_source reads them), read
+// once when opened and kept in memory, the last copy of each dlq_id. A topic keeps no
 // operator state: every letter is `pending`, and publishing, acting and
 // recording traffic are refused. To moderate a topic, store it with
 // kafka_moderation_consumer.
