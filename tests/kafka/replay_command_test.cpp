@@ -169,6 +169,55 @@ TEST_CASE("replay kafka: a letter whose call fails waits in the state, the other
   for (int n = 0; n < 5; ++n) CHECK(stored->find_output("key-" + std::to_string(n))->has_value());
 }
 
+TEST_CASE("replay kafka: Kafka Connect's dead letters are replayed as llmdlq's own", "[kafka][tools][replay]") {
+  llmdlq::test::mock_cluster cluster;
+  llmdlq::test::temp_dir dir;
+  const std::string schema = dir.write("schema.json", llmdlq::test::replay_schema);
+  cluster.create_topic("dlq-receipts-sink", 1);
+  const auto connect_letter = [](const std::string& offset) {
+    namespace connect = llmdlq::kafka_connect_header_names;
+    return std::vector<llmdlq::kafka_header>{
+        {std::string(connect::topic), "receipts"},
+        {std::string(connect::partition), "0"},
+        {std::string(connect::offset), offset},
+        {std::string(connect::connector_name), "receipts-sink"},
+        {std::string(connect::task_id), "0"},
+        {std::string(connect::stage), "TASK_PUT"},
+        {std::string(connect::class_name), "com.example.ReceiptSinkTask"},
+        {std::string(connect::exception_class), "org.apache.kafka.connect.errors.DataException"},
+        {std::string(connect::exception_message), "rejected by the sink"}};
+  };
+  // JSON the sink task rejected: a schema failure, held as any letter of
+  // unchanged versions is (a foreign letter names none); a value cut off:
+  // asked again, as a truncated letter of llmdlq's own would be.
+  llmdlq::test::produce_raw(cluster.bootstrap(), "dlq-receipts-sink",
+                            {{"r-1", llmdlq::test::recovered_answer(0), connect_letter("1"), 0},
+                             {"r-2", R"({"name": "letter-1", "total": )", connect_letter("2"), 0}});
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(1))});
+  REQUIRE(server.listening());
+  const std::string state = (dir.path() / "state.db").string();
+  const auto run = llmdlq::test::run_llmdlq_reading(
+      "replay kafka:" + cluster.bootstrap() + "/dlq-receipts-sink --schema " + schema +
+          " --json --execute --rate 0 --model test-model --state sqlite:" + state + " --model-url " + server.base_url(),
+      "/dev/null");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto summary = boost::json::parse(run.out).as_object();
+  INFO(run.out);
+  CHECK(summary.at("seen") == 2);
+  CHECK(summary.at("recovered") == 1);
+  CHECK(summary.at("held") == 1);
+  CHECK(summary.at("calls") == 1);
+  CHECK(server.calls() == 1);
+  auto stored = llmdlq::sqlite_replay_state::open(state);
+  REQUIRE(stored.has_value());
+  auto recovered = stored->find_output("receipts/0@2");  // the key a worker gives the failed record
+  REQUIRE(recovered.has_value());
+  REQUIRE(recovered->has_value());
+  CHECK((*recovered)->output == llmdlq::test::recovered_answer(1));
+  CHECK_FALSE(stored->find_output("receipts/0@1")->has_value());
+}
+
 TEST_CASE("replay kafka: usage and store errors", "[kafka][tools][replay]") {
   kafka_dlq q(llmdlq::test::cut_off_letters(1));
   scripted_server server;
