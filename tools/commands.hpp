@@ -15,6 +15,7 @@ int repair_command(arguments args);
 int provider_schema_command(arguments args);
 int replay_command(arguments args);
 int deliver_command(arguments args);
+int redrive_command(arguments args);  // with llmdlq::kafka
 int purge_command(arguments args);
 int rekey_command(arguments args);  // with llmdlq::crypto
 int keys_command(arguments args);   // with llmdlq::crypto

@@ -7,15 +7,12 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <llmdlq/llm/resolution_delivery.hpp>
-#include <llmdlq/sqlite/replay_state.hpp>
-#ifdef LLMDLQ_TOOL_WITH_POSTGRES
-#  include <llmdlq/postgres/replay_state.hpp>
-#endif
 
 #include "cli.hpp"
 #include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "replay_ledger.hpp"
 #include "replay_targets.hpp"
 #include "store_spec.hpp"
 #include "unreadable.hpp"
@@ -49,23 +46,6 @@ const command_syntax syntax{
                "the target fails (what was delivered stays delivered: run it again), 6 when done but some\n"
                "resolved letters do not read back.\n",
 };
-
-// The replay state kept beside the store's records.
-expected<std::unique_ptr<replay_state>, std::string> open_ledger(const store_spec& spec) {
-  if (spec.kind == store_spec::store_kind::sqlite) {
-    auto state = sqlite_replay_state::open(spec.location);
-    if (!state) return unexpected(state.error().message);
-    return std::unique_ptr<replay_state>(std::make_unique<sqlite_replay_state>(std::move(*state)));
-  }
-#ifdef LLMDLQ_TOOL_WITH_POSTGRES
-  if (spec.kind == store_spec::store_kind::postgres) {
-    auto state = postgres_replay_state::open(spec.location);
-    if (!state) return unexpected(state.error().message);
-    return std::unique_ptr<replay_state>(std::make_unique<postgres_replay_state>(std::move(*state)));
-  }
-#endif
-  return unexpected(std::string("deliver needs a store that keeps a ledger (sqlite: or postgres:)"));
-}
 
 }  // namespace
 

@@ -21,6 +21,9 @@ constexpr std::string_view usage =
     "  provider-schema  a JSON Schema as a provider's structured outputs take it\n"
     "  replay     run the recovery ladder over a DLQ (dry run by default)\n"
     "  deliver    send the corrections of resolved dead letters downstream, each once\n"
+#ifdef LLMDLQ_TOOL_WITH_KAFKA
+    "  redrive    send dead letters' original inputs back to their Kafka topics (dry run by default)\n"
+#endif
     "  purge      remove a DLQ's expired dead letters, with an audit record\n"
     "  list       list a DLQ's dead letters, filtered, a page at a time\n"
     "  show       show one dead letter: its response with the failing places marked, its history\n"
@@ -49,6 +52,9 @@ std::optional<int> run_command(std::string_view command, llmdlq::cli::arguments 
   if (command == "provider-schema") return provider_schema_command(rest);
   if (command == "replay") return replay_command(rest);
   if (command == "deliver") return deliver_command(rest);
+#ifdef LLMDLQ_TOOL_WITH_KAFKA
+  if (command == "redrive") return redrive_command(rest);
+#endif
   if (command == "purge") return purge_command(rest);
   if (command == "list") return list_command(rest);
   if (command == "show") return show_command(rest);

@@ -32,6 +32,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "replay_targets.hpp"
+#include "selection_flags.hpp"
 #include "store_spec.hpp"
 #include "unreadable.hpp"
 
@@ -59,19 +60,6 @@ constexpr option ladder_options[] = {
     {"--schema-version", option_kind::value, "V", "today's schema version"},
     {"--prompt-version", option_kind::value, "V", "today's prompt version"},
     {"--relax", option_kind::repeated, "KIND", "declared relaxation: drop-optional, allow-additional, allow-format"},
-};
-constexpr option selection_options[] = {
-    {"--category", option_kind::repeated, "C", "the failure category"},
-    {"--triage", option_kind::repeated, "T", "the triage class"},
-    {"--code", option_kind::repeated, "C", "the failure code"},
-    {"--id", option_kind::repeated, "DLQ_ID", "the letter"},
-    {"--written-schema", option_kind::value, "V", "written under this schema version"},
-    {"--written-prompt", option_kind::value, "V", "written under this prompt version"},
-    {"--written-model", option_kind::value, "V", "written under this model version"},
-    {"--since", option_kind::value, "TIME", "created at or after (RFC 3339)"},
-    {"--until", option_kind::value, "TIME", "created before (RFC 3339)"},
-    {"--requeued-only", option_kind::flag, "", "only the letters an operator requeued"},
-    {"--limit", option_kind::value, "N", "letters at most"},
 };
 constexpr option run_options[] = {
     {"--execute", option_kind::flag, "", "call models and write results (default: dry run)"},
@@ -133,17 +121,6 @@ struct settings {
   replayer_options replay;
 };
 
-// Reads count option `name` into `out` when given; why not, as a usage error's message.
-template <typename Count>
-std::optional<std::string> read_count(const parsed_arguments& a, std::string_view name, Count& out) {
-  const auto v = a.value(name);
-  if (!v) return std::nullopt;
-  const auto n = parse_count(*v);
-  if (!n) return fmt::format("{} wants a number, not '{}'", name, *v);
-  out = static_cast<Count>(*n);
-  return std::nullopt;
-}
-
 // The profile a server at `url` takes schemas by, when the command line names none.
 provider_profile provider_of(std::string_view url) {
   const auto host_at = url.find("://");
@@ -192,30 +169,13 @@ std::optional<std::string> read_ladder(const parsed_arguments& a, settings& s) {
 }
 
 // Which letters to replay.
-std::optional<std::string> read_selection(const parsed_arguments& a, settings& s) {
-  auto& f = s.replay.filter;
-  for (const auto v : a.values("--category")) {
-    if (!failure_category_from(v)) return fmt::format("no failure category '{}'", v);
-    f.categories.emplace_back(v);
-  }
-  for (const auto v : a.values("--triage")) {
-    if (!triage_class_from(v)) return fmt::format("no triage class '{}'", v);
-    f.triage_classes.emplace_back(v);
-  }
-  for (const auto v : a.values("--code")) f.codes.emplace_back(v);
-  for (const auto v : a.values("--id")) f.dlq_ids.emplace_back(v);
-  if (auto v = a.value("--written-schema")) f.schema_version = std::string(*v);
-  if (auto v = a.value("--written-prompt")) f.prompt_version = std::string(*v);
-  if (auto v = a.value("--written-model")) f.model_version = std::string(*v);
-  for (const std::string_view name : {"--since", "--until"}) {
-    const auto v = a.value(name);
-    if (!v) continue;
-    const auto t = parse_rfc3339(*v);
-    if (!t) return fmt::format("{} wants an RFC 3339 time, not '{}'", name, *v);
-    (name == "--since" ? f.since : f.until) = *t;
-  }
-  s.requeued_only = a.has("--requeued-only");
-  return read_count(a, "--limit", s.replay.limit);
+std::optional<std::string> read_letters(const parsed_arguments& a, settings& s) {
+  letter_selection selection;
+  if (auto e = read_selection(a, selection)) return e;
+  s.replay.filter = std::move(selection.filter);
+  s.replay.limit = selection.limit;
+  s.requeued_only = selection.requeued_only;
+  return std::nullopt;
 }
 
 // How the run goes, and where its results and state go.
@@ -226,15 +186,7 @@ std::optional<std::string> read_run(const parsed_arguments& a, settings& s) {
   s.to = std::string(a.value("--to").value_or(""));
   s.allowlist = std::string(a.value("--allowlist").value_or(""));
   if (auto e = read_count(a, "--samples", s.replay.samples)) return e;
-  if (const auto v = a.value("--rate")) {
-    const std::string text(*v);
-    char* end = nullptr;
-    const double rate = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || *end != '\0' || !(rate >= 0) || rate > 1e6) {
-      return fmt::format("--rate wants letters per second, not '{}'", *v);
-    }
-    s.replay.rate = rate;
-  }
+  if (auto e = read_rate(a, s.replay.rate)) return e;
   if (const auto v = a.value("--state")) {
     auto state = parse_store_spec(*v, state_stores);
     if (!state) return fmt::format("no replay state store '{}' ({})", *v, store_forms(state_stores));
@@ -262,7 +214,7 @@ std::optional<std::string> read_store(const parsed_arguments& a, settings& s) {
 
 // Reads the command line into `s`; an error message, or nothing.
 std::optional<std::string> read_settings(const parsed_arguments& a, settings& s) {
-  for (const auto read : {read_store, read_ladder, read_selection, read_run}) {
+  for (const auto read : {read_store, read_ladder, read_letters, read_run}) {
     if (auto e = read(a, s)) return e;
   }
   s.schema_file = std::string(a.value("--schema").value_or(""));

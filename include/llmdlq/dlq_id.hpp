@@ -3,6 +3,7 @@
 // retry and on every machine, so that every sink can store it once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,19 @@
 #include "llmdlq/timestamp.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
+
+/// Whether `s` is a dlq_id as the envelope's schema has it: a lowercase UUID
+/// of version 7 or 8, RFC 9562 variant (what derive_dlq_id() makes). For
+/// checking an id read from outside, such as a redrive's header.
+[[nodiscard]] constexpr bool is_dlq_id(std::string_view s) noexcept {
+  constexpr auto lower_hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  if (s.size() != 36) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? s[i] != '-' : !lower_hex(s[i])) return false;
+  }
+  return (s[14] == '7' || s[14] == '8') && (s[19] == '8' || s[19] == '9' || s[19] == 'a' || s[19] == 'b');
+}
 
 /// The dlq_id of attempt `attempt` at the input keyed `idempotency_key`.
 ///

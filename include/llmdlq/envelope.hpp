@@ -192,6 +192,14 @@ struct tool_call_reference {
   friend bool operator==(const tool_call_reference&, const tool_call_reference&) = default;
 };
 
+/// The earlier letter whose original input was sent back to its source (a
+/// redrive, llmdlq/llm/redriver.hpp) and failed again as this letter.
+struct redrive_reference {
+  std::string of;           ///< the earlier letter's dlq_id
+  std::uint32_t count = 1;  ///< the input's automated attempt this redrive was (replays count too)
+  friend bool operator==(const redrive_reference&, const redrive_reference&) = default;
+};
+
 /// A dead-letter record. Serialized as JSON by to_json(), read back by
 /// envelope_from_json(); the round trip is exact. Its JSON Schema is
 /// `schemas/envelope-v1.json`.
@@ -222,6 +230,7 @@ struct envelope {
   /// Set when what failed is a tool call's arguments: `raw_response` is then
   /// those arguments, and the tool's schema the one they failed.
   std::optional<tool_call_reference> tool_call;
+  std::optional<redrive_reference> redrive;  ///< the input came back by a redrive and failed again
   /// What was redacted before the envelope left process_llm_response.
   std::vector<redaction_summary> redactions;
   std::optional<timestamp> expires_at;  ///< retention: delete after this

@@ -37,6 +37,7 @@
 #include "llmdlq/judged_tool_stream.hpp"
 #include "llmdlq/purge.hpp"
 #include "llmdlq/redaction.hpp"
+#include "llmdlq/redrive_source.hpp"
 #include "llmdlq/regex.hpp"
 #include "llmdlq/repair.hpp"
 #include "llmdlq/replay_error.hpp"

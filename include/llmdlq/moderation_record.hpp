@@ -24,23 +24,46 @@ LLMDLQ_BEGIN_NAMESPACE
 ///
 ///     pending, requeued ──recover──► recovered
 ///     pending, requeued ──exhaust──► exhausted ──claim/discard/requeue──► ...
+///     pending, requeued, exhausted ──redrive──► redriven ──recover──► recovered
+///                                                  └──claim/discard──► ...
 ///
-/// `resolved`, `discarded` and `recovered` are final. `requeued` marks a
+/// `resolved`, `discarded` and `recovered` are final. `redriven` says the
+/// letter's original input was sent back to its source for the pipeline to
+/// process again (llmdlq/llm/redriver.hpp); it becomes `recovered` once
+/// that input succeeds. `requeued` marks a
 /// record for the replayer; claiming it again takes it back from the
 /// replayer. The replayer records each attempt (`record_attempt`, which
 /// keeps the status), and ends a record as `recovered` (a replay produced a
 /// valid document) or `exhausted` (its automated attempts are spent: it
 /// waits for a person, like `pending`).
-enum class moderation_status : std::uint8_t { pending, claimed, resolved, discarded, requeued, recovered, exhausted };
+enum class moderation_status : std::uint8_t {
+  pending,
+  claimed,
+  resolved,
+  discarded,
+  requeued,
+  recovered,
+  exhausted,
+  redriven,
+};
 
 /// What an operator, or the replayer, does to a record.
-enum class moderation_action : std::uint8_t { claim, resolve, discard, requeue, record_attempt, recover, exhaust };
+enum class moderation_action : std::uint8_t {
+  claim,
+  resolve,
+  discard,
+  requeue,
+  record_attempt,
+  recover,
+  exhaust,
+  redrive,
+};
 
 /// Every status, in declaration order.
 inline constexpr moderation_status all_moderation_statuses[] = {
-    moderation_status::pending,   moderation_status::claimed,   moderation_status::resolved,
-    moderation_status::discarded, moderation_status::requeued,  moderation_status::recovered,
-    moderation_status::exhausted};
+    moderation_status::pending,   moderation_status::claimed,  moderation_status::resolved,
+    moderation_status::discarded, moderation_status::requeued, moderation_status::recovered,
+    moderation_status::exhausted, moderation_status::redriven};
 
 [[nodiscard]] constexpr std::string_view to_string(moderation_status s) noexcept {
   switch (s) {
@@ -51,6 +74,7 @@ inline constexpr moderation_status all_moderation_statuses[] = {
     case moderation_status::requeued: return "requeued";
     case moderation_status::recovered: return "recovered";
     case moderation_status::exhausted: return "exhausted";
+    case moderation_status::redriven: return "redriven";
   }
   return "pending";
 }
@@ -64,6 +88,7 @@ inline constexpr moderation_status all_moderation_statuses[] = {
     case moderation_action::record_attempt: return "record_attempt";
     case moderation_action::recover: return "recover";
     case moderation_action::exhaust: return "exhaust";
+    case moderation_action::redrive: return "redrive";
   }
   return "claim";
 }
@@ -83,13 +108,13 @@ inline constexpr moderation_status all_moderation_statuses[] = {
   using s = moderation_status;
   switch (action) {
     case moderation_action::claim:
-      if (from == s::pending || from == s::requeued || from == s::exhausted) return s::claimed;
+      if (from == s::pending || from == s::requeued || from == s::exhausted || from == s::redriven) return s::claimed;
       break;
     case moderation_action::resolve:
       if (from == s::claimed) return s::resolved;
       break;
     case moderation_action::discard:
-      if (from == s::pending || from == s::claimed || from == s::exhausted) return s::discarded;
+      if (from == s::pending || from == s::claimed || from == s::exhausted || from == s::redriven) return s::discarded;
       break;
     case moderation_action::requeue:
       if (from == s::pending || from == s::claimed || from == s::exhausted) return s::requeued;
@@ -98,10 +123,13 @@ inline constexpr moderation_status all_moderation_statuses[] = {
       if (from == s::pending || from == s::requeued) return from;
       break;
     case moderation_action::recover:
-      if (from == s::pending || from == s::requeued) return s::recovered;
+      if (from == s::pending || from == s::requeued || from == s::redriven) return s::recovered;
       break;
     case moderation_action::exhaust:
       if (from == s::pending || from == s::requeued) return s::exhausted;
+      break;
+    case moderation_action::redrive:
+      if (from == s::pending || from == s::requeued || from == s::exhausted) return s::redriven;
       break;
   }
   return std::nullopt;

@@ -13,6 +13,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/error_category.hpp"
+#include "llmdlq/expected.hpp"
 #include "llmdlq/replay_state.hpp"
 #include "llmdlq/timestamp.hpp"
 
@@ -85,6 +86,11 @@ struct replay_error {
 };
 
 namespace detail {
+/// A failure of a replay's part with no holder or expiry: a target's, a redrive source's.
+[[nodiscard]] inline unexpected<replay_error> target_failure(replay_errc code, std::string message) {
+  return unexpected(replay_error{code, std::move(message), {}, {}});
+}
+
 /// A replay_state's failure as a replay reports it: lease_held and
 /// lease_lost as they are, the rest (a store that failed; attempts_exhausted,
 /// which the ladder answers itself and no operation of a run or a delivery

@@ -35,11 +35,23 @@ struct request_context {
   origin_reference origin;                       ///< where the input came from: service, topic, partition, offset
   std::optional<tool_call_reference> tool_call;  ///< the response is a tool call's arguments (process_tool_call)
   std::uint32_t attempt = 1;                     ///< which attempt at this input this response is
+  /// The input came back by a redrive of this earlier letter (its source
+  /// carried the link, as kafka_redrive_link() reads it): a failure records
+  /// it in the envelope. Set `attempt` to the redrive's count + 1 too
+  /// (apply_redrive()), so that the new letter gets a dlq_id of its own.
+  std::optional<redrive_reference> redrive;
   /// When the input arrived, by its own clock (a Kafka message's timestamp):
   /// dlq_ids then sort by it (see derive_dlq_id). It must be the same on
   /// every attempt; leave it unset rather than pass the time of this attempt.
   std::optional<timestamp> received_at;
   boost::json::object extensions;  ///< host metadata, copied as is
 };
+
+/// Links `context` to the letter whose redrive brought its input back:
+/// `redrive` set, and `attempt` the redrive's count + 1.
+inline void apply_redrive(request_context& context, redrive_reference link) {
+  context.attempt = link.count + 1;
+  context.redrive = std::move(link);
+}
 
 LLMDLQ_END_NAMESPACE

@@ -24,6 +24,7 @@
 #include "llmdlq/impl/json_parser.ipp"
 #include "llmdlq/impl/jsonl_file_sink.ipp"
 #include "llmdlq/impl/jsonl_replay_target.ipp"
+#include "llmdlq/impl/redrive_source.ipp"
 #include "llmdlq/impl/metrics.ipp"
 #include "llmdlq/impl/metrics_exposition.ipp"
 #include "llmdlq/impl/pipeline.ipp"

@@ -21,6 +21,7 @@
 #include "llmdlq/expected.hpp"
 #include "llmdlq/kafka/error.hpp"
 #include "llmdlq/kafka/properties.hpp"
+#include "llmdlq/replay_error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace kafka_detail {
@@ -84,6 +85,50 @@ inline expected<conf_ptr, kafka_error> make_conf(const kafka_properties& propert
 }
 
 inline std::string errstr_of(rd_kafka_resp_err_t err) { return rd_kafka_err2str(err); }
+
+// A producer's or a reader's failure as a replay target or a redrive source
+// reports it: refused for good, or unavailable for now.
+inline replay_error target_error_of(kafka_error&& e) {
+  const bool refused = e.code == kafka_errc::rejected || e.code == kafka_errc::invalid_configuration;
+  return {refused ? replay_errc::target_refused : replay_errc::target_unavailable, std::move(e.message), {}, {}};
+}
+
+// A consumer that reads the partitions it is assigned, `read_committed`:
+// it joins no group (librdkafka wants a group.id all the same), commits
+// nothing and creates no topic. `overrides` come on top.
+inline expected<rd_kafka_t*, kafka_error> assigned_reader(
+    kafka_properties properties, std::string_view group, handle_context* context,
+    std::initializer_list<std::pair<std::string_view, std::string>> overrides = {}) {
+  properties.try_emplace("group.id", std::string(group));
+  auto conf = make_conf(properties,
+                        {{"enable.auto.commit", "false"},
+                         {"enable.partition.eof", "true"},
+                         {"isolation.level", "read_committed"},
+                         {"allow.auto.create.topics", "false"}},
+                        context);
+  if (!conf) return unexpected(std::move(conf.error()));
+  char errstr[512];
+  for (const auto& [name, value] : overrides) {
+    const std::string key(name);
+    if (rd_kafka_conf_set(conf->get(), key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
+      return unexpected(kafka_error{kafka_errc::invalid_configuration,
+                                    fmt::format("kafka: configuration {}: {}", key, errstr)});
+    }
+  }
+  rd_kafka_t* reader = rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), errstr, sizeof errstr);
+  if (reader == nullptr) {
+    return unexpected(kafka_error{kafka_errc::invalid_configuration, fmt::format("kafka: consumer: {}", errstr)});
+  }
+  (void)conf->release();  // the consumer owns it now
+  return reader;
+}
+
+// Closes and destroys a consumer made by assigned_reader, if any.
+inline void close_reader(rd_kafka_t* reader) noexcept {
+  if (reader == nullptr) return;
+  rd_kafka_consumer_close(reader);
+  rd_kafka_destroy(reader);
+}
 
 // A timeout as librdkafka's int milliseconds, at most a day.
 inline int milliseconds_of(std::chrono::milliseconds timeout) {

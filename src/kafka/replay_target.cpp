@@ -18,16 +18,6 @@ using namespace kafka_detail;
 
 namespace {
 
-unexpected<replay_error> target_failure(replay_errc code, std::string message) {
-  return unexpected(replay_error{code, std::move(message), {}, {}});
-}
-
-// A failure the same delivery can never get past, or one it may.
-replay_error to_replay_error(kafka_error&& e) {
-  const bool refused = e.code == kafka_errc::rejected || e.code == kafka_errc::invalid_configuration;
-  return {refused ? replay_errc::target_refused : replay_errc::target_unavailable, std::move(e.message), {}, {}};
-}
-
 // Whether a send that failed so may still have written the record.
 bool may_have_written(kafka_errc code) noexcept { return code == kafka_errc::timeout || code == kafka_errc::fatal; }
 
@@ -51,11 +41,7 @@ struct kafka_replay_target::impl {
       : options(std::move(o)), producer(std::move(p)), partitions(std::move(parts)), opened_at(system_now()) {}
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
-  ~impl() {
-    if (reader == nullptr) return;
-    rd_kafka_consumer_close(reader);
-    rd_kafka_destroy(reader);
-  }
+  ~impl() { close_reader(reader); }
 
   // Whether the payload may have been produced before this delivery.
   [[nodiscard]] bool may_be_there(const ledger_entry& entry) const {
@@ -64,21 +50,9 @@ struct kafka_replay_target::impl {
 
   expected<void, replay_error> open_reader() {
     if (reader != nullptr) return {};
-    kafka_properties properties = options.properties;
-    properties.try_emplace("group.id", "llmdlq-target");  // librdkafka wants one; no group is joined
-    auto conf = make_conf(properties,
-                          {{"enable.auto.commit", "false"},
-                           {"enable.partition.eof", "true"},
-                           {"isolation.level", "read_committed"},
-                           {"allow.auto.create.topics", "false"}},
-                          &context);
-    if (!conf) return unexpected(to_replay_error(std::move(conf.error())));
-    char errstr[512];
-    reader = rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), errstr, sizeof errstr);
-    if (reader == nullptr) {
-      return target_failure(replay_errc::target_refused, fmt::format("kafka: consumer: {}", errstr));
-    }
-    (void)conf->release();  // the consumer owns it now
+    auto made = assigned_reader(options.properties, "llmdlq-target", &context);
+    if (!made) return unexpected(target_error_of(std::move(made.error())));
+    reader = *made;
     return {};
   }
 
@@ -90,16 +64,17 @@ struct kafka_replay_target::impl {
     std::int64_t high = 0;
     if (const auto err = rd_kafka_query_watermark_offsets(reader, options.topic.c_str(), partition, &low, &high, wait);
         err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return target_failure(replay_errc::target_unavailable, fmt::format("kafka: reading {} partition {}'s ends: {}",
-                                                                         options.topic, partition, errstr_of(err)));
+      return detail::target_failure(replay_errc::target_unavailable,
+                                    fmt::format("kafka: reading {} partition {}'s ends: {}", options.topic, partition,
+                                                errstr_of(err)));
     }
     if (high <= low) return true;
     if (cluster_finds_by_time) return *cluster_finds_by_time;
     partition_list_ptr first(rd_kafka_topic_partition_list_new(1));
     rd_kafka_topic_partition_list_add(first.get(), options.topic.c_str(), partition)->offset = 0;
     if (const auto err = rd_kafka_offsets_for_times(reader, first.get(), wait); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return target_failure(replay_errc::target_unavailable,
-                            fmt::format("kafka: finding {}'s first record: {}", options.topic, errstr_of(err)));
+      return detail::target_failure(replay_errc::target_unavailable,
+                                    fmt::format("kafka: finding {}'s first record: {}", options.topic, errstr_of(err)));
     }
     cluster_finds_by_time = first->elems[0].err == RD_KAFKA_RESP_ERR_NO_ERROR && first->elems[0].offset >= 0;
     return *cluster_finds_by_time;
@@ -116,17 +91,17 @@ struct kafka_replay_target::impl {
           since.time_since_epoch().count();
     }
     if (const auto err = rd_kafka_offsets_for_times(reader, starts.get(), wait); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return target_failure(replay_errc::target_unavailable,
-                            fmt::format("kafka: finding {}'s records since {}: {}", options.topic,
-                                        format_rfc3339(since), errstr_of(err)));
+      return detail::target_failure(replay_errc::target_unavailable,
+                                    fmt::format("kafka: finding {}'s records since {}: {}", options.topic,
+                                                format_rfc3339(since), errstr_of(err)));
     }
     std::set<std::int32_t> at_end;
     for (int i = 0; i < starts->cnt; ++i) {
       auto& start = starts->elems[i];
       if (start.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        return target_failure(replay_errc::target_unavailable,
-                              fmt::format("kafka: finding {} partition {}'s records: {}", options.topic,
-                                          start.partition, errstr_of(start.err)));
+        return detail::target_failure(replay_errc::target_unavailable,
+                                      fmt::format("kafka: finding {} partition {}'s records: {}", options.topic,
+                                                  start.partition, errstr_of(start.err)));
       }
       if (start.offset >= 0) continue;
       // No record at or after `since`, the cluster says: an empty partition,
@@ -143,8 +118,8 @@ struct kafka_replay_target::impl {
     }
     if (at_end.size() == partitions.size()) return {};
     if (const auto err = rd_kafka_assign(reader, starts.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return target_failure(replay_errc::target_unavailable,
-                            fmt::format("kafka: assigning {}: {}", options.topic, errstr_of(err)));
+      return detail::target_failure(replay_errc::target_unavailable,
+                                    fmt::format("kafka: assigning {}: {}", options.topic, errstr_of(err)));
     }
     std::optional<replay_error> failure;
     const auto deadline = std::chrono::steady_clock::now() + options.read_timeout;
@@ -209,17 +184,18 @@ kafka_replay_target::~kafka_replay_target() = default;
 const kafka_target_options& kafka_replay_target::options() const noexcept { return impl_->options; }
 
 expected<kafka_replay_target, replay_error> kafka_replay_target::open(kafka_target_options options) {
-  if (options.topic.empty()) return target_failure(replay_errc::target_refused, "kafka: the topic name is empty");
+  if (options.topic.empty())
+    return detail::target_failure(replay_errc::target_refused, "kafka: the topic name is empty");
   kafka_producer_options producer_options;
   producer_options.properties = options.properties;
   producer_options.delivery_timeout = options.delivery_timeout;
   producer_options.log = options.log;
   auto producer = kafka_producer::open(std::move(producer_options));
-  if (!producer) return unexpected(to_replay_error(std::move(producer.error())));
+  if (!producer) return unexpected(target_error_of(std::move(producer.error())));
   auto state = std::make_unique<impl>(std::move(options), std::move(*producer), std::vector<std::int32_t>{});
   if (auto opened = state->open_reader(); !opened) return unexpected(std::move(opened.error()));
   auto partitions = topic_partitions(state->reader, state->options.topic, state->options.read_timeout);
-  if (!partitions) return unexpected(to_replay_error(std::move(partitions.error())));
+  if (!partitions) return unexpected(target_error_of(std::move(partitions.error())));
   state->partitions = std::move(*partitions);
   state->producer.prepare(state->options.topic);
   return kafka_replay_target(std::move(state));
@@ -240,7 +216,7 @@ expected<void, replay_error> kafka_replay_target::deliver(const ledger_entry& en
       s.doubtful.insert(entry.idempotency_key);
       s.read_from.reset();  // the record may have landed after the last read
     }
-    return unexpected(to_replay_error(std::move(sent.error())));
+    return unexpected(target_error_of(std::move(sent.error())));
   }
   s.doubtful.erase(entry.idempotency_key);
   s.delivered.insert(entry.idempotency_key);

@@ -20,6 +20,9 @@ sink_errc sink_code(kafka_errc code) noexcept {
     case kafka_errc::rejected: return sink_errc::rejected;
     case kafka_errc::fatal: return sink_errc::unavailable;  // the next publish starts a new producer
     case kafka_errc::closed: return sink_errc::closed;
+    // A worker's codes; a sink's producer never answers with them.
+    case kafka_errc::aborted: return sink_errc::unavailable;
+    case kafka_errc::fenced: return sink_errc::rejected;
   }
   return sink_errc::unavailable;
 }

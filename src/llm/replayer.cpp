@@ -3,8 +3,6 @@
 
 #include "llmdlq/llm/recovery_ladder.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <thread>
 #include <type_traits>
@@ -13,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "llmdlq/detail/counted.hpp"
+#include "llmdlq/detail/lease_owner.hpp"
+#include "run_support.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -20,12 +20,6 @@ namespace {
 
 bool selects(const std::vector<std::string>& wanted, std::string_view value) {
   return wanted.empty() || std::find(wanted.begin(), wanted.end(), value) != wanted.end();
-}
-
-std::string default_owner() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  return fmt::format("{}:{}", host, ::getpid());
 }
 
 bool is_zero_token(recovery_step_kind kind) {
@@ -68,7 +62,7 @@ bool replay_filter::matches(const envelope& e) const {
 
 replayer::replayer(recovery_ladder& ladder, replay_source& source, replay_state& state, replayer_options options)
     : ladder_(&ladder), source_(&source), state_(&state), options_(std::move(options)) {
-  if (options_.owner.empty()) options_.owner = default_owner();
+  if (options_.owner.empty()) options_.owner = detail::default_lease_owner();
   if (!options_.clock) options_.clock = system_now;
   if (options_.batch == 0) options_.batch = 1;
 }
@@ -79,22 +73,8 @@ namespace {
 enum class turn : std::uint8_t { next, stop };
 using turn_result = expected<turn, replay_error>;
 
-// A part's failure, its code kept, its message saying what the run was doing.
-replay_error failed(std::string_view doing, replay_error error) {
-  error.message = std::string(doing) + error.message;
-  return error;
-}
-
-// The state's failures, as the run reports them.
-template <class T>
-expected<T, replay_error> state_answer(expected<T, replay_state_error> answer) {
-  if (!answer) return unexpected(detail::replay_error_of(std::move(answer.error())));
-  if constexpr (std::is_void_v<T>) {
-    return {};
-  } else {
-    return std::move(*answer);
-  }
-}
+using detail::failed;
+using detail::state_answer;
 
 // One replayer::run: the lease, the cursor, the pace and the summary, and
 // one function per thing a letter's turn can be.
@@ -102,21 +82,24 @@ class replay_run {
  public:
   replay_run(recovery_ladder& ladder, replay_source& source, replay_state& state, replay_target* target,
              const replayer_options& options)
-      : ladder_(ladder), source_(source), state_(state), target_(target), o_(options) {
+      : ladder_(ladder),
+        source_(source),
+        state_(state),
+        target_(target),
+        o_(options),
+        lease_(state, o_.lease, o_.owner, o_.lease_ttl, o_.clock),
+        pace_(o_.rate, o_.clock, o_.sleep) {
     summary_.dry_run = o_.dry_run;
   }
   replay_run(const replay_run&) = delete;
   replay_run& operator=(const replay_run&) = delete;
-  ~replay_run() {
-    if (lease_held_) (void)state_.release_lease(o_.lease, o_.owner);
-  }
+  ~replay_run() = default;
 
   expected<replay_summary, replay_error> run() {
     if (!o_.dry_run) {
       if (auto begun = take_lease_and_cursor(); !begun) return unexpected(begun.error());
       if (auto pending = deliver_pending(); !pending) return unexpected(pending.error());
     }
-    next_allowed_ = o_.clock();
     while (true) {
       auto batch = source_.next(cursor_, o_.batch);
       if (!batch) return unexpected(failed("the source failed: ", std::move(batch.error())));
@@ -137,14 +120,10 @@ class replay_run {
 
  private:
   expected<void, replay_error> take_lease_and_cursor() {
-    if (auto lease = state_answer(state_.acquire_lease(o_.lease, o_.owner, o_.lease_ttl)); !lease) {
-      return unexpected(std::move(lease.error()));
-    }
-    lease_taken_ = o_.clock();
+    if (auto lease = lease_.take(); !lease) return lease;  // given back however the run ends
     auto stored = state_answer(state_.load_cursor(o_.name));
     if (!stored) return unexpected(std::move(stored.error()));
     cursor_ = stored->value_or("");
-    lease_held_ = true;  // released however the run ends
     return {};
   }
 
@@ -168,37 +147,6 @@ class replay_run {
         if (auto done = deliver(entry); !done) return unexpected(done.error());
       }
     }
-  }
-
-  void sleep(std::chrono::milliseconds d) const {
-    if (d.count() <= 0) return;
-    if (o_.sleep) {
-      o_.sleep(d);
-    } else {
-      std::this_thread::sleep_for(d);
-    }
-  }
-
-  void pace() {
-    if (o_.rate <= 0) return;
-    const timestamp now = o_.clock();
-    if (next_allowed_ > now) sleep(std::chrono::duration_cast<std::chrono::milliseconds>(next_allowed_ - now));
-    const auto interval = std::chrono::milliseconds(static_cast<std::int64_t>(1000.0 / o_.rate));
-    next_allowed_ = std::max(next_allowed_, now) + interval;
-  }
-
-  expected<void, replay_error> keep_lease() {
-    const timestamp now = o_.clock();
-    if (now - lease_taken_ < o_.lease_ttl / 3) return {};
-    if (auto lease = state_.acquire_lease(o_.lease, o_.owner, o_.lease_ttl); !lease) {
-      // Another replay took it: this one has lost it. A store that failed is not a lost lease.
-      if (lease.error().code != replay_state_errc::lease_held)
-        return unexpected(detail::replay_error_of(lease.error()));
-      return unexpected(replay_error{replay_errc::lease_lost, "the lease went to " + lease.error().holder,
-                                     lease.error().holder, lease.error().expires_at});
-    }
-    lease_taken_ = now;
-    return {};
   }
 
   expected<void, replay_error> move_cursor(const std::string& position) {
@@ -238,8 +186,8 @@ class replay_run {
       ++summary_.by_outcome[std::string(to_string(stop_reason::relaxed))];
       return passed(stored);
     }
-    pace();
-    if (auto lease = keep_lease(); !lease) return unexpected(lease.error());
+    pace_.pace();
+    if (auto lease = lease_.keep(); !lease) return unexpected(lease.error());
     if (*written) return settle(stored, stored.letter, already_written(**written));
     return recover(stored);
   }
@@ -361,10 +309,9 @@ class replay_run {
   const replayer_options& o_;
   replay_summary summary_;
   std::string cursor_;
-  timestamp lease_taken_{};
-  timestamp next_allowed_{};
   std::size_t ran_ = 0;
-  bool lease_held_ = false;
+  detail::run_lease lease_;
+  detail::run_pace pace_;
 };
 
 }  // namespace

@@ -19,10 +19,6 @@ namespace {
 
 constexpr std::size_t max_identifier = 63;
 
-unexpected<replay_error> target_failure(replay_errc code, std::string message) {
-  return unexpected(replay_error{code, std::move(message), {}, {}});
-}
-
 // The data or the table refuse it for good; anything else may pass later.
 replay_error to_replay_error(failure f) {
   const bool refused = f.kind == failure_kind::rejected;
@@ -119,7 +115,7 @@ const std::string& postgres_replay_target::qualified_table() const noexcept { re
 expected<postgres_replay_target, replay_error> postgres_replay_target::open(std::string_view conninfo,
                                                                             postgres_target_options options) {
   if (auto unusable = unusable_names(conninfo, options.table, max_identifier, options.schema, max_identifier)) {
-    return target_failure(replay_errc::target_refused, std::move(*unusable));
+    return detail::target_failure(replay_errc::target_refused, std::move(*unusable));
   }
   auto state = std::make_unique<impl>();
   state->conninfo = std::string(conninfo);

@@ -422,6 +422,8 @@ struct postgres_store::impl final : detail::store::sql_session {
 
   // The schema, tables, indexes and status check migrate() makes, if missing.
   std::string migration() const {
+    static_assert(to_string(all_moderation_statuses[std::size(all_moderation_statuses) - 1]) == "redriven",
+                  "the status CHECK is widened when it lacks the newest status");
     const std::string& t = qualified;
     const std::string& table = options.table;
     std::string ddl;
@@ -469,14 +471,14 @@ struct postgres_store::impl final : detail::store::sql_session {
         oldest_expires_at timestamptz,
         newest_expires_at timestamptz
       );
-      -- A table made before the replay statuses: its status CHECK is replaced.
+      -- A table made before the newest status: its status CHECK is replaced.
       DO $widen$
       DECLARE old record;
       BEGIN
         FOR old IN SELECT conname FROM pg_constraint
                    WHERE conrelid = '{0}'::regclass AND contype = 'c'
                      AND pg_get_constraintdef(oid) LIKE '%status%'
-                     AND pg_get_constraintdef(oid) NOT LIKE '%''exhausted''%'
+                     AND pg_get_constraintdef(oid) NOT LIKE '%''redriven''%'
         LOOP
           EXECUTE format('ALTER TABLE {0} DROP CONSTRAINT %I', old.conname);
         END LOOP;

@@ -33,10 +33,6 @@ redis.call('HSET', KEYS[2], ARGV[2], id)
 return {1, id}
 )lua";
 
-unexpected<replay_error> target_failure(replay_errc code, std::string message) {
-  return unexpected(replay_error{code, std::move(message), {}, {}});
-}
-
 // A server that cannot take the delivery now, or one that never will.
 replay_error to_replay_error(redis_error&& e) {
   const bool refused = e.code == redis_errc::rejected;
@@ -106,7 +102,8 @@ redis_stream_target::~redis_stream_target() = default;
 const redis_stream_target_options& redis_stream_target::options() const noexcept { return impl_->options; }
 
 expected<redis_stream_target, replay_error> redis_stream_target::open(redis_stream_target_options options) {
-  if (options.stream.empty()) return target_failure(replay_errc::target_refused, "redis: the stream's key is empty");
+  if (options.stream.empty())
+    return detail::target_failure(replay_errc::target_refused, "redis: the stream's key is empty");
   auto state = std::make_unique<impl>(std::move(options));
   const redis_detail::sigpipe_guard guard;
   if (auto connected = state->conn.ensure(); !connected)

@@ -165,6 +165,7 @@ llmdlq::envelope populated_envelope() {
                 {{"repair_prompt", "schema", 3, e.created_at, "llama-3.1-8b", 812, "3f9a0c2e7d1b4a65"}}};
   e.origin = {"svc", "w1", "topic", 0, 99};
   e.tool_call = llmdlq::tool_call_reference{"record_receipt", "call_7x", 1};
+  e.redrive = llmdlq::redrive_reference{"0190a3c4-5b6d-7e8f-9a0b-1c2d3e4f5a6b", 2};
   e.expires_at = e.created_at + std::chrono::hours(24);
   e.extensions["tenant"] = "nl-east";
   return e;
@@ -280,6 +281,8 @@ TEST_CASE("an envelope that cannot fit is reduced to its identity, never dropped
   e.origin.partition = std::numeric_limits<std::int32_t>::max();
   e.origin.offset = std::numeric_limits<std::int64_t>::max();
   e.tool_call = llmdlq::tool_call_reference{hostile, hostile, std::numeric_limits<std::uint32_t>::max()};
+  e.redrive = llmdlq::redrive_reference{"0190a3c4-5b6d-7e8f-9a0b-1c2d3e4f5a6b",
+                                        std::numeric_limits<std::uint32_t>::max()};
   const std::string item = hostile.substr(0, 8 << 10);
   e.redactions.assign(40,
                       {"original_input", "national_id_nl", "token", ~0ull, "/" + item, "k2026-12", {{~0ull, ~0ull}}});
@@ -576,6 +579,9 @@ class hostile_envelopes {
       e.tool_call = llmdlq::tool_call_reference{text(), non_empty_text(), std::nullopt};
       if (chance(50)) e.tool_call->id.clear();
       if (chance(50)) e.tool_call->index = static_cast<std::uint32_t>(pick(64));
+    }
+    if (chance(20)) {
+      e.redrive = llmdlq::redrive_reference{llmdlq::derive_dlq_id(text(), 1), static_cast<std::uint32_t>(1 + pick(4))};
     }
     if (chance(50)) e.expires_at = time();
     const std::size_t members = chance(50) ? pick(8) : 0;

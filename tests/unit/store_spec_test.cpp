@@ -79,7 +79,9 @@ TEST_CASE("a text that is no spec of the kinds asked for says why, with a code",
   CHECK(refused("redis:host:0/stream").code == store_spec_errc::malformed);
   CHECK(refused("redis:host:x/stream").code == store_spec_errc::malformed);
   CHECK(refused("sqlite:").code == store_spec_errc::no_location);
-  CHECK(refused("jsonl:", llmdlq::replay_target_kinds).message == "'jsonl:' names no store: give jsonl:PATH");
+  CHECK(refused("jsonl:", llmdlq::replay_target_kinds).message ==
+        "'jsonl:' names no store: give postgres:CONNINFO[#[SCHEMA.]TABLE] | kafka:BROKERS/TOPIC | jsonl:PATH | "
+        "redis:HOST:PORT/STREAM");
   CHECK(refused("sqlite:#letters").code == store_spec_errc::no_location);
 
   const std::error_code ec = store_spec_errc::malformed;

@@ -26,10 +26,6 @@ LLMDLQ_BEGIN_NAMESPACE
 
 namespace detail {
 
-inline unexpected<replay_error> target_failure(replay_errc code, std::string message) {
-  return unexpected(replay_error{code, std::move(message), {}, {}});
-}
-
 // The keys of the lines `text` holds; a line without one (not JSON, cut by a crash) adds none.
 inline void read_delivered_keys(std::string_view text, std::set<std::string>& keys) {
   while (!text.empty()) {

@@ -148,7 +148,8 @@ inline std::size_t envelope_size_bound(const envelope& e, std::size_t extensions
                      e.versions.pipeline.size() + e.failure.code.size() + e.failure.message.size() +
                      e.origin.service.size() + e.origin.worker.size() + e.origin.topic.size() +
                      e.raw_response.sha256.size() +
-                     (e.tool_call ? e.tool_call->name.size() + e.tool_call->id.size() + 48 : 0);
+                     (e.tool_call ? e.tool_call->name.size() + e.tool_call->id.size() + 48 : 0) +
+                     (e.redrive ? e.redrive->of.size() + 48 : 0);
   if (e.raw_response.text) text += e.raw_response.text->size();
   if (e.original_input)
     text += e.original_input->sha256.size() + (e.original_input->text ? e.original_input->text->size() : 0);
@@ -259,7 +260,8 @@ void drop_trailing(std::vector<T>& list, std::size_t& size, std::size_t target, 
 }
 
 // Keeps only the envelope's identity, hashes, failure summary, triage,
-// confidence, attempt counts and origin: what fits in envelope_limits::min_bytes.
+// confidence, attempt counts, origin and redrive link: what fits in
+// envelope_limits::min_bytes.
 inline void reduce_envelope(envelope& e) {
   e.source_ref.uri.clear();
   e.prompt.template_id.clear();
@@ -273,6 +275,7 @@ inline void reduce_envelope(envelope& e) {
     bound_text(e.tool_call->name, envelope_limits::reduced_tool_name, cut_mark::ellipsis);
     message_room -= envelope_limits::reduced_tool_name + 64;
   }
+  if (e.redrive) message_room -= 80;  // the link (`"redrive":{"of":"<dlq_id>","count":N}`) is kept whole
   bound_text(e.failure.message, message_room, cut_mark::ellipsis);
   e.failure.errors.clear();
   e.attempts.history.clear();

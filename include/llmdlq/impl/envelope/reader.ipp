@@ -13,6 +13,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/format/identifiers.hpp"
 #include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/dlq_id.hpp"
 #include "llmdlq/envelope.hpp"
 #include "llmdlq/json_parser.hpp"
 
@@ -20,16 +21,6 @@ LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
 
 constexpr bool is_lower_hex(char c) noexcept { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
-
-// The schema's dlq_id pattern: a lowercase UUID of version 7 or 8, RFC 9562 variant.
-constexpr bool is_envelope_id(std::string_view s) noexcept {
-  if (s.size() != 36) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : !is_lower_hex(s[i])) return false;
-  }
-  return (s[14] == '7' || s[14] == '8') && (s[19] == '8' || s[19] == '9' || s[19] == 'a' || s[19] == 'b');
-}
 
 constexpr bool is_sha256_hex(std::string_view s) noexcept {
   return s.size() == 64 && std::all_of(s.begin(), s.end(), is_lower_hex);
@@ -286,10 +277,10 @@ inline void read_identity(envelope_reader& r, const boost::json::object& o, enve
                    "attempts",
                    "origin",
                    "tool_call",
+                   "redrive",
                    "expires_at",
                    "extensions"});
-  r.checked_text(o, "dlq_id", "", e.dlq_id, envelope_field::required, is_envelope_id,
-                 "a lowercase UUID of version 7 or 8");
+  r.checked_text(o, "dlq_id", "", e.dlq_id, envelope_field::required, is_dlq_id, "a lowercase UUID of version 7 or 8");
   std::optional<timestamp> created;
   r.time(o, "created_at", "", created, envelope_field::required);
   if (created) e.created_at = *created;
@@ -436,6 +427,13 @@ inline void read_origin(envelope_reader& r, const boost::json::object& origin, o
   r.optional_integer(origin, "offset", "/origin", out.offset, 0);
 }
 
+inline void read_redrive(envelope_reader& r, const boost::json::object& link, redrive_reference& out) {
+  r.known_members(link, "/redrive", {"of", "count"});
+  r.checked_text(link, "of", "/redrive", out.of, envelope_field::required, is_dlq_id,
+                 "a lowercase UUID of version 7 or 8");
+  r.integer(link, "count", "/redrive", out.count, envelope_field::required, 1);
+}
+
 inline void read_tool_call(envelope_reader& r, const boost::json::object& call, tool_call_reference& out) {
   r.known_members(call, "/tool_call", {"name", "id", "index"});
   r.text(call, "name", "/tool_call", out.name, envelope_field::required);
@@ -461,6 +459,7 @@ LLMDLQ_INLINE expected<envelope, envelope_error> envelope_from_json(const boost:
   if (const auto* call = r.object(o->if_contains("tool_call"), "/tool_call")) {
     read_tool_call(r, *call, e.tool_call.emplace());
   }
+  if (const auto* link = r.object(o->if_contains("redrive"), "/redrive")) read_redrive(r, *link, e.redrive.emplace());
   r.time(*o, "expires_at", "", e.expires_at);
   if (const auto* extensions = r.object(o->if_contains("extensions"), "/extensions")) e.extensions = *extensions;
   if (r.error()) return unexpected(*r.error());

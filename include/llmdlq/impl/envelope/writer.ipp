@@ -174,6 +174,10 @@ inline boost::json::object tool_call_to_json(const tool_call_reference& call) {
   return o;
 }
 
+inline boost::json::object redrive_to_json(const redrive_reference& link) {
+  return {{"of", link.of}, {"count", link.count}};
+}
+
 }  // namespace detail
 
 LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
@@ -206,6 +210,7 @@ LLMDLQ_INLINE boost::json::value to_json(const envelope& e) {
   o.emplace("attempts", attempts_to_json(e.attempts));
   put_object(o, "origin", origin_to_json(e.origin));
   if (e.tool_call) o.emplace("tool_call", tool_call_to_json(*e.tool_call));
+  if (e.redrive) o.emplace("redrive", redrive_to_json(*e.redrive));
   put_time(o, "expires_at", e.expires_at);
   if (!e.extensions.empty()) o.emplace("extensions", e.extensions);
   return o;

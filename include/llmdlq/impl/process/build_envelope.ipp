@@ -142,6 +142,8 @@ inline envelope build_envelope(timestamp now, failure_report failure, std::strin
     make_valid_utf8(e.tool_call->name);
     make_valid_utf8(e.tool_call->id);
   }
+  // A link read from a message (a header anyone could write) is kept only when it names a letter.
+  if (context.redrive && context.redrive->count >= 1 && is_dlq_id(context.redrive->of)) e.redrive = context.redrive;
   e.expires_at = config.envelope.retention.expires_at(e);  // after the triage and attempts it depends on
   e.extensions = context.extensions;
   if (!e.extensions.empty()) {
