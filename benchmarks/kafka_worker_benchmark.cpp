@@ -12,9 +12,6 @@
 // the clock starts. The mock accepts transactions without writing markers, so
 // a real broker's transaction costs (markers, the coordinator's log) come on
 // top of the exactly-once figures; the round trips are all counted.
-#include <librdkafka/rdkafka.h>
-#include <librdkafka/rdkafka_mock.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -26,13 +23,13 @@
 #include <llmdlq/kafka/worker.hpp>
 #include <llmdlq/process.hpp>
 
+#include "mock_cluster.hpp"
+
 namespace {
 
 constexpr std::size_t per_iteration = 1000;
 constexpr std::size_t warm_up = 100;
 constexpr std::int64_t iterations = 5;
-
-void drop_log(const rd_kafka_t*, int, const char*, const char*) {}
 
 // A ~1 KB receipt, numbered.
 std::string response(std::size_t n) {
@@ -54,36 +51,8 @@ llmdlq::expected<llmdlq::kafka_outcome, std::string> judge(const llmdlq::kafka_i
       {.category = llmdlq::failure_category::schema, .message = "/total: expected a number"}, in.value, context));
 }
 
-class cluster {
- public:
-  cluster() {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set_log_cb(conf, drop_log);
-    char error[512];
-    owner_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
-    if (owner_ == nullptr) std::abort();
-    mock_ = rd_kafka_mock_cluster_new(owner_, 1);
-    if (mock_ == nullptr) std::abort();
-  }
-  ~cluster() {
-    rd_kafka_mock_cluster_destroy(mock_);
-    rd_kafka_destroy(owner_);
-  }
-  cluster(const cluster&) = delete;
-  cluster& operator=(const cluster&) = delete;
-
-  [[nodiscard]] llmdlq::kafka_properties properties() const {
-    return {{"bootstrap.servers", rd_kafka_mock_cluster_bootstraps(mock_)}};
-  }
-  void create(const std::string& topic) const { rd_kafka_mock_topic_create(mock_, topic.c_str(), 3, 1); }
-
- private:
-  rd_kafka_t* owner_ = nullptr;
-  rd_kafka_mock_cluster_t* mock_ = nullptr;
-};
-
 void worker(benchmark::State& state, bool exactly_once) {
-  const cluster c;
+  const bench::mock_cluster c;
   for (const auto* topic : {"in", "out", "dlq"}) c.create(topic);
   {
     auto producer = llmdlq::kafka_producer::open({c.properties(), std::chrono::seconds(10), {}});

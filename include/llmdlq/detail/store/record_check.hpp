@@ -59,7 +59,10 @@ inline constexpr std::size_t quoted_value_bytes = 64;
 
 /// A stored value as a reason names it: printable(), in quotes.
 [[nodiscard]] inline std::string quoted_value(std::string_view text) {
-  return "'" + printable(text, quoted_value_bytes) + "'";
+  std::string quoted(1, '\'');
+  quoted += printable(text, quoted_value_bytes);
+  quoted += '\'';
+  return quoted;
 }
 
 /// Why an envelope does not read back, from parse_envelope()'s error:
