@@ -73,6 +73,8 @@ int run(settings s) {
         llmdlq::request_context context;
         context.idempotency_key = in.position();  // the same for every attempt at this input
         context.origin = {"receipt-processor", "kafka-worker", std::string(in.topic), in.partition, in.offset};
+        // An input a redrive sent back keeps its letter's key, and a new failure names the letter.
+        if (in.redrive) llmdlq::apply_redrive(context, in.redrive->link, in.redrive->idempotency_key);
         llmdlq::disposition d = judge.handle(in.value, context);
         if (d.accepted) {
           verdicts.push_back(in.position() + " accepted");

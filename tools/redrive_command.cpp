@@ -4,10 +4,15 @@
 // by default.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <llmdlq/kafka/redrive_source.hpp>
+#ifdef LLMDLQ_TOOL_WITH_CRYPTO
+#include <llmdlq/crypto/file_key_provider.hpp>
+#include <llmdlq/crypto/sodium_field_cipher.hpp>
+#endif
 #include <llmdlq/llm/redriver.hpp>
 
 #include "cli.hpp"
@@ -31,6 +36,11 @@ constexpr option run_options[] = {
      "send every input to this topic instead of its own; it must be on the\n"
      "allowlist named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST"},
     {"--allowlist", option_kind::value, "FILE", "the allowlist of --to targets"},
+#ifdef LLMDLQ_TOOL_WITH_CRYPTO
+    {"--keys", option_kind::value, "DIR",
+     "the key directory, to open a letter's sealed input when its record is gone\n"
+     "and the stored text is redacted"},
+#endif
     {"--rate", option_kind::value, "N", "letters per second (default 10; 0: no limit)"},
     {"--max-attempts", option_kind::value, "N",
      "automated attempts per payload, replays' and redrives' together (default 2)"},
@@ -107,6 +117,13 @@ int redrive_command(arguments args) {
   }
   if (brokers.empty()) return usage_error(syntax, "give --kafka BROKERS, the cluster the inputs came from");
   kafka.properties = {{"bootstrap.servers", brokers}};
+#ifdef LLMDLQ_TOOL_WITH_CRYPTO
+  std::optional<sodium_field_cipher> cipher;  // outlives the source
+  if (const auto keys = parsed->value("--keys")) {
+    cipher.emplace(std::make_shared<file_key_provider>(std::string(*keys)));
+    kafka.cipher = &*cipher;
+  }
+#endif
 
   auto store = open_store(*spec, /*read_only=*/false);
   if (!store) {

@@ -22,7 +22,10 @@ struct redrive_input {
   std::string destination;  ///< where it goes, in the source's terms: a Kafka topic
   std::string from;         ///< where it was found, for a person: `the original record`, `the stored input`
   std::string key;          ///< the transport's key (a Kafka record's); may be empty
-  std::string value;        ///< the input's bytes
+  /// The letter's idempotency key, which the input keeps on its way back so
+  /// that the worker's attempts and ledger hold across redrives (redriver sets it).
+  std::string idempotency_key;
+  std::string value;                                         ///< the input's bytes
   std::vector<std::pair<std::string, std::string>> headers;  ///< the original's (a Kafka record's), to send again
 };
 

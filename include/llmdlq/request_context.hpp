@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/json/object.hpp>
 
@@ -48,10 +49,13 @@ struct request_context {
 };
 
 /// Links `context` to the letter whose redrive brought its input back:
-/// `redrive` set, and `attempt` the redrive's count + 1.
-inline void apply_redrive(request_context& context, redrive_reference link) {
+/// `redrive` set, `attempt` the redrive's count + 1, and the letter's
+/// idempotency key kept when the input carried it (a redriven record's own
+/// position is new, and the attempts and the ledger go by the key).
+inline void apply_redrive(request_context& context, redrive_reference link, std::string_view idempotency_key = {}) {
   context.attempt = link.count + 1;
   context.redrive = std::move(link);
+  if (!idempotency_key.empty()) context.idempotency_key = std::string(idempotency_key);
 }
 
 LLMDLQ_END_NAMESPACE

@@ -20,6 +20,7 @@
 #include "llmdlq/config.hpp"
 #include "llmdlq/expected.hpp"
 #include "llmdlq/kafka/error.hpp"
+#include "llmdlq/kafka/producer.hpp"
 #include "llmdlq/kafka/properties.hpp"
 #include "llmdlq/replay_error.hpp"
 
@@ -128,6 +129,21 @@ inline void close_reader(rd_kafka_t* reader) noexcept {
   if (reader == nullptr) return;
   rd_kafka_consumer_close(reader);
   rd_kafka_destroy(reader);
+}
+
+// A record's headers, in order; a header without a value reads as empty.
+inline std::vector<kafka_header> headers_of(const rd_kafka_message_t& m) {
+  std::vector<kafka_header> out;
+  rd_kafka_headers_t* headers = nullptr;
+  if (rd_kafka_message_headers(&m, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) return out;
+  const char* name = nullptr;
+  const void* value = nullptr;
+  std::size_t size = 0;
+  for (std::size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+       ++i) {
+    out.push_back({name, value != nullptr ? std::string(static_cast<const char*>(value), size) : std::string()});
+  }
+  return out;
 }
 
 // A timeout as librdkafka's int milliseconds, at most a day.

@@ -3,11 +3,9 @@
 // kafka_producer for the sends.
 #include "llmdlq/kafka/redrive_source.hpp"
 
-#include <charconv>
 #include <utility>
 
 #include "kafka_common.hpp"
-#include "llmdlq/dlq_id.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -16,40 +14,21 @@ using namespace kafka_detail;
 namespace {
 
 bool is_link_header(std::string_view name) {
-  return name == kafka_redrive_header_names::of || name == kafka_redrive_header_names::attempt;
+  return name == kafka_redrive_header_names::of || name == kafka_redrive_header_names::attempt ||
+         name == kafka_redrive_header_names::idempotency_key;
 }
 
 // The record a consumer read, as an input to send again.
 void copy_record(const rd_kafka_message_t& m, redrive_input& input) {
   if (m.key != nullptr) input.key.assign(static_cast<const char*>(m.key), m.key_len);
   if (m.payload != nullptr) input.value.assign(static_cast<const char*>(m.payload), m.len);
-  rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_headers(&m, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
-  const char* name = nullptr;
-  const void* value = nullptr;
-  std::size_t size = 0;
-  for (std::size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
-       ++i) {
-    if (is_link_header(name)) continue;  // a link of an earlier redrive is replaced
-    input.headers.emplace_back(name, value != nullptr ? std::string(static_cast<const char*>(value), size) : "");
+  for (auto& header : headers_of(m)) {
+    if (is_link_header(header.name)) continue;  // a link of an earlier redrive is replaced
+    input.headers.emplace_back(std::move(header.name), std::move(header.value));
   }
 }
 
 }  // namespace
-
-std::optional<redrive_reference> kafka_redrive_link(std::span<const kafka_header> headers) {
-  const kafka_header* of = nullptr;
-  const kafka_header* attempt = nullptr;
-  for (const auto& h : headers) {
-    if (h.name == kafka_redrive_header_names::of) of = &h;
-    if (h.name == kafka_redrive_header_names::attempt) attempt = &h;
-  }
-  if (of == nullptr || attempt == nullptr || !is_dlq_id(of->value)) return std::nullopt;
-  std::uint32_t count = 0;
-  const char* end = attempt->value.data() + attempt->value.size();
-  if (std::from_chars(attempt->value.data(), end, count).ptr != end || count == 0) return std::nullopt;
-  return redrive_reference{of->value, count};
-}
 
 struct kafka_redrive_source::impl {
   kafka_redrive_options options;
@@ -159,7 +138,12 @@ expected<redrive_input, replay_error> kafka_redrive_source::fetch(const envelope
   auto stored = stored_original_input(letter, s.options.cipher);
   if (!stored)
     return detail::target_failure(replay_errc::target_refused, fmt::format("{}, and {}", gone, stored.error()));
-  return redrive_input{destination, "the stored input", letter.idempotency_key, std::move(*stored), {}};
+  return redrive_input{.destination = destination,
+                       .from = "the stored input",
+                       .key = letter.idempotency_key,
+                       .idempotency_key = letter.idempotency_key,
+                       .value = std::move(*stored),
+                       .headers = {}};
 }
 
 expected<void, replay_error> kafka_redrive_source::send(const redrive_input& input, const redrive_reference& link) {
@@ -167,6 +151,9 @@ expected<void, replay_error> kafka_redrive_source::send(const redrive_input& inp
   for (const auto& [name, value] : input.headers) record.headers.push_back({name, value});
   record.headers.push_back({std::string(kafka_redrive_header_names::of), link.of});
   record.headers.push_back({std::string(kafka_redrive_header_names::attempt), std::to_string(link.count)});
+  if (!input.idempotency_key.empty()) {
+    record.headers.push_back({std::string(kafka_redrive_header_names::idempotency_key), input.idempotency_key});
+  }
   if (auto sent = impl_->producer.send(record); !sent) return unexpected(target_error_of(std::move(sent.error())));
   return {};
 }

@@ -225,8 +225,12 @@ struct kafka_worker::impl {
     std::vector<kafka_record> records;
     records.reserve(b.messages.size());
     for (const auto& m : b.messages) {
-      const kafka_input input{options.input_topic, m->partition, m->offset, bytes_of(m->key, m->key_len),
-                              bytes_of(m->payload, m->len)};
+      const kafka_input input{options.input_topic,
+                              m->partition,
+                              m->offset,
+                              bytes_of(m->key, m->key_len),
+                              bytes_of(m->payload, m->len),
+                              kafka_redrive_link(headers_of(*m))};
       auto outcome = handler(input);
       if (!outcome || (outcome->result.has_value() == outcome->dead_letter.has_value())) {
         return unexpected(aborted(fmt::format("kafka: the handler failed on {}: {}", input.position(),

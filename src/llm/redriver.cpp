@@ -141,6 +141,7 @@ class redrive_run {
       report.detail = std::move(input.error().message);
       return report;
     }
+    input->idempotency_key = letter.idempotency_key;
     report.destination = input->destination;
     report.from = input->from;
     if (o_.dry_run) {

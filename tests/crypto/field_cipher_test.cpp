@@ -13,6 +13,7 @@
 #include "llmdlq/crypto/sodium_field_cipher.hpp"
 #include "llmdlq/field_cipher.hpp"
 #include "llmdlq/process.hpp"
+#include "llmdlq/redrive_source.hpp"
 #include "support/envelope_check.hpp"
 #include "support/temp_dir.hpp"
 
@@ -311,6 +312,56 @@ TEST_CASE("a seal that fails keeps the envelope, unsealed, and says why", "[cryp
   CHECK(note.at("raw_response").as_string() == "sealed with key k1: key provider failed (key service down)");
   CHECK(note.contains("original_input"));
   llmdlq::test::check_envelope(e);
+}
+
+}  // namespace field_cipher_test
+
+namespace field_cipher_test {
+
+TEST_CASE("stored_original_input gives the input as the model saw it, or says why it cannot", "[crypto][redrive]") {
+  key_directory dir;
+  const std::string input = "Alice Example, IBAN DE44500105175407324931, total 32,83";
+  const auto letter = [&](std::shared_ptr<const llmdlq::field_cipher> cipher, std::string text) {
+    llmdlq::process_options options;
+    options.cipher = std::move(cipher);
+    return llmdlq::make_envelope({.category = llmdlq::failure_category::syntax, .message = "not JSON"}, "[1",
+                                 context_with_input(std::move(text)), options);
+  };
+
+  // Redacted (the IBAN) and sealed: only the keys give it back, byte for byte.
+  const auto sealed = letter(dir.cipher, input);
+  REQUIRE(sealed.original_input->text.has_value());
+  CHECK(sealed.original_input->text->find("DE44500105175407324931") == std::string::npos);
+  CHECK(llmdlq::stored_original_input(sealed, dir.cipher.get()) == input);
+  const auto without_keys = llmdlq::stored_original_input(sealed, nullptr);
+  REQUIRE_FALSE(without_keys.has_value());
+  CHECK(without_keys.error() == "its original input is redacted, and its sealed copy needs the keys");
+  const unavailable_cipher down;
+  const auto not_opened = llmdlq::stored_original_input(sealed, &down);
+  REQUIRE_FALSE(not_opened.has_value());
+  CHECK(not_opened.error().starts_with("its sealed original input does not open: "));
+
+  // Redacted and never sealed: it cannot be had.
+  const auto redacted = llmdlq::stored_original_input(letter(nullptr, input), nullptr);
+  REQUIRE_FALSE(redacted.has_value());
+  CHECK(redacted.error() == "its original input is redacted and was not sealed");
+
+  // Nothing to redact: the stored text is the input; bytes that are not UTF-8 come back from base64.
+  CHECK(llmdlq::stored_original_input(letter(nullptr, "total 32,83"), nullptr) == "total 32,83");
+  const std::string binary("\xff\xfe total", 8);
+  CHECK(llmdlq::stored_original_input(letter(nullptr, binary), nullptr) == binary);
+
+  auto none = letter(nullptr, "x");
+  none.original_input.reset();
+  CHECK(llmdlq::stored_original_input(none, nullptr).error() == "the letter stores no original input");
+  auto cut = letter(nullptr, "total 32,83");
+  cut.original_input->cut = true;
+  CHECK(llmdlq::stored_original_input(cut, nullptr).error() ==
+        "the letter stores only the start of its original input");
+  auto hashed = letter(nullptr, "total 32,83");
+  hashed.original_input->text.reset();
+  CHECK(llmdlq::stored_original_input(hashed, nullptr).error() ==
+        "the letter stores only the hash of its original input");
 }
 
 }  // namespace field_cipher_test

@@ -42,7 +42,7 @@ llmdlq::request_context context_of(const std::string& key, std::int32_t partitio
   ctx.idempotency_key = key;
   ctx.origin = {"receipt-processor", "worker-1", inputs, partition, offset};
   ctx.versions.schema = "receipt-1";
-  if (auto link = llmdlq::kafka_redrive_link(headers)) llmdlq::apply_redrive(ctx, *link);
+  if (auto link = llmdlq::kafka_redrive_link(headers)) llmdlq::apply_redrive(ctx, link->link, link->idempotency_key);
   return ctx;
 }
 
@@ -157,6 +157,7 @@ TEST_CASE("redrive: inputs go back to their topic with the link, once per attemp
   CHECK(by_key["in-0"]->header("trace") == "t-in-0");
   CHECK(by_key["in-0"]->header("llmdlq-redrive-of") == world.ids["in-0"]);
   CHECK(by_key["in-0"]->header("llmdlq-redrive-attempt") == "1");
+  CHECK(by_key["in-0"]->header("llmdlq-idempotency-key") == std::string(inputs) + "/in-0");
   // A record that is gone: the stored input, keyed by the letter's key.
   const std::string key2 = std::string(inputs) + "/in-2";
   REQUIRE(by_key.contains(key2));
@@ -170,8 +171,10 @@ TEST_CASE("redrive: inputs go back to their topic with the link, once per attemp
 
   // The worker reads in-0 back and fails again: a letter of its own, linked, attempt 2.
   const auto& again = *by_key["in-0"];
-  auto ctx = context_of(std::string(inputs) + "/in-0", again.partition, again.offset, again.headers);
+  // The worker's own key for a record is its position; the header gives back the letter's.
+  auto ctx = context_of("its position", again.partition, again.offset, again.headers);
   CHECK(ctx.attempt == 2);
+  CHECK(ctx.idempotency_key == std::string(inputs) + "/in-0");
   auto second = llmdlq::process_llm_response(llmdlq::test::failing_answer(0), world.schema, ctx);
   REQUIRE_FALSE(second.has_value());
   REQUIRE(second.error().redrive.has_value());
@@ -203,7 +206,8 @@ TEST_CASE("redrive: inputs go back to their topic with the link, once per attemp
 
   // The worker reads in-1 back and succeeds: it notes so, and the next redrive settles the letter.
   const auto& ok = *by_key["in-1"];
-  auto ok_ctx = context_of(std::string(inputs) + "/in-1", ok.partition, ok.offset, ok.headers);
+  auto ok_ctx = context_of("its position", ok.partition, ok.offset, ok.headers);
+  CHECK(ok_ctx.idempotency_key == std::string(inputs) + "/in-1");
   {
     auto state = llmdlq::sqlite_replay_state::open(world.db);
     REQUIRE(state.has_value());
@@ -223,11 +227,14 @@ TEST_CASE("redrive: inputs go back to their topic with the link, once per attemp
 TEST_CASE("redrive: a link read from headers is taken only when it names a letter", "[kafka][redrive]") {
   using llmdlq::kafka_header;
   const std::string id = "0190a3c4-5b6d-7e8f-9a0b-1c2d3e4f5a6b";
-  auto link = llmdlq::kafka_redrive_link(std::vector<kafka_header>{{"llmdlq-redrive-of", id},
-                                                                   {"llmdlq-redrive-attempt", "2"}});
+  auto link = llmdlq::kafka_redrive_link(std::vector<kafka_header>{
+      {"llmdlq-redrive-of", id}, {"llmdlq-redrive-attempt", "2"}, {"llmdlq-idempotency-key", "in/0@7"}});
   REQUIRE(link.has_value());
-  CHECK(link->of == id);
-  CHECK(link->count == 2);
+  CHECK(*link == llmdlq::kafka_redrive{{id, 2}, "in/0@7"});
+  auto keyless = llmdlq::kafka_redrive_link(std::vector<kafka_header>{{"llmdlq-redrive-of", id},
+                                                                      {"llmdlq-redrive-attempt", "1"}});
+  REQUIRE(keyless.has_value());
+  CHECK(keyless->idempotency_key.empty());
   for (const auto& headers :
        std::vector<std::vector<kafka_header>>{{{"llmdlq-redrive-of", id}},
                                               {{"llmdlq-redrive-of", "not-an-id"}, {"llmdlq-redrive-attempt", "1"}},

@@ -23,6 +23,7 @@ class memory_source final : public llmdlq::redrive_source {
  public:
   std::map<std::string, std::string> inputs;
   std::vector<std::pair<std::string, llmdlq::redrive_reference>> sent;
+  std::vector<std::string> keys;  // the idempotency key each input carried
   std::optional<llmdlq::replay_errc> send_fails;
 
   llmdlq::expected<llmdlq::redrive_input, llmdlq::replay_error> fetch(const llmdlq::envelope& letter) override {
@@ -30,12 +31,18 @@ class memory_source final : public llmdlq::redrive_source {
     if (found == inputs.end()) {
       return llmdlq::unexpected(llmdlq::replay_error{llmdlq::replay_errc::target_refused, "no such input", {}, {}});
     }
-    return llmdlq::redrive_input{"inbox", "the host's inbox", letter.idempotency_key, found->second, {}};
+    return llmdlq::redrive_input{.destination = "inbox",
+                                 .from = "the host's inbox",
+                                 .key = letter.idempotency_key,
+                                 .idempotency_key = {},  // the redriver sets it
+                                 .value = found->second,
+                                 .headers = {}};
   }
   llmdlq::expected<void, llmdlq::replay_error> send(const llmdlq::redrive_input& input,
                                                     const llmdlq::redrive_reference& link) override {
     if (send_fails) return llmdlq::unexpected(llmdlq::replay_error{*send_fails, "the inbox is full", {}, {}});
     sent.emplace_back(input.value, link);
+    keys.push_back(input.idempotency_key);
     return {};
   }
 };
@@ -97,6 +104,7 @@ TEST_CASE("redriver: each input goes once per attempt, linked, and its letter be
   REQUIRE(f.source.sent.size() == 2);
   CHECK(f.source.sent[0].first == "scan 0");
   CHECK(f.source.sent[0].second == llmdlq::redrive_reference{f.letters[0].dlq_id, 1});
+  CHECK(f.source.keys == std::vector<std::string>{"key-0", "key-2"});
   CHECK(f.status(0) == "redriven");
   CHECK(f.status(1) == "pending");  // refused: nothing went out, no attempt counted
   CHECK(*f.state.attempts("key-1") == 0);

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Redrive for inputs read from Kafka: a dead letter's original record read
 // back by its origin (topic, partition, offset) and produced again, with
-// headers that link the input to the letter.
+// headers that link the input to the letter (llmdlq/kafka/redrive_link.hpp).
 // Part of the llmdlq::kafka library (librdkafka).
 #pragma once
 
 #include <chrono>
 #include <memory>
-#include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 
@@ -18,21 +16,11 @@
 #include "llmdlq/field_cipher.hpp"
 #include "llmdlq/kafka/producer.hpp"
 #include "llmdlq/kafka/properties.hpp"
+#include "llmdlq/kafka/redrive_link.hpp"
 #include "llmdlq/redrive_source.hpp"
 #include "llmdlq/replay_error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
-
-/// The headers a redriven record carries besides the original's: UTF-8 text.
-namespace kafka_redrive_header_names {
-inline constexpr std::string_view of = "llmdlq-redrive-of";            ///< the letter's dlq_id
-inline constexpr std::string_view attempt = "llmdlq-redrive-attempt";  ///< the automated attempt, in decimal
-}  // namespace kafka_redrive_header_names
-
-/// The link a record's headers carry (kafka_redrive_header_names), for
-/// apply_redrive(): nothing when it carries none, or one that is not a
-/// dlq_id and an attempt of at least 1 (a header anyone could write).
-[[nodiscard]] std::optional<redrive_reference> kafka_redrive_link(std::span<const kafka_header> headers);
 
 struct kafka_redrive_options {
   /// librdkafka properties of the consumer that reads the original records
@@ -58,7 +46,9 @@ struct kafka_redrive_options {
 /// idempotency key), and when there is none the letter is refused with the
 /// reason. send() produces to the origin topic (or options.topic) through
 /// an idempotent producer, acknowledged before it returns, with the
-/// original's headers (any earlier redrive link replaced) and the link.
+/// original's headers (any earlier redrive link replaced) and the link
+/// (kafka_redrive_header_names: the letter's dlq_id, the attempt and the
+/// letter's idempotency key).
 ///
 /// Not thread-safe: one redrive at a time. Nothing throws but std::bad_alloc.
 class kafka_redrive_source final : public redrive_source {

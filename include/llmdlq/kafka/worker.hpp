@@ -20,6 +20,7 @@
 #include "llmdlq/expected.hpp"
 #include "llmdlq/kafka/error.hpp"
 #include "llmdlq/kafka/properties.hpp"
+#include "llmdlq/kafka/redrive_link.hpp"
 #include "llmdlq/kafka/sink.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -32,6 +33,10 @@ struct kafka_input {
   std::int64_t offset = -1;
   std::string_view key;  ///< empty when the record has none
   std::string_view value;
+  /// Set when the record came back by a redrive (its headers carry the
+  /// link): give it to apply_redrive(), so that a new failure is tied to
+  /// the letter and the input keeps its idempotency key.
+  std::optional<kafka_redrive> redrive;
 
   /// `<topic>/<partition>@<offset>`: the same for every attempt at this
   /// record, so a natural idempotency key (and the key of its result).
