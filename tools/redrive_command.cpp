@@ -33,9 +33,12 @@ constexpr option run_options[] = {
     {"--kafka", option_kind::value, "BROKERS",
      "the cluster the inputs were read from (their letters name the topic,\npartition and offset)"},
     {"--to", option_kind::value, "kafka:BROKERS/TOPIC",
-     "send every input to this topic instead of its own; it must be on the\n"
-     "allowlist named by --allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST"},
-    {"--allowlist", option_kind::value, "FILE", "the allowlist of --to targets"},
+     "send every input to this topic (of the cluster --kafka names, if given)\n"
+     "instead of its own"},
+    {"--allowlist", option_kind::value, "FILE",
+     "where inputs may go, as for `llmdlq replay --to` (default\n"
+     "$LLMDLQ_REPLAY_ALLOWLIST; required): each destination, its own topic or\n"
+     "--to, must be on it"},
 #ifdef LLMDLQ_TOOL_WITH_CRYPTO
     {"--keys", option_kind::value, "DIR",
      "the key directory, to open a letter's sealed input when its record is gone\n"
@@ -84,8 +87,38 @@ std::string report_line(const redrive_report& r) {
     return fmt::format("{} {} {} to {}{}", r.dlq_id, r.outcome == "sent" ? "sent" : "would send", r.from, r.destination,
                        r.attempt > 0 ? fmt::format(" (automated attempt {})", r.attempt) : "");
   }
-  return fmt::format("{} {}: {}", r.dlq_id, r.outcome, r.detail.empty() ? "an operator acted on it" : r.detail);
+  return fmt::format("{} {}: {}", r.dlq_id, r.outcome,
+                     r.detail.empty() ? "sent, but an operator or a replay moved it meanwhile" : r.detail);
 }
+
+// Sends an input only where the allowlist allows: its topic on the cluster
+// the inputs are sent to, as `kafka:BROKERS/TOPIC`. Another destination
+// refuses the letter (it is named with why, and the run goes on).
+class allowed_destinations final : public redrive_source {
+ public:
+  allowed_destinations(redrive_source& inner, std::string brokers, std::string allowlist)
+      : inner_(inner), brokers_(std::move(brokers)), allowlist_(std::move(allowlist)) {}
+
+  expected<redrive_input, replay_error> fetch(const envelope& letter) override {
+    auto input = inner_.fetch(letter);
+    if (!input) return input;
+    auto spec = llmdlq::parse_store_spec(fmt::format("kafka:{}/{}", brokers_, input->destination),
+                                         llmdlq::store_kinds{store_spec::store_kind::kafka});
+    if (!spec) return detail::target_failure(replay_errc::target_refused, std::move(spec.error().message));
+    if (auto allowed = llmdlq::allowed_target(*spec, allowlist_); !allowed) {
+      return detail::target_failure(replay_errc::target_refused, std::move(allowed.error().message));
+    }
+    return input;
+  }
+  expected<void, replay_error> send(const redrive_input& input, const redrive_reference& link) override {
+    return inner_.send(input, link);
+  }
+
+ private:
+  redrive_source& inner_;
+  std::string brokers_;
+  std::string allowlist_;
+};
 
 }  // namespace
 
@@ -107,13 +140,20 @@ int redrive_command(arguments args) {
 
   kafka_redrive_options kafka;
   std::string brokers(parsed->value("--kafka").value_or(""));
+  const std::string allowlist = allowlist_of(parsed->value("--allowlist").value_or(""));
+  if (allowlist.empty()) {
+    return usage_error(syntax, "redrive needs an allowlist of where inputs may go (--allowlist FILE or "
+                               "$LLMDLQ_REPLAY_ALLOWLIST)");
+  }
   if (const auto to = parsed->value("--to")) {
     auto target = parse_store_spec(*to, {store_spec::store_kind::kafka});
     if (!target) return usage_error(syntax, "--to wants kafka:BROKERS/TOPIC");
-    auto allowed = allowed_target_spec(*to, parsed->value("--allowlist").value_or(""));
-    if (!allowed) return usage_error(syntax, allowed.error());
-    kafka.topic = allowed->topic;
-    if (brokers.empty()) brokers = allowed->location;
+    if (!brokers.empty() && brokers != target->location) {
+      return usage_error(syntax,
+                         "--to names another cluster than --kafka: inputs go back to the cluster they came from");
+    }
+    kafka.topic = target->topic;
+    brokers = target->location;
   }
   if (brokers.empty()) return usage_error(syntax, "give --kafka BROKERS, the cluster the inputs came from");
   kafka.properties = {{"bootstrap.servers", brokers}};
@@ -135,16 +175,17 @@ int redrive_command(arguments args) {
     complain("redrive", ledger.error());
     return exit_sink;
   }
-  auto source = kafka_redrive_source::open(std::move(kafka));
-  if (!source) {
-    complain("redrive", source.error().message);
-    return exit_usage;
+  auto kafka_source = kafka_redrive_source::open(std::move(kafka));
+  if (!kafka_source) {
+    complain("redrive", kafka_source.error().message);
+    return kafka_source.error().code == replay_errc::target_refused ? exit_usage : exit_sink;
   }
+  allowed_destinations source(*kafka_source, brokers, allowlist);
   line_writer out(STDOUT_FILENO);
   options.on_letter = [&](const redrive_report& r) {
     (void)out.write_line(json ? json_text(report_json(r)) : report_line(r));
   };
-  redriver redrive(**store, **ledger, *source, std::move(options));
+  redriver redrive(**store, **ledger, source, std::move(options));
   const auto summary = redrive.run();
   if (!summary) {
     (void)out.flush();

@@ -8,11 +8,16 @@
 
 namespace llmdlq::cli {
 
+std::string allowlist_of(std::string_view given) {
+  if (!given.empty()) return std::string(given);
+  const char* env = std::getenv("LLMDLQ_REPLAY_ALLOWLIST");
+  return env != nullptr ? env : "";
+}
+
 expected<store_spec, std::string> allowed_target_spec(std::string_view to, std::string_view allowlist) {
   auto spec = llmdlq::parse_store_spec(to, replay_target_kinds);
   if (!spec) return unexpected("--to wants " + store_forms(replay_target_kinds));
-  const char* env = std::getenv("LLMDLQ_REPLAY_ALLOWLIST");
-  const std::string list = !allowlist.empty() ? std::string(allowlist) : env != nullptr ? env : "";
+  const std::string list = allowlist_of(allowlist);
   if (list.empty()) {
     return unexpected(std::string("--to needs an allowlist of targets (--allowlist FILE or $LLMDLQ_REPLAY_ALLOWLIST)"));
   }

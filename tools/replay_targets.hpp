@@ -14,6 +14,10 @@
 
 namespace llmdlq::cli {
 
+/// The allowlist a command uses: `given` (its --allowlist), else
+/// $LLMDLQ_REPLAY_ALLOWLIST; empty when neither names one.
+[[nodiscard]] std::string allowlist_of(std::string_view given);
+
 /// The target `--to` names, once the allowlist (`allowlist`, or else
 /// $LLMDLQ_REPLAY_ALLOWLIST) allows it, as the allowlist matched it (a
 /// `jsonl:` file absolute, links resolved); why not (a usage error).

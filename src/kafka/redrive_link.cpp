@@ -2,6 +2,8 @@
 #include "llmdlq/kafka/redrive_link.hpp"
 
 #include <charconv>
+#include <cstdint>
+#include <limits>
 
 #include "llmdlq/dlq_id.hpp"
 
@@ -19,7 +21,11 @@ std::optional<kafka_redrive> kafka_redrive_link(std::span<const kafka_header> he
   if (of == nullptr || attempt == nullptr || !is_dlq_id(of->value)) return std::nullopt;
   std::uint32_t count = 0;
   const char* end = attempt->value.data() + attempt->value.size();
-  if (std::from_chars(attempt->value.data(), end, count).ptr != end || count == 0) return std::nullopt;
+  // The worker's attempt is the count + 1: the largest count would wrap it.
+  if (std::from_chars(attempt->value.data(), end, count).ptr != end || count == 0 ||
+      count == std::numeric_limits<std::uint32_t>::max()) {
+    return std::nullopt;
+  }
   return kafka_redrive{{of->value, count}, key != nullptr ? key->value : std::string()};
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kafka_common.hpp"
+#include "llmdlq/detail/identifiers.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 
@@ -47,6 +48,13 @@ struct kafka_redrive_source::impl {
     if (!made) return unexpected(target_error_of(std::move(made.error())));
     reader = *made;
     return {};
+  }
+
+  // Whether `record` holds the letter's input: the text the model saw, or the answer the worker read.
+  [[nodiscard]] bool is_input_of(const redrive_input& record, const envelope& letter) const {
+    if (!options.verify_records) return true;
+    const std::string hash = detail::sha256_hex(record.value);
+    return hash == letter.raw_response.sha256 || (letter.original_input && hash == letter.original_input->sha256);
   }
 
   // The record at `origin`, or nothing when it is gone.
@@ -120,24 +128,31 @@ expected<kafka_redrive_source, replay_error> kafka_redrive_source::open(kafka_re
 expected<redrive_input, replay_error> kafka_redrive_source::fetch(const envelope& letter) {
   impl& s = *impl_;
   const origin_reference& origin = letter.origin;
-  const bool on_kafka = !origin.topic.empty() && origin.partition && origin.offset;
-  std::string gone = "the letter names no Kafka record of origin";
-  if (on_kafka) {
+  const std::string destination = s.options.topic.empty() ? origin.topic : s.options.topic;
+  // Why the record itself cannot be sent, when it cannot.
+  std::string missing = "the letter names no Kafka record of origin";
+  if (!origin.topic.empty() && origin.partition && origin.offset) {
+    const std::string where = fmt::format("{}/{}@{}", origin.topic, *origin.partition, *origin.offset);
     auto record = s.read(origin);
     if (!record) return unexpected(std::move(record.error()));
-    if (*record) {
-      (*record)->destination = s.options.topic.empty() ? origin.topic : s.options.topic;
-      (*record)->from = fmt::format("{}/{}@{}", origin.topic, *origin.partition, *origin.offset);
+    if (!*record) {
+      missing = fmt::format("its record {} is gone", where);
+    } else if (!s.is_input_of(**record, letter)) {
+      missing = fmt::format("the record at {} is not its input (another hash: a topic made again, another cluster?)",
+                            where);
+    } else {
+      (*record)->destination = destination;
+      (*record)->from = where;
       return std::move(**record);
     }
-    gone = fmt::format("its record {}/{}@{} is gone", origin.topic, *origin.partition, *origin.offset);
   }
-  const std::string destination = s.options.topic.empty() ? origin.topic : s.options.topic;
-  if (destination.empty())
-    return detail::target_failure(replay_errc::target_refused, gone + ", and no topic was given to send it to");
+  if (destination.empty()) {
+    return detail::target_failure(replay_errc::target_refused, missing + ", and no topic was given to send it to");
+  }
   auto stored = stored_original_input(letter, s.options.cipher);
-  if (!stored)
-    return detail::target_failure(replay_errc::target_refused, fmt::format("{}, and {}", gone, stored.error()));
+  if (!stored) {
+    return detail::target_failure(replay_errc::target_refused, fmt::format("{}, and {}", missing, stored.error()));
+  }
   return redrive_input{.destination = destination,
                        .from = "the stored input",
                        .key = letter.idempotency_key,

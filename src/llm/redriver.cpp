@@ -38,6 +38,8 @@ class redrive_run {
     if (!o_.dry_run) {
       if (auto lease = lease_.take(); !lease) return unexpected(lease.error());
     }
+    // Letters made while the run goes (a redriven input that failed again) wait for the next run.
+    started_ = format_rfc3339(o_.clock());
     if (auto settled = settle(); !settled) return unexpected(settled.error());
     for (const auto status : o_.statuses) {
       if (auto walked = walk(status); !walked) return unexpected(walked.error());
@@ -110,6 +112,7 @@ class redrive_run {
 
   expected<void, replay_error> walk(moderation_status status) {
     return each_record(status, [&](const moderation_record& record) -> expected<bool, replay_error> {
+      if (record.created_at >= started_) return true;
       ++summary_.seen;
       const auto letter = letter_of(record);
       if (!letter || !o_.filter.matches(*letter)) return true;
@@ -129,6 +132,14 @@ class redrive_run {
       report.detail = fmt::format("its {} automated attempts are spent: it goes to a person", o_.max_attempts);
       return report;
     };
+    // A payload the ledger holds went downstream already (a replay recovered it): nothing to send.
+    auto written = state_answer(state_.find_output(letter.idempotency_key));
+    if (!written) return unexpected(std::move(written.error()));
+    if (*written) {
+      report.outcome = "downstream";
+      report.detail = fmt::format("its payload went downstream already ({}): nothing to redrive", (*written)->source);
+      return report;
+    }
     auto made = state_answer(state_.attempts(letter.idempotency_key));
     if (!made) return unexpected(std::move(made.error()));
     if (*made >= o_.max_attempts) return spent();
@@ -175,7 +186,7 @@ class redrive_run {
           acted.error().code != moderation_errc::not_found) {
         return unexpected(store_failure("marking a letter redriven", std::move(acted.error())));
       }
-      report.outcome = "superseded";  // sent all the same: the operator's action stands
+      report.outcome = "superseded";  // sent all the same: the action someone else took stands
       return report;
     }
     report.outcome = "sent";
@@ -189,6 +200,7 @@ class redrive_run {
   detail::run_lease lease_;
   detail::run_pace pace_;
   redrive_summary summary_;
+  std::string started_;  // RFC 3339, as the stores keep created_at
 };
 
 }  // namespace

@@ -99,8 +99,62 @@ expected<std::unique_ptr<moderation_store>, open_error> open_topic(const store_s
 #endif
 }
 
+// The target as the allowlist matches it: the spec's text, with its parts
+// as the spec read them (a `jsonl:` file as it was resolved).
+std::string target_text(const store_spec& spec) {
+  switch (spec.kind) {
+    case store_kind::jsonl: return "jsonl:" + spec.location;
+    case store_kind::postgres: {
+      std::string text = "postgres:" + spec.location;
+      if (!spec.table.empty()) text += "#" + (spec.schema.empty() ? spec.table : spec.schema + "." + spec.table);
+      return text;
+    }
+    case store_kind::kafka:
+    case store_kind::redis:
+    case store_kind::sqlite: break;
+  }
+  return display_name(spec);
+}
+
+// The target for a person: a `jsonl:` file and a topic or a stream as
+// their specs read, a PostgreSQL target without its connection string
+// (which may hold a password).
+std::string target_name(const store_spec& spec) {
+  return spec.kind == store_kind::postgres ? display_name(spec) : target_text(spec);
+}
+
+// Whether the allowlist's `entry` allows `spec`. A `jsonl:` entry is a file,
+// or a prefix of files ending in `*`. A Kafka or Redis entry names its
+// cluster (brokers; host and port) exactly, and its topic (stream) exactly
+// or by a prefix ending in `*`, so that no spelling of a spec reaches
+// another cluster. A PostgreSQL entry names its target exactly: in a
+// connection string a later keyword overrides an earlier one, so no
+// prefix of one can be trusted.
+bool allows(std::string_view entry, const store_spec& spec) {
+  const bool prefix = entry.size() > 1 && entry.back() == '*';
+  const std::string_view stem = prefix ? entry.substr(0, entry.size() - 1) : entry;
+  switch (spec.kind) {
+    case store_kind::jsonl: {
+      const std::string text = target_text(spec);
+      return prefix ? std::string_view(text).starts_with(stem) : text == stem;
+    }
+    case store_kind::postgres: return !prefix && entry == target_text(spec);
+    case store_kind::kafka:
+    case store_kind::redis: {
+      // The entry read as a spec of the kind; a prefix's topic gets a letter to be one, then loses it.
+      auto allowed = parse_store_spec(prefix ? std::string(stem) + "x" : std::string(stem), store_kinds{spec.kind});
+      if (!allowed) return false;
+      if (prefix) allowed->topic.pop_back();
+      if (allowed->location != spec.location || allowed->port != spec.port) return false;
+      return prefix ? spec.topic.starts_with(allowed->topic) : spec.topic == allowed->topic;
+    }
+    case store_kind::sqlite: break;
+  }
+  return false;
+}
+
 // Whether `target` is on the allowlist in `allowlist_file`.
-expected<void, open_error> check_allowlist(std::string_view target, const std::filesystem::path& allowlist_file) {
+expected<void, open_error> check_allowlist(const store_spec& spec, const std::filesystem::path& allowlist_file) {
   // Whoever could write the allowlist could send payloads anywhere: it is
   // judged as the stores are, on the descriptor that is then read.
   std::string refusal;
@@ -131,11 +185,10 @@ expected<void, open_error> check_allowlist(std::string_view target, const std::f
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string_view::npos) continue;
     const auto last = line.find_last_not_of(" \t\r");
-    const std::string_view entry = line.substr(first, last - first + 1);
-    if (entry == target) return {};
-    if (entry.size() > 1 && entry.back() == '*' && target.starts_with(entry.substr(0, entry.size() - 1))) return {};
+    if (allows(line.substr(first, last - first + 1), spec)) return {};
   }
-  return failure(open_errc::not_allowed, fmt::format("{} is not on the allowlist {}", target, allowlist_file.string()));
+  return failure(open_errc::not_allowed,
+                 fmt::format("{} is not on the allowlist {}", target_name(spec), allowlist_file.string()));
 }
 
 // The file a `jsonl:` target names, as the allowlist sees it: absolute, with
@@ -152,23 +205,6 @@ expected<std::filesystem::path, open_error> resolve_target_file(const std::strin
 unexpected<open_error> no_target(const store_spec& spec) {
   return failure(open_errc::not_a_target, fmt::format("{} is not a replay target: give {}", display_name(spec),
                                                       store_forms(replay_target_kinds)));
-}
-
-// The target as the allowlist matches it: the spec's text, with its parts
-// as the spec read them (a `jsonl:` file as it was resolved).
-std::string target_text(const store_spec& spec) {
-  switch (spec.kind) {
-    case store_kind::jsonl: return "jsonl:" + spec.location;
-    case store_kind::postgres: {
-      std::string text = "postgres:" + spec.location;
-      if (!spec.table.empty()) text += "#" + (spec.schema.empty() ? spec.table : spec.schema + "." + spec.table);
-      return text;
-    }
-    case store_kind::kafka:
-    case store_kind::redis:
-    case store_kind::sqlite: break;
-  }
-  return display_name(spec);
 }
 
 // A target's failure to open: one that will fail again, or one that may not.
@@ -248,7 +284,7 @@ expected<store_spec, open_error> allowed_target(const store_spec& spec, const st
     if (!path) return unexpected(std::move(path.error()));
     matched.location = path->string();
   }
-  if (auto allowed = check_allowlist(target_text(matched), allowlist); !allowed) {
+  if (auto allowed = check_allowlist(matched, allowlist); !allowed) {
     return unexpected(std::move(allowed.error()));
   }
   return matched;

@@ -6,6 +6,7 @@
 // and the redriven letter settled as recovered.
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,21 +59,27 @@ struct redrive_world {
   redrive_world() { cluster.create_topic(inputs, 2); }
 
   // Produces an input and dead-letters the worker's answer to it; `stored` keeps the input in the letter.
-  void fail(const std::string& key, const std::string& answer, bool stored = false, bool gone = false) {
+  // `gone`: the letter names an offset past the record; `elsewhere`: another topic; `at`: another record's place.
+  void fail(const std::string& key, const std::string& answer, bool stored = false, bool gone = false,
+            const std::string& elsewhere = {}, std::optional<llmdlq::kafka_delivery> at = std::nullopt) {
     auto producer = llmdlq::kafka_producer::open({cluster.properties(), std::chrono::seconds(10), {}});
     REQUIRE(producer.has_value());
     auto delivered = producer->send({inputs, -1, key, R"({"scan": ")" + key + R"("})", {{"trace", "t-" + key}}});
     REQUIRE(delivered.has_value());
-    auto ctx = context_of(inputs + std::string("/") + key, delivered->partition,
-                          gone ? delivered->offset + 1000 : delivered->offset);
-    if (stored) ctx.original_input = R"({"scan": ")" + key + R"("})";
+    const auto place = at.value_or(*delivered);
+    auto ctx = context_of(inputs + std::string("/") + key, place.partition, gone ? place.offset + 1000 : place.offset);
+    if (!elsewhere.empty()) ctx.origin.topic = elsewhere;
+    if (stored || !gone) ctx.original_input = R"({"scan": ")" + key + R"("})";  // the input the model saw
     auto letter = llmdlq::process_llm_response(answer, schema, ctx);
     REQUIRE_FALSE(letter.has_value());
     auto dlq = llmdlq::sqlite_store::open(db);
     REQUIRE(dlq.has_value());
     REQUIRE(dlq->publish(letter.error()).has_value());
     ids[key] = letter.error().dlq_id;
+    places[key] = *delivered;
   }
+
+  std::map<std::string, llmdlq::kafka_delivery> places;  // input key → where its record went
 
   std::map<std::string, std::string> statuses() const {
     auto dlq = llmdlq::sqlite_store::open(db, {.read_only = true});
@@ -95,8 +102,12 @@ struct redrive_world {
     return found;
   }
 
+  // Where inputs may go: back to their own topic only.
+  std::string allowlist = dir.write("inputs.allow", "kafka:" + cluster.bootstrap() + "/" + inputs + "\n");
+
   llmdlq::test::tool_run redrive(const std::string& arguments) const {
-    return run_llmdlq("redrive " + store + " --kafka " + cluster.bootstrap() + " --json " + arguments);
+    return run_llmdlq("redrive " + store + " --kafka " + cluster.bootstrap() + " --allowlist " + allowlist +
+                      " --json " + arguments);
   }
 };
 
@@ -175,6 +186,7 @@ TEST_CASE("redrive: inputs go back to their topic with the link, once per attemp
   auto ctx = context_of("its position", again.partition, again.offset, again.headers);
   CHECK(ctx.attempt == 2);
   CHECK(ctx.idempotency_key == std::string(inputs) + "/in-0");
+  ctx.original_input = again.value;  // the input the model saw, as for every letter here
   auto second = llmdlq::process_llm_response(llmdlq::test::failing_answer(0), world.schema, ctx);
   REQUIRE_FALSE(second.has_value());
   REQUIRE(second.error().redrive.has_value());
@@ -224,6 +236,31 @@ TEST_CASE("redrive: inputs go back to their topic with the link, once per attemp
   CHECK(world.statuses()["in-2"] == "redriven");
 }
 
+TEST_CASE("redrive: an input goes only where the allowlist allows, and only when the record is the letter's",
+          "[kafka][tools][redrive]") {
+  redrive_world world;
+  world.cluster.create_topic("other-inputs", 1);
+  world.fail("in-0", llmdlq::test::failing_answer(0));
+  // Its letter names the topic other-inputs, which the allowlist does not list.
+  world.fail("in-1", llmdlq::test::failing_answer(1), /*stored=*/true, /*gone=*/false, "other-inputs");
+  // Its letter names in-0's place, where a record made after a topic was recreated would sit.
+  world.fail("in-2", llmdlq::test::failing_answer(2), /*stored=*/true, /*gone=*/false, {}, world.places["in-0"]);
+  auto run = world.redrive("--execute --rate 0");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  std::map<std::string, boost::json::object> by_id;
+  for (const auto& line : lines_of(run.out)) {
+    if (line.contains("dlq_id")) by_id[std::string(line.at("dlq_id").as_string())] = line;
+  }
+  CHECK(by_id[world.ids["in-0"]].at("outcome") == "sent");
+  CHECK(by_id[world.ids["in-1"]].at("outcome") == "refused");
+  CHECK(by_id[world.ids["in-1"]].at("detail").as_string().ends_with("/other-inputs is not on the allowlist " +
+                                                                    world.allowlist));
+  CHECK(by_id[world.ids["in-2"]].at("outcome") == "sent");
+  CHECK(by_id[world.ids["in-2"]].at("from") == "the stored input");  // not in-0's record
+  CHECK(world.statuses()["in-1"] == "pending");
+}
+
 TEST_CASE("redrive: a link read from headers is taken only when it names a letter", "[kafka][redrive]") {
   using llmdlq::kafka_header;
   const std::string id = "0190a3c4-5b6d-7e8f-9a0b-1c2d3e4f5a6b";
@@ -240,6 +277,7 @@ TEST_CASE("redrive: a link read from headers is taken only when it names a lette
                                               {{"llmdlq-redrive-of", "not-an-id"}, {"llmdlq-redrive-attempt", "1"}},
                                               {{"llmdlq-redrive-of", id}, {"llmdlq-redrive-attempt", "0"}},
                                               {{"llmdlq-redrive-of", id}, {"llmdlq-redrive-attempt", "1x"}},
+                                              {{"llmdlq-redrive-of", id}, {"llmdlq-redrive-attempt", "4294967295"}},
                                               {{"llmdlq-redrive-of", id}, {"llmdlq-redrive-attempt", "99999999999"}}}) {
     CHECK_FALSE(llmdlq::kafka_redrive_link(headers).has_value());
   }
@@ -248,9 +286,17 @@ TEST_CASE("redrive: a link read from headers is taken only when it names a lette
 TEST_CASE("redrive: usage errors name what is missing", "[kafka][tools][redrive]") {
   llmdlq::test::temp_dir dir;
   const std::string store = "sqlite:" + (dir.path() / "dlq.db").string();
+  const auto allowlist = dir.write("targets.allow", "kafka:127.0.0.1:1/inputs\n");
   auto run = run_llmdlq("redrive " + store);
   CHECK(run.exit_code == 2);
+  CHECK(run.err.find("redrive needs an allowlist") != std::string::npos);
+  run = run_llmdlq("redrive " + store + " --allowlist " + allowlist);
+  CHECK(run.exit_code == 2);
   CHECK(run.err.find("give --kafka BROKERS") != std::string::npos);
+  run = run_llmdlq("redrive " + store + " --allowlist " + allowlist +
+                   " --kafka 127.0.0.1:2 --to kafka:127.0.0.1:1/inputs");
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--to names another cluster than --kafka") != std::string::npos);
   run = run_llmdlq("redrive kafka:127.0.0.1:1/dlq --kafka 127.0.0.1:1");
   CHECK(run.exit_code == 2);
   run = run_llmdlq("redrive " + store + " --to kafka:127.0.0.1:1/inputs");

@@ -199,6 +199,32 @@ TEST_CASE("allowed_target matches a topic, a stream and a table as their specs r
   }
 }
 
+TEST_CASE("allowed_target: no spelling of a spec reaches a cluster or a database the allowlist does not name",
+          "[stores][target][allowlist]") {
+  llmdlq::test::temp_dir dir;
+  const auto list = dir.write("targets.allow", "kafka:good:9092/*\n"
+                                               "redis:good:6379/recovered:*\n"
+                                               "postgres:host=db dbname=app#*\n"
+                                               "postgres:host=db dbname=app*\n"
+                                               "postgres:host=db dbname=app password=s3cret#deliveries\n");
+  CHECK(llmdlq::allowed_target(spec_of("kafka:good:9092/receipts"), list).has_value());
+  CHECK(llmdlq::allowed_target(spec_of("redis:good:6379/recovered:eu"), list).has_value());
+  CHECK(llmdlq::allowed_target(spec_of("postgres:host=db dbname=app password=s3cret#deliveries"), list).has_value());
+  // Another broker slipped in before the topic; another host after a prefix, or through the table's `#`.
+  for (const char* escaping : {"kafka:good:9092/x,evil:9092/receipts", "kafka:evil:9092,good:9092/receipts",
+                               "redis:good:6379/x:1/recovered:eu", "postgres:host=db dbname=app#x host=evil#t",
+                               "postgres:host=db dbname=app host=evil", "postgres:host=db dbname=app#deliveries"}) {
+    CAPTURE(escaping);
+    auto matched = llmdlq::allowed_target(spec_of(escaping), list);
+    REQUIRE_FALSE(matched.has_value());
+    CHECK(matched.error().code == open_errc::not_allowed);
+  }
+  // A PostgreSQL target is named without its connection string, which may hold a password.
+  auto other_table = llmdlq::allowed_target(spec_of("postgres:host=db dbname=app password=s3cret#other"), list);
+  REQUIRE_FALSE(other_table.has_value());
+  CHECK(other_table.error().message == "postgres#other is not on the allowlist " + list);
+}
+
 TEST_CASE("open_errc: a category, permanence, and whose fault each code is", "[stores]") {
   const std::error_code ec = open_errc::not_built;
   CHECK(std::string_view(ec.category().name()) == "llmdlq.open");

@@ -32,6 +32,11 @@ struct kafka_redrive_options {
   /// stored_original_input()); null: only an unsealed, unredacted stored
   /// input can stand in for it.
   const field_cipher* cipher = nullptr;
+  /// Send a record read back only when it is the letter's input: its value
+  /// hashes to the letter's original input or raw response. Another record
+  /// at the same place (a topic deleted and made again, another cluster's
+  /// offsets) counts as gone. false: trust the origin's offset.
+  bool verify_records = true;
   /// How long reading one original record may wait for the cluster.
   std::chrono::milliseconds read_timeout{10000};
   std::chrono::milliseconds delivery_timeout{30000};
@@ -40,7 +45,8 @@ struct kafka_redrive_options {
 
 /// fetch() reads the record at the letter's origin (topic, partition,
 /// offset) with a `read_committed` consumer: its key, value and headers are
-/// what is sent again. When the record is gone (retention, compaction) or
+/// what is sent again, once its value is found to be the letter's input
+/// (verify_records). When the record is gone (retention, compaction) or
 /// the letter names no Kafka origin, the letter's stored original input
 /// stands in for it (stored_original_input(); the key is then the letter's
 /// idempotency key), and when there is none the letter is refused with the

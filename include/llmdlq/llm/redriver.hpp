@@ -38,7 +38,9 @@ struct redrive_report {
   std::string dlq_id;
   /// `sent`; in a dry run `would_send`; `refused` (its input cannot be had:
   /// `detail` says why), `spent` (its automated attempts are spent: it goes
-  /// to a person), `superseded` (an operator acted on it meanwhile).
+  /// to a person), `downstream` (the ledger holds an output for its key: a
+  /// replay recovered it), `superseded` (sent, but an operator or a replay
+  /// moved the letter meanwhile, and its status stays theirs).
   std::string outcome;
   std::string detail;
   std::string destination;
@@ -83,7 +85,9 @@ struct redrive_summary {
 /// through a redrive_source, each at most once per automated attempt, and
 /// marks each `redriven`.
 ///
-/// Per letter, status by status, in the store's order (oldest first): the attempt is reserved
+/// Letters made after the run began (a redriven input that failed again)
+/// wait for the next run. Per letter, status by status, in the store's order
+/// (oldest first): a payload the ledger holds is `downstream`; the attempt is reserved
 /// in the replay state before the send (so a crash during it counts it; a
 /// letter whose attempts are spent is `spent`), the input is fetched and
 /// sent with the link {dlq_id, attempt}, and the record moves to `redriven`

@@ -116,11 +116,14 @@ struct target_open_options {
 /// the spec as it was matched. The allowlist holds one target per line,
 /// exactly, or a prefix ending in `*`; a `#` at the start of a line or after
 /// a blank starts a comment (the `#` of `postgres:CONNINFO#TABLE` does not).
-/// A target is matched as its spec reads: `kafka:BROKERS/TOPIC`,
-/// `redis:HOST:PORT/STREAM`, `postgres:CONNINFO[#[SCHEMA.]TABLE]`, and a
-/// `jsonl:` target as `jsonl:` and its absolute path with `.`, `..` and
-/// symbolic links resolved (so no spelling of a path leads out of an allowed
-/// prefix), and the spec returned names that path. Whoever could write the
+/// A `jsonl:` target is matched as `jsonl:` and its absolute path with `.`,
+/// `..` and symbolic links resolved (so no spelling of a path leads out of an
+/// allowed prefix), and the spec returned names that path. A Kafka or Redis
+/// entry names its cluster (the brokers; the host and port) exactly and its
+/// topic or stream exactly or by a prefix ending in `*`. A PostgreSQL entry
+/// names `postgres:CONNINFO[#[SCHEMA.]TABLE]` exactly, never by a prefix (a
+/// later keyword of a connection string overrides an earlier one). A refusal
+/// names a PostgreSQL target without its connection string. Whoever could write the
 /// allowlist could send payloads anywhere: it is refused
 /// (allowlist_refused) when it is a symbolic link to a file, when group or
 /// others may write it, when another user than this one or root owns it or
