@@ -195,6 +195,7 @@ void reach(llmdlq::postgres_store& store, const std::string& id, llmdlq::moderat
     case llmdlq::moderation_status::requeued: path = {a::requeue}; break;
     case llmdlq::moderation_status::recovered: path = {a::recover}; break;
     case llmdlq::moderation_status::exhausted: path = {a::exhaust}; break;
+    case llmdlq::moderation_status::redriven: path = {a::redrive}; break;
   }
   for (const auto action : path) {
     auto r = store.act(request(store, id, action, "setup"));
@@ -219,7 +220,7 @@ std::string field(const boost::json::value& entry, std::string_view key) {
 constexpr std::array all_actions = {llmdlq::moderation_action::claim,          llmdlq::moderation_action::resolve,
                                     llmdlq::moderation_action::discard,        llmdlq::moderation_action::requeue,
                                     llmdlq::moderation_action::record_attempt, llmdlq::moderation_action::recover,
-                                    llmdlq::moderation_action::exhaust};
+                                    llmdlq::moderation_action::exhaust,        llmdlq::moderation_action::redrive};
 
 }  // namespace
 
@@ -840,6 +841,7 @@ TEST_CASE("postgres_store: a table made before the replay statuses gets the wide
   REQUIRE(checks.size() == 2);
   CHECK(checks[1].find("'exhausted'") != std::string::npos);
   CHECK(checks[1].find("'recovered'") != std::string::npos);
+  CHECK(checks[1].find("'redriven'") != std::string::npos);
   const auto id = store.list(llmdlq::moderation_status::pending, 10)->front().dlq_id;
   auto exhausted = store.act(request(store, id, llmdlq::moderation_action::exhaust));
   REQUIRE(exhausted.has_value());

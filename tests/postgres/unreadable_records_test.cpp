@@ -87,7 +87,7 @@ TEST_CASE("postgres: records that do not read back are named by list, stats and 
                       R"(UPDATE {0} SET status = 'bogus' WHERE dlq_id = '{1}'; )"
                       R"(ALTER TABLE {0} ADD CONSTRAINT "receipt_moderation_queue_status_check" )"
                       R"(CHECK (status IN ('pending', 'claimed', 'resolved', 'discarded', 'requeued', 'recovered', )"
-                      R"('exhausted')) NOT VALID)",
+                      R"('exhausted', 'redriven')) NOT VALID)",
                       table, ids[6]));
 
   auto run = run_llmdlq("list --json " + store);

@@ -450,7 +450,12 @@ TEST_CASE("moderation transitions are the documented ones", "[sqlite]") {
   CHECK(llmdlq::transition(s::pending, moderation_action::discard) == s::discarded);
   CHECK_FALSE(llmdlq::transition(s::requeued, moderation_action::discard));
   CHECK(llmdlq::statuses_allowing(moderation_action::requeue) == std::vector{s::pending, s::claimed, s::exhausted});
-  CHECK(llmdlq::statuses_allowing(moderation_action::recover) == std::vector{s::pending, s::requeued});
+  CHECK(llmdlq::statuses_allowing(moderation_action::recover) == std::vector{s::pending, s::requeued, s::redriven});
+  CHECK(llmdlq::statuses_allowing(moderation_action::redrive) == std::vector{s::pending, s::requeued, s::exhausted});
+  CHECK(llmdlq::transition(s::redriven, moderation_action::claim) == s::claimed);
+  CHECK(llmdlq::transition(s::redriven, moderation_action::discard) == s::discarded);
+  CHECK_FALSE(llmdlq::transition(s::redriven, moderation_action::redrive));
+  CHECK_FALSE(llmdlq::transition(s::redriven, moderation_action::requeue));
   CHECK(llmdlq::transition(s::requeued, moderation_action::record_attempt) == s::requeued);
   CHECK(llmdlq::transition(s::exhausted, moderation_action::claim) == s::claimed);
   CHECK_FALSE(llmdlq::transition(s::claimed, moderation_action::recover));
