@@ -94,6 +94,19 @@ inline replay_error target_error_of(kafka_error&& e) {
   return {refused ? replay_errc::target_refused : replay_errc::target_unavailable, std::move(e.message), {}, {}};
 }
 
+// The acknowledging producer a replay target or a redrive source sends with.
+inline expected<kafka_producer, replay_error> target_producer(const kafka_properties& properties,
+                                                              std::chrono::milliseconds delivery_timeout,
+                                                              const kafka_log_function& log) {
+  kafka_producer_options options;
+  options.properties = properties;
+  options.delivery_timeout = delivery_timeout;
+  options.log = log;
+  auto producer = kafka_producer::open(std::move(options));
+  if (!producer) return unexpected(target_error_of(std::move(producer.error())));
+  return std::move(*producer);
+}
+
 // A consumer that reads the partitions it is assigned, `read_committed`:
 // it joins no group (librdkafka wants a group.id all the same), commits
 // nothing and creates no topic. `overrides` come on top.

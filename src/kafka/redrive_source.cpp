@@ -114,12 +114,8 @@ kafka_redrive_source& kafka_redrive_source::operator=(kafka_redrive_source&&) no
 kafka_redrive_source::~kafka_redrive_source() = default;
 
 expected<kafka_redrive_source, replay_error> kafka_redrive_source::open(kafka_redrive_options options) {
-  kafka_producer_options producer_options;
-  producer_options.properties = options.properties;
-  producer_options.delivery_timeout = options.delivery_timeout;
-  producer_options.log = options.log;
-  auto producer = kafka_producer::open(std::move(producer_options));
-  if (!producer) return unexpected(target_error_of(std::move(producer.error())));
+  auto producer = target_producer(options.properties, options.delivery_timeout, options.log);
+  if (!producer) return unexpected(std::move(producer.error()));
   auto state = std::make_unique<impl>(std::move(options), std::move(*producer));
   if (auto opened = state->open_reader(); !opened) return unexpected(std::move(opened.error()));
   return kafka_redrive_source(std::move(state));

@@ -186,12 +186,8 @@ const kafka_target_options& kafka_replay_target::options() const noexcept { retu
 expected<kafka_replay_target, replay_error> kafka_replay_target::open(kafka_target_options options) {
   if (options.topic.empty())
     return detail::target_failure(replay_errc::target_refused, "kafka: the topic name is empty");
-  kafka_producer_options producer_options;
-  producer_options.properties = options.properties;
-  producer_options.delivery_timeout = options.delivery_timeout;
-  producer_options.log = options.log;
-  auto producer = kafka_producer::open(std::move(producer_options));
-  if (!producer) return unexpected(target_error_of(std::move(producer.error())));
+  auto producer = target_producer(options.properties, options.delivery_timeout, options.log);
+  if (!producer) return unexpected(std::move(producer.error()));
   auto state = std::make_unique<impl>(std::move(options), std::move(*producer), std::vector<std::int32_t>{});
   if (auto opened = state->open_reader(); !opened) return unexpected(std::move(opened.error()));
   auto partitions = topic_partitions(state->reader, state->options.topic, state->options.read_timeout);

@@ -45,6 +45,12 @@ inline std::optional<std::string> unusable_names(std::string_view conninfo, cons
 // Only for names valid_identifier accepted: they hold no quote to double.
 inline std::string quote_identifier(std::string_view name) { return fmt::format("\"{}\"", name); }
 
+// `"schema"."table"`, or `"table"` when no schema is named (the search_path's first).
+inline std::string qualified_name(std::string_view schema, std::string_view table) {
+  return schema.empty() ? quote_identifier(table)
+                        : fmt::format("{}.{}", quote_identifier(schema), quote_identifier(table));
+}
+
 struct result_deleter {
   void operator()(PGresult* r) const noexcept { PQclear(r); }
 };

@@ -121,8 +121,7 @@ expected<postgres_replay_target, replay_error> postgres_replay_target::open(std:
   state->conninfo = std::string(conninfo);
   state->options = std::move(options);
   const auto& o = state->options;
-  state->qualified = o.schema.empty() ? quote_identifier(o.table)
-                                      : fmt::format("{}.{}", quote_identifier(o.schema), quote_identifier(o.table));
+  state->qualified = qualified_name(o.schema, o.table);
   state->insert_sql = state->insert_sql_with("$1, $2, $3, $4, $5, $6::jsonb");
   if (auto r = state->ready(); !r) return unexpected(to_replay_error(std::move(r.error())));
   if (o.migrate) {

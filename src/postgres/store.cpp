@@ -586,8 +586,7 @@ expected<postgres_store, sink_error> postgres_store::open(std::string_view conni
   state->conninfo = std::string(conninfo);
   state->options = std::move(options);
   const auto& o = state->options;
-  state->qualified = o.schema.empty() ? quote_identifier(o.table)
-                                      : fmt::format("{}.{}", quote_identifier(o.schema), quote_identifier(o.table));
+  state->qualified = qualified_name(o.schema, o.table);
   if (auto c = state->connect(); !c) return unexpected(to_sink_error(std::move(c.error())));
   state->location = fmt::format("postgres:{}#{}", PQdb(state->conn.get()),
                                 o.schema.empty() ? o.table : o.schema + "." + o.table);
