@@ -49,5 +49,5 @@ LLMDLQ_BEGIN_NAMESPACE
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/dlq_id.ipp"
+#include "llmdlq/impl/dlq_id.ipp"
 #endif

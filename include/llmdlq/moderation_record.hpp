@@ -167,15 +167,15 @@ inline constexpr std::size_t max_listed_unreadable = 1000;
 struct moderation_record {
   std::string dlq_id;
   moderation_status status = moderation_status::pending;
-  std::string category;        ///< failure category (`syntax`, `schema`, ...)
-  std::string triage;          ///< triage class
-  std::string failure_code;    ///< e.g. `ocr_structural_broken_json`
-  std::string raw_response;    ///< the model's answer as stored in the envelope
-  std::string envelope_json;   ///< the whole envelope
-  std::string created_at;      ///< RFC 3339 UTC
-  std::string updated_at;      ///< RFC 3339 UTC
-  std::string operator_log;    ///< one line per action: time, operator, action, note
-  std::string claimed_by;      ///< empty unless claimed
+  std::string category;                   ///< failure category (`syntax`, `schema`, ...)
+  std::string triage;                     ///< triage class
+  std::string failure_code;               ///< e.g. `ocr_structural_broken_json`
+  std::string raw_response;               ///< the model's answer as stored in the envelope
+  std::string envelope_json;              ///< the whole envelope
+  std::string created_at;                 ///< RFC 3339 UTC
+  std::string updated_at;                 ///< RFC 3339 UTC
+  std::string operator_log;               ///< one line per action: time, operator, action, note
+  std::string claimed_by;                 ///< empty unless claimed
   std::optional<std::string> resolution;  ///< the corrected JSON, once resolved or recovered
   /// What of the stored row does not read back (none: it all does; the
   /// first found of status, times, envelope), and why, naming what was

@@ -60,9 +60,9 @@ inline void forward_log(const rd_kafka_t* rk, int level, const char* facility, c
 
 // A configuration with the host's properties, then llmdlq's overrides; the
 // context must outlive the handle made from it.
-inline expected<conf_ptr, kafka_error> make_conf(const kafka_properties& properties,
-                                                std::initializer_list<std::pair<std::string_view, std::string>> overrides,
-                                                handle_context* context) {
+inline expected<conf_ptr, kafka_error> make_conf(
+    const kafka_properties& properties, std::initializer_list<std::pair<std::string_view, std::string>> overrides,
+    handle_context* context) {
   conf_ptr conf(rd_kafka_conf_new());
   char errstr[512];
   // Set the log callback first, so that nothing is ever printed.
@@ -71,8 +71,8 @@ inline expected<conf_ptr, kafka_error> make_conf(const kafka_properties& propert
   auto set = [&](std::string_view name, const std::string& value) -> expected<void, kafka_error> {
     const std::string key(name);
     if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
-      return unexpected(
-          kafka_error{kafka_errc::invalid_configuration, fmt::format("kafka: configuration {}: {}", key, errstr)});
+      return unexpected(kafka_error{kafka_errc::invalid_configuration,
+                                    fmt::format("kafka: configuration {}: {}", key, errstr)});
     }
     return {};
   };

@@ -84,9 +84,9 @@ struct kafka_moderation_consumer::impl {
     const rd_kafka_resp_err_t err = error ? rd_kafka_error_code(error) : list->elems[0].err;
     if (error) rd_kafka_error_destroy(error);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      result.last_kafka_error = kafka_error{kafka_errc::unavailable,
-                                            fmt::format("kafka: cannot rewind {}/{} to {}: {}", options.topic,
-                                                        partition, offset, errstr_of(err))};
+      result.last_kafka_error = kafka_error{
+          kafka_errc::unavailable,
+          fmt::format("kafka: cannot rewind {}/{} to {}: {}", options.topic, partition, offset, errstr_of(err))};
       return false;
     }
     return true;
@@ -173,9 +173,9 @@ struct kafka_moderation_consumer::impl {
     if (wrapped) ++result.unreadable;
     if (const rd_kafka_resp_err_t err = rd_kafka_commit_message(rk, &m, 0); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++result.commit_failures;
-      result.last_kafka_error = kafka_error{kafka_errc::unavailable, fmt::format("kafka: commit of {}/{}@{} failed: {}",
-                                                                             options.topic, m.partition, m.offset,
-                                                                             errstr_of(err))};
+      result.last_kafka_error = kafka_error{
+          kafka_errc::unavailable,
+          fmt::format("kafka: commit of {}/{}@{} failed: {}", options.topic, m.partition, m.offset, errstr_of(err))};
     }
   }
 
@@ -230,7 +230,8 @@ expected<kafka_moderation_consumer, kafka_error> kafka_moderation_consumer::open
   rd_kafka_conf_set_rebalance_cb(conf->get(), impl::on_rebalance);
   char errstr[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), errstr, sizeof errstr);
-  if (rk == nullptr) return unexpected(kafka_error{kafka_errc::unavailable, fmt::format("kafka: consumer: {}", errstr)});
+  if (rk == nullptr)
+    return unexpected(kafka_error{kafka_errc::unavailable, fmt::format("kafka: consumer: {}", errstr)});
   (void)conf->release();
   state->rk = rk;
   rd_kafka_poll_set_consumer(rk);
@@ -245,8 +246,8 @@ expected<kafka_moderation_consumer, kafka_error> kafka_moderation_consumer::open
   }
   auto topics = state->one_partition(RD_KAFKA_PARTITION_UA, RD_KAFKA_OFFSET_INVALID);
   if (const rd_kafka_resp_err_t err = rd_kafka_subscribe(rk, topics.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return unexpected(kafka_error{kafka_errc::unavailable,
-                                  fmt::format("kafka: cannot subscribe to {}: {}", state->options.topic, errstr_of(err))});
+    return unexpected(kafka_error{kafka_errc::unavailable, fmt::format("kafka: cannot subscribe to {}: {}",
+                                                                       state->options.topic, errstr_of(err))});
   }
   return kafka_moderation_consumer(std::move(state));
 }

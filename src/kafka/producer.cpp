@@ -58,17 +58,15 @@ bool rejection(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
-    case RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS:
-      return true;
-    default:
-      return false;
+    case RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS: return true;
+    default: return false;
   }
 }
 
 kafka_error delivery_failure(const std::string& topic, const delivery_state& state) {
   const kafka_errc code = state.status == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED ? kafka_errc::timeout
-                         : rejection(state.err)                                 ? kafka_errc::rejected
-                                                                                : kafka_errc::unavailable;
+                          : rejection(state.err)                                 ? kafka_errc::rejected
+                                                                                 : kafka_errc::unavailable;
   return {code, fmt::format("kafka: delivery to {} failed: {}{}", topic, errstr_of(state.err),
                             state.status == RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED ? " (possibly written)" : "")};
 }
@@ -106,7 +104,7 @@ struct handle {
 struct kafka_producer::impl {
   kafka_producer_options options;
   handle_context context{&options.log, nullptr};  // declared before `current`, which uses it
-  std::shared_mutex mutex;  // guards `current`
+  std::shared_mutex mutex;                        // guards `current`
   std::shared_ptr<handle> current;
   std::atomic<bool> broken{false};
   std::vector<std::string> prepared;  // guarded by `mutex`; prepared again on a new producer
@@ -121,13 +119,15 @@ struct kafka_producer::impl {
     auto conf = make_conf(properties,
                           {{"enable.idempotence", "true"},
                            {"acks", "all"},
-                           {"message.timeout.ms", std::to_string(std::max<std::int64_t>(1, options.delivery_timeout.count()))}},
+                           {"message.timeout.ms",
+                            std::to_string(std::max<std::int64_t>(1, options.delivery_timeout.count()))}},
                           const_cast<handle_context*>(&context));
     if (!conf) return unexpected(std::move(conf.error()));
     rd_kafka_conf_set_dr_msg_cb(conf->get(), on_delivery);
     char errstr[512];
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf->get(), errstr, sizeof errstr);
-    if (rk == nullptr) return unexpected(kafka_error{kafka_errc::unavailable, fmt::format("kafka: producer: {}", errstr)});
+    if (rk == nullptr)
+      return unexpected(kafka_error{kafka_errc::unavailable, fmt::format("kafka: producer: {}", errstr)});
     (void)conf->release();  // rd_kafka_new owns it now
     auto h = std::make_shared<handle>();
     h->rk = rk;
@@ -161,8 +161,8 @@ struct kafka_producer::impl {
   }
 
   // Produces one record; the state's report comes through on_delivery.
-  std::optional<kafka_error> produce(handle& h, const kafka_record& record, const std::shared_ptr<delivery_state>& state,
-                                    clock::time_point deadline) {
+  std::optional<kafka_error> produce(handle& h, const kafka_record& record,
+                                     const std::shared_ptr<delivery_state>& state, clock::time_point deadline) {
     for (;;) {
       auto* owner = new std::shared_ptr<delivery_state>(state);
       const rd_kafka_resp_err_t err = produce_record(h.rk, record, owner);
@@ -174,8 +174,8 @@ struct kafka_producer::impl {
       }
       if (auto fatal = check_fatal(h)) return fatal;
       const kafka_errc code = err == RD_KAFKA_RESP_ERR__QUEUE_FULL ? kafka_errc::timeout
-                             : rejection(err)                     ? kafka_errc::rejected
-                                                                  : kafka_errc::unavailable;
+                              : rejection(err)                     ? kafka_errc::rejected
+                                                                   : kafka_errc::unavailable;
       return kafka_error{code, fmt::format("kafka: cannot produce to {}: {}", record.topic, errstr_of(err))};
     }
   }
@@ -220,8 +220,8 @@ struct kafka_producer::impl {
     // Even when producing failed part way, wait for what was produced, so
     // that the caller's retry does not race the first attempt.
     if (!wait(**h, states, until)) {
-      return unexpected(kafka_error{kafka_errc::timeout, fmt::format("kafka: no delivery report from {} in time",
-                                                                   records.front().topic)});
+      return unexpected(kafka_error{kafka_errc::timeout,
+                                    fmt::format("kafka: no delivery report from {} in time", records.front().topic)});
     }
     if (failure) return unexpected(std::move(*failure));
     deliveries.reserve(records.size());

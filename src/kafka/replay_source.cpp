@@ -102,7 +102,8 @@ struct kafka_replay_source::impl {
       rd_kafka_topic_partition_list_add(assignment.get(), options.topic.c_str(), p)->offset =
           it == read.end() ? RD_KAFKA_OFFSET_BEGINNING : it->second + 1;
     }
-    if (const rd_kafka_resp_err_t err = rd_kafka_assign(consumer, assignment.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (const rd_kafka_resp_err_t err = rd_kafka_assign(consumer, assignment.get());
+        err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return unexpected(read_failure(err, fmt::format("kafka: assigning {}: {}", options.topic, errstr_of(err))));
     }
     return {};

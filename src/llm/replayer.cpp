@@ -211,7 +211,7 @@ class replay_run {
       const auto made = state_.attempts(stored.letter.idempotency_key);
       const recovery_step step = ladder_.next_step(stored.letter, made ? *made : 0);
       ++summary_.by_outcome[std::string(step.kind == recovery_step_kind::stop ? to_string(step.reason)
-                                                                           : to_string(step.kind))];
+                                                                              : to_string(step.kind))];
       if (summary_.samples.size() < o_.samples) {
         replay_sample sample{stored.letter.dlq_id, step, text_prefix(stored.letter), std::nullopt};
         if (is_zero_token(step.kind)) {

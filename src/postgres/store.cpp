@@ -257,16 +257,16 @@ struct postgres_store::impl final : detail::store::sql_session {
 
   // The purge audit table, in the DLQ table's schema.
   std::string audit_table() const {
-    return options.schema.empty() ? quote_identifier("llmdlq_purge_audit")
-                                  : fmt::format("{}.{}", quote_identifier(options.schema),
-                                                quote_identifier("llmdlq_purge_audit"));
+    return options.schema.empty()
+               ? quote_identifier("llmdlq_purge_audit")
+               : fmt::format("{}.{}", quote_identifier(options.schema), quote_identifier("llmdlq_purge_audit"));
   }
 
   // The traffic table, in the DLQ table's schema.
   std::string traffic_table() const {
-    return options.schema.empty() ? quote_identifier("llmdlq_traffic")
-                                  : fmt::format("{}.{}", quote_identifier(options.schema),
-                                                quote_identifier("llmdlq_traffic"));
+    return options.schema.empty()
+               ? quote_identifier("llmdlq_traffic")
+               : fmt::format("{}.{}", quote_identifier(options.schema), quote_identifier("llmdlq_traffic"));
   }
 
   bool lost() const { return PQstatus(conn.get()) != CONNECTION_OK; }
@@ -427,7 +427,8 @@ struct postgres_store::impl final : detail::store::sql_session {
     const std::string& t = qualified;
     const std::string& table = options.table;
     std::string ddl;
-    if (!options.schema.empty()) ddl = fmt::format("CREATE SCHEMA IF NOT EXISTS {};\n", quote_identifier(options.schema));
+    if (!options.schema.empty())
+      ddl = fmt::format("CREATE SCHEMA IF NOT EXISTS {};\n", quote_identifier(options.schema));
     ddl += fmt::format(R"sql(
       CREATE TABLE IF NOT EXISTS {0} (
         dlq_id          text PRIMARY KEY,
@@ -527,7 +528,9 @@ struct postgres_store::impl final : detail::store::sql_session {
     std::optional<envelope> fixed;
     if (!storable_as_is(json)) {
       fixed = storable_envelope(original);
-      if (!fixed) return unexpected(failure{failure_kind::rejected, "postgres: the envelope cannot be stored", {}, "unstorable envelope"});
+      if (!fixed)
+        return unexpected(failure{
+            failure_kind::rejected, "postgres: the envelope cannot be stored", {}, "unstorable envelope"});
       json = serialize(*fixed);
     }
     const envelope& e = fixed ? *fixed : original;
@@ -537,27 +540,26 @@ struct postgres_store::impl final : detail::store::sql_session {
     const std::string category(to_string(e.failure.category));
     const std::string triage(to_string(e.triage.kind));
     const std::string action(to_string(e.triage.action));
-    auto r = exec_prepared(insert_statement,
-                           std::array<const char*, 14>{
-                               e.dlq_id.c_str(),
-                               e.idempotency_key.empty() ? nullptr : e.idempotency_key.c_str(),
-                               attempt.c_str(),
-                               category.c_str(),
-                               triage.c_str(),
-                               action.c_str(),
-                               e.failure.code.c_str(),
-                               e.failure.message.c_str(),
-                               e.raw_response.text ? e.raw_response.text->c_str() : nullptr,
-                               e.raw_response.sha256.c_str(),
-                               json.c_str(),
-                               created.c_str(),
-                               updated_at.c_str(),
-                               e.expires_at ? expires.c_str() : nullptr,
-                           });
+    auto r = exec_prepared(insert_statement, std::array<const char*, 14>{
+                                                 e.dlq_id.c_str(),
+                                                 e.idempotency_key.empty() ? nullptr : e.idempotency_key.c_str(),
+                                                 attempt.c_str(),
+                                                 category.c_str(),
+                                                 triage.c_str(),
+                                                 action.c_str(),
+                                                 e.failure.code.c_str(),
+                                                 e.failure.message.c_str(),
+                                                 e.raw_response.text ? e.raw_response.text->c_str() : nullptr,
+                                                 e.raw_response.sha256.c_str(),
+                                                 json.c_str(),
+                                                 created.c_str(),
+                                                 updated_at.c_str(),
+                                                 e.expires_at ? expires.c_str() : nullptr,
+                                             });
     if (!ok(r, PGRES_TUPLES_OK)) return unexpected(classify(conn.get(), r.get(), "insert"));
     if (PQntuples(r.get()) != 1) {
-      return unexpected(failure{failure_kind::rejected, "postgres: insert: the row neither went in nor conflicted",
-                                {}, "insert"});
+      return unexpected(failure{
+          failure_kind::rejected, "postgres: insert: the row neither went in nor conflicted", {}, "insert"});
     }
     const bool duplicate = std::string_view(PQgetvalue(r.get(), 0, 1)) != "t";
     return receipt{PQgetvalue(r.get(), 0, 0), duplicate, location};
@@ -606,7 +608,9 @@ const std::string& postgres_store::qualified_table() const noexcept {
 
 namespace {
 sink_error closed_sink() { return {sink_errc::closed, "postgres: the store was moved from"}; }
-moderation_error closed_store() { return {moderation_errc::store_unavailable, "postgres: the store was moved from", {}}; }
+moderation_error closed_store() {
+  return {moderation_errc::store_unavailable, "postgres: the store was moved from", {}};
+}
 }  // namespace
 
 expected<void, sink_error> postgres_store::migrate() {
@@ -684,25 +688,29 @@ expected<purge_report, sink_error> postgres_store::purge(const purge_request& re
   if (request.dry_run) {
     const std::string sql = fmt::format("SELECT count(*), {}, {} FROM {} WHERE expires_at <= $1::timestamptz",
                                         utc_text("min(expires_at)"), utc_text("max(expires_at)"), t);
-    auto r = impl_->run([&](bool) -> outcome {
-      auto counted = query(sql, std::array<const char*, 1>{now.c_str()}, "purge: count");
-      if (!counted) return unexpected(std::move(counted.error()));
-      return report_of(request, counted->get());
-    }, /*statements=*/false);
+    auto r = impl_->run(
+        [&](bool) -> outcome {
+          auto counted = query(sql, std::array<const char*, 1>{now.c_str()}, "purge: count");
+          if (!counted) return unexpected(std::move(counted.error()));
+          return report_of(request, counted->get());
+        },
+        /*statements=*/false);
     if (!r) return unexpected(to_sink_error(std::move(r.error())));
     return std::move(*r);
   }
   const std::string operator_name = storable_copy(request.operator_name);
   const std::string table_name = options_table_name(impl_->options);
-  auto id = impl_->run([&](bool) -> expected<std::string, failure> {
-    auto r = query(fmt::format("INSERT INTO {} (purged_table, operator, at) VALUES ($1, $2, $3::timestamptz) "
-                               "RETURNING id",
-                               audit),
-                   std::array<const char*, 3>{table_name.c_str(), operator_name.c_str(), now.c_str()},
-                   "purge: audit");
-    if (!r) return unexpected(std::move(r.error()));
-    return std::string(PQgetvalue(r->get(), 0, 0));
-  }, /*statements=*/false);
+  auto id = impl_->run(
+      [&](bool) -> expected<std::string, failure> {
+        auto r = query(fmt::format("INSERT INTO {} (purged_table, operator, at) VALUES ($1, $2, $3::timestamptz) "
+                                   "RETURNING id",
+                                   audit),
+                       std::array<const char*, 3>{table_name.c_str(), operator_name.c_str(), now.c_str()},
+                       "purge: audit");
+        if (!r) return unexpected(std::move(r.error()));
+        return std::string(PQgetvalue(r->get(), 0, 0));
+      },
+      /*statements=*/false);
   if (!id) return unexpected(to_sink_error(std::move(id.error())));
   const std::string batch = std::to_string(std::max<std::size_t>(impl_->options.purge_batch, 1));
   const std::string delete_batch = fmt::format(
@@ -716,22 +724,26 @@ expected<purge_report, sink_error> postgres_store::purge(const purge_request& re
       "FROM summary WHERE {1}.id = $3::bigint RETURNING summary.n",
       t, audit);
   for (;;) {  // each statement is its own short transaction
-    auto deleted = impl_->run([&](bool) -> expected<std::uint64_t, failure> {
-      auto r = query(delete_batch, std::array<const char*, 3>{now.c_str(), batch.c_str(), id->c_str()},
-                     "purge: delete");
-      if (!r) return unexpected(std::move(r.error()));
-      return std::strtoull(PQgetvalue(r->get(), 0, 0), nullptr, 10);
-    }, /*statements=*/false);
+    auto deleted = impl_->run(
+        [&](bool) -> expected<std::uint64_t, failure> {
+          auto r = query(delete_batch, std::array<const char*, 3>{now.c_str(), batch.c_str(), id->c_str()},
+                         "purge: delete");
+          if (!r) return unexpected(std::move(r.error()));
+          return std::strtoull(PQgetvalue(r->get(), 0, 0), nullptr, 10);
+        },
+        /*statements=*/false);
     if (!deleted) return unexpected(to_sink_error(std::move(deleted.error())));
     if (*deleted == 0) break;
   }
   const std::string read_audit = fmt::format("SELECT count, {}, {} FROM {} WHERE id = $1::bigint",
                                              utc_text("oldest_expires_at"), utc_text("newest_expires_at"), audit);
-  auto r = impl_->run([&](bool) -> outcome {
-    auto row = query(read_audit, std::array<const char*, 1>{id->c_str()}, "purge: read the audit");
-    if (!row) return unexpected(std::move(row.error()));
-    return report_of(request, row->get());
-  }, /*statements=*/false);
+  auto r = impl_->run(
+      [&](bool) -> outcome {
+        auto row = query(read_audit, std::array<const char*, 1>{id->c_str()}, "purge: read the audit");
+        if (!row) return unexpected(std::move(row.error()));
+        return report_of(request, row->get());
+      },
+      /*statements=*/false);
   if (!r) return unexpected(to_sink_error(std::move(r.error())));
   return std::move(*r);
 }
@@ -766,11 +778,11 @@ expected<moderation_record, moderation_error> postgres_store::act(const moderati
   const std::string at = format_rfc3339(impl_->now());
   using outcome = expected<moderation_record, moderation_error>;
   auto r = impl_->run([&](bool retried) -> expected<outcome, failure> {
-    result updated = impl_->exec_prepared(
-        act_statement, std::array<const char*, 9>{dlq_id.c_str(), from_array.c_str(), to_array.c_str(), at.c_str(),
-                                                   operator_name.c_str(), action.c_str(), note.c_str(),
-                                                   corrected ? corrected->c_str() : nullptr,
-                                                   replaced_envelope ? replaced_envelope->c_str() : nullptr});
+    result updated = impl_->exec_prepared(act_statement, std::array<const char*, 9>{
+                                                             dlq_id.c_str(), from_array.c_str(), to_array.c_str(),
+                                                             at.c_str(), operator_name.c_str(), action.c_str(),
+                                                             note.c_str(), corrected ? corrected->c_str() : nullptr,
+                                                             replaced_envelope ? replaced_envelope->c_str() : nullptr});
     if (!impl::ok(updated, PGRES_TUPLES_OK)) {
       auto f = classify(impl_->conn.get(), updated.get(), "act");
       // jsonb refused the corrected JSON (\u0000, a number beyond numeric's
@@ -785,13 +797,13 @@ expected<moderation_record, moderation_error> postgres_store::act(const moderati
     }
     if (PQntuples(updated.get()) == 1) return outcome(read_record(updated.get(), 0));
     // No row changed: absent, or in a status the action does not leave.
-    result state = impl_->exec_prepared(
-        state_statement,
-        std::array<const char*, 5>{dlq_id.c_str(), at.c_str(), operator_name.c_str(), action.c_str(), note.c_str()});
+    result state = impl_->exec_prepared(state_statement,
+                                        std::array<const char*, 5>{dlq_id.c_str(), at.c_str(), operator_name.c_str(),
+                                                                   action.c_str(), note.c_str()});
     if (!impl::ok(state, PGRES_TUPLES_OK)) return unexpected(classify(impl_->conn.get(), state.get(), "act"));
     if (PQntuples(state.get()) == 0) {
-      return outcome(unexpected(
-          moderation_error{moderation_errc::not_found, fmt::format("no record {}", request.dlq_id), std::nullopt}));
+      return outcome(unexpected(moderation_error{moderation_errc::not_found,
+                                                 fmt::format("no record {}", request.dlq_id), std::nullopt}));
     }
     const auto current = parse_moderation_status(PQgetvalue(state.get(), 0, 0));
     if (!current) {  // a status no action leaves: named, nothing changed
@@ -821,7 +833,7 @@ expected<std::optional<moderation_record>, moderation_error> postgres_store::get
 }
 
 expected<std::vector<moderation_record>, moderation_error> postgres_store::list(moderation_status status,
-                                                                                 std::size_t limit) {
+                                                                                std::size_t limit) {
   return list_after(status, {}, {}, limit);
 }
 
@@ -853,9 +865,8 @@ expected<dlq_statistics, moderation_error> postgres_store::statistics() {
   return detail::store::statistics(*impl_, postgres_dialect, impl_->qualified);
 }
 
-expected<std::vector<dlq_timeline_bucket>, moderation_error> postgres_store::timeline(timestamp since,
-                                                                                    timestamp until,
-                                                                                    std::chrono::seconds width) {
+expected<std::vector<dlq_timeline_bucket>, moderation_error> postgres_store::timeline(timestamp since, timestamp until,
+                                                                                      std::chrono::seconds width) {
   if (!impl_) return unexpected(closed_store());
   std::lock_guard lock(impl_->mutex);
   return detail::store::timeline(*impl_, postgres_dialect, impl_->tables(), since, until, width);
@@ -867,7 +878,8 @@ expected<void, moderation_error> postgres_store::record_traffic(timestamp at, st
   std::lock_guard lock(impl_->mutex);
   // Not idempotent: a lost connection is not retried, or the counts could be added twice.
   bool may_reset = true;
-  if (auto ready = impl_->ready(may_reset, false); !ready) return unexpected(to_moderation_error(std::move(ready.error())));
+  if (auto ready = impl_->ready(may_reset, false); !ready)
+    return unexpected(to_moderation_error(std::move(ready.error())));
   return detail::store::record_traffic(*impl_, postgres_dialect, impl_->tables(), at, processed, dead_lettered);
 }
 

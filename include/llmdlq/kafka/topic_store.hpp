@@ -43,10 +43,11 @@ class kafka_topic_store final : public moderation_store {
   [[nodiscard]] expected<moderation_record, moderation_error> act(const moderation_request& request) override;
   [[nodiscard]] expected<std::optional<moderation_record>, moderation_error> get(std::string_view dlq_id) override;
   [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list(moderation_status status,
-                                                                              std::size_t limit) override;
-  [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list_after(
-      moderation_status status, std::string_view after_created_at, std::string_view after_dlq_id,
-      std::size_t limit) override;
+                                                                                std::size_t limit) override;
+  [[nodiscard]] expected<std::vector<moderation_record>, moderation_error> list_after(moderation_status status,
+                                                                                      std::string_view after_created_at,
+                                                                                      std::string_view after_dlq_id,
+                                                                                      std::size_t limit) override;
   [[nodiscard]] expected<moderation_page, moderation_error> query(const moderation_query& query) override;
   [[nodiscard]] expected<dlq_statistics, moderation_error> statistics() override;
   using moderation_store::timeline;

@@ -102,8 +102,7 @@ inline std::optional<envelope> check_times_and_envelope(moderation_record& r) {
     return std::nullopt;
   }
   if (e->dlq_id != r.dlq_id) {
-    mark_defect(r, record_defect::envelope,
-                "envelope /dlq_id: " + quoted_value(e->dlq_id) + ", not of this record");
+    mark_defect(r, record_defect::envelope, "envelope /dlq_id: " + quoted_value(e->dlq_id) + ", not of this record");
     return std::nullopt;
   }
   return std::move(*e);
