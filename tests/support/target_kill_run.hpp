@@ -18,7 +18,6 @@
 #include <map>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <llmdlq/llm/resolution_delivery.hpp>
@@ -26,6 +25,7 @@
 #include <llmdlq/sqlite/store.hpp>
 
 #include "catch.hpp"
+#include "support/eventually.hpp"
 #include "support/replay_letters.hpp"
 #include "support/temp_dir.hpp"
 #include "tools/run_tool.hpp"
@@ -81,11 +81,30 @@ inline void fill_resolved(const std::filesystem::path& db, const std::string& pr
   }
 }
 
+// Payloads the ledger in `db` has recorded so far (0 while it has no ledger yet).
+inline std::size_t recorded(const std::filesystem::path& db) {
+  sqlite3* handle = nullptr;
+  std::size_t count = 0;
+  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(handle, 1000);
+    sqlite3_stmt* query = nullptr;
+    if (sqlite3_prepare_v2(handle, "SELECT count(*) FROM llmdlq_replay_ledger", -1, &query, nullptr) == SQLITE_OK &&
+        sqlite3_step(query) == SQLITE_ROW) {
+      count = static_cast<std::size_t>(sqlite3_column_int64(query, 0));
+    }
+    sqlite3_finalize(query);
+  }
+  sqlite3_close(handle);
+  return count;
+}
+
 }  // namespace target_kill_detail
 
-/// `rounds` rounds of `n` corrections each, into one target: the first round
-/// runs whole and times the run; each later one is killed with SIGKILL after
-/// a delay drawn up to 1.2 times that, then run again to the end.
+/// `rounds` rounds of `n` corrections each, into one target: the first runs
+/// whole; each later one is killed with SIGKILL once its ledger has recorded
+/// a number of corrections drawn for the round (so the kill lands around
+/// that delivery: before the ledger, between it and the target, or before
+/// the confirmation), then run again to the end.
 inline target_kill_tally run_target_kill_rounds(const target_kill_subject& subject, std::size_t rounds, std::size_t n) {
   temp_dir dir;
   const auto allowlist = dir.write("targets.allow", subject.spec + "\n");
@@ -93,7 +112,6 @@ inline target_kill_tally run_target_kill_rounds(const target_kill_subject& subje
   std::mt19937 draw(seed);
   std::cout << "target kill run on " << subject.spec << ": seed " << seed << "\n";
   target_kill_tally tally;
-  std::chrono::microseconds whole{0};
   for (std::size_t round = 0; round < rounds; ++round) {
     const auto db = dir.path() / ("round-" + std::to_string(round) + ".db");
     const std::string prefix = "round-" + std::to_string(round) + "-" + std::to_string(seed) + "-key-";
@@ -101,18 +119,14 @@ inline target_kill_tally run_target_kill_rounds(const target_kill_subject& subje
     const std::vector<std::string> deliver{"deliver",    "sqlite:" + db.string(), "--to",
                                            subject.spec, "--allowlist",           allowlist};
     if (round > 0) {
-      const auto delay = std::uniform_int_distribution<std::int64_t>(0, whole.count() * 6 / 5)(draw);
+      const auto at = std::uniform_int_distribution<std::size_t>(1, n - 1)(draw);
       const pid_t pid = start_llmdlq(deliver);
-      std::this_thread::sleep_for(std::chrono::microseconds(delay));  // the kill's moment, drawn
+      (void)eventually([&] { return target_kill_detail::recorded(db) >= at; }, std::chrono::seconds(60));
       ::kill(pid, SIGKILL);
-      if (exit_code_of(pid) == 128 + SIGKILL) ++tally.killed;
+      if (exit_code_of(pid) == 128 + SIGKILL && target_kill_detail::recorded(db) < n) ++tally.killed;
     }
-    const auto started = std::chrono::steady_clock::now();
     const pid_t pid = start_llmdlq(deliver);
     REQUIRE(exit_code_of(pid) == 0);
-    if (round == 0) {
-      whole = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-    }
     const auto held = subject.delivered();
     for (std::size_t i = 0; i < n; ++i) {
       const auto found = held.find(prefix + std::to_string(i));
