@@ -162,7 +162,7 @@ class replay_run {
   }
 
   void report_progress() const {
-    if (o_.progress) o_.progress({summary_.seen, ran_, cursor_});
+    if (o_.progress) o_.progress({summary_.seen, ran_, cursor_, summary_.usage.total()});
   }
 
   turn_result take_turn(const stored_letter& stored) {

@@ -54,10 +54,13 @@ struct replay_sample {
   std::optional<std::string> after;   ///< the document a zero-token step produces
 };
 
+/// Where a run is, after each letter. With concurrency the callback is
+/// called from the workers' threads, one call at a time.
 struct replay_progress {
   std::size_t seen = 0;
   std::size_t done = 0;  ///< letters the ladder ran on (or, dry, judged)
-  std::string position;
+  std::string position;  ///< the cursor: every letter up to it is done with
+  std::int64_t tokens = 0;  ///< spent by this run's model calls so far
 };
 
 /// The lease every replay of a store takes unless told otherwise.
