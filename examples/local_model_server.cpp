@@ -20,13 +20,21 @@
 // pieces of about four bytes, the calls one after the other, as OpenAI
 // streams parallel calls.
 //
+// With --answers FILE it answers by what the prompt says, as a model whose
+// answers depend on its prompt: FILE holds JSON Lines
+// {"when": ["text", ...], "answer": "..."}, and a request whose messages
+// together hold every text of a line's `when` (a string or an array) gets
+// that line's answer; the first such line counts. A request no line takes
+// is answered as without FILE. `llmdlq eval`'s test and the demo give it a
+// fixed prompt this way: examples/data/eval_answers.jsonl.
+//
 // With --strict PROFILE (openai, gemini, anthropic, ollama) it refuses a
 // request whose json_schema (strict: true) that provider's strict mode
 // would refuse, with that provider's status and error body, as an
 // OpenAI-compatible endpoint of that provider does; so are the request's
 // tools whose `function.strict` is true.
 //
-//   local_model_server [--strict PROFILE] [PORT]
+//   local_model_server [--strict PROFILE] [--answers FILE] [PORT]
 //                                 prints "listening on http://127.0.0.1:PORT/v1", serves until killed
 #include <algorithm>
 #include <atomic>
@@ -34,6 +42,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,9 +94,57 @@ std::optional<boost::json::array> verbatim_tool_calls(const std::string& last_me
   return calls;
 }
 
-// What the model answers: the repaired document, or a verbatim answer.
+// An answer of --answers FILE, and the texts a prompt must hold for it.
+struct scripted_answer {
+  std::vector<std::string> when;
+  std::string answer;
+};
+std::vector<scripted_answer> scripted_answers;
+
+// Reads --answers FILE; why not, for the usage message.
+std::optional<std::string> read_answers(const char* path) {
+  std::ifstream in(path);
+  if (!in) return std::string("cannot read ") + path;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    boost::system::error_code ec;
+    const auto value = boost::json::parse(line, ec);
+    const auto* o = ec ? nullptr : value.if_object();
+    const auto* when = o ? o->if_contains("when") : nullptr;
+    const auto* answer = o ? o->if_contains("answer") : nullptr;
+    scripted_answer a;
+    if (when && when->is_string()) a.when.emplace_back(when->as_string());
+    if (when && when->is_array()) {
+      for (const auto& text : when->as_array()) {
+        if (text.is_string()) a.when.emplace_back(text.as_string());
+      }
+    }
+    if (!answer || !answer->is_string() || a.when.empty()) {
+      return std::string(path) + " line " + std::to_string(number) + ": expected {\"when\": [texts], \"answer\": text}";
+    }
+    a.answer = answer->as_string();
+    scripted_answers.push_back(std::move(a));
+  }
+  return std::nullopt;
+}
+
+// The answer of the first line of --answers FILE whose texts are all in the prompt.
+std::optional<std::string> scripted_answer_for(const std::string& prompt) {
+  for (const auto& a : scripted_answers) {
+    if (std::all_of(a.when.begin(), a.when.end(),
+                    [&](const std::string& text) { return prompt.find(text) != std::string::npos; })) {
+      return a.answer;
+    }
+  }
+  return std::nullopt;
+}
+
+// What the model answers: a verbatim answer, the answer --answers FILE
+// gives the prompt, or the repaired document.
 std::string answer_text(const std::string& prompt, const std::string& last_message) {
   if (last_message.starts_with(verbatim)) return last_message.substr(verbatim.size());
+  if (auto scripted = scripted_answer_for(prompt)) return *scripted;
   llmdlq::repair_options all;
   all.allowed = {llmdlq::repair_tier::lossless, llmdlq::repair_tier::syntactic, llmdlq::repair_tier::lossy};
   const auto repaired = llmdlq::repair(quoted_document(prompt), all);
@@ -244,11 +301,21 @@ int main(int argc, char** argv) {
                     "application/json");
   });
   std::optional<llmdlq::provider_profile> strict;
-  if (argc > 2 && std::string_view(argv[1]) == "--strict") {
-    strict = llmdlq::provider_profile_from(argv[2]);
-    if (!strict) {
-      std::fprintf(stderr, "local_model_server: --strict takes openai, gemini, anthropic or ollama\n");
-      return 2;
+  while (argc > 2 && std::string_view(argv[1]).starts_with("--")) {
+    const std::string_view option = argv[1];
+    if (option == "--strict") {
+      strict = llmdlq::provider_profile_from(argv[2]);
+      if (!strict) {
+        std::fprintf(stderr, "local_model_server: --strict takes openai, gemini, anthropic or ollama\n");
+        return 2;
+      }
+    } else if (option == "--answers") {
+      if (const auto error = read_answers(argv[2])) {
+        std::fprintf(stderr, "local_model_server: %s\n", error->c_str());
+        return 2;
+      }
+    } else {
+      break;
     }
     argc -= 2;
     argv += 2;
@@ -291,7 +358,7 @@ int main(int argc, char** argv) {
   });
   const int wanted = argc > 1 ? std::atoi(argv[1]) : 0;
   if (argc > 2 || (argc > 1 && (wanted <= 0 || wanted > 65535))) {
-    std::fprintf(stderr, "usage: local_model_server [--strict PROFILE] [PORT]\n");
+    std::fprintf(stderr, "usage: local_model_server [--strict PROFILE] [--answers FILE] [PORT]\n");
     return 2;
   }
   const int port = wanted > 0 ? (server.bind_to_port("127.0.0.1", wanted) ? wanted : -1)
