@@ -16,6 +16,7 @@ int provider_schema_command(arguments args);
 int replay_command(arguments args);
 int deliver_command(arguments args);
 int redrive_command(arguments args);  // with llmdlq::kafka
+int eval_command(arguments args);
 int purge_command(arguments args);
 int rekey_command(arguments args);  // with llmdlq::crypto
 int keys_command(arguments args);   // with llmdlq::crypto

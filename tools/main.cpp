@@ -24,6 +24,7 @@ constexpr std::string_view usage =
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
     "  redrive    send dead letters' original inputs back to their Kafka topics (dry run by default)\n"
 #endif
+    "  eval       ask a candidate prompt or model for the inputs of a DLQ's letters, and count what it fixes\n"
     "  purge      remove a DLQ's expired dead letters, with an audit record\n"
     "  list       list a DLQ's dead letters, filtered, a page at a time\n"
     "  show       show one dead letter: its response with the failing places marked, its history\n"
@@ -55,6 +56,7 @@ std::optional<int> run_command(std::string_view command, llmdlq::cli::arguments 
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
   if (command == "redrive") return redrive_command(rest);
 #endif
+  if (command == "eval") return eval_command(rest);
   if (command == "purge") return purge_command(rest);
   if (command == "list") return list_command(rest);
   if (command == "show") return show_command(rest);
