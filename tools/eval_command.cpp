@@ -369,7 +369,8 @@ boost::json::object result_json(const eval_result& r) {
 
 // Whether each threshold given holds.
 struct gate {
-  std::string name;
+  std::string name;    // in the JSON summary
+  std::string option;  // on the command line
   std::string text;
   bool holds = true;
 };
@@ -377,10 +378,11 @@ struct gate {
 std::vector<gate> gates_of(const settings& s, const eval_summary& r) {
   std::vector<gate> gates;
   if (s.min_fixed) {
-    gates.push_back({"min_fixed", s.min_fixed->text, s.min_fixed->measure(r.fixed, r.evaluated) >= s.min_fixed->value});
+    gates.push_back({"min_fixed", "--min-fixed", s.min_fixed->text,
+                     s.min_fixed->measure(r.fixed, r.evaluated) >= s.min_fixed->value});
   }
   if (s.max_regressed) {
-    gates.push_back({"max_regressed", s.max_regressed->text,
+    gates.push_back({"max_regressed", "--max-regressed", s.max_regressed->text,
                      s.max_regressed->measure(r.regressed, r.controls_evaluated) <= s.max_regressed->value});
   }
   return gates;
@@ -485,8 +487,7 @@ std::string summary_text(const run_facts& f) {
     out += fmt::format("not asked (budget spent) {}, calls without an answer {}\n", r.not_asked, r.call_failed);
   }
   for (const auto& g : f.gates) {
-    out += fmt::format("--{} {}: {}\n", g.name == "min_fixed" ? "min-fixed" : "max-regressed", g.text,
-                       g.holds ? "holds" : "does not hold");
+    out += fmt::format("{} {}: {}\n", g.option, g.text, g.holds ? "holds" : "does not hold");
   }
   return out;
 }
@@ -529,7 +530,7 @@ std::string page_html(const run_facts& f, const std::vector<eval_result>& result
                       r.regressed, r.controls_evaluated,
                       html_escape(rate_text(r.regressed, r.controls_evaluated, r.regressed_interval())));
   for (const auto& g : f.gates) {
-    page += fmt::format("<p>{} {}: <strong>{}</strong></p>", html_escape(g.name), html_escape(g.text),
+    page += fmt::format("<p><code>{} {}</code>: <strong>{}</strong></p>", html_escape(g.option), html_escape(g.text),
                         g.holds ? "holds" : "does not hold");
   }
   page += fmt::format("<h2>Cost</h2><p>{} tokens (prompt {}, completion {}) in {}; latency p50 {} ms, p95 {} ms.</p>",
