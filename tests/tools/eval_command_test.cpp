@@ -199,4 +199,39 @@ TEST_CASE("eval: a sample is the same for the same seed", "[tools][eval]") {
   CHECK(sample("b.jsonl", "7") == first);
 }
 
+TEST_CASE("eval: a redacted input is evaluable only with the keys that open its sealed copy", "[tools][eval]") {
+  llmdlq::test::temp_dir dir;
+  const std::string keys = (dir.path() / "keys").string();
+  REQUIRE(llmdlq::test::run_llmdlq("keys generate k1 --keys '" + keys + "'").exit_code == 0);
+  const std::string db = (dir.path() / "sealed.db").string();
+  const auto stored = llmdlq::test::run_llmdlq(
+      "process --schema '" + data_dir + "/receipt.schema.json' --sink 'sqlite:" + db + "' --keys '" + keys + "'",
+      R"({"id": "s1", "input": "Receipt for ann@example.com TOTAAL EUR 3,00", "response": "{\"total\": \"3,00\"}"})"
+      "\n");
+  REQUIRE(stored.exit_code == 0);
+  const stand_in_server server(data_dir + "/eval_answers.jsonl");
+  const auto after = [&](const std::string& more) {
+    const std::string results = (dir.path() / "results.jsonl").string();
+    const auto run = llmdlq::test::run_llmdlq(eval_line(db, server.url(), "--results '" + results + "' " + more));
+    CHECK(run.exit_code == 0);
+    const auto lines = llmdlq::test::lines_of(llmdlq::test::slurp(results));
+    REQUIRE(lines.size() == 7);  // the letter, then the six controls
+    return lines.front().at("after").as_object();
+  };
+  const auto without = after("");
+  CHECK(without.at("status") == "not_evaluable");
+  CHECK(without.at("detail") == "its original input is redacted, and its sealed copy needs the keys");
+  CHECK(after("--keys '" + keys + "'").at("status") == "failed");  // asked: the stand-in knows no answer to it
+}
+
+TEST_CASE("eval: calls that get no answer make the counts incomplete", "[tools][eval]") {
+  llmdlq::test::temp_dir dir;
+  const std::string db = demo_dlq(dir);
+  const auto run = llmdlq::test::run_llmdlq(eval_line(db, "http://127.0.0.1:1/v1", "--timeout 5 --json"));
+  CHECK(run.exit_code == 3);
+  const auto summary = boost::json::parse(run.out).as_object();
+  CHECK(summary.at("call_failed") == 18);
+  CHECK(summary.at("evaluated") == 0);
+}
+
 #endif
