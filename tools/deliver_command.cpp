@@ -12,6 +12,7 @@
 #include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "progress_line.hpp"
 #include "replay_ledger.hpp"
 #include "replay_targets.hpp"
 #include "store_spec.hpp"
@@ -78,7 +79,22 @@ int deliver_command(arguments args) {
     complain("deliver", ledger.error());
     return exit_sink;
   }
-  const auto summary = deliver_resolutions(**store, **ledger, **target);
+  progress_line progress("deliver", !json);
+  progress_counts counts;
+  if (progress.shown()) {
+    // The store counts its records by status itself.
+    if (const auto statistics = (*store)->statistics()) {
+      const auto resolved = statistics->by_status.find(std::string(to_string(moderation_status::resolved)));
+      counts.selected = resolved == statistics->by_status.end() ? 0 : resolved->second;
+    }
+  }
+  progress.update(counts);
+  const auto summary = deliver_resolutions(**store, **ledger, **target, 100,
+                                           [&](const resolution_delivery_summary& so_far) {
+                                             counts.done = so_far.resolved;
+                                             progress.update(counts);
+                                           });
+  progress.finish();
   if (!summary) {
     complain("deliver", summary.error().message);
     return exit_sink;

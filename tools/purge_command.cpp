@@ -19,6 +19,7 @@
 #include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "progress_line.hpp"
 #include "store_spec.hpp"
 #include "unreadable.hpp"
 
@@ -55,8 +56,33 @@ using failure = std::pair<int, std::string>;
 
 unexpected<failure> store_failed(sink_error e) { return unexpected(failure{exit_sink, std::move(e.message)}); }
 
+// The purge's progress on a terminal: how many went, of how many that expired when that is known.
+struct purge_progress {
+  progress_line line;
+  progress_counts counts;
+
+  void show(std::uint64_t purged) {
+    counts.done = purged;
+    line.update(counts);
+  }
+};
+
+// What `purge` would take from a SQLite or PostgreSQL store, counted by a
+// dry run of its own, for the progress: its purge is one statement.
+template <typename Store>
+expected<purge_report, sink_error> purge_counted(Store& store, const purge_request& request, purge_progress& progress) {
+  if (progress.line.shown() && !request.dry_run) {
+    purge_request count = request;
+    count.dry_run = true;
+    if (const auto expiring = store.purge(count)) progress.counts.selected = expiring->count;
+    progress.show(0);
+  }
+  return store.purge(request);
+}
+
 // A SQLite or PostgreSQL DLQ's purge.
-expected<purge_report, failure> purge_moderation_store(const store_spec& spec, const purge_request& request) {
+expected<purge_report, failure> purge_moderation_store(const store_spec& spec, const purge_request& request,
+                                                       purge_progress& progress) {
   // A file that is not there is never created.
   if (spec.kind == store_spec::store_kind::sqlite && !std::filesystem::exists(spec.location)) {
     return unexpected(failure{exit_usage, "no DLQ at " + spec.location});
@@ -65,16 +91,19 @@ expected<purge_report, failure> purge_moderation_store(const store_spec& spec, c
   auto store = open_store(spec, /*read_only=*/request.dry_run);
   if (!store) return unexpected(failure{store.error().usage ? exit_usage : exit_sink, std::move(store.error().message)});
   expected<purge_report, sink_error> report = unexpected(sink_error{sink_errc::rejected, "no purge for this store"});
-  if (auto* sqlite = dynamic_cast<sqlite_store*>(store->get())) report = sqlite->purge(request);
+  if (auto* sqlite = dynamic_cast<sqlite_store*>(store->get())) report = purge_counted(*sqlite, request, progress);
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
-  if (auto* postgres = dynamic_cast<postgres_store*>(store->get())) report = postgres->purge(request);
+  if (auto* postgres = dynamic_cast<postgres_store*>(store->get())) {
+    report = purge_counted(*postgres, request, progress);
+  }
 #endif
   if (!report) return store_failed(std::move(report.error()));
   return *report;
 }
 
 // Runs the purge of the store `text` names.
-expected<purge_report, failure> purge_store(std::string_view text, const purge_request& request) {
+expected<purge_report, failure> purge_store(std::string_view text, const purge_request& request,
+                                            purge_progress& progress) {
   auto spec = parse_store_spec(text, purgeable);
   if (!spec) return unexpected(failure{exit_usage, std::move(spec.error())});
   expected<purge_report, sink_error> report = unexpected(sink_error{sink_errc::rejected, "no purge for this store"});
@@ -97,7 +126,7 @@ expected<purge_report, failure> purge_store(std::string_view text, const purge_r
 #endif
       break;
     }
-    default: return purge_moderation_store(*spec, request);
+    default: return purge_moderation_store(*spec, request, progress);
   }
   if (!report) return store_failed(std::move(report.error()));
   return *report;
@@ -110,7 +139,7 @@ int purge_command(arguments args) {
   if (!parsed) return parsed.error();
   const bool json = parsed->has("--json");
   const std::string_view store = parsed->operand(0);
-  purge_request request{.now = system_now(), .operator_name = {}, .dry_run = parsed->has("--dry-run")};
+  purge_request request{.now = system_now(), .operator_name = {}, .dry_run = parsed->has("--dry-run"), .on_piece = {}};
   if (const auto value = parsed->value("--now")) {
     const auto now = parse_rfc3339(*value);
     if (!now) return usage_error(syntax, fmt::format("--now wants an RFC 3339 time, not '{}'", *value));
@@ -121,7 +150,14 @@ int purge_command(arguments args) {
     request.operator_name = std::string(*value);
   }
   if (request.operator_name.empty()) request.operator_name = login_name();
-  auto report = purge_store(store, request);
+  purge_progress progress{progress_line("purge", !json), {}};
+  request.on_piece = [&progress](const purge_report& so_far) { progress.show(so_far.count); };
+  auto report = purge_store(store, request, progress);
+  if (report) {
+    if (!progress.counts.selected) progress.counts.selected = report->count;  // all that expired, now known
+    progress.show(report->count);
+  }
+  progress.line.finish();
   if (!report) {
     complain("purge", report.error().second);
     return report.error().first;

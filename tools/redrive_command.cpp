@@ -2,6 +2,8 @@
 // `llmdlq redrive`: sends dead letters' original inputs back to the Kafka
 // topics they were read from, for the fixed pipeline to process again; dry
 // by default.
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,6 +21,7 @@
 #include "commands.hpp"
 #include "line_writer.hpp"
 #include "options.hpp"
+#include "progress_line.hpp"
 #include "replay_ledger.hpp"
 #include "replay_targets.hpp"
 #include "selection_flags.hpp"
@@ -182,11 +185,21 @@ int redrive_command(arguments args) {
   }
   allowed_destinations source(*kafka_source, brokers, allowlist);
   line_writer out(STDOUT_FILENO);
+  progress_line progress("redrive", !json);
+  progress_counts sent_of;
+  if (progress.shown()) sent_of.selected = count_selected(**store, options.statuses, options.filter, options.limit);
+  progress.update(sent_of);
+  const bool lines_on_terminal = progress.shown() && ::isatty(STDOUT_FILENO) == 1;
   options.on_letter = [&](const redrive_report& r) {
+    if (lines_on_terminal) progress.clear();  // the letter's line goes above the progress
     (void)out.write_line(json ? json_text(report_json(r)) : report_line(r));
+    if (lines_on_terminal) (void)out.flush();
+    ++sent_of.done;
+    progress.update(sent_of);
   };
   redriver redrive(**store, **ledger, source, std::move(options));
   const auto summary = redrive.run();
+  progress.finish();
   if (!summary) {
     (void)out.flush();
     complain("redrive", summary.error().message);

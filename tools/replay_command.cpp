@@ -31,6 +31,7 @@
 #include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "progress_line.hpp"
 #include "replay_targets.hpp"
 #include "selection_flags.hpp"
 #include "store_spec.hpp"
@@ -446,6 +447,22 @@ void print_summary(const settings& s, const replay_summary& r) {
   }
 }
 
+// How many letters the run will take, for its progress: those of a
+// SQLite or PostgreSQL DLQ after the cursor; nothing for a topic (it would
+// be read twice).
+std::optional<std::uint64_t> count_selection(const settings& s, opened_store& store) {
+  if (!store.moderation) return std::nullopt;
+  std::string cursor;
+  if (store.state) {
+    auto stored = store.state->load_cursor(s.replay.name);
+    if (!stored) return std::nullopt;
+    cursor = stored->value_or("");
+  }
+  std::vector<moderation_status> statuses{moderation_status::requeued};
+  if (!s.requeued_only) statuses.push_back(moderation_status::pending);
+  return count_selected(*store.moderation, statuses, s.replay.filter, s.replay.limit, cursor);
+}
+
 // Where --to sends recovered payloads: checked against the allowlist, opened only for a real run.
 expected<std::unique_ptr<replay_target>, std::string> open_target(const settings& s) {
   if (s.to.empty()) return std::unique_ptr<replay_target>();
@@ -523,23 +540,25 @@ int replay_command(arguments args) {
     complain("replay", fmt::format("{}: {}", s.schema_file, ladder.error().message));
     return exit_usage;
   }
-  const bool terminal = ::isatty(STDERR_FILENO) == 1;
-  s.replay.progress = [terminal](const replay_progress& p) {
-    if (terminal) {
-      std::cerr << fmt::format("\rreplay: {} read, {} replayed", detail::counted(p.seen, "letter"), p.done)
-                << std::flush;
-    } else if (p.done % 100 == 0) {
-      std::cerr << fmt::format("replay: {} read, {} replayed\n", detail::counted(p.seen, "letter"), p.done);
-    }
+  progress_line progress("replay", !s.json);
+  progress_counts counts;
+  if (progress.shown()) counts.selected = count_selection(s, *store);
+  if (s.ladder.window_token_budget > 0) counts.token_budget = s.ladder.window_token_budget;
+  s.replay.progress = [&progress, counts, dry = s.replay.dry_run](const replay_progress& p) mutable {
+    counts.done = p.done;
+    if (!dry) counts.tokens = p.tokens;
+    progress.update(counts);
   };
-  s.replay.on_unreadable = [](const unreadable_record& letter) {
+  progress.update(counts);
+  s.replay.on_unreadable = [&progress](const unreadable_record& letter) {
+    progress.clear();
     complain("replay",
              fmt::format("skipped {}: it does not read back: {}", printable_id(letter.dlq_id), letter.reason));
   };
   replayer run(*ladder, *store->source, state, s.replay);
   if (*target) run.deliver_to(**target);
   auto summary = run.run();
-  if (terminal) std::cerr << '\n';
+  progress.finish();
   if (!summary) {
     complain("replay", summary.error().message);
     if (summary.error().code == replay_errc::lease_held) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "selection_flags.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <llmdlq/taxonomy.hpp>
@@ -32,6 +33,41 @@ std::optional<std::string> read_selection(const parsed_arguments& a, letter_sele
   }
   out.requeued_only = a.has("--requeued-only");
   return read_count(a, "--limit", out.limit);
+}
+
+moderation_query query_for(const replay_filter& filter) {
+  moderation_query q;
+  q.categories = filter.categories;
+  q.triage_classes = filter.triage_classes;
+  q.failure_codes = filter.codes;
+  q.schema_version = filter.schema_version;
+  q.prompt_version = filter.prompt_version;
+  q.model_version = filter.model_version;
+  q.created_since = filter.since;
+  q.created_before = filter.until;
+  q.limit = 500;
+  return q;
+}
+
+std::optional<std::uint64_t> count_selected(moderation_store& store, const std::vector<moderation_status>& statuses,
+                                            const replay_filter& filter, std::size_t limit, std::string_view after) {
+  moderation_query q = query_for(filter);
+  q.statuses = statuses;
+  if (const auto space = after.find(' '); space != std::string_view::npos) {
+    q.after = moderation_cursor{std::string(after.substr(0, space)), std::string(after.substr(space + 1))};
+  }
+  std::uint64_t n = 0;
+  for (;;) {
+    auto page = store.query(q);
+    if (!page) return std::nullopt;
+    for (const auto& r : page->records) {
+      const auto& ids = filter.dlq_ids;
+      const bool taken = r.readable() && (ids.empty() || std::find(ids.begin(), ids.end(), r.dlq_id) != ids.end());
+      if (taken && ++n == limit) return n;
+    }
+    if (!page->more || !page->next) return n;
+    q.after = std::move(page->next);
+  }
 }
 
 std::optional<std::string> read_rate(const parsed_arguments& a, double& out) {

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
 #include <llmdlq/llm/replayer.hpp>
+#include <llmdlq/moderation.hpp>
 
 #include "options.hpp"
 
@@ -49,6 +51,19 @@ template <typename Count>
   out = static_cast<Count>(*n);
   return std::nullopt;
 }
+
+/// The query that reads, a page of 500 at a time, the records of any
+/// status whose columns `filter` takes; its dlq_ids are left to the caller.
+[[nodiscard]] moderation_query query_for(const replay_filter& filter);
+
+/// How many readable letters of `store` in `statuses` `filter` takes, after `after`
+/// (a replay's cursor, `CREATED_AT DLQ_ID`; empty: from the start), at
+/// most `limit` (0: all). Reads those records once, in pages; nothing
+/// when the store fails.
+[[nodiscard]] std::optional<std::uint64_t> count_selected(moderation_store& store,
+                                                          const std::vector<moderation_status>& statuses,
+                                                          const replay_filter& filter, std::size_t limit,
+                                                          std::string_view after = {});
 
 /// Reads `--rate` (letters per second) into `out` when given.
 [[nodiscard]] std::optional<std::string> read_rate(const parsed_arguments& a, double& out);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,12 +19,18 @@
 
 LLMDLQ_BEGIN_NAMESPACE
 
+struct purge_report;
+
 /// A purge of every record whose `expires_at` is at or before `now`. Records
 /// without `expires_at` are kept. Each store's `purge()` takes one.
 struct purge_request {
   timestamp now{};            ///< the purge's time (inject it: the stores read no clock)
   std::string operator_name;  ///< who purges; written to the audit, must not be empty
   bool dry_run = false;       ///< count what would go, change nothing, audit nothing
+  /// Called with the report so far after each piece a store purges piece
+  /// by piece (a Redis stream's pages); a store that purges in one
+  /// statement calls it never.
+  std::function<void(const purge_report&)> on_piece;
 };
 
 /// What a purge removed (or, in a dry run, would remove). A purge that is

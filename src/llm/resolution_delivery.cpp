@@ -38,8 +38,9 @@ void read_resolver(const moderation_record& record, ledger_entry& entry) {
 
 }  // namespace
 
-expected<resolution_delivery_summary, replay_error> deliver_resolutions(moderation_store& store, replay_state& state,
-                                                                        replay_target& target, std::size_t page_size) {
+expected<resolution_delivery_summary, replay_error> deliver_resolutions(
+    moderation_store& store, replay_state& state, replay_target& target, std::size_t page_size,
+    const std::function<void(const resolution_delivery_summary&)>& on_letter) {
   resolution_delivery_summary summary;
   std::string after_created_at, after_dlq_id;
   for (;;) {
@@ -51,6 +52,7 @@ expected<resolution_delivery_summary, replay_error> deliver_resolutions(moderati
       after_created_at = record.created_at;
       after_dlq_id = record.dlq_id;
       ++summary.resolved;
+      if (on_letter) on_letter(summary);
       std::optional<envelope> letter;
       std::string why = record.defect_reason;
       if (record.readable()) {

@@ -324,6 +324,7 @@ expected<purge_report, sink_error> redis_stream_sink::purge(const purge_request&
         if (!done) return unexpected(std::move(done.error()));
         if ((*done)->type == REDIS_REPLY_ERROR) return unexpected(redis_detail::reply_error(**done, "XDEL"));
       }
+      if (request.on_piece) request.on_piece(report);
       if (entries.elements < std::max<std::size_t>(page_size, 1)) break;
     }
     if (request.dry_run) return report;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,10 @@ struct resolution_delivery_summary {
 /// resolved_by and note). Fails when the store (source_unavailable,
 /// source_refused), the state (state_unavailable) or the target
 /// (target_unavailable, target_refused) fails: what was delivered stays
-/// delivered, and the next call goes on.
+/// delivered, and the next call goes on. `on_letter`, when set, is called
+/// with the summary so far as each resolved letter is taken up.
 [[nodiscard]] expected<resolution_delivery_summary, replay_error> deliver_resolutions(
-    moderation_store& store, replay_state& state, replay_target& target, std::size_t page_size = 100);
+    moderation_store& store, replay_state& state, replay_target& target, std::size_t page_size = 100,
+    const std::function<void(const resolution_delivery_summary&)>& on_letter = {});
 
 LLMDLQ_END_NAMESPACE
