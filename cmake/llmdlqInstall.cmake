@@ -11,7 +11,7 @@ set(transport_folders ${LLMDLQ_COMPONENTS})
 list(JOIN transport_folders "|" transport_folders)
 install(DIRECTORY include/llmdlq DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
   REGEX "/include/llmdlq/(${transport_folders})$" EXCLUDE)
-install(FILES schemas/envelope-v1.json DESTINATION "${CMAKE_INSTALL_DATADIR}/llmdlq/schemas")
+install(FILES schemas/envelope-v1.json schemas/export-v1.json DESTINATION "${CMAKE_INSTALL_DATADIR}/llmdlq/schemas")
 
 install(TARGETS llmdlq_core llmdlq_header_only
   EXPORT llmdlqTargets

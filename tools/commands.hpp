@@ -22,6 +22,7 @@ int rekey_command(arguments args);  // with llmdlq::crypto
 int keys_command(arguments args);   // with llmdlq::crypto
 int list_command(arguments args);
 int show_command(arguments args);
+int export_command(arguments args);
 int act_command(moderation_action action, arguments args);  // claim, resolve, discard, requeue
 int top_command(arguments args);
 int report_command(arguments args);

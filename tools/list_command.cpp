@@ -12,6 +12,7 @@
 #include "line_writer.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "query_flags.hpp"
 #include "record_view.hpp"
 #include "store_spec.hpp"
 #include "unreadable.hpp"
@@ -19,17 +20,6 @@
 namespace llmdlq::cli {
 namespace {
 
-constexpr option filters[] = {
-    {"--status", option_kind::repeated, "S", "pending, claimed, resolved, discarded, requeued, recovered or exhausted"},
-    {"--category", option_kind::repeated, "C", "the failure category"},
-    {"--triage", option_kind::repeated, "T", "the triage class"},
-    {"--code", option_kind::repeated, "X", "the failure code"},
-    {"--schema-version", option_kind::value, "V", "written under this schema version"},
-    {"--prompt-version", option_kind::value, "V", "written under this prompt version"},
-    {"--model-version", option_kind::value, "V", "written under this model version"},
-    {"--since", option_kind::value, "TIME", "created at or after: RFC 3339, or an age (90s, 30m, 2h, 7d)"},
-    {"--until", option_kind::value, "TIME", "created before: RFC 3339, or an age"},
-};
 constexpr option paging[] = {
     {"--limit", option_kind::value, "N", "records per page (default 50)"},
     {"--after", option_kind::value, "CURSOR", "the next page: the cursor the previous page printed"},
@@ -41,7 +31,8 @@ constexpr operand operands[] = {{"STORE", "give the DLQ to list"}};
 const command_syntax syntax{
     .command = "list",
     .operands = operands,
-    .groups = {group("filters (a repeated filter matches any of its values)", filters), group("page", paging)},
+    .groups = {group("filters (a repeated filter matches any of its values)", query_filter_options),
+               group("page", paging)},
     .about = "  Lists a page of the dead letters that match, oldest first: id, age, status, category,\n"
              "  triage class, failure code and who claimed it.\n",
     .stores = store_forms(),
@@ -55,24 +46,7 @@ const command_syntax syntax{
 expected<moderation_query, std::string> read_query(const parsed_arguments& a, timestamp now) {
   moderation_query query;
   query.limit = 50;
-  for (const auto value : a.values("--status")) {
-    const auto status = parse_moderation_status(value);
-    if (!status) return unexpected(fmt::format("no status '{}'", value));
-    query.statuses.push_back(*status);
-  }
-  for (const auto value : a.values("--category")) query.categories.emplace_back(value);
-  for (const auto value : a.values("--triage")) query.triage_classes.emplace_back(value);
-  for (const auto value : a.values("--code")) query.failure_codes.emplace_back(value);
-  if (auto v = a.value("--schema-version")) query.schema_version = std::string(*v);
-  if (auto v = a.value("--prompt-version")) query.prompt_version = std::string(*v);
-  if (auto v = a.value("--model-version")) query.model_version = std::string(*v);
-  for (const std::string_view name : {"--since", "--until"}) {
-    const auto value = a.value(name);
-    if (!value) continue;
-    const auto t = parse_time_or_age(*value, now);
-    if (!t) return unexpected(fmt::format("{} wants an RFC 3339 time or an age like 2h, not '{}'", name, *value));
-    (name == "--since" ? query.created_since : query.created_before) = *t;
-  }
+  if (auto e = read_query_filters(a, now, query)) return unexpected(std::move(*e));
   if (auto v = a.value("--limit")) {
     const auto limit = parse_count(*v, 1, 100000);
     if (!limit) return unexpected(fmt::format("--limit wants a count from 1 to 100000, not '{}'", *v));

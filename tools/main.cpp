@@ -28,6 +28,7 @@ constexpr std::string_view usage =
     "  purge      remove a DLQ's expired dead letters, with an audit record\n"
     "  list       list a DLQ's dead letters, filtered, a page at a time\n"
     "  show       show one dead letter: its response with the failing places marked, its history\n"
+    "  export     write a DLQ's dead letters as a JSON Lines dataset, filtered as list filters\n"
     "  claim      claim a dead letter for an operator\n"
     "  resolve    resolve a claimed dead letter with a correction its schema accepts\n"
     "  discard    discard a dead letter\n"
@@ -60,6 +61,7 @@ std::optional<int> run_command(std::string_view command, llmdlq::cli::arguments 
   if (command == "purge") return purge_command(rest);
   if (command == "list") return list_command(rest);
   if (command == "show") return show_command(rest);
+  if (command == "export") return export_command(rest);
   if (command == "claim") return act_command(llmdlq::moderation_action::claim, rest);
   if (command == "resolve") return act_command(llmdlq::moderation_action::resolve, rest);
   if (command == "discard") return act_command(llmdlq::moderation_action::discard, rest);
