@@ -26,7 +26,9 @@
 #include "commands.hpp"
 #include "line_writer.hpp"
 #include "model_client.hpp"
+#include "judging_flags.hpp"
 #include "options.hpp"
+#include "progress_line.hpp"
 #include "schema_flags.hpp"
 #include "selection_flags.hpp"
 #include "store_spec.hpp"
@@ -51,14 +53,6 @@ constexpr option candidate_options[] = {
      "the environment variable holding the API key (never on the command line)"},
     {"--timeout", option_kind::value, "SECONDS", "per call (default 60)"},
     {"--max-tokens", option_kind::value, "N", "per answer (default 2048)"},
-};
-constexpr option judging_options_table[] = {
-    {"--repair", option_kind::value, "local|off", "local repair of broken JSON (default local)"},
-    {"--coerce", option_kind::flag, "", "schema-guided coercion, as `llmdlq process --coerce`"},
-    {"--min-confidence", option_kind::value, "X", "the confidence an answer needs, from 0 to 1"},
-    {"--code-prefix", option_kind::value, "PREFIX", "put before every failure code (as the pipeline did)"},
-    {"--no-instruction-phrases", option_kind::flag, "",
-     "do not treat \"ignore previous instructions\" and the like as injection"},
 };
 constexpr option sample_options[] = {
     {"--sample", option_kind::value, "N",
@@ -180,23 +174,7 @@ std::optional<std::string> read_candidate(const parsed_arguments& a, settings& s
 
 // As `llmdlq process` judges: the same options, read the same way.
 std::optional<std::string> read_judging(const parsed_arguments& a, settings& s) {
-  judging_options& judging = s.options.judge.judging;
-  judging.coerce = a.has("--coerce");
-  if (a.has("--no-instruction-phrases")) judging.guard.detect_instruction_phrases = false;
-  if (const auto v = a.value("--repair")) {
-    if (*v != "local" && *v != "off") return fmt::format("--repair wants local or off, not '{}'", *v);
-    judging.repair = *v == "local" ? repair_mode::local : repair_mode::off;
-  }
-  if (const auto v = a.value("--min-confidence")) {
-    const std::string text(*v);
-    char* end = nullptr;
-    const double x = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(x) || x < 0 || x > 1) {
-      return fmt::format("--min-confidence wants a number from 0 to 1, not '{}'", *v);
-    }
-    judging.min_confidence = x;
-  }
-  if (const auto v = a.value("--code-prefix")) s.options.judge.envelope.failure_code_prefix = std::string(*v);
+  if (auto e = read_judging_options(a, s.options.judge)) return e;
   return read_schema_options(a, s.compile);
 }
 
@@ -659,7 +637,16 @@ int eval_command(arguments args) {
     complain("eval", cases.error());
     return exit_usage;
   }
-  const auto results = candidate->run(*cases, in_flight);
+  progress_line progress("eval", !s.json, STDERR_FILENO, "inputs");
+  progress_counts counts{.done = 0, .selected = cases->size(), .tokens = 0, .token_budget = std::nullopt};
+  if (s.options.token_budget > 0) counts.token_budget = s.options.token_budget;
+  progress.update(counts);
+  const auto results = candidate->run(*cases, in_flight, [&](const eval_result& r) {
+    ++counts.done;
+    *counts.tokens += r.usage.total();
+    progress.update(counts);
+  });
+  progress.finish();
   const eval_summary summary = summarize(results);
   const auto gates = gates_of(s, summary);
   const run_facts facts{s, *read, summary, gates};

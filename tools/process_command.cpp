@@ -6,9 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -35,6 +33,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "line_reader.hpp"
+#include "judging_flags.hpp"
 #include "line_writer.hpp"
 #include "redaction_flags.hpp"
 #include "schema_flags.hpp"
@@ -57,18 +56,12 @@ constexpr option run_options[] = {
     {"--provider", option_kind::value, "NAME",
      "the answers were asked for with the schema (or tools) lowered for this provider\n"
      "(see `llmdlq provider-schema`): a null the lowering forced reads as absent"},
-    {"--repair", option_kind::value, "local|off", "local repair of broken JSON (default local)"},
-    {"--coerce", option_kind::flag, "", "schema-guided coercion, reported as repairs of tier \"coercion\""},
-    {"--min-confidence", option_kind::value, "X", "the confidence a response needs, from 0 to 1"},
     {"--now", option_kind::value, "RFC3339", "the time the envelopes are made at (default: the system clock)"},
     {"--sink", option_kind::value, "none|jsonl:PATH|sqlite:PATH|postgres:CONNINFO",
      "where dead letters go (default none)"},
     {"--fallback", option_kind::value, "jsonl:PATH|sqlite:PATH",
      "where a dead letter the DLQ refuses for good (too large, read-only) goes instead;\n"
      "its verdict then says \"in_fallback\": true. Without one such a line is a retry."},
-    {"--code-prefix", option_kind::value, "PREFIX", "put before every failure code"},
-    {"--no-instruction-phrases", option_kind::flag, "",
-     "do not treat \"ignore previous instructions\" and the like as injection"},
     {"--max-line-bytes", option_kind::value, "N", "the longest input line (default 16M; suffix K, M or G)"},
     {"--stream", option_kind::value, "sse|ndjson|anthropic",
      "judge recorded streams instead: each CAPTURE (or standard input) is one streamed\n"
@@ -88,8 +81,8 @@ constexpr operand capture_operands[] = {{"CAPTURE", "", true}};
 const command_syntax syntax{
     .command = "process",
     .operands = capture_operands,
-    .groups = {group("", run_options), group("schema (as for `llmdlq validate`)", schema_options),
-               group("versions", version_options),
+    .groups = {group("", run_options), group("judging", judging_options_table),
+               group("schema (as for `llmdlq validate`)", schema_options), group("versions", version_options),
                group("redaction (always on: e-mail, phones, IBANs, cards, IPs, keys and tokens, PEM keys,\n"
                      "passwords in URLs, and the schema's x-llmdlq-pii values, before a letter is stored or printed)",
                      redaction_options_table)},
@@ -354,22 +347,7 @@ std::string wants(std::string_view option, std::string_view wanted, std::string_
 
 // The run's options and where its letters go; why not, as a usage error's message.
 std::optional<std::string> read_run_options(const parsed_arguments& a, process_settings& s) {
-  judging_options& judging = s.config.judging;
-  judging.coerce = a.has("--coerce");
-  if (a.has("--no-instruction-phrases")) judging.guard.detect_instruction_phrases = false;
-  if (const auto v = a.value("--repair")) {
-    if (*v != "local" && *v != "off") return wants("--repair", "local or off", *v);
-    judging.repair = *v == "local" ? repair_mode::local : repair_mode::off;
-  }
-  if (const auto v = a.value("--min-confidence")) {
-    double threshold = 0;
-    const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), threshold);
-    if (ec != std::errc() || end != v->data() + v->size() || !std::isfinite(threshold) || threshold < 0 ||
-        threshold > 1) {
-      return wants("--min-confidence", "a number from 0 to 1", *v);
-    }
-    judging.min_confidence = threshold;
-  }
+  if (auto error = read_judging_options(a, s.config)) return error;
   if (const auto v = a.value("--now")) {
     const auto now = parse_rfc3339(*v);
     if (!now) return wants("--now", "an RFC 3339 date-time", *v);
@@ -380,7 +358,6 @@ std::optional<std::string> read_run_options(const parsed_arguments& a, process_s
     if (!limit) return wants("--max-line-bytes", "a positive number of bytes (suffix K, M or G)", *v);
     s.max_line_bytes = *limit;
   }
-  if (const auto v = a.value("--code-prefix")) s.config.envelope.failure_code_prefix = std::string(*v);
   if (const auto v = a.value("--stream")) {
     if (*v != "sse" && *v != "ndjson" && *v != "anthropic") return wants("--stream", "sse, ndjson or anthropic", *v);
     s.stream = *v == "sse"      ? chat_stream_format::openai_sse
