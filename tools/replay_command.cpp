@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 #include <llmdlq/detail/counted.hpp>
 #include <llmdlq/llm/moderation_replay_source.hpp>
-#include <llmdlq/llm/openai_compatible_client.hpp>
 #include <llmdlq/llm/recovery_ladder.hpp>
 #include <llmdlq/llm/replayer.hpp>
 #include <llmdlq/sqlite/replay_state.hpp>
@@ -30,6 +29,7 @@
 #include "cli.hpp"
 #include "line_writer.hpp"
 #include "commands.hpp"
+#include "model_client.hpp"
 #include "options.hpp"
 #include "progress_line.hpp"
 #include "replay_targets.hpp"
@@ -121,17 +121,6 @@ struct settings {
   recovery_ladder_options ladder;
   replayer_options replay;
 };
-
-// The profile a server at `url` takes schemas by, when the command line names none.
-provider_profile provider_of(std::string_view url) {
-  const auto host_at = url.find("://");
-  std::string_view host = host_at == std::string_view::npos ? url : url.substr(host_at + 3);
-  host = host.substr(0, host.find_first_of(":/"));
-  if (host == "api.openai.com") return provider_profile::openai_strict;
-  if (host == "generativelanguage.googleapis.com") return provider_profile::gemini;
-  if (host == "api.anthropic.com") return provider_profile::anthropic;
-  return provider_profile::full;
-}
 
 // The model and the ladder's options.
 std::optional<std::string> read_ladder(const parsed_arguments& a, settings& s) {
@@ -474,12 +463,6 @@ expected<std::unique_ptr<replay_target>, std::string> open_target(const settings
 
 // The model --model-url names; a dry run calls no model: any client will do, and none is opened.
 expected<std::unique_ptr<llm_client>, std::string> open_client(const settings& s) {
-  std::string api_key;
-  if (!s.api_key_env.empty()) {
-    const char* key = std::getenv(s.api_key_env.c_str());
-    if (key == nullptr || *key == '\0') return unexpected(fmt::format("${} holds no API key", s.api_key_env));
-    api_key = key;
-  }
   if (s.model_url.empty()) {
     struct unused_client final : llm_client {
       expected<completion, call_error> complete(const llm_request&) override {
@@ -489,13 +472,7 @@ expected<std::unique_ptr<llm_client>, std::string> open_client(const settings& s
     };
     return std::unique_ptr<llm_client>(std::make_unique<unused_client>());
   }
-  openai_compatible_client_options options;
-  options.base_url = s.model_url;
-  options.api_key = std::move(api_key);
-  options.timeout = s.timeout;
-  auto opened = openai_compatible_client::open(std::move(options));
-  if (!opened) return unexpected(opened.error().message);
-  return std::unique_ptr<llm_client>(std::make_unique<openai_compatible_client>(std::move(*opened)));
+  return open_model_client(s.model_url, s.api_key_env, s.timeout);
 }
 
 }  // namespace
