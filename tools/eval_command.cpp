@@ -222,25 +222,10 @@ struct selected_letters {
   std::vector<unreadable_record> unreadable_letters;
 };
 
-moderation_query query_of(const letter_selection& selection) {
-  const replay_filter& f = selection.filter;
-  moderation_query q;
-  if (selection.requeued_only) q.statuses = {moderation_status::requeued};
-  q.categories = f.categories;
-  q.triage_classes = f.triage_classes;
-  q.failure_codes = f.codes;
-  q.schema_version = f.schema_version;
-  q.prompt_version = f.prompt_version;
-  q.model_version = f.model_version;
-  q.created_since = f.since;
-  q.created_before = f.until;
-  q.limit = 500;
-  return q;
-}
-
 expected<selected_letters, std::string> read_letters(moderation_store& store, const letter_selection& selection) {
   selected_letters out;
-  moderation_query q = query_of(selection);
+  moderation_query q = query_for(selection.filter);
+  if (selection.requeued_only) q.statuses = {moderation_status::requeued};
   const auto full = [&] { return selection.limit > 0 && out.letters.size() >= selection.limit; };
   while (!full()) {
     auto page = store.query(q);
