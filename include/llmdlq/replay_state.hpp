@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "llmdlq/config.hpp"
@@ -96,6 +97,13 @@ struct call_hold {
   return key;
 }
 
+/// The lease that stands for the claim of `work` (replay_state::claim).
+[[nodiscard]] inline std::string claim_lease(std::string_view work) {
+  std::string name = "claim ";
+  name.append(work);
+  return name;
+}
+
 /// The state of replays, kept in a store (sqlite_replay_state,
 /// postgres_replay_state). Every operation is one transaction, so two
 /// processes replaying the same store cannot both take the lease, both
@@ -155,6 +163,31 @@ class replay_state {
       std::string_view idempotency_key) = 0;
   /// Notes that the downstream write of this key's output is confirmed.
   [[nodiscard]] virtual expected<void, replay_state_error> mark_delivered(std::string_view idempotency_key) = 0;
+  /// Claims a piece of work (a payload to replay, a delivery) for `owner`
+  /// until now + `ttl`, so that replays sharing the store take each once:
+  /// true when it was free, expired or `owner`'s already (then renewed),
+  /// false while another owner's claim holds. A claim is a lease named
+  /// `claim WORK`: a killed replay's claims expire with their time.
+  [[nodiscard]] virtual expected<bool, replay_state_error> claim(std::string_view work, std::string_view owner,
+                                                                 std::chrono::seconds ttl) {
+    auto taken = acquire_lease(claim_lease(work), owner, ttl);
+    if (taken) return true;
+    if (taken.error().code == replay_state_errc::lease_held) return false;
+    return unexpected(std::move(taken.error()));
+  }
+  /// Gives a claim back (only when `owner` holds it).
+  [[nodiscard]] virtual expected<void, replay_state_error> release_claim(std::string_view work,
+                                                                         std::string_view owner) {
+    return release_lease(claim_lease(work), owner);
+  }
+  /// Gives back every lease and claim `owner` holds, as a replay stopped by
+  /// a signal does so that the next need not wait for them. A state that
+  /// cannot find them by owner (this default) leaves them to expire.
+  [[nodiscard]] virtual expected<void, replay_state_error> release_all(std::string_view owner) {
+    (void)owner;
+    return {};
+  }
+
   /// Up to `limit` outputs recorded by `source` whose delivery is not
   /// confirmed, oldest first: a replay that was killed between the ledger
   /// and the downstream write delivers its own when it resumes.

@@ -152,10 +152,19 @@ std::string outcome_of(const envelope& failed) { return std::string(to_string(fa
 
 // One step being taken: the letter, what the run has gathered, and the
 // attempt the step adds to the letter's history.
+// What a call may spend at most, as far as is known before it is made: its
+// answer's max_tokens, and its prompt at a token per four bytes.
+std::int64_t most_spent_by(const llm_request& request) {
+  std::int64_t bytes = 0;
+  for (const auto& message : request.messages) bytes += static_cast<std::int64_t>(message.content.size());
+  return request.max_tokens.value_or(0) + bytes / 4;
+}
+
 struct step_run {
   envelope& e;
   const recovery_step& step;
   recovery_result& result;
+  llm_client& client;  // who makes a model step's call
   attempt_record record;
 
   // The attempt goes into the history with `outcome`.
@@ -462,22 +471,21 @@ recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attemp
   return model_step(e, attempts_made, drifted || revalidated, can_relax, o);
 }
 
-std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recovery_step& step,
-                                                       recovery_result& result, replay_state* state,
-                                                       const call_journal& journal) {
-  auto stop = take_step(e, step, result, state, journal);
+std::optional<recovery_step> recovery_ladder::run_step(envelope& e, const recovery_step& step, recovery_result& result,
+                                                       replay_state* state, const call_journal& journal,
+                                                       llm_client* client) {
+  auto stop = take_step(e, step, result, state, journal, client != nullptr ? *client : *impl_->client);
   if (const auto& m = impl_->options.metrics) {
     m->count_replay(to_string(step.kind), stop ? to_string(stop->reason) : std::string_view("continued"));
   }
   return stop;
 }
 
-
-std::optional<recovery_step> recovery_ladder::take_step(envelope& e, const recovery_step& step,
-                                                        recovery_result& result, replay_state* state,
-                                                        const call_journal& journal) {
+std::optional<recovery_step> recovery_ladder::take_step(envelope& e, const recovery_step& step, recovery_result& result,
+                                                        replay_state* state, const call_journal& journal,
+                                                        llm_client& client) {
   result.steps.push_back(step);
-  step_run run{e, step, result, {}};
+  step_run run{e, step, result, client, {}};
   run.record.strategy = std::string(to_string(step.kind));
   run.record.at = impl_->options.clock();
   switch (step.kind) {
@@ -555,14 +563,11 @@ std::optional<recovery_step> recovery_ladder::impl::ask_model(step_run& run, rep
                                                         const call_journal& journal) {
   impl& m = *this;
   model_call call;
-  call.endpoint = m.client->endpoint();
+  call.endpoint = run.client.endpoint();
   call.key = call.endpoint + '\n' + run.step.model;
   call.payload_key = payload_hold_key(run.e.idempotency_key);
   call.endpoint_key = endpoint_hold_key(call.endpoint, run.step.model);
   call.now = call.not_before = m.options.clock();
-  if (auto stop = read_holds(run, call, state)) return stop;
-  if (auto stop = wait_for_endpoint(run, call)) return stop;
-  if (auto stop = reserve_attempt(run, state)) return stop;
   const repair_prompt prompt = prompt_for(run.e);
   llm_request request;
   request.model = run.step.model;
@@ -573,12 +578,21 @@ std::optional<recovery_step> recovery_ladder::impl::ask_model(step_run& run, rep
     request.json_schema = m.options.provider == provider_profile::full ? m.schema_text : m.sent.text();
     request.strict = m.sent.strict;
   }
+  if (auto stop = read_holds(run, call, state)) return stop;
+  if (auto stop = wait_for_endpoint(run, call)) return stop;
+  // The window counts what the calls in flight may still spend, so that calls made together stay within it.
+  const token_budget::share spending = m.window.reserve(most_spent_by(request));
+  if (!spending.admitted()) {
+    return wait_for(run.result, as_ms(m.options.budget_window), stop_reason::window_budget_spent,
+                    "the tokens of this time window are spent, or held by the calls in flight");
+  }
+  if (auto stop = reserve_attempt(run, state)) return stop;
   run.record.model = run.step.model;
   if (auto stop = journal_call(run, state, journal)) return stop;
   // Streamed where the client can: an answer found dead is cut there, and
   // the rest is not paid for.
   stream_judge judge(m.compiled, {}, m.judge_options());
-  auto answer = m.client->complete_streamed(request, judge);
+  auto answer = run.client.complete_streamed(request, judge);
   ++run.result.calls;
   if (!answer) return call_failed(run, call, answer.error(), state);
   return judge_answer(run, call, *answer, judge, prompt, state);
@@ -619,7 +633,7 @@ std::optional<recovery_step> recovery_ladder::impl::read_holds(step_run& run, mo
   return std::nullopt;
 }
 
-// The breaker, the backoff and the window budget.
+// The breaker and the backoff.
 std::optional<recovery_step> recovery_ladder::impl::wait_for_endpoint(step_run& run, model_call& call) {
   impl& m = *this;
   if (auto refusal = m.breaker.admit(call.endpoint, run.step.model)) {
@@ -642,10 +656,6 @@ std::optional<recovery_step> recovery_ladder::impl::wait_for_endpoint(step_run& 
                       fmt::format("the endpoint asked to wait {} ms", wait.count()));
     }
     m.sleep(wait);
-  }
-  if (m.window.remaining() <= 0) {
-    return wait_for(run.result, as_ms(m.options.budget_window), stop_reason::window_budget_spent,
-                    "the tokens of this time window are spent");
   }
   return std::nullopt;
 }
@@ -776,7 +786,8 @@ std::optional<recovery_step> recovery_ladder::impl::judge_answer(step_run& run, 
   return std::nullopt;
 }
 
-recovery_result recovery_ladder::run(envelope& e, replay_state* state, const call_journal& journal) {
+recovery_result recovery_ladder::run(envelope& e, replay_state* state, const call_journal& journal,
+                                     llm_client* client) {
   recovery_result result;
   std::uint32_t made = 0;
   if (state != nullptr) {
@@ -786,7 +797,7 @@ recovery_result recovery_ladder::run(envelope& e, replay_state* state, const cal
   // this ends; the bound is a second guard.
   for (int steps = 0; steps < 16; ++steps) {
     const recovery_step step = next_step(e, made);
-    if (auto stop = run_step(e, step, result, state, journal)) {
+    if (auto stop = run_step(e, step, result, state, journal, client)) {
       result.reason = stop->reason;
       result.detail = std::move(stop->detail);
       if (step.kind != recovery_step_kind::stop) result.steps.push_back(*stop);

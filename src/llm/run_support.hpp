@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -41,7 +42,8 @@ expected<T, replay_error> state_answer(expected<T, replay_state_error> answer) {
 }
 
 /// The lease a run holds on its store: taken, renewed once a third of its
-/// time has passed, and given back however the run ends.
+/// time has passed (by whichever of the run's threads comes first), and
+/// given back however the run ends.
 class run_lease {
  public:
   run_lease(replay_state& state, std::string name, std::string owner, std::chrono::seconds ttl, clock_function clock)
@@ -60,8 +62,11 @@ class run_lease {
     return {};
   }
 
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
   /// lease_lost when another run took it meanwhile.
   expected<void, replay_error> keep() {
+    const std::lock_guard lock(mutex_);
     const timestamp now = clock_();
     if (now - taken_ < ttl_ / 3) return {};
     if (auto lease = state_.acquire_lease(name_, owner_, ttl_); !lease) {
@@ -80,11 +85,13 @@ class run_lease {
   std::string owner_;
   std::chrono::seconds ttl_;
   clock_function clock_;
+  std::mutex mutex_;  // guards taken_
   timestamp taken_{};
   bool held_ = false;
 };
 
-/// Letters at `rate` per second (0: no limit): pace() waits until the next may go.
+/// Letters at `rate` per second (0: no limit): pace() waits until the next
+/// may go. Threads that pace together share the rate.
 class run_pace {
  public:
   run_pace(double rate, clock_function clock, std::function<void(std::chrono::milliseconds)> sleep)
@@ -92,10 +99,15 @@ class run_pace {
 
   void pace() {
     if (rate_ <= 0) return;
-    const timestamp now = clock_();
-    if (next_ > now) wait(std::chrono::duration_cast<std::chrono::milliseconds>(next_ - now));
-    const auto interval = std::chrono::milliseconds(static_cast<std::int64_t>(1000.0 / rate_));
-    next_ = std::max(next_, now) + interval;
+    timestamp slot{};
+    timestamp now{};
+    {
+      const std::lock_guard lock(mutex_);
+      now = clock_();
+      slot = std::max(next_, now);
+      next_ = slot + std::chrono::milliseconds(static_cast<std::int64_t>(1000.0 / rate_));
+    }
+    if (slot > now) wait(std::chrono::duration_cast<std::chrono::milliseconds>(slot - now));
   }
 
  private:
@@ -111,6 +123,7 @@ class run_pace {
   double rate_;
   clock_function clock_;
   std::function<void(std::chrono::milliseconds)> sleep_;
+  std::mutex mutex_;  // guards next_
   timestamp next_;
 };
 

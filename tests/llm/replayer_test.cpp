@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Replaying a SQLite DLQ: dry runs change nothing, real runs move records
-// along, the lease admits one replay, the cursor resumes, the rate paces,
-// and the ledger writes each payload downstream once, also across kill -9.
+// along, claims keep replays off each other's payloads, the cursor resumes,
+// the rate paces, and the ledger writes each payload downstream once, also
+// across kill -9.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -237,22 +238,36 @@ TEST_CASE("A late original and a replay both succeed: one downstream write", "[r
   }
 }
 
-TEST_CASE("One replay per store: the lease", "[replay][lease]") {
+TEST_CASE("Replays share a store: a payload another replay claimed is left to it until its claim expires",
+          "[replay][claims]") {
   fixture f;
-  fill(f.store, 1, f.clock);
-  REQUIRE(f.state.acquire_lease("replay", "someone-else", 60s).has_value());
+  fill(f.store, 2, f.clock);
+  REQUIRE(f.state.claim("payload k0", "someone-else", 60s).value());
+  f.model.then_reply(valid(1));
   auto ladder = f.ladder();
   llmdlq::moderation_replay_source source(f.store);
   auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
-  REQUIRE_FALSE(summary.has_value());
-  CHECK(summary.error().code == llmdlq::replay_errc::lease_held);
-  CHECK_FALSE(llmdlq::is_permanent(summary.error().code));
-  CHECK(summary.error().holder == "someone-else");
-  CHECK(f.model.calls() == 0);
-  f.clock.advance(61s);  // the other replay died: its lease expires
-  f.model.then_reply(valid(0));
-  CHECK(llmdlq::replayer(ladder, source, f.state, f.replay).run().has_value());
+  REQUIRE(summary.has_value());
+  CHECK(summary->claimed_elsewhere == 1);
+  CHECK(summary->recovered == 1);
+  CHECK(summary->finished);
   CHECK(f.model.calls() == 1);
+  CHECK(f.store.list(moderation_status::pending, 10)->size() == 1);
+  // Its claim holds: the next pass leaves it again, and calls nothing.
+  summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->claimed_elsewhere == 1);
+  CHECK(f.model.calls() == 1);
+  f.clock.advance(61s);  // the other replay died: its claim expires
+  f.model.then_reply(valid(0));
+  summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->claimed_elsewhere == 0);
+  CHECK(summary->recovered == 1);
+  CHECK(f.model.calls() == 2);
+  CHECK(f.store.list(moderation_status::pending, 10)->empty());
+  // The run gave its own claims back: another owner takes them at once.
+  CHECK(f.state.claim("payload k0", "someone-else", 60s).value());
 }
 
 TEST_CASE("A stopped replay resumes after the last letter it finished, and one that waits is asked on the next pass",
@@ -553,7 +568,7 @@ TEST_CASE("A replay whose lease another replay took meanwhile stops with lease_l
     if (taken) return;
     taken = true;
     f.clock.advance(61s);
-    REQUIRE(f.state.acquire_lease("replay", "someone-else", 60s).has_value());
+    REQUIRE(f.state.acquire_lease("replay test", "someone-else", 60s).has_value());  // the run's own lease
   };
   auto ladder = f.ladder();
   llmdlq::moderation_replay_source source(f.store);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <llmdlq/moderation.hpp>
@@ -27,6 +28,18 @@ inline std::string recovered_answer(int n) { return R"({"name": "letter-)" + std
 
 /// An answer the schema refuses (no total), for letter `n`.
 inline std::string failing_answer(int n) { return R"({"name": "letter-)" + std::to_string(n) + R"("})"; }
+
+/// The n of the first `letter-n` in `text` (a prompt quoting a letter's
+/// response, or a request's body); -1 when there is none.
+inline int letter_of(std::string_view text) {
+  const auto at = text.find("letter-");
+  if (at == std::string_view::npos) return -1;
+  int n = -1;
+  for (std::size_t i = at + 7; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    n = (n < 0 ? 0 : n * 10) + (text[i] - '0');
+  }
+  return n;
+}
 
 /// What a letter's stored response was.
 enum class stored_failure {
@@ -71,11 +84,11 @@ inline std::vector<envelope> cut_off_letters(std::size_t n) {
   return replay_letters(std::vector<stored_failure>(n, stored_failure::cut_off));
 }
 
-/// The status of each letter in `store`, by idempotency key.
-inline std::map<std::string, moderation_status> statuses_by_key(moderation_store& store) {
+/// The status of each letter in `store` (of at most `most` letters), by idempotency key.
+inline std::map<std::string, moderation_status> statuses_by_key(moderation_store& store, std::size_t most = 100) {
   std::map<std::string, moderation_status> found;
   for (const auto status : all_moderation_statuses) {
-    auto records = store.list(status, 100);
+    auto records = store.list(status, most);
     REQUIRE(records.has_value());
     for (const auto& record : *records) {
       auto letter = parse_envelope(record.envelope_json);

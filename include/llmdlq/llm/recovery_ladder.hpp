@@ -115,12 +115,16 @@ class recovery_ladder {
   /// returns the step to stop with when it ended the ladder. A model step
   /// reserves its attempt in `state` first (when given), and gives it back
   /// when no model answered; `journal` (when given) writes it down before
-  /// the call.
+  /// the call; `client` (when given) makes the call instead of the ladder's
+  /// own: a client makes one call at a time, so calls in flight together
+  /// need one each, while the breaker, backoff and window stay the ladder's.
   std::optional<recovery_step> run_step(envelope& e, const recovery_step& step, recovery_result& result,
-                                        replay_state* state = nullptr, const call_journal& journal = {});
+                                        replay_state* state = nullptr, const call_journal& journal = {},
+                                        llm_client* client = nullptr);
 
   /// Runs steps until one stops the ladder.
-  [[nodiscard]] recovery_result run(envelope& e, replay_state* state = nullptr, const call_journal& journal = {});
+  [[nodiscard]] recovery_result run(envelope& e, replay_state* state = nullptr, const call_journal& journal = {},
+                                    llm_client* client = nullptr);
 
   [[nodiscard]] const circuit_breaker& breaker() const noexcept;
   [[nodiscard]] const recovery_ladder_options& options() const noexcept;
@@ -129,7 +133,7 @@ class recovery_ladder {
   struct impl;
   explicit recovery_ladder(std::unique_ptr<impl> impl) noexcept;
   std::optional<recovery_step> take_step(envelope& e, const recovery_step& step, recovery_result& result,
-                                         replay_state* state, const call_journal& journal);
+                                         replay_state* state, const call_journal& journal, llm_client& client);
   std::unique_ptr<impl> impl_;
 };
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Bounded replay of a dead-letter store: the recovery ladder run over the
-// letters a filter selects, dry by default, at a set rate, under a lease so
-// that one replay runs per store, resumable from a cursor, writing each
-// recovered payload downstream once (the replay ledger).
+// letters a filter selects, dry by default, at a set rate, with N model
+// calls in flight, each payload claimed so that replays on several machines
+// share one store, resumable from a cursor, writing each recovered payload
+// downstream once (the replay ledger).
 // Part of the llmdlq::llm library.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,8 +65,10 @@ struct replay_progress {
   std::int64_t tokens = 0;  ///< spent by this run's model calls so far
 };
 
-/// The lease every replay of a store takes unless told otherwise.
+/// What a replay's own lease is named after unless told otherwise.
 inline constexpr std::string_view default_replay_lease = "replay";
+
+class llm_client;
 
 struct replayer_options {
   bool dry_run = true;             ///< judge and count, call no model, change nothing
@@ -72,10 +76,19 @@ struct replayer_options {
   std::size_t limit = 0;           ///< letters to run at most; 0: all
   std::size_t batch = 100;         ///< letters read per call to the source
   std::string name = "replay";     ///< the cursor's name: where this replay goes on from
-  /// The lease's name: one replay of a store at a time holds it, whatever
-  /// its `name` (two replays of one store would ask the model twice).
+  /// Model calls in flight at once (executing only), each on its own client:
+  /// the first worker's is the ladder's, the others' come from new_client
+  /// (without it the run keeps one call in flight). The rate, the window
+  /// budget, the breaker and the holds are shared by all of them.
+  std::size_t concurrency = 1;
+  std::function<std::unique_ptr<llm_client>()> new_client;
+  /// The run holds a lease of its own, "<lease> <owner>", and moves the
+  /// cursor only while it holds it. Replays share a store: each payload is
+  /// claimed (replay_state::claim) before its turn and given back after,
+  /// so no two replays run one payload together, and a killed replay's
+  /// claims expire after lease_ttl.
   std::string lease = std::string(default_replay_lease);
-  std::string owner;               ///< who holds the lease (empty: host and pid)
+  std::string owner;  ///< who holds the lease and the claims (empty: host, pid and run)
   std::chrono::seconds lease_ttl{120};
   replay_filter filter;
   std::size_t samples = 5;         ///< dry run: letters shown with their step
@@ -99,6 +112,7 @@ struct replay_summary {
   std::size_t delivered = 0;    ///< ledger entries delivered to the target (resumed ones too)
   std::size_t superseded = 0;   ///< an operator acted on the letter after it was read: skipped, or (during its call) the operator's action stands
   std::size_t purged = 0;       ///< purged after it was read: skipped, or (during its call) its result is in the ledger only
+  std::size_t claimed_elsewhere = 0;  ///< another replay held the payload's claim: skipped, for a later pass
   /// Letters the filter took whose record does not read back: skipped (the
   /// cursor moves past them), neither selected nor run; every other letter
   /// is run as if they were not there.
@@ -111,8 +125,8 @@ struct replay_summary {
   std::vector<replay_sample> samples;
 };
 
-/// Replays one source. Not thread-safe; one replay per source at a time
-/// (the lease sees to that across processes).
+/// Replays one source. One run() at a time per replayer; replays of one
+/// store, in threads or processes, share its letters through their claims.
 class replayer {
  public:
   replayer(recovery_ladder& ladder, replay_source& source, replay_state& state, replayer_options options = {});
@@ -121,8 +135,8 @@ class replayer {
   void deliver_to(replay_target& target) noexcept { target_ = &target; }
 
   /// Runs until the source ends, the limit is reached, or the endpoint or
-  /// budget says later. Fails without the lease (lease_held, with its
-  /// holder; lease_lost when it expired during the run), or when a part
+  /// budget says later. Fails when its own lease expired during the run
+  /// and another owner took it (lease_lost), or when a part
   /// fails, with that part's code: the source's (source_unavailable,
   /// source_refused), the state's (state_unavailable), the target's
   /// (target_unavailable, target_refused). What the run did until then

@@ -4,6 +4,7 @@
 // Part of the llmdlq::llm library.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -30,6 +31,41 @@ class token_budget {
     return limit_ > spent_ ? limit_ - spent_ : 0;
   }
 
+  /// What a call in flight may still spend, held against the window from
+  /// reserve() until it is destroyed (after spend() counted what it did).
+  class share {
+   public:
+    share(share&& other) noexcept : budget_(std::exchange(other.budget_, nullptr)), tokens_(other.tokens_) {}
+    share& operator=(share&&) = delete;
+    share(const share&) = delete;
+    share& operator=(const share&) = delete;
+    ~share() {
+      if (budget_ != nullptr) budget_->give_back(tokens_);
+    }
+    /// Whether the call may go: the window, less what the calls in flight may spend, was not spent.
+    [[nodiscard]] bool admitted() const noexcept { return admitted_; }
+
+   private:
+    friend class token_budget;
+    share(token_budget* budget, std::int64_t tokens, bool admitted) noexcept
+        : budget_(budget), tokens_(tokens), admitted_(admitted) {}
+    token_budget* budget_;
+    std::int64_t tokens_;
+    bool admitted_ = true;
+  };
+
+  /// Admits a call that may spend up to `tokens` when the window, less what
+  /// the calls in flight hold, is not spent: calls made together then stay
+  /// within it as one made after another does (each may pass its end once).
+  [[nodiscard]] share reserve(std::int64_t tokens) {
+    if (limit_ <= 0) return {nullptr, 0, true};
+    const std::lock_guard lock(mutex_);
+    forget_old(clock_());
+    if (spent_ + held_ >= limit_) return {nullptr, 0, false};
+    held_ += std::max<std::int64_t>(tokens, 0);
+    return {this, std::max<std::int64_t>(tokens, 0), true};
+  }
+
   /// Counts tokens that were spent (also past the limit: they are gone).
   void spend(std::int64_t tokens) {
     if (limit_ <= 0 || tokens <= 0) return;
@@ -41,6 +77,11 @@ class token_budget {
   }
 
  private:
+  void give_back(std::int64_t tokens) {
+    const std::lock_guard lock(mutex_);
+    held_ -= tokens;
+  }
+
   void forget_old(timestamp now) {
     while (!spending_.empty() && spending_.front().first + window_ <= now) {
       spent_ -= spending_.front().second;
@@ -54,6 +95,7 @@ class token_budget {
   std::mutex mutex_;
   std::deque<std::pair<timestamp, std::int64_t>> spending_;
   std::int64_t spent_ = 0;
+  std::int64_t held_ = 0;  // by the calls in flight
 };
 
 LLMDLQ_END_NAMESPACE

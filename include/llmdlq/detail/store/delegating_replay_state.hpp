@@ -29,6 +29,17 @@ class delegating_replay_state : public replay_state {
                                                                  std::string_view owner) override {
     return target().release_lease(name, owner);
   }
+  [[nodiscard]] expected<bool, replay_state_error> claim(std::string_view work, std::string_view owner,
+                                                         std::chrono::seconds ttl) override {
+    return target().claim(work, owner, ttl);
+  }
+  [[nodiscard]] expected<void, replay_state_error> release_claim(std::string_view work,
+                                                                 std::string_view owner) override {
+    return target().release_claim(work, owner);
+  }
+  [[nodiscard]] expected<void, replay_state_error> release_all(std::string_view owner) override {
+    return target().release_all(owner);
+  }
   [[nodiscard]] expected<std::optional<std::string>, replay_state_error> load_cursor(std::string_view name) override {
     return target().load_cursor(name);
   }

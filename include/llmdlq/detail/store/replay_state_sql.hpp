@@ -92,6 +92,12 @@ class replay_state_sql final : public replay_state {
     });
   }
 
+  expected<void, error> release_all(std::string_view owner) override {
+    return run<void>("release_all", true, [&] {
+      return execute(fmt::format("DELETE FROM {} WHERE owner = {}", t_.leases, p(1)), {text(owner)}, "release_all");
+    });
+  }
+
   expected<std::optional<std::string>, error> load_cursor(std::string_view name) override {
     return run<std::optional<std::string>>("load_cursor", true, [&]() -> expected<std::optional<std::string>, error> {
       std::optional<std::string> position;
