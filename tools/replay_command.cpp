@@ -65,8 +65,10 @@ constexpr option ladder_options[] = {
 constexpr option run_options[] = {
     {"--execute", option_kind::flag, "", "call models and write results (default: dry run)"},
     {"--rate", option_kind::value, "N", "letters per second (default 10; 0: no limit)"},
-    {"--name", option_kind::value, "NAME",
-     "the replay's cursor (default: replay); one replay of a store runs at a\ntime whatever the name"},
+    {"--concurrency", option_kind::value, "N", "model calls in flight at once, each on its own connection (default 1)"},
+    {"--name", option_kind::value, "NAME", "the replay's cursor (default: replay)"},
+    {"--claim-ttl", option_kind::value, "SECONDS",
+     "how long the claims of a replay that was killed hold (default 120); a\nlive replay renews its own"},
     {"--to", option_kind::value, "TARGET",
      "also deliver recovered payloads to jsonl:PATH, kafka:BROKERS/TOPIC,\n"
      "postgres:CONNINFO[#[SCHEMA.]TABLE] or redis:HOST:PORT/STREAM, once each; the\n"
@@ -91,18 +93,20 @@ const command_syntax syntax{
     .about = "  Runs the recovery ladder (local repair, an isolated repair prompt, a stronger model, declared\n"
              "  relaxations; revalidation of letters written under other versions) over a DLQ's pending and\n"
              "  requeued letters. A dry run (the default) calls no model and changes nothing: it counts the\n"
-             "  next step of each letter and shows samples. --execute runs it, under a lease (one replay per\n"
-             "  store), at --rate letters per second, resuming where a stopped replay left off. A Kafka\n"
-             "  topic is read only: a real run keeps its state in --state.\n",
+             "  next step of each letter and shows samples. --execute runs it at --rate letters per second\n"
+             "  with --concurrency calls in flight, resuming where a stopped replay left off. Replays on\n"
+             "  several machines share a DLQ: each payload is claimed for its turn, and a killed replay's\n"
+             "  claims expire after --claim-ttl. A Kafka topic is read only: a real run keeps its state in\n"
+             "  --state.\n",
     .stores = store_forms(),
     .closing = "A letter whose record does not read back (a time or an envelope that is not one) is skipped,\n"
                "counted and named on stderr; the others are replayed all the same. Exit 0 when the replay ran\n"
-               "(see the summary), 2 for usage errors, 3 when a store failed, 4 when another replay holds the\n"
-               "lease, 6 when it ran but skipped letters that do not read back, 128+N when signal N (INT, TERM)\n"
-               "stopped it: its lease is given back.\n",
+               "(see the summary), 2 for usage errors, 3 when a store failed, 6 when it ran but skipped letters\n"
+               "that do not read back, 128+N when signal N (INT, TERM) stopped it: its claims are given back.\n",
 };
 
-constexpr int exit_busy = 4;
+// More calls in flight than a provider's usual concurrent-request limits allow only queue there.
+constexpr std::size_t max_concurrency = 256;
 
 constexpr store_kinds state_stores = {store_spec::store_kind::sqlite, store_spec::store_kind::postgres};
 
@@ -177,6 +181,16 @@ std::optional<std::string> read_run(const parsed_arguments& a, settings& s) {
   s.allowlist = std::string(a.value("--allowlist").value_or(""));
   if (auto e = read_count(a, "--samples", s.replay.samples)) return e;
   if (auto e = read_rate(a, s.replay.rate)) return e;
+  if (auto e = read_count(a, "--concurrency", s.replay.concurrency)) return e;
+  if (s.replay.concurrency == 0 || s.replay.concurrency > max_concurrency) {
+    return fmt::format("--concurrency takes 1 to {}", max_concurrency);
+  }
+  std::size_t claim_ttl = 0;
+  if (auto e = read_count(a, "--claim-ttl", claim_ttl)) return e;
+  if (a.has("--claim-ttl")) {
+    if (claim_ttl < 3 || claim_ttl > 86400) return std::string("--claim-ttl takes 3 to 86400 seconds");
+    s.replay.lease_ttl = std::chrono::seconds(claim_ttl);
+  }
   if (const auto v = a.value("--state")) {
     auto state = parse_store_spec(*v, state_stores);
     if (!state) return fmt::format("no replay state store '{}' ({})", *v, store_forms(state_stores));
@@ -310,27 +324,28 @@ expected<opened_store, open_failure> open_store(const settings& s) {
   return opened;
 }
 
-// Who holds a real run's lease: this process.
+// Who holds a real run's lease and claims: this process.
 std::string lease_owner() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   return fmt::format("llmdlq-replay:{}:{}", host, ::getpid());
 }
 
-// A TERM or an INT (Ctrl-C) during a real run gives the lease back before the
-// process ends, so that the next replay need not wait for it to expire; what
-// the run did is in the store, its state and the ledger, as after a kill.
-// Called before any other thread starts, so that every thread blocks them.
-void give_lease_back_on_signal(store_spec state_spec, std::string name, std::string owner) {
+// A TERM or an INT (Ctrl-C) during a real run gives its lease and claims
+// back before the process ends, so that the next replay need not wait for
+// them to expire; what the run did is in the store, its state and the
+// ledger, as after a kill. Called before any other thread starts, so that
+// every thread blocks them.
+void give_claims_back_on_signal(store_spec state_spec, std::string owner) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   if (::pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) return;
-  std::thread([signals, spec = std::move(state_spec), name = std::move(name), owner = std::move(owner)] {
+  std::thread([signals, spec = std::move(state_spec), owner = std::move(owner)] {
     int signal = 0;
     if (::sigwait(&signals, &signal) != 0) std::_Exit(exit_sink);
-    if (auto state = open_state(spec, false); state && *state) (void)(*state)->release_lease(name, owner);
+    if (auto state = open_state(spec, false); state && *state) (void)(*state)->release_all(owner);
     std::_Exit(128 + signal);
   }).detach();
 }
@@ -385,6 +400,7 @@ void print_summary(const settings& s, const replay_summary& r) {
                             {"superseded", r.superseded}, {"purged", r.purged},
                             {"unreadable", r.unreadable}, {"unreadable_letters", unreadable_json(r.unreadable_letters)},
                             {"calls", r.calls},       {"finished", r.finished}};
+    out.emplace("claimed_elsewhere", r.claimed_elsewhere);
     out.emplace("tokens", boost::json::object{{"prompt", r.usage.prompt_tokens},
                                               {"completion", r.usage.completion_tokens},
                                               {"total", r.usage.total()}});
@@ -422,6 +438,10 @@ void print_summary(const settings& s, const replay_summary& r) {
                              r.exhausted, r.held, r.duplicates, r.delivered);
     if (r.superseded + r.purged > 0) {
       std::cout << fmt::format("acted on by an operator meanwhile {}, purged meanwhile {}\n", r.superseded, r.purged);
+    }
+    if (r.claimed_elsewhere > 0) {
+      std::cout << fmt::format("{} held by another replay: left to it\n",
+                               detail::counted(r.claimed_elsewhere, "letter"));
     }
     std::cout << fmt::format("tokens {} (prompt {}, completion {}) in {}\n", r.usage.total(),
                              r.usage.prompt_tokens, r.usage.completion_tokens, detail::counted(r.calls, "call"));
@@ -499,10 +519,14 @@ int replay_command(arguments args) {
   }
   if (!s.replay.dry_run) {
     s.replay.owner = lease_owner();
-    // One replay per store: a topic's state may be shared by several topics, so its lease names the topic.
+    // A topic's state may be shared by several topics, so its run's lease names the topic.
     const bool topic = s.dlq.kind == store_spec::store_kind::kafka;
     if (topic) s.replay.lease = std::string(default_replay_lease) + ":kafka:" + s.dlq.topic;
-    give_lease_back_on_signal(topic ? *s.state : s.dlq, s.replay.lease, s.replay.owner);
+    give_claims_back_on_signal(topic ? *s.state : s.dlq, s.replay.owner);
+    s.replay.new_client = [&s]() -> std::unique_ptr<llm_client> {
+      auto more = open_client(s);
+      return more ? std::move(*more) : nullptr;
+    };
   }
   auto store = open_store(s);
   if (!store) {
@@ -538,10 +562,6 @@ int replay_command(arguments args) {
   progress.finish();
   if (!summary) {
     complain("replay", summary.error().message);
-    if (summary.error().code == replay_errc::lease_held) {
-      std::cerr << fmt::format("another replay ({}) holds the lease", summary.error().holder) << '\n';
-      return exit_busy;
-    }
     return exit_sink;
   }
   print_summary(s, *summary);

@@ -2,7 +2,7 @@
 // `llmdlq replay postgres:CONNINFO` against the test server (scripts/test
 // sets LLMDLQ_TEST_POSTGRES; without it every test skips itself) and a model
 // server on loopback: a dry run calls nothing and writes nothing, a real run
-// moves the rows along, and a lease held elsewhere stops it. Each test keeps
+// moves the rows along, and a payload another replay holds is left to it. Each test keeps
 // its tables in a schema of its own, named through the connection's
 // search_path, and drops it at the end.
 #include "catch.hpp"
@@ -150,27 +150,28 @@ TEST_CASE("replay postgres: a dry run calls nothing and writes nothing, a real r
   REQUIRE(recovered->size() == 2);
 }
 
-TEST_CASE("replay postgres: while another replay holds the lease, exit 4 and no call", "[postgres][tools][replay]") {
+TEST_CASE("replay postgres: a payload another replay holds is left to it until given back",
+          "[postgres][tools][replay]") {
   REQUIRE_POSTGRES();
   postgres_dlq q(llmdlq::test::cut_off_letters(2));
-  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
-                          chat_completion(llmdlq::test::recovered_answer(1))});
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(1)),
+                          chat_completion(llmdlq::test::recovered_answer(0))});
   REQUIRE(server.listening());
   {
     auto state = llmdlq::postgres_replay_state::open(q.conninfo);
     REQUIRE(state.has_value());
-    REQUIRE(state->acquire_lease("replay", "another-host:1", 300s).has_value());
+    REQUIRE(state->claim("payload key-0", "another-host:1", 300s).value());
   }
-  auto run = q.replay("--execute --rate 0 --model-url " + server.base_url());
-  CHECK(run.exit_code == 4);
-  CHECK(run.err.find("another-host:1") != std::string::npos);
-  CHECK(server.calls() == 0);
-  for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::pending);
-
+  auto run = q.replay("--execute --json --rate 0 --model-url " + server.base_url());
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(boost::json::parse(run.out).as_object().at("claimed_elsewhere") == 1);
+  CHECK(server.calls() == 1);
+  CHECK(q.statuses().at("key-0") == moderation_status::pending);
   {
     auto state = llmdlq::postgres_replay_state::open(q.conninfo);
     REQUIRE(state.has_value());
-    REQUIRE(state->release_lease("replay", "another-host:1").has_value());
+    REQUIRE(state->release_claim("payload key-0", "another-host:1").has_value());
   }
   run = q.replay("--execute --rate 0 --model-url " + server.base_url());
   INFO(run.err);

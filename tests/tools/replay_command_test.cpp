@@ -242,38 +242,46 @@ TEST_CASE("replay: the selection takes only the letters it names", "[tools][repl
   CHECK(q.replay("--category sideways").exit_code == 2);
 }
 
-TEST_CASE("replay: while another replay of the store holds the lease, whatever its name, exit 4 and no call", "[tools][replay]") {
+TEST_CASE("replay: a payload another replay holds is left to it, whatever the name, and taken once given back",
+          "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(2));
-  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
-                          chat_completion(llmdlq::test::recovered_answer(1))});
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(1)),
+                          chat_completion(llmdlq::test::recovered_answer(0))});
   REQUIRE(server.listening());
   {
     auto state = llmdlq::sqlite_replay_state::open(q.db);
     REQUIRE(state.has_value());
-    REQUIRE(state->acquire_lease("replay", "another-host:1", 300s).has_value());
+    REQUIRE(state->claim("payload key-0", "another-host:1", 300s).value());
   }
-  auto run = q.replay("--execute --rate 0 --model-url " + server.base_url());
-  CHECK(run.exit_code == 4);
-  CHECK(run.err.find("another-host:1") != std::string::npos);
-  CHECK(server.calls() == 0);
-  for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::pending);
+  auto run = q.replay("--execute --json --rate 0 --model-url " + server.base_url());
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  const auto summary = boost::json::parse(run.out).as_object();
+  CHECK(summary.at("claimed_elsewhere") == 1);
+  CHECK(summary.at("recovered") == 1);
+  CHECK(server.calls() == 1);
+  CHECK_FALSE(asked_about(server, 0, "letter-0"));
+  CHECK(q.statuses().at("key-0") == moderation_status::pending);
 
-  // Another name is another cursor, never a second replay of the same letters.
+  // Another name is another cursor, never a second turn of a payload in hand.
   run = q.replay("--execute --rate 0 --name other --model-url " + server.base_url());
-  CHECK(run.exit_code == 4);
-  CHECK(server.calls() == 0);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("1 letter held by another replay: left to it") != std::string::npos);
+  CHECK(server.calls() == 1);
   {
     auto state = llmdlq::sqlite_replay_state::open(q.db);
     REQUIRE(state.has_value());
-    REQUIRE(state->release_lease("replay", "another-host:1").has_value());
+    REQUIRE(state->release_claim("payload key-0", "another-host:1").has_value());
   }
   run = q.replay("--execute --rate 0 --name other --model-url " + server.base_url());
   INFO(run.err);
   CHECK(run.exit_code == 0);
   CHECK(server.calls() == 2);
+  for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::recovered);
 }
 
-TEST_CASE("replay: a TERM gives the lease back, so the next run need not wait for it", "[tools][replay]") {
+TEST_CASE("replay: a TERM gives the lease and the claims back, so the next run need not wait for them",
+          "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(2));
   scripted_server server({llmdlq::test::delayed(chat_completion(llmdlq::test::recovered_answer(0)), 20s),
                           chat_completion(llmdlq::test::recovered_answer(0)),
@@ -291,7 +299,7 @@ TEST_CASE("replay: a TERM gives the lease back, so the next run need not wait fo
             "0", "--model-url", url.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  // Stopped while it waits for the model's answer, holding the lease.
+  // Stopped while it waits for the model's answer, holding the lease and the letter's claim.
   CHECK(llmdlq::test::eventually([&] { return server.calls() == 1; }));
   REQUIRE(::kill(pid, SIGTERM) == 0);
   int status = 0;
@@ -340,8 +348,8 @@ TEST_CASE("replay: a call cut off by kill -9 is in the letter's history and coun
     CHECK(state->attempts("key-0").value() == 1);
     char host[256] = {};
     REQUIRE(::gethostname(host, sizeof host - 1) == 0);
-    // The killed replay's lease would expire on its own; it is given back here so the test need not wait.
-    REQUIRE(state->release_lease("replay", "llmdlq-replay:" + std::string(host) + ":" + std::to_string(pid))
+    // The killed replay's claim would expire on its own; it is given back here so the test need not wait.
+    REQUIRE(state->release_claim("payload key-0", "llmdlq-replay:" + std::string(host) + ":" + std::to_string(pid))
                 .has_value());
   }
 
