@@ -72,6 +72,14 @@ class replay_source {
   /// acts during the call itself wins the record (update() says acted_on),
   /// while the payload, already in the ledger, goes downstream once.
   [[nodiscard]] virtual expected<letter_standing, replay_error> recheck(const stored_letter& letter) = 0;
+  /// Every letter up to `position` is done with (the run's cursor moved
+  /// there, or the run read the source to its end there): a source that
+  /// keeps its own place, as a Kafka consumer group does, commits it. Does
+  /// nothing by default. Fails as next() does.
+  [[nodiscard]] virtual expected<void, replay_error> passed(std::string_view position) {
+    (void)position;
+    return {};
+  }
 };
 
 LLMDLQ_END_NAMESPACE

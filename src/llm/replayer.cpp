@@ -272,9 +272,12 @@ class replay_run {
     for (auto& worker : workers) worker.join();
     if (error_) return unexpected(std::move(*error_));
     summary_.finished = read_all && !stopping_;
-    // The whole source was read: the next replay starts from the beginning.
-    if (summary_.finished) cursor_.clear();
     if (!o_.dry_run && cursor_ != stored_cursor_) {
+      if (auto stored = store_cursor(); !stored) return unexpected(stored.error());
+    }
+    // The whole source was read: the next replay starts from the beginning.
+    if (!o_.dry_run && summary_.finished && !stored_cursor_.empty()) {
+      cursor_.clear();
       if (auto stored = store_cursor(); !stored) return unexpected(stored.error());
     }
     return summary_;
@@ -370,6 +373,11 @@ class replay_run {
   expected<void, replay_error> store_cursor() {
     // The run's lease outlasts turns that end without a call (letters another replay holds, the last calls).
     if (auto lease = lease_.keep(); !lease) return lease;
+    if (!cursor_.empty()) {
+      if (auto passed = source_.passed(cursor_); !passed) {
+        return unexpected(failed("the source could not keep its place: ", std::move(passed.error())));
+      }
+    }
     cursor_stored_at_ = o_.clock();
     stored_cursor_ = cursor_;
     return state_answer(state_.store_cursor(lease_.name(), o_.owner, o_.name, cursor_));
