@@ -8,7 +8,6 @@
 //   - redrive/stored_input: the origin's record is gone, and the input the
 //     letter stores stands in for it (no read).
 // Items are letters. A fresh DLQ is made for each iteration, off the clock.
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +24,7 @@
 #include <llmdlq/sqlite/store.hpp>
 
 #include "mock_cluster.hpp"
+#include "private_folder.hpp"
 
 namespace {
 
@@ -36,26 +36,6 @@ std::string ocr_text(std::size_t n) {
   for (int i = 0; i < 30; ++i) text += "1 x HALFVOLLE MELK 1L       1,19\n";
   return text + "TOTAAL EUR " + std::to_string(n) + ",83\n";
 }
-
-// A folder only this user may write, removed with it.
-class private_folder {
- public:
-  private_folder() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "llmdlq-redrive-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    path_ = pattern;
-  }
-  ~private_folder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  private_folder(const private_folder&) = delete;
-  private_folder& operator=(const private_folder&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // One letter per input, failed on the answer the worker got for it.
 std::vector<llmdlq::envelope> dead_letters(const std::vector<llmdlq::kafka_delivery>& inputs, bool record_gone) {
@@ -101,7 +81,7 @@ void redrive(benchmark::State& state, bool record_gone) {
   std::size_t sent = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    const private_folder folder;
+    const bench::private_folder folder;
     auto store = llmdlq::sqlite_store::open(folder.path() / "dlq.db");
     auto ledger = llmdlq::sqlite_replay_state::open(folder.path() / "dlq.db");
     if (!store || !ledger || !store->publish_batch(dead)) std::abort();

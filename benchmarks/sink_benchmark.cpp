@@ -62,6 +62,7 @@
 
 #include "documents.hpp"
 #include "receipt_schema.hpp"
+#include "private_folder.hpp"
 
 namespace {
 
@@ -198,34 +199,13 @@ void publish_loop(benchmark::State& state, llmdlq::sink& sink, std::size_t batch
   state.counters["envelope_bytes"] = static_cast<double>(llmdlq::serialize(t).size());
 }
 
-// A directory of its own under the system's temporary directory, removed
-// with the object.
-class temp_dir {
- public:
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "llmdlq-sink-bench.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    path_ = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 // The shared virtual disk's flush latency swings with what else the host
 // writes (from ~0.2 ms to ~4 ms per fdatasync here), and every durable sink
 // follows it. The median of a few 3.5 KB appends + fdatasync, in a temporary
 // directory on the filesystem the sinks and servers write to, before and
 // after a run, reported as `flush_ms` beside the run's throughput.
 double disk_flush_ms() {
-  temp_dir dir;
+  bench::private_folder dir;
   const int fd = ::open((dir.path() / "probe").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
   if (fd < 0) return -1;
   const std::string line(3558, 'x');
@@ -254,7 +234,7 @@ void with_flush_probe(benchmark::State& state, const std::function<void()>& body
 // The floor under the file sinks: write() of the envelopes' JSON lines to a
 // file opened O_APPEND and one fdatasync(), with no sink around them.
 void fdatasync_floor(benchmark::State& state, std::size_t batch) {
-  temp_dir dir;
+  bench::private_folder dir;
   const int fd = ::open((dir.path() / "floor.jsonl").c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
   if (fd < 0) {
     state.SkipWithError("cannot create a file in the temporary directory");
@@ -283,7 +263,7 @@ void memory_sink(benchmark::State& state, std::size_t batch) {
 }
 
 void jsonl_sink(benchmark::State& state, std::size_t batch) {
-  temp_dir dir;
+  bench::private_folder dir;
   auto sink = llmdlq::jsonl_file_sink::open(dir.path() / "dead-letters.jsonl");  // fdatasync per append
   if (!sink) {
     state.SkipWithError(("jsonl_file_sink::open: " + sink.error().message).c_str());
@@ -294,7 +274,7 @@ void jsonl_sink(benchmark::State& state, std::size_t batch) {
 
 #if LLMDLQ_BENCH_WITH_SQLITE
 void sqlite_store(benchmark::State& state, std::size_t batch) {
-  temp_dir dir;
+  bench::private_folder dir;
   auto sink = llmdlq::sqlite_store::open(dir.path() / "dlq.db");  // WAL, synchronous=FULL
   if (!sink) {
     state.SkipWithError(("sqlite_store::open: " + sink.error().message).c_str());
@@ -599,7 +579,7 @@ void worker_loop(benchmark::State& state, llmdlq::sink& sink,
 
 #if LLMDLQ_BENCH_WITH_SQLITE
 void worker_sqlite(benchmark::State& state) {
-  temp_dir dir;
+  bench::private_folder dir;
   auto sink = llmdlq::sqlite_store::open(dir.path() / "dlq.db");
   if (!sink) {
     state.SkipWithError(("sqlite_store::open: " + sink.error().message).c_str());

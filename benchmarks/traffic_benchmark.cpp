@@ -21,30 +21,11 @@
 
 #include "documents.hpp"
 #include "receipt_schema.hpp"
+#include "private_folder.hpp"
 
 namespace {
 
 using llmdlq_bench::receipt_schema;
-
-// A directory of its own under the system's temporary directory, removed with the object.
-class temp_dir {
- public:
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "llmdlq-traffic-bench.XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    path_ = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 std::optional<llmdlq::pipeline> store_pipeline(const std::filesystem::path& db, llmdlq::traffic_recording traffic) {
   auto store = llmdlq::sqlite_store::open(db);
@@ -63,7 +44,7 @@ llmdlq::request_context receipt_context() {
 }
 
 void pipeline_accepted(benchmark::State& state, const std::string& document, llmdlq::traffic_recording traffic) {
-  temp_dir dir;
+  bench::private_folder dir;
   const auto pipeline = store_pipeline(dir.path() / "dlq.db", traffic);
   if (!pipeline || pipeline->records_traffic() != (traffic == llmdlq::traffic_recording::on)) {
     state.SkipWithError("cannot make the pipeline");
@@ -86,7 +67,7 @@ void pipeline_accepted(benchmark::State& state, const std::string& document, llm
 // of a pair, and the median of the per-pair ratios is what stays reliable.
 // Counters: ratio (on / off) and overhead_percent.
 void paired_ratio(benchmark::State& state, const std::string& document) {
-  temp_dir dir;
+  bench::private_folder dir;
   const auto off = store_pipeline(dir.path() / "off.db", llmdlq::traffic_recording::off);
   const auto on = store_pipeline(dir.path() / "on.db", llmdlq::traffic_recording::on);
   if (!off || !on || !on->records_traffic()) {
