@@ -28,8 +28,8 @@ struct purge_request {
   std::string operator_name;  ///< who purges; written to the audit, must not be empty
   bool dry_run = false;       ///< count what would go, change nothing, audit nothing
   /// Called with the report so far after each piece a store purges piece
-  /// by piece (a Redis stream's pages); a store that purges in one
-  /// statement calls it never.
+  /// by piece (a Redis stream's pages, every 256 expired lines of a JSON
+  /// Lines file); a store that purges in one statement calls it never.
   std::function<void(const purge_report&)> on_piece;
 };
 

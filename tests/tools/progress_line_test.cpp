@@ -139,6 +139,16 @@ TEST_CASE("purge and deliver show their progress on a terminal", "[tools][progre
   CHECK(purged.terminal.find("\rpurge: 0/3 letters") != std::string::npos);
   CHECK(purged.terminal.find("\rpurge: 3/3 letters") != std::string::npos);
 
+  // A JSON Lines DLQ is not counted beforehand: its count is known once it is read.
+  const auto file = (d.dir.path() / "dlq.jsonl").string();
+  REQUIRE(run_llmdlq("process --schema " + d.schema + " --sink jsonl:" + file,
+                     "{\"response\":\"no\"}\n{\"response\":\"not\"}\n{\"response\":\"never\"}\n")
+              .exit_code == 0);
+  const auto lines = run_on_terminal({"purge", "jsonl:" + file, "--now", "2100-01-01T00:00:00.000Z"}, d.out);
+  INFO(lines.terminal);
+  CHECK(lines.exit_code == 0);
+  CHECK(lines.terminal.find("\rpurge: 3/3 letters") != std::string::npos);
+
   // A resolved letter's correction goes downstream.
   const auto id = llmdlq::test::lines_of(run_llmdlq("list " + d.store + " --json").out).at(0).at("dlq_id");
   const std::string dlq_id(id.as_string());

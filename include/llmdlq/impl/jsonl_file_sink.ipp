@@ -586,6 +586,7 @@ inline expected<void, sink_error> compact_lines(int fd, const std::filesystem::p
         }
         if (expired(*e, request.now)) {
           report.add(*e->expires_at);
+          if (request.on_piece && report.count % 256 == 0) request.on_piece(report);
           return true;
         }
         return keep(text);
