@@ -188,7 +188,7 @@ void check_outcomes(const dlq& q, const letter_model& model, const counting_targ
 
 TEST_CASE("Sixteen calls in flight: two calls per payload at most, one delivery each, as one at a time",
           "[replay][concurrency]") {
-  dlq q(300);
+  dlq q(160);
   letter_model model(5ms);
   counting_target target;
   replay_run replay(q, model, 16);
@@ -202,7 +202,7 @@ TEST_CASE("Sixteen calls in flight: two calls per payload at most, one delivery 
   check_outcomes(q, model, target);
 
   // The same letters one call at a time come to the same.
-  dlq alone(300);
+  dlq alone(160);
   letter_model one_model(0ms);
   counting_target one_target;
   replay_run one(alone, one_model, 1);
@@ -231,7 +231,7 @@ TEST_CASE("Calls in flight hold the window budget as one call at a time does", "
 }
 
 TEST_CASE("Two replays in threads share one SQLite DLQ through their claims", "[replay][concurrency][claims]") {
-  dlq q(200);
+  dlq q(120);
   letter_model model(2ms);
   counting_target target;
   replay_run a(q, model, 4);
@@ -246,7 +246,7 @@ TEST_CASE("Two replays in threads share one SQLite DLQ through their claims", "[
   CHECK(first.finished);
   CHECK((*second)->finished);
   // Each payload was one replay's: between them they recovered each once.
-  CHECK(first.recovered + (*second)->recovered == 200 - 200 / 7 - 1);
+  CHECK(first.recovered + (*second)->recovered == 120 - 120 / 7 - 1);
   check_outcomes(q, model, target);
 }
 
