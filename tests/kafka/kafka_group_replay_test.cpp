@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+// Replayers that share a Kafka dead-letter topic through a consumer group,
+// on librdkafka's mock cluster: each reads only the partitions the group
+// gives it, and a replayer that stops without keeping its place leaves its
+// letters to the one the group gives its partitions next, which reads them
+// again and asks the model only about those never asked.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <llmdlq/kafka/producer.hpp>
+#include <llmdlq/kafka/replay_source.hpp>
+#include <llmdlq/llm/recovery_ladder.hpp>
+#include <llmdlq/llm/replayer.hpp>
+#include <llmdlq/sqlite/replay_state.hpp>
+
+#include "catch.hpp"
+#include "kafka_test_support.hpp"
+#include "support/replay_letters.hpp"
+#include "support/temp_dir.hpp"
+
+namespace kafka_group_replay_test {
+
+namespace {
+
+using namespace std::chrono_literals;
+using llmdlq::test::mock_cluster;
+
+const std::string dlq_topic = "receipts-dead-letter-queue";
+const std::string group = "receipt-replayers";
+constexpr int partition_count = 4;
+constexpr int letter_count = 200;
+
+// Letter n (key-n) goes to partition n % 4.
+int partition_of(const std::string& key) { return std::stoi(key.substr(4)) % partition_count; }
+
+void fill_topic(const mock_cluster& cluster) {
+  cluster.create_topic(dlq_topic, partition_count);
+  auto producer = llmdlq::kafka_producer::open({cluster.properties(), std::chrono::seconds(10), {}});
+  REQUIRE(producer.has_value());
+  const std::vector<llmdlq::test::stored_failure> cut_off(letter_count, llmdlq::test::stored_failure::cut_off);
+  const auto letters = llmdlq::test::replay_letters(cut_off);
+  for (const auto& letter : letters) {
+    const llmdlq::kafka_record record{
+        dlq_topic, partition_of(letter.idempotency_key), letter.idempotency_key, llmdlq::serialize(letter), {}};
+    REQUIRE(producer->send(record).has_value());
+  }
+}
+
+// A model that recovers every letter at its first call, and counts the calls of each.
+class recovering_model {
+ public:
+  llmdlq::expected<llmdlq::completion, llmdlq::call_error> answer(const llmdlq::llm_request& request) {
+    int n = -1;
+    for (const auto& message : request.messages) n = std::max(n, llmdlq::test::letter_of(message.content));
+    {
+      const std::lock_guard lock(mutex_);
+      ++calls_[n];
+    }
+    std::this_thread::sleep_for(1ms);
+    return llmdlq::completion{
+        .text = llmdlq::test::recovered_answer(n), .finish_reason = "stop", .usage = {10, 10}, .model = request.model};
+  }
+  [[nodiscard]] std::map<int, std::size_t> calls() const {
+    const std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<int, std::size_t> calls_;
+};
+
+class model_client final : public llmdlq::llm_client {
+ public:
+  explicit model_client(recovering_model& model) : model_(model) {}
+  llmdlq::expected<llmdlq::completion, llmdlq::call_error> complete(const llmdlq::llm_request& request) override {
+    return model_.answer(request);
+  }
+  [[nodiscard]] std::string endpoint() const override { return "test://model"; }
+
+ private:
+  recovering_model& model_;
+};
+
+// A group member's source as its replayer reads it: the partitions of the
+// letters it handed out, each checked against what the group assigned it
+// then; passed() goes through only while `keeps_place`.
+class watched_source final : public llmdlq::replay_source {
+ public:
+  explicit watched_source(llmdlq::kafka_replay_source source) : source_(std::move(source)) {}
+
+  llmdlq::expected<std::vector<llmdlq::stored_letter>, llmdlq::replay_error> next(std::string_view after,
+                                                                                  std::size_t limit) override {
+    auto letters = source_.next(after, limit);
+    if (!letters) return letters;
+    const auto assigned = source_.assigned();
+    const std::set<std::int32_t> held(assigned.begin(), assigned.end());
+    for (const auto& l : *letters) {
+      const int partition = partition_of(l.letter.idempotency_key);
+      read_from.insert(partition);
+      if (!held.contains(partition)) ++outside_assignment;
+    }
+    return letters;
+  }
+  llmdlq::expected<llmdlq::letter_standing, llmdlq::replay_error> update(
+      const llmdlq::stored_letter& before, const llmdlq::envelope& after,
+      const llmdlq::recovery_result& result) override {
+    return source_.update(before, after, result);
+  }
+  llmdlq::expected<llmdlq::letter_standing, llmdlq::replay_error> recheck(const llmdlq::stored_letter& l) override {
+    return source_.recheck(l);
+  }
+  llmdlq::expected<llmdlq::letter_standing, llmdlq::replay_error> record_call(const llmdlq::stored_letter& l,
+                                                                              const llmdlq::envelope& e) override {
+    return source_.record_call(l, e);
+  }
+  llmdlq::expected<void, llmdlq::replay_error> passed(std::string_view position) override {
+    if (!keeps_place) return {};
+    return source_.passed(position);
+  }
+
+  [[nodiscard]] std::vector<std::int32_t> assigned() const { return source_.assigned(); }
+
+  bool keeps_place = true;
+  std::set<int> read_from;     // partitions of the letters read
+  int outside_assignment = 0;  // letters of a partition the group did not assign the source when it read them
+
+ private:
+  llmdlq::kafka_replay_source source_;
+};
+
+// A private folder for the replay state.
+struct state_dir {
+  llmdlq::test::temp_dir dir;
+  std::filesystem::path path = dir.path() / "state";
+  state_dir() {
+    std::filesystem::create_directory(path);
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
+  }
+  [[nodiscard]] std::filesystem::path db() const { return path / "state.db"; }
+};
+
+// One replayer of the group: its own consumer, state connection, ladder and client.
+struct group_replayer {
+  watched_source source;
+  llmdlq::sqlite_replay_state state;
+  model_client client;
+  llmdlq::recovery_ladder ladder;
+  llmdlq::replayer_options options;
+
+  group_replayer(const mock_cluster& cluster, const state_dir& dir, recovering_model& model, const std::string& name)
+      : source(open_source(cluster)),
+        state(*llmdlq::sqlite_replay_state::open(dir.db())),
+        client(model),
+        ladder(*llmdlq::recovery_ladder::create(llmdlq::test::replay_schema, client)) {
+    options.dry_run = false;
+    options.rate = 0;
+    options.batch = 20;
+    options.name = name;
+    options.owner = name;
+  }
+
+  static llmdlq::kafka_replay_source open_source(const mock_cluster& cluster) {
+    llmdlq::kafka_topic_options topic;
+    topic.properties = cluster.properties();
+    topic.properties["fetch.wait.max.ms"] = "20";
+    // The mock cluster rebalances a group a second before its session timeout.
+    topic.properties["session.timeout.ms"] = "3000";
+    topic.properties["heartbeat.interval.ms"] = "200";
+    topic.topic = dlq_topic;
+    topic.group = group;
+    topic.timeout = 20s;
+    auto source = llmdlq::kafka_replay_source::open(std::move(topic));
+    REQUIRE(source.has_value());
+    return std::move(*source);
+  }
+
+  llmdlq::expected<llmdlq::replay_summary, llmdlq::replay_error> run() {
+    llmdlq::replayer replayer(ladder, source, state, options);
+    return replayer.run();
+  }
+};
+
+using run_result = std::optional<llmdlq::expected<llmdlq::replay_summary, llmdlq::replay_error>>;
+
+// Runs both replayers at once, each in its own thread.
+std::pair<llmdlq::replay_summary, llmdlq::replay_summary> run_together(group_replayer& a, group_replayer& b) {
+  run_result first;
+  run_result second;
+  std::thread one([&] { first = a.run(); });
+  std::thread other([&] { second = b.run(); });
+  one.join();
+  other.join();
+  REQUIRE(first.has_value());
+  REQUIRE(second.has_value());
+  INFO((*first ? "" : first->error().message));
+  REQUIRE(first->has_value());
+  INFO((*second ? "" : second->error().message));
+  REQUIRE(second->has_value());
+  return {**first, **second};
+}
+
+// Every letter was asked about once, and its payload is in the ledger once.
+void check_each_asked_once(const recovering_model& model, const state_dir& dir) {
+  const auto calls = model.calls();
+  CHECK(calls.size() == static_cast<std::size_t>(letter_count));
+  auto state = llmdlq::sqlite_replay_state::open(dir.db());
+  REQUIRE(state.has_value());
+  std::size_t ledger_entries = 0;
+  for (int n = 0; n < letter_count; ++n) {
+    INFO("letter " << n);
+    const auto asked = calls.find(n);
+    CHECK((asked != calls.end() && asked->second == 1));
+    auto entry = state->find_output("key-" + std::to_string(n));
+    REQUIRE(entry.has_value());
+    if (entry->has_value()) ++ledger_entries;
+  }
+  CHECK(ledger_entries == static_cast<std::size_t>(letter_count));
+}
+
+const std::vector<std::int64_t> every_partition_read(partition_count, letter_count / partition_count);
+
+}  // namespace
+
+TEST_CASE("Two replayers in one consumer group split a topic's partitions and replay each letter once",
+          "[kafka][replay][group]") {
+  mock_cluster cluster;
+  fill_topic(cluster);
+  state_dir dir;
+  recovering_model model;
+  // Both join before the group's first assignment: the mock cluster waits three seconds for members.
+  group_replayer a(cluster, dir, model, "replayer-a");
+  group_replayer b(cluster, dir, model, "replayer-b");
+  const auto [first, second] = run_together(a, b);
+  CHECK(first.finished);
+  CHECK(second.finished);
+
+  // Each read two partitions, those the group assigned it, and nothing of the other's.
+  CHECK(a.source.outside_assignment == 0);
+  CHECK(b.source.outside_assignment == 0);
+  CHECK(a.source.read_from.size() == 2);
+  CHECK(b.source.read_from.size() == 2);
+  std::set<int> both = a.source.read_from;
+  both.insert(b.source.read_from.begin(), b.source.read_from.end());
+  CHECK(both.size() == static_cast<std::size_t>(partition_count));
+  CHECK(first.seen + second.seen == static_cast<std::size_t>(letter_count));
+  CHECK(first.recovered + second.recovered == static_cast<std::size_t>(letter_count));
+  check_each_asked_once(model, dir);
+  // The group's place is at every partition's end.
+  CHECK(llmdlq::test::committed_offsets(cluster.bootstrap(), group, dlq_topic, partition_count) ==
+        every_partition_read);
+}
+
+TEST_CASE("A replayer that stops without keeping its place leaves its letters to the group: none lost or asked twice",
+          "[kafka][replay][group]") {
+  mock_cluster cluster;
+  fill_topic(cluster);
+  state_dir dir;
+  recovering_model model;
+  auto a = std::make_unique<group_replayer>(cluster, dir, model, "replayer-a");
+  group_replayer b(cluster, dir, model, "replayer-b");
+  // A runs forty letters of its hundred and commits none of them, as a replayer killed before its place was kept.
+  a->options.limit = 40;
+  a->source.keeps_place = false;
+  const auto [stopped, whole] = run_together(*a, b);
+  CHECK_FALSE(stopped.finished);
+  CHECK(stopped.selected == 40);
+  CHECK(stopped.recovered == 40);
+  CHECK(whole.finished);
+  CHECK(whole.recovered == static_cast<std::size_t>(letter_count / 2));
+  const std::set<int> a_partitions = a->source.read_from;
+  REQUIRE(a_partitions.size() == 2);
+  CHECK(a->source.outside_assignment == 0);
+  CHECK(b.source.outside_assignment == 0);
+
+  // A leaves the group; B's passes read nothing new until the group gives
+  // it every partition (B hears of the rebalance in a heartbeat), then
+  // A's from the start: the forty A asked about are in the ledger.
+  a.reset();
+  b.source.read_from.clear();
+  std::optional<llmdlq::replay_summary> again;
+  for (int pass = 0; pass < 20 && (!again || again->seen == 0); ++pass) {
+    auto summary = b.run();
+    INFO((summary ? "" : summary.error().message));
+    REQUIRE(summary.has_value());
+    again = std::move(*summary);
+  }
+  REQUIRE(again.has_value());
+  CHECK(again->finished);
+  CHECK(b.source.read_from == a_partitions);
+  CHECK(b.source.outside_assignment == 0);
+  CHECK(again->seen == static_cast<std::size_t>(letter_count / 2));
+  CHECK(again->recovered == static_cast<std::size_t>(letter_count / 2 - 40));
+  CHECK(b.source.assigned().size() == static_cast<std::size_t>(partition_count));
+  check_each_asked_once(model, dir);
+  CHECK(llmdlq::test::committed_offsets(cluster.bootstrap(), group, dlq_topic, partition_count) ==
+        every_partition_read);
+}
+
+}  // namespace kafka_group_replay_test
