@@ -79,6 +79,9 @@ constexpr option run_options[] = {
     {"--state", option_kind::value, "sqlite:PATH|postgres:CONNINFO",
      "where a Kafka replay keeps its attempts, ledger and lease (a SQLite or\n"
      "PostgreSQL DLQ keeps them itself: refused there)"},
+    {"--group", option_kind::value, "NAME",
+     "read a Kafka topic in this consumer group: replayers in one group split\n"
+     "its partitions and keep their place in the group's committed offsets"},
     {"--brokers", option_kind::value, "LIST", "deprecated: give kafka:BROKERS/TOPIC"},
     {"--json", option_kind::flag, "", "the summary as JSON"},
     {"--samples", option_kind::value, "N", "dry-run samples shown (default 5)"},
@@ -97,7 +100,7 @@ const command_syntax syntax{
              "  with --concurrency calls in flight, resuming where a stopped replay left off. Replays on\n"
              "  several machines share a DLQ: each payload is claimed for its turn, and a killed replay's\n"
              "  claims expire after --claim-ttl. A Kafka topic is read only: a real run keeps its state in\n"
-             "  --state.\n",
+             "  --state; replayers given one --group split its partitions as a consumer group does.\n",
     .stores = store_forms(),
     .closing = "A letter whose record does not read back (a time or an envelope that is not one) is skipped,\n"
                "counted and named on stderr; the others are replayed all the same. Exit 0 when the replay ran\n"
@@ -120,6 +123,7 @@ struct settings {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};
   std::string to;
   std::string allowlist;
+  std::string group;  // the Kafka consumer group (empty: every partition)
   bool json = false;
   bool requeued_only = false;
   recovery_ladder_options ladder;
@@ -177,6 +181,10 @@ std::optional<std::string> read_run(const parsed_arguments& a, settings& s) {
   s.replay.dry_run = !a.has("--execute");
   s.json = a.has("--json");
   if (auto v = a.value("--name")) s.replay.name = std::string(*v);
+  if (auto v = a.value("--group")) {
+    if (v->empty()) return std::string("--group needs a consumer group's name");
+    s.group = std::string(*v);
+  }
   s.to = std::string(a.value("--to").value_or(""));
   s.allowlist = std::string(a.value("--allowlist").value_or(""));
   if (auto e = read_count(a, "--samples", s.replay.samples)) return e;
@@ -226,6 +234,9 @@ std::optional<std::string> read_settings(const parsed_arguments& a, settings& s)
   if (!s.replay.dry_run && s.model_url.empty()) return std::string("--execute needs --model-url");
   if (!s.replay.dry_run && !s.state && s.dlq.kind == store_spec::store_kind::kafka) {
     return std::string("a Kafka topic is read only: give --state for the attempts and the ledger");
+  }
+  if (!s.group.empty() && s.dlq.kind != store_spec::store_kind::kafka) {
+    return std::string("--group is for a Kafka topic only: its replayers split the topic's partitions");
   }
   // A SQLite or PostgreSQL DLQ's replay state is in its own database: a --state would not be used.
   if (s.state && s.dlq.kind != store_spec::store_kind::kafka) {
@@ -282,6 +293,7 @@ expected<opened_store, open_failure> open_topic(const settings& s) {
   kafka_topic_options topic;
   topic.properties = {{"bootstrap.servers", s.dlq.location}};
   topic.topic = s.dlq.topic;
+  topic.group = s.group;
   auto source = kafka_replay_source::open(std::move(topic));
   if (!source) return store_failure(source.error().message);
   opened.source = std::make_unique<kafka_replay_source>(std::move(*source));

@@ -43,6 +43,7 @@ bool matches(const moderation_query& q, const moderation_record& r, const envelo
 }  // namespace
 
 expected<std::unique_ptr<kafka_topic_store>, kafka_error> kafka_topic_store::open(kafka_topic_options options) {
+  options.group.clear();  // the store is the whole topic, not what a group would give it
   auto source = kafka_replay_source::open(std::move(options));
   if (!source) return unexpected(std::move(source.error()));
   std::map<std::string, envelope> latest;  // by dlq_id: a redelivered letter counts once

@@ -240,6 +240,33 @@ TEST_CASE("replay kafka: usage and store errors", "[kafka][tools][replay]") {
   CHECK(server.calls() == 0);
 }
 
+TEST_CASE("replay kafka: --group reads the topic in a consumer group and commits its place there",
+          "[kafka][tools][replay][group]") {
+  kafka_dlq q(llmdlq::test::replay_letters({stored_failure::cut_off, stored_failure::cut_off,
+                                            stored_failure::cut_off}));
+  scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
+                          chat_completion(llmdlq::test::recovered_answer(1)),
+                          chat_completion(llmdlq::test::recovered_answer(2))});
+  REQUIRE(server.listening());
+  const std::string group = "receipt-replayers";
+  const auto summary = q.replay_json("--execute --group " + group + " --state sqlite:" + q.state.string() +
+                                     " --rate 0 --model-url " + server.base_url());
+  CHECK(summary.at("finished") == true);
+  CHECK(summary.at("seen") == 3);
+  CHECK(summary.at("recovered") == 3);
+  CHECK(server.calls() == 3);
+  // The group's place is after the last letter of each partition.
+  CHECK(llmdlq::test::committed_offsets(q.cluster.bootstrap(), group, topic, 2) ==
+        llmdlq::test::consumed_all(q.cluster.bootstrap(), topic, 2));
+
+  // A group is a Kafka topic's: with any other DLQ it is a usage error.
+  const auto run = llmdlq::test::run_llmdlq_reading("replay sqlite:" + (q.dir.path() / "dlq.db").string() +
+                                                        " --schema " + q.schema + " --group " + group,
+                                                    "/dev/null");
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--group is for a Kafka topic only") != std::string::npos);
+}
+
 }  // namespace replay_command_test
 
 #endif  // LLMDLQ_TEST_HTTPLIB

@@ -32,9 +32,9 @@ LLMDLQ_BEGIN_NAMESPACE
 /// then dlq_id). Not thread-safe. Throws nothing but std::bad_alloc.
 class kafka_topic_store final : public moderation_store {
  public:
-  /// Reads all of the topic. Fails as kafka_replay_source::open does, or
-  /// when a read fails midway: rejected when the cluster refuses the topic,
-  /// unavailable otherwise.
+  /// Reads all of the topic (the options' `group` is not joined). Fails as
+  /// kafka_replay_source::open does, or when a read fails midway: rejected
+  /// when the cluster refuses the topic, unavailable otherwise.
   [[nodiscard]] static expected<std::unique_ptr<kafka_topic_store>, kafka_error> open(kafka_topic_options options);
 
   /// Refused (sink_errc::rejected): the topic is read here, not written.
