@@ -175,7 +175,13 @@ struct kafka_replay_source::impl {
       }
       partition.err = RD_KAFKA_RESP_ERR_NO_ERROR;
       held[partition.partition] = h;
-      reading.erase(partition.partition);
+      // Every letter before the start is done with, or read by this
+      // source before the letters it reads now: the positions say so.
+      if (partition.offset > 0) {
+        reading[partition.partition] = partition.offset - 1;
+      } else {
+        reading.erase(partition.partition);
+      }
     }
     assigned = true;
   }

@@ -58,6 +58,8 @@ void fill_topic(const mock_cluster& cluster) {
 // A model that recovers every letter at its first call, and counts the calls of each.
 class recovering_model {
  public:
+  explicit recovering_model(std::chrono::milliseconds latency = 1ms) : latency_(latency) {}
+
   llmdlq::expected<llmdlq::completion, llmdlq::call_error> answer(const llmdlq::llm_request& request) {
     int n = -1;
     for (const auto& message : request.messages) n = std::max(n, llmdlq::test::letter_of(message.content));
@@ -65,7 +67,7 @@ class recovering_model {
       const std::lock_guard lock(mutex_);
       ++calls_[n];
     }
-    std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(latency_);
     return llmdlq::completion{
         .text = llmdlq::test::recovered_answer(n), .finish_reason = "stop", .usage = {10, 10}, .model = request.model};
   }
@@ -75,6 +77,7 @@ class recovering_model {
   }
 
  private:
+  std::chrono::milliseconds latency_;
   mutable std::mutex mutex_;
   std::map<int, std::size_t> calls_;
 };
@@ -301,6 +304,43 @@ TEST_CASE("A replayer that stops without keeping its place leaves its letters to
   CHECK(again->seen == static_cast<std::size_t>(letter_count / 2));
   CHECK(again->recovered == static_cast<std::size_t>(letter_count / 2 - 40));
   CHECK(b.source.assigned().size() == static_cast<std::size_t>(partition_count));
+  check_each_asked_once(model, dir);
+  CHECK(llmdlq::test::committed_offsets(cluster.bootstrap(), group, dlq_topic, partition_count) ==
+        every_partition_read);
+}
+
+TEST_CASE("A replayer that joins the group during another's run takes half the partitions: none lost or asked twice",
+          "[kafka][replay][group]") {
+  mock_cluster cluster;
+  fill_topic(cluster);
+  state_dir dir;
+  recovering_model model(20ms);
+  group_replayer a(cluster, dir, model, "replayer-a");
+  run_result first;
+  std::thread one([&] { first = a.run(); });
+  // B joins once A is under way: the group takes every partition from A and gives each of them two.
+  bool under_way = false;
+  for (int wait = 0; wait < 600 && !under_way; ++wait) {
+    under_way = model.calls().size() >= 20;
+    if (!under_way) std::this_thread::sleep_for(50ms);
+  }
+  CHECK(under_way);
+  group_replayer b(cluster, dir, model, "replayer-b");
+  auto second = b.run();
+  one.join();
+  REQUIRE(first.has_value());
+  INFO((*first ? "" : first->error().message));
+  REQUIRE(first->has_value());
+  INFO((second ? "" : second.error().message));
+  REQUIRE(second.has_value());
+  CHECK((*first)->finished);
+  CHECK(second->finished);
+
+  CHECK(a.source.outside_assignment == 0);
+  CHECK(b.source.outside_assignment == 0);
+  CHECK(a.source.read_from.size() == static_cast<std::size_t>(partition_count));
+  CHECK(b.source.read_from.size() == 2);
+  CHECK((*first)->recovered + second->recovered == static_cast<std::size_t>(letter_count));
   check_each_asked_once(model, dir);
   CHECK(llmdlq::test::committed_offsets(cluster.bootstrap(), group, dlq_topic, partition_count) ==
         every_partition_read);
