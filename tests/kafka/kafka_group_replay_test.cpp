@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Replayers that share a Kafka dead-letter topic through a consumer group,
 // on librdkafka's mock cluster: each reads only the partitions the group
-// gives it, and a replayer that stops without keeping its place leaves its
+// gives it; a replayer that stops without keeping its place leaves its
 // letters to the one the group gives its partitions next, which reads them
-// again and asks the model only about those never asked.
-#include <atomic>
+// again and asks the model only about those never asked; and one that joins
+// during another's run takes half the partitions, none lost or asked twice.
 #include <chrono>
 #include <filesystem>
 #include <map>
