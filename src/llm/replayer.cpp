@@ -76,8 +76,10 @@ replayer::replayer(recovery_ladder& ladder, replay_source& source, replay_state&
 
 namespace {
 
-// How a letter's turn ends: the run goes on to the next letter, or ends here.
-enum class turn : std::uint8_t { next, stop };
+// How a letter's turn ends: the run goes on to the next letter (the letter
+// done with, or left for a later pass: it waits, or another replay holds
+// it), or ends here.
+enum class turn : std::uint8_t { next, later, stop };
 using turn_result = expected<turn, replay_error>;
 
 using detail::failed;
@@ -85,21 +87,28 @@ using detail::state_answer;
 
 // Which letters a run has done with, in the order it read them: the cursor
 // moves past a letter only once every letter before it is done, so a run
-// that stops (or is killed) with calls in flight resumes at the first of them.
+// that stops (or is killed) with calls in flight resumes at the first of
+// them. A letter left for a later pass is passed by the cursor (the next
+// pass starts over) but not by the place a source keeps itself (a consumer
+// group's offsets, which no pass reads again before).
 class read_order {
  public:
   using ticket = std::uint64_t;
 
   ticket open(std::string position) {
-    letters_.push_back({std::move(position), false});
+    letters_.push_back({std::move(position), false, false});
     return first_ + letters_.size() - 1;
   }
 
-  /// Marks the letter done; the position the cursor may now move to, if it moved.
-  std::optional<std::string> done(ticket t) {
-    letters_[t - first_].done = true;
+  /// Marks the letter done (or left for later); the position the cursor may now move to, if it moved.
+  std::optional<std::string> done(ticket t, bool left_for_later) {
+    letter& l = letters_[t - first_];
+    l.done = true;
+    l.left_for_later = left_for_later;
     std::optional<std::string> moved;
     while (!letters_.empty() && letters_.front().done) {
+      held_back_ = held_back_ || letters_.front().left_for_later;
+      if (!held_back_) kept_ = letters_.front().position;
       moved = std::move(letters_.front().position);
       letters_.pop_front();
       ++first_;
@@ -107,11 +116,17 @@ class read_order {
     return moved;
   }
 
+  /// Where every letter before is done with and none left for later: what a source that keeps its place may keep.
+  [[nodiscard]] const std::string& kept() const noexcept { return kept_; }
+
  private:
   struct letter {
     std::string position;
     bool done;
+    bool left_for_later;
   };
+  std::string kept_;
+  bool held_back_ = false;
   std::deque<letter> letters_;
   ticket first_ = 0;
 };
@@ -340,8 +355,8 @@ class replay_run {
       count([&](replay_summary&) { ++finished_; });
       if (!ended) {
         fail(std::move(ended.error()));
-      } else if (*ended == turn::next) {
-        (void)done(item->ticket);
+      } else if (*ended != turn::stop) {
+        (void)done(item->ticket, *ended == turn::later);
       }
     }
   }
@@ -352,9 +367,9 @@ class replay_run {
   }
 
   // The letter is done with: the cursor moves past every letter done in order. False when the run stops.
-  bool done(read_order::ticket ticket) {
+  bool done(read_order::ticket ticket, bool left_for_later = false) {
     const std::lock_guard lock(order_mutex_);
-    auto moved = order_.done(ticket);
+    auto moved = order_.done(ticket, left_for_later);
     if (moved) {
       cursor_ = std::move(*moved);
       // Stored once a second and when the run ends: a replay killed in
@@ -373,10 +388,11 @@ class replay_run {
   expected<void, replay_error> store_cursor() {
     // The run's lease outlasts turns that end without a call (letters another replay holds, the last calls).
     if (auto lease = lease_.keep(); !lease) return lease;
-    if (!cursor_.empty()) {
-      if (auto passed = source_.passed(cursor_); !passed) {
+    if (!order_.kept().empty() && order_.kept() != passed_) {
+      if (auto passed = source_.passed(order_.kept()); !passed) {
         return unexpected(failed("the source could not keep its place: ", std::move(passed.error())));
       }
+      passed_ = order_.kept();
     }
     cursor_stored_at_ = o_.clock();
     stored_cursor_ = cursor_;
@@ -482,7 +498,7 @@ class replay_run {
     if (!taken) return unexpected(std::move(taken.error()));
     if (!*taken) {
       count([](replay_summary& s) { ++s.claimed_elsewhere; });
-      return turn::next;
+      return turn::later;
     }
     // The payload went downstream already (the original, or another replay): never twice.
     auto written = state_answer(state_.find_output(stored.letter.idempotency_key));
@@ -566,7 +582,7 @@ class replay_run {
         client);
     if (!kept) {
       count([](replay_summary& s) { ++s.claimed_elsewhere; });
-      return turn::next;
+      return turn::later;
     }
     if (!journaled) {
       return unexpected(failed("the source could not record a call before it: ", std::move(journaled.error())));
@@ -620,7 +636,7 @@ class replay_run {
       stop_because(fmt::format("{}: {}", to_string(result.reason), result.detail));
       return turn::stop;  // the cursor stays: the next run resumes at this letter
     }
-    return turn::next;
+    return result.effect() == stop_effect::later ? turn::later : turn::next;
   }
 
   recovery_ladder& ladder_;
@@ -635,6 +651,7 @@ class replay_run {
   read_order order_;
   std::string cursor_;
   std::string stored_cursor_;
+  std::string passed_;  // what the source was last told it may keep
   timestamp cursor_stored_at_{};
   std::mutex deliver_mutex_;
   in_flight_mark::works in_flight_;

@@ -270,6 +270,59 @@ TEST_CASE("Replays share a store: a payload another replay claimed is left to it
   CHECK(f.state.claim("payload k0", "someone-else", 60s).value());
 }
 
+// A moderation source that keeps its own place, as a consumer group does: it records what it is told to keep.
+class place_keeping_source final : public llmdlq::replay_source {
+ public:
+  explicit place_keeping_source(llmdlq::replay_source& inner) : inner_(inner) {}
+  llmdlq::expected<std::vector<llmdlq::stored_letter>, llmdlq::replay_error> next(std::string_view after,
+                                                                                  std::size_t limit) override {
+    return inner_.next(after, limit);
+  }
+  llmdlq::expected<llmdlq::letter_standing, llmdlq::replay_error> update(
+      const llmdlq::stored_letter& before, const llmdlq::envelope& after,
+      const llmdlq::recovery_result& result) override {
+    return inner_.update(before, after, result);
+  }
+  llmdlq::expected<llmdlq::letter_standing, llmdlq::replay_error> record_call(
+      const llmdlq::stored_letter& letter, const llmdlq::envelope& with_call) override {
+    return inner_.record_call(letter, with_call);
+  }
+  llmdlq::expected<llmdlq::letter_standing, llmdlq::replay_error> recheck(
+      const llmdlq::stored_letter& letter) override {
+    return inner_.recheck(letter);
+  }
+  llmdlq::expected<void, llmdlq::replay_error> passed(std::string_view position) override {
+    kept.emplace_back(position);
+    return {};
+  }
+  std::vector<std::string> kept;
+
+ private:
+  llmdlq::replay_source& inner_;
+};
+
+TEST_CASE("A source that keeps its own place is never told to keep one past a letter left for later",
+          "[replay][claims]") {
+  fixture f;
+  fill(f.store, 3, f.clock);
+  REQUIRE(f.state.claim("payload k1", "someone-else", 60s).value());
+  f.model.then_reply(valid(0)).then_reply(valid(2));
+  auto ladder = f.ladder();
+  llmdlq::moderation_replay_source letters(f.store);
+  const auto positions = letters.next("", 10);
+  REQUIRE(positions.has_value());
+  REQUIRE(positions->size() == 3);
+  place_keeping_source source(letters);
+  auto summary = llmdlq::replayer(ladder, source, f.state, f.replay).run();
+  REQUIRE(summary.has_value());
+  CHECK(summary->finished);
+  CHECK(summary->recovered == 2);
+  CHECK(summary->claimed_elsewhere == 1);
+  // k0 is done with; k1 waits for the replay that holds it, and k2, done, lies beyond it.
+  REQUIRE_FALSE(source.kept.empty());
+  for (const auto& position : source.kept) CHECK(position == (*positions)[0].position);
+}
+
 TEST_CASE("A stopped replay resumes after the last letter it finished, and one that waits is asked on the next pass",
           "[replay][cursor]") {
   fixture f;
