@@ -101,13 +101,12 @@ int deliver_command(arguments args) {
   }
   report_unreadable("deliver", summary->unreadable_letters, summary->unreadable);
   if (json) {
-    std::cout << json_text(boost::json::object{
-                     {"resolved", summary->resolved},
-                     {"delivered", summary->delivered},
-                     {"already_delivered", summary->already_delivered},
-                     {"superseded", summary->superseded},
-                     {"unreadable", summary->unreadable},
-                     {"unreadable_letters", unreadable_json(summary->unreadable_letters)}})
+    std::cout << json_text(boost::json::object{{"resolved", summary->resolved},
+                                               {"delivered", summary->delivered},
+                                               {"already_delivered", summary->already_delivered},
+                                               {"superseded", summary->superseded},
+                                               {"unreadable", summary->unreadable},
+                                               {"unreadable_letters", unreadable_json(summary->unreadable_letters)}})
               << '\n';
   } else {
     std::cout << fmt::format("{} resolved, {} delivered now, {} delivered before, {} already downstream otherwise{}\n",

@@ -23,8 +23,7 @@ namespace {
 constexpr option paging[] = {
     {"--limit", option_kind::value, "N", "records per page (default 50)"},
     {"--after", option_kind::value, "CURSOR", "the next page: the cursor the previous page printed"},
-    {"--json", option_kind::flag, "",
-     "one JSON object per record; a last line {\"next\": CURSOR} when more match"},
+    {"--json", option_kind::flag, "", "one JSON object per record; a last line {\"next\": CURSOR} when more match"},
 };
 constexpr operand operands[] = {{"STORE", "give the DLQ to list"}};
 

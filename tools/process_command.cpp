@@ -125,7 +125,8 @@ constexpr store_kinds sink_stores = {store_spec::store_kind::jsonl, store_spec::
 expected<std::optional<store_spec>, std::string> parse_sink(std::string_view spec) {
   if (spec == "none") return std::optional<store_spec>();
   auto parsed = parse_store_spec(spec, sink_stores);
-  if (!parsed) return unexpected("--sink wants none, " + store_forms(sink_stores) + ", not '" + std::string(spec) + "'");
+  if (!parsed)
+    return unexpected("--sink wants none, " + store_forms(sink_stores) + ", not '" + std::string(spec) + "'");
   return std::optional(std::move(*parsed));
 }
 
@@ -309,8 +310,7 @@ envelope oversized_line_envelope(const input_line& line, std::size_t max_line_by
                                  const process_config& config) {
   request_context context;
   if (!line.sha256.empty()) {
-    context.idempotency_key =
-        derive_idempotency_key(schema.fingerprint(), line.sha256, captured_text::of("").sha256);
+    context.idempotency_key = derive_idempotency_key(schema.fingerprint(), line.sha256, captured_text::of("").sha256);
   }
   envelope e = make_envelope(
       {.category = failure_category::poison,
@@ -333,8 +333,8 @@ struct process_settings {
   std::size_t max_line_bytes = default_max_line_bytes;
   process_config config;
   compile_options compile;
-  version_set versions;    // recorded in every envelope: a replay compares them with today's
-  std::string model_name;  // the model that answered, for a replay to ask again
+  version_set versions;                      // recorded in every envelope: a replay compares them with today's
+  std::string model_name;                    // the model that answered, for a replay to ask again
   std::optional<chat_stream_format> stream;  // --stream: recorded streams, not JSON Lines
   std::string tools_path;                    // --tools: tool calls, not answers
   chat_api reply = chat_api::openai;         // --reply: the API of the bodies --tools reads
@@ -588,10 +588,10 @@ int judge_lines(const pipeline& worker, const llmdlq::schema& schema, const proc
 // further than the byte its answer died at. The verdict's "stream" part,
 // and the hash of the bytes read, which keys its dead letter.
 struct capture_reading {
-  std::uint64_t read = 0;            // transport bytes read
+  std::uint64_t read = 0;             // transport bytes read
   std::optional<std::uint64_t> size;  // a regular file's whole size
-  std::optional<std::string> error;  // the capture could not be read
-  std::string sha256;                // of the bytes read
+  std::optional<std::string> error;   // the capture could not be read
+  std::string sha256;                 // of the bytes read
 };
 
 // (`Stream`: a judged_stream, or a judged_tool_stream.)
@@ -679,19 +679,19 @@ boost::json::object judge_capture(const pipeline& worker, const llmdlq::schema& 
     ++totals.invalid;
     verdict.emplace("status", "invalid_input");
     const char* format = sse ? "OpenAI's server-sent events" : "Ollama's lines of JSON";
-    std::string why = reading.error               ? "cannot read: " + *reading.error
-                      : stream.decoder().error() ? fmt::format("not {}: {}", format, *stream.decoder().error())
-                                                 : fmt::format("not {}: no {} in its {}", format,
-                                                               sse ? "data: event" : "line of JSON",
-                                                               detail::counted(reading.read, "byte"));
+    std::string why = reading.error ? "cannot read: " + *reading.error
+                      : stream.decoder().error()
+                          ? fmt::format("not {}: {}", format, *stream.decoder().error())
+                          : fmt::format("not {}: no {} in its {}", format, sse ? "data: event" : "line of JSON",
+                                        detail::counted(reading.read, "byte"));
     verdict.emplace("error", std::move(why));
     return verdict;
   }
   // The capture's bytes key its dead letter, as a line's response keys
   // its: distinct captures never share one, even cut at the same answer.
   if (!reading.sha256.empty() && stream.context().idempotency_key.empty()) {
-    stream.context().idempotency_key =
-        derive_idempotency_key(schema.fingerprint(), reading.sha256, captured_text::of("").sha256);
+    stream.context().idempotency_key = derive_idempotency_key(schema.fingerprint(), reading.sha256,
+                                                              captured_text::of("").sha256);
   }
   auto judged = stream.finish();
   if (!judged) judged.error().idempotency_key_derived = true;

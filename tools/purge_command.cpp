@@ -9,10 +9,10 @@
 #include <llmdlq/purge.hpp>
 #include <llmdlq/sqlite/store.hpp>
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
-#  include <llmdlq/postgres/store.hpp>
+#include <llmdlq/postgres/store.hpp>
 #endif
 #ifdef LLMDLQ_TOOL_WITH_REDIS
-#  include <llmdlq/redis/stream_sink.hpp>
+#include <llmdlq/redis/stream_sink.hpp>
 #endif
 
 #include "cli.hpp"
@@ -89,7 +89,8 @@ expected<purge_report, failure> purge_moderation_store(const store_spec& spec, c
   }
   // A dry run writes nothing; a real PostgreSQL purge needs the audit table, which migrating makes.
   auto store = open_store(spec, /*read_only=*/request.dry_run);
-  if (!store) return unexpected(failure{store.error().usage ? exit_usage : exit_sink, std::move(store.error().message)});
+  if (!store)
+    return unexpected(failure{store.error().usage ? exit_usage : exit_sink, std::move(store.error().message)});
   expected<purge_report, sink_error> report = unexpected(sink_error{sink_errc::rejected, "no purge for this store"});
   if (auto* sqlite = dynamic_cast<sqlite_store*>(store->get())) report = purge_counted(*sqlite, request, progress);
 #ifdef LLMDLQ_TOOL_WITH_POSTGRES
@@ -109,7 +110,8 @@ expected<purge_report, failure> purge_store(std::string_view text, const purge_r
   expected<purge_report, sink_error> report = unexpected(sink_error{sink_errc::rejected, "no purge for this store"});
   switch (spec->kind) {
     case store_spec::store_kind::jsonl:
-      if (!std::filesystem::exists(spec->location)) return unexpected(failure{exit_usage, "no DLQ at " + spec->location});
+      if (!std::filesystem::exists(spec->location))
+        return unexpected(failure{exit_usage, "no DLQ at " + spec->location});
       report = purge_jsonl_file(spec->location, request);
       break;
     case store_spec::store_kind::redis: {
@@ -175,12 +177,10 @@ int purge_command(arguments args) {
   const std::string range = !ranged ? std::string()
                                     : fmt::format(", expired {} .. {}", format_rfc3339(*report->oldest_expires_at),
                                                   format_rfc3339(*report->newest_expires_at));
-  std::cout << fmt::format("{} {} dead letter{} from {}{} (operator {}, at {}){}\n",
-                           report->dry_run ? "would purge" : "purged", report->count, report->count == 1 ? "" : "s",
-                           store, range, report->operator_name, format_rfc3339(report->at),
-                           report->unreadable == 0
-                               ? ""
-                               : fmt::format("; kept {} whose expiry does not read back", report->unreadable));
+  std::cout << fmt::format(
+      "{} {} dead letter{} from {}{} (operator {}, at {}){}\n", report->dry_run ? "would purge" : "purged",
+      report->count, report->count == 1 ? "" : "s", store, range, report->operator_name, format_rfc3339(report->at),
+      report->unreadable == 0 ? "" : fmt::format("; kept {} whose expiry does not read back", report->unreadable));
   return exit_for_unreadable(report->unreadable);
 }
 

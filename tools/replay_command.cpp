@@ -23,7 +23,7 @@
 #include <llmdlq/postgres/replay_state.hpp>
 #endif
 #ifdef LLMDLQ_TOOL_WITH_KAFKA
-#  include <llmdlq/kafka/replay_source.hpp>
+#include <llmdlq/kafka/replay_source.hpp>
 #endif
 
 #include "cli.hpp"
@@ -241,7 +241,7 @@ std::optional<std::string> read_settings(const parsed_arguments& a, settings& s)
   // A SQLite or PostgreSQL DLQ's replay state is in its own database: a --state would not be used.
   if (s.state && s.dlq.kind != store_spec::store_kind::kafka) {
     const std::string dlq = s.dlq.kind == store_spec::store_kind::sqlite ? "sqlite:" + display_name(s.dlq)
-                                                                          : display_name(s.dlq);
+                                                                         : display_name(s.dlq);
     return fmt::format("--state is for a Kafka topic only: {} keeps its replay state (attempts, ledger, lease) in "
                        "its own database, so --state would not be used (leave it out)",
                        dlq);
@@ -263,8 +263,12 @@ struct open_failure {
   std::string message;
 };
 
-unexpected<open_failure> usage_error(std::string message) { return unexpected(open_failure{exit_usage, std::move(message)}); }
-unexpected<open_failure> store_failure(std::string message) { return unexpected(open_failure{exit_sink, std::move(message)}); }
+unexpected<open_failure> usage_error(std::string message) {
+  return unexpected(open_failure{exit_usage, std::move(message)});
+}
+unexpected<open_failure> store_failure(std::string message) {
+  return unexpected(open_failure{exit_sink, std::move(message)});
+}
 
 // A dry run opens a state only to read what it holds: a SQLite state that is
 // not there holds nothing, and is not made.
@@ -406,12 +410,21 @@ class no_replay_state final : public replay_state {
 
 void print_summary(const settings& s, const replay_summary& r) {
   if (s.json) {
-    boost::json::object out{{"store", s.store},        {"dry_run", r.dry_run},     {"seen", r.seen},
-                            {"selected", r.selected}, {"recovered", r.recovered}, {"duplicates", r.duplicates},
-                            {"exhausted", r.exhausted}, {"held", r.held},       {"delivered", r.delivered},
-                            {"superseded", r.superseded}, {"purged", r.purged},
-                            {"unreadable", r.unreadable}, {"unreadable_letters", unreadable_json(r.unreadable_letters)},
-                            {"calls", r.calls},       {"finished", r.finished}};
+    boost::json::object out{{"store", s.store},
+                            {"dry_run", r.dry_run},
+                            {"seen", r.seen},
+                            {"selected", r.selected},
+                            {"recovered", r.recovered},
+                            {"duplicates", r.duplicates},
+                            {"exhausted", r.exhausted},
+                            {"held", r.held},
+                            {"delivered", r.delivered},
+                            {"superseded", r.superseded},
+                            {"purged", r.purged},
+                            {"unreadable", r.unreadable},
+                            {"unreadable_letters", unreadable_json(r.unreadable_letters)},
+                            {"calls", r.calls},
+                            {"finished", r.finished}};
     out.emplace("claimed_elsewhere", r.claimed_elsewhere);
     out.emplace("tokens", boost::json::object{{"prompt", r.usage.prompt_tokens},
                                               {"completion", r.usage.completion_tokens},
@@ -423,9 +436,9 @@ void print_summary(const settings& s, const replay_summary& r) {
     boost::json::array samples;
     for (const auto& sample : r.samples) {
       boost::json::object o{{"dlq_id", sample.dlq_id},
-                             {"step", to_string(sample.step.kind)},
-                             {"detail", sample.step.detail},
-                             {"before", sample.before}};
+                            {"step", to_string(sample.step.kind)},
+                            {"detail", sample.step.detail},
+                            {"before", sample.before}};
       if (sample.step.kind == recovery_step_kind::stop) o.emplace("reason", to_string(sample.step.reason));
       if (!sample.step.model.empty()) o.emplace("model", sample.step.model);
       if (sample.after) o.emplace("after", *sample.after);
@@ -440,7 +453,8 @@ void print_summary(const settings& s, const replay_summary& r) {
                            detail::counted(r.seen, "letter"), r.selected,
                            r.finished ? "" : ", stopped: " + r.stopped_because);
   if (r.unreadable > 0) {
-    std::cout << fmt::format("{} skipped: {} not read back (named on stderr)\n", detail::counted(r.unreadable, "letter"),
+    std::cout << fmt::format("{} skipped: {} not read back (named on stderr)\n",
+                             detail::counted(r.unreadable, "letter"),
                              r.unreadable == 1 ? "its record does" : "their records do");
   }
   std::cout << (r.dry_run ? "next steps:\n" : "outcomes:\n");
@@ -455,13 +469,14 @@ void print_summary(const settings& s, const replay_summary& r) {
       std::cout << fmt::format("{} held by another replay: left to it\n",
                                detail::counted(r.claimed_elsewhere, "letter"));
     }
-    std::cout << fmt::format("tokens {} (prompt {}, completion {}) in {}\n", r.usage.total(),
-                             r.usage.prompt_tokens, r.usage.completion_tokens, detail::counted(r.calls, "call"));
+    std::cout << fmt::format("tokens {} (prompt {}, completion {}) in {}\n", r.usage.total(), r.usage.prompt_tokens,
+                             r.usage.completion_tokens, detail::counted(r.calls, "call"));
   }
   for (const auto& sample : r.samples) {
     std::cout << fmt::format("sample {}: {}{}\n", sample.dlq_id,
-                             sample.step.kind == recovery_step_kind::stop ? "stop (" + std::string(to_string(sample.step.reason)) + ")"
-                                                                          : std::string(to_string(sample.step.kind)),
+                             sample.step.kind == recovery_step_kind::stop
+                                 ? "stop (" + std::string(to_string(sample.step.reason)) + ")"
+                                 : std::string(to_string(sample.step.kind)),
                              sample.step.detail.empty() ? "" : " — " + sample.step.detail);
     std::cout << "  - " << sample.before << '\n';
     if (sample.after) std::cout << "  + " << *sample.after << '\n';

@@ -82,5 +82,5 @@ struct purge_report {
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/purge.ipp"
+#include "llmdlq/impl/purge.ipp"
 #endif

@@ -23,10 +23,10 @@
 LLMDLQ_BEGIN_NAMESPACE
 
 enum class replay_state_errc : std::uint8_t {
-  lease_held,         ///< another replay holds the lease: try again after it expires
-  lease_lost,         ///< this replay's lease expired and another took it: stop
-  attempts_exhausted, ///< the payload had all its automated attempts
-  store_unavailable,  ///< the store failed: nothing changed, try again
+  lease_held,          ///< another replay holds the lease: try again after it expires
+  lease_lost,          ///< this replay's lease expired and another took it: stop
+  attempts_exhausted,  ///< the payload had all its automated attempts
+  store_unavailable,   ///< the store failed: nothing changed, try again
 };
 
 LLMDLQ_END_NAMESPACE
@@ -55,22 +55,22 @@ struct errc_table<replay_state_errc> {
 struct replay_state_error {
   replay_state_errc code = replay_state_errc::store_unavailable;
   std::string message;
-  std::string holder;                  ///< lease_held: who holds it
+  std::string holder;                   ///< lease_held: who holds it
   std::optional<timestamp> expires_at;  ///< lease_held: until when
 };
 
 /// The outcome of writing a payload's result to the ledger.
 struct ledger_entry {
-  bool first = false;        ///< this call wrote it: go on with the downstream write
+  bool first = false;  ///< this call wrote it: go on with the downstream write
   std::string idempotency_key;
-  std::string source;        ///< who wrote it first: `replay`, `original`, a worker's name
-  std::string dlq_id;        ///< the dead letter it came from, when a replay wrote it
-  std::string output;        ///< the document written first
+  std::string source;  ///< who wrote it first: `replay`, `original`, a worker's name
+  std::string dlq_id;  ///< the dead letter it came from, when a replay wrote it
+  std::string output;  ///< the document written first
   timestamp written_at{};
-  bool delivered = false;    ///< the downstream write was confirmed (mark_delivered)
+  bool delivered = false;  ///< the downstream write was confirmed (mark_delivered)
   // Not kept in the ledger: deliver_resolutions() fills them in from the record.
-  std::string resolved_by;   ///< source `operator`: who resolved the letter
-  std::string note;          ///< source `operator`: the note they resolved it with
+  std::string resolved_by;  ///< source `operator`: who resolved the letter
+  std::string note;         ///< source `operator`: the note they resolved it with
 };
 
 /// What the state knows of the calls for one key that got no completion
@@ -144,8 +144,8 @@ class replay_state {
   /// row, no call before `not_before` (a later time already held stays).
   /// Returns the hold as it now is.
   [[nodiscard]] virtual expected<call_hold, replay_state_error> record_call_failure(std::string_view key,
-                                                                                   timestamp not_before,
-                                                                                   std::string_view error) = 0;
+                                                                                    timestamp not_before,
+                                                                                    std::string_view error) = 0;
   /// The hold on `key`: no failures and no time when there is none.
   [[nodiscard]] virtual expected<call_hold, replay_state_error> hold(std::string_view key) = 0;
   /// A call for `key` got a completion: its hold is lifted.
@@ -154,10 +154,8 @@ class replay_state {
   /// Records `output` as the payload's result, unless one is recorded
   /// already: then the entry returned is the earlier one, with `first`
   /// false, and the caller must not write downstream again.
-  [[nodiscard]] virtual expected<ledger_entry, replay_state_error> record_output(std::string_view idempotency_key,
-                                                                                 std::string_view source,
-                                                                                 std::string_view dlq_id,
-                                                                                 std::string_view output) = 0;
+  [[nodiscard]] virtual expected<ledger_entry, replay_state_error> record_output(
+      std::string_view idempotency_key, std::string_view source, std::string_view dlq_id, std::string_view output) = 0;
   /// The ledger's entry for this key, if any.
   [[nodiscard]] virtual expected<std::optional<ledger_entry>, replay_state_error> find_output(
       std::string_view idempotency_key) = 0;
@@ -192,7 +190,7 @@ class replay_state {
   /// confirmed, oldest first: a replay that was killed between the ledger
   /// and the downstream write delivers its own when it resumes.
   [[nodiscard]] virtual expected<std::vector<ledger_entry>, replay_state_error> undelivered(std::string_view source,
-                                                                                          std::size_t limit) = 0;
+                                                                                            std::size_t limit) = 0;
 };
 
 LLMDLQ_END_NAMESPACE

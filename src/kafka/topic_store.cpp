@@ -36,8 +36,9 @@ bool matches(const moderation_query& q, const moderation_record& r, const envelo
     return false;
   }
   // RFC 3339 UTC with three fraction digits: text order is time order.
-  return !q.after || std::pair<std::string_view, std::string_view>(r.created_at, r.dlq_id) >
-                         std::pair<std::string_view, std::string_view>(q.after->after_created_at, q.after->after_dlq_id);
+  return !q.after ||
+         std::pair<std::string_view, std::string_view>(r.created_at, r.dlq_id) >
+             std::pair<std::string_view, std::string_view>(q.after->after_created_at, q.after->after_dlq_id);
 }
 
 }  // namespace
@@ -114,7 +115,7 @@ expected<std::optional<moderation_record>, moderation_error> kafka_topic_store::
 }
 
 expected<std::vector<moderation_record>, moderation_error> kafka_topic_store::list(moderation_status status,
-                                                                                  std::size_t limit) {
+                                                                                   std::size_t limit) {
   return list_after(status, {}, {}, limit);
 }
 
@@ -154,8 +155,8 @@ expected<dlq_statistics, moderation_error> kafka_topic_store::statistics() {
 }
 
 expected<std::vector<dlq_timeline_bucket>, moderation_error> kafka_topic_store::timeline(timestamp since,
-                                                                                       timestamp until,
-                                                                                       std::chrono::seconds width) {
+                                                                                         timestamp until,
+                                                                                         std::chrono::seconds width) {
   auto buckets = detail::store::empty_timeline(since, until, width);
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto at = envelopes_[i].created_at;

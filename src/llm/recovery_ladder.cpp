@@ -118,9 +118,10 @@ bool has_strategy(const envelope& e, recovery_step_kind kind) {
 }
 
 std::uint32_t model_calls(const envelope& e) {
-  return static_cast<std::uint32_t>(
-      std::count_if(e.attempts.history.begin(), e.attempts.history.end(),
-                    [](const attempt_record& a) { return weight_of(a) == attempt_weight::counted; }));
+  return static_cast<std::uint32_t>(std::count_if(e.attempts.history.begin(), e.attempts.history.end(),
+                                                  [](const attempt_record& a) {
+                                                    return weight_of(a) == attempt_weight::counted;
+                                                  }));
 }
 
 std::int64_t tokens_spent(const envelope& e) {
@@ -227,7 +228,8 @@ struct recovery_ladder::impl {
   token_budget window;
   std::mutex mutex;  // guards what follows
   std::mt19937_64 random{std::random_device{}()};
-  std::map<std::string, std::pair<std::uint32_t, timestamp>, std::less<>> backing_off;  // endpoint+model: failures, not before
+  std::map<std::string, std::pair<std::uint32_t, timestamp>, std::less<>>
+      backing_off;  // endpoint+model: failures, not before
 
   impl(llm_client& c, recovery_ladder_options o, schema s, boost::json::value json, std::string text,
        lowered_schema lowered)
@@ -394,13 +396,12 @@ recovery_step with_more_room(recovery_step step, const envelope& e, std::uint32_
   };
   const std::int64_t limit = limit_for(made);
   // Cut off again at the last limit: the same limit would cut it again.
-  const auto last_model = std::find_if(history.rbegin(), history.rend(), [](const attempt_record& a) {
-    return weight_of(a) == attempt_weight::counted;
-  });
-  const std::int64_t previous_limit =
-      made > 0 && last_model != history.rend() && last_model->outcome == to_string(failure_category::truncated)
-          ? limit_for(made - 1)
-          : cut_at;
+  const auto last_model = std::find_if(history.rbegin(), history.rend(),
+                                       [](const attempt_record& a) { return weight_of(a) == attempt_weight::counted; });
+  const std::int64_t previous_limit = made > 0 && last_model != history.rend() &&
+                                              last_model->outcome == to_string(failure_category::truncated)
+                                          ? limit_for(made - 1)
+                                          : cut_at;
   if (limit <= previous_limit) {
     return stop_with(stop_reason::truncation_limit,
                      fmt::format("cut off at {} tokens, and the ceiling is {}", previous_limit, o.max_tokens_ceiling));
@@ -458,7 +459,10 @@ recovery_step recovery_ladder::next_step(const envelope& e, std::uint32_t attemp
   const bool drifted = versions_drifted(e, o.current_versions);
   const bool revalidated = has_strategy(e, recovery_step_kind::revalidate);
   if (drifted && text && !revalidated) {
-    return {recovery_step_kind::revalidate, {}, {}, std::nullopt,
+    return {recovery_step_kind::revalidate,
+            {},
+            {},
+            std::nullopt,
             "written under other schema or prompt versions: judge it again at zero tokens"};
   }
   if (text && e.triage.action == recommended_action::local_repair &&
@@ -560,7 +564,7 @@ std::optional<recovery_step> recovery_ladder::impl::relax_schema(step_run& run) 
 }
 
 std::optional<recovery_step> recovery_ladder::impl::ask_model(step_run& run, replay_state* state,
-                                                        const call_journal& journal) {
+                                                              const call_journal& journal) {
   impl& m = *this;
   model_call call;
   call.endpoint = run.client.endpoint();
@@ -674,7 +678,7 @@ std::optional<recovery_step> recovery_ladder::impl::reserve_attempt(step_run& ru
 // The call is written down before it is made: a process that dies during it
 // leaves a `call_started` attempt, which counts.
 std::optional<recovery_step> recovery_ladder::impl::journal_call(step_run& run, replay_state* state,
-                                                           const call_journal& journal) {
+                                                                 const call_journal& journal) {
   if (!journal) return std::nullopt;
   auto& history = run.e.attempts.history;
   history.push_back(run.record);
@@ -688,7 +692,7 @@ std::optional<recovery_step> recovery_ladder::impl::journal_call(step_run& run, 
 }
 
 std::optional<recovery_step> recovery_ladder::impl::call_failed(step_run& run, const model_call& call,
-                                                          const call_error& error, replay_state* state) {
+                                                                const call_error& error, replay_state* state) {
   impl& m = *this;
   const recovery_ladder_options& o = m.options;
   run.record.latency_ms = error.latency.count();
@@ -729,8 +733,8 @@ std::optional<recovery_step> recovery_ladder::impl::call_failed(step_run& run, c
     const auto payload_wait = std::max(wait, backoff_ceiling(call.payload_hold.failures, o.backoff));
     (void)state->record_call_failure(call.payload_key, after + payload_wait, what);
     const bool opens = !rate_limited && call.endpoint_hold.failures + 1 >= o.breaker.failure_threshold;
-    (void)state->record_call_failure(call.endpoint_key,
-                                     after + (opens ? std::max(wait, o.breaker.cool_down) : wait), what);
+    (void)state->record_call_failure(call.endpoint_key, after + (opens ? std::max(wait, o.breaker.cool_down) : wait),
+                                     what);
   }
   if (rate_limited) {
     m.breaker.record_throttle(call.endpoint, run.step.model, after + wait);
@@ -743,8 +747,8 @@ std::optional<recovery_step> recovery_ladder::impl::call_failed(step_run& run, c
 // A completion came: the endpoint is healthy again, its tokens are counted,
 // and the answer is judged as a worker would judge it.
 std::optional<recovery_step> recovery_ladder::impl::judge_answer(step_run& run, const model_call& call, completion& c,
-                                                           stream_judge& judge,
-                                                           const repair_prompt& prompt, replay_state* state) {
+                                                                 stream_judge& judge, const repair_prompt& prompt,
+                                                                 replay_state* state) {
   impl& m = *this;
   m.breaker.record_success(call.endpoint, run.step.model);
   if (state != nullptr) {
@@ -803,8 +807,8 @@ recovery_result recovery_ladder::run(envelope& e, replay_state* state, const cal
       if (step.kind != recovery_step_kind::stop) result.steps.push_back(*stop);
       return result;
     }
-    if (state != nullptr && (step.kind == recovery_step_kind::repair_prompt ||
-                             step.kind == recovery_step_kind::escalate_model)) {
+    if (state != nullptr &&
+        (step.kind == recovery_step_kind::repair_prompt || step.kind == recovery_step_kind::escalate_model)) {
       ++made;
     }
   }

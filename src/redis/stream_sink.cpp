@@ -128,11 +128,12 @@ struct redis_stream_sink::impl {
   // EVALSHA sha numkeys KEYS... ARGV...
   std::array<std::string_view, 13> args_of(const publish_call& call) const {
     if (call.with_idempotency_key) {
-      return {"EVALSHA", sha,         "3",         options.stream, call.id_key, call.idempotency_key, ttl,
-              max_length, call.dlq_id, call.category, call.triage, call.code,   call.json};
+      return {"EVALSHA", sha,        "3",         options.stream, call.id_key, call.idempotency_key,
+              ttl,       max_length, call.dlq_id, call.category,  call.triage, call.code,
+              call.json};
     }
-    return {"EVALSHA", sha, "2", options.stream, call.id_key, ttl, max_length, call.dlq_id, call.category,
-            call.triage, call.code, call.json, {}};
+    return {"EVALSHA",   sha,           "2",         options.stream, call.id_key, ttl, max_length,
+            call.dlq_id, call.category, call.triage, call.code,      call.json,   {}};
   }
 
   static arguments used(const publish_call& call, const std::array<std::string_view, 13>& args) {
@@ -166,9 +167,9 @@ struct redis_stream_sink::impl {
     }
     if ((*reply)->integer < options.replicas) {
       return unexpected(redis_error{redis_errc::timeout,
-                                   fmt::format("redis: WAIT: {} of {} replicas acknowledged within {} ms; the entry "
-                                               "is on the primary",
-                                               (*reply)->integer, options.replicas, options.replica_timeout.count())});
+                                    fmt::format("redis: WAIT: {} of {} replicas acknowledged within {} ms; the entry "
+                                                "is on the primary",
+                                                (*reply)->integer, options.replicas, options.replica_timeout.count())});
     }
     return {};
   }
@@ -190,7 +191,7 @@ struct redis_stream_sink::impl {
   }
 
   expected<std::vector<receipt>, redis_error> publish_many(std::span<const envelope> batch,
-                                                          const std::vector<publish_call>& calls) {
+                                                           const std::vector<publish_call>& calls) {
     std::vector<std::size_t> todo(batch.size());
     for (std::size_t i = 0; i < todo.size(); ++i) todo[i] = i;
     std::vector<receipt> receipts(batch.size());

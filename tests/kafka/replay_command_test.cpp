@@ -69,8 +69,8 @@ struct kafka_dlq {
 
 TEST_CASE("replay kafka: a dry run, real runs with a state, the ledger and the attempts cap across runs",
           "[kafka][tools][replay]") {
-  kafka_dlq q(llmdlq::test::replay_letters(
-      {stored_failure::cut_off, stored_failure::cut_off, stored_failure::cut_off, stored_failure::schema_failure}));
+  kafka_dlq q(llmdlq::test::replay_letters({stored_failure::cut_off, stored_failure::cut_off, stored_failure::cut_off,
+                                            stored_failure::schema_failure}));
   // Which letter gets which answer depends on the partitions' order: any
   // accepted answer recovers any letter, and one letter gets the failing one.
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0), "stop", 100, 20),
@@ -147,7 +147,8 @@ TEST_CASE("replay kafka: a letter whose call fails waits in the state, the other
                           chat_completion(llmdlq::test::recovered_answer(3)),
                           chat_completion(llmdlq::test::recovered_answer(4))});
   REQUIRE(server.listening());
-  const std::string execute = "--execute --state sqlite:" + q.state.string() + " --rate 0 --model-url " + server.base_url();
+  const std::string execute = "--execute --state sqlite:" + q.state.string() + " --rate 0 --model-url " +
+                              server.base_url();
 
   auto summary = q.replay_json(execute);
   CHECK(summary.at("finished") == true);

@@ -472,7 +472,7 @@ TEST_CASE("A relaxed letter goes downstream once and stays pending for review", 
   REQUIRE(f.store.publish(judged.error()).has_value());
   auto ladder = *llmdlq::recovery_ladder::create(R"({"type": "object", "required": ["name", "total"],
       "properties": {"name": {"type": "string"}, "total": {"type": "number"}}, "additionalProperties": false})",
-      f.model, f.recovery);
+                                                 f.model, f.recovery);
   llmdlq::moderation_replay_source source(f.store);
   file_target target(f.dir.path() / "out.txt");
   for (int run = 0; run < 2; ++run) {

@@ -44,8 +44,8 @@ namespace {
 
 const char* server_conninfo() { return std::getenv("LLMDLQ_TEST_POSTGRES"); }
 
-#define REQUIRE_POSTGRES()                                                                   \
-  do {                                                                                     \
+#define REQUIRE_POSTGRES()                                                                                     \
+  do {                                                                                                         \
     if (!server_conninfo()) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
   } while (false)
 
@@ -90,8 +90,8 @@ struct postgres_dlq {
     return std::move(*store);
   }
   std::set<std::string> tables() const {
-    const auto rows = query(
-        fmt::format("SELECT table_name FROM information_schema.tables WHERE table_schema = '{}'", name));
+    const auto rows = query(fmt::format("SELECT table_name FROM information_schema.tables WHERE table_schema = '{}'",
+                                        name));
     return {rows.begin(), rows.end()};
   }
   std::map<std::string, moderation_status> statuses() const {
@@ -109,15 +109,16 @@ struct postgres_dlq {
 TEST_CASE("replay postgres: a dry run calls nothing and writes nothing, a real run moves the rows",
           "[postgres][tools][replay]") {
   REQUIRE_POSTGRES();
-  postgres_dlq q(llmdlq::test::replay_letters(
-      {stored_failure::cut_off, stored_failure::cut_off, stored_failure::cut_off, stored_failure::schema_failure}));
+  postgres_dlq q(llmdlq::test::replay_letters({stored_failure::cut_off, stored_failure::cut_off,
+                                               stored_failure::cut_off, stored_failure::schema_failure}));
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0), "stop", 100, 20),
                           chat_completion(llmdlq::test::recovered_answer(1), "stop", 100, 20),
                           chat_completion(llmdlq::test::failing_answer(2), "stop", 100, 20)});
   REQUIRE(server.listening());
   const auto tables = q.tables();
   const auto rows_before = query(fmt::format(R"(SELECT md5(string_agg(t::text, '|' ORDER BY dlq_id)) FROM "{}".)"
-                                             R"("receipt_moderation_queue" t)", q.name));
+                                             R"("receipt_moderation_queue" t)",
+                                             q.name));
 
   auto run = q.replay("--json --max-attempts 1 --model-url " + server.base_url());
   INFO(run.err);
@@ -128,7 +129,8 @@ TEST_CASE("replay postgres: a dry run calls nothing and writes nothing, a real r
   CHECK(server.calls() == 0);
   CHECK(q.tables() == tables);  // no replay state was made
   CHECK(query(fmt::format(R"(SELECT md5(string_agg(t::text, '|' ORDER BY dlq_id)) FROM "{}".)"
-                          R"("receipt_moderation_queue" t)", q.name)) == rows_before);
+                          R"("receipt_moderation_queue" t)",
+                          q.name)) == rows_before);
 
   run = q.replay("--execute --json --rate 0 --max-attempts 1 --model-url " + server.base_url());
   INFO(run.err);
@@ -183,8 +185,8 @@ TEST_CASE("replay postgres: a payload another replay holds is left to it until g
 TEST_CASE("replay postgres: a DLQ table that is missing is not made by a dry run", "[postgres][tools][replay]") {
   REQUIRE_POSTGRES();
   postgres_dlq q({});
-  query(fmt::format(R"(DROP TABLE "{0}"."receipt_moderation_queue", "{0}"."llmdlq_purge_audit", "{0}"."llmdlq_traffic")",
-                     q.name));
+  query(fmt::format(
+      R"(DROP TABLE "{0}"."receipt_moderation_queue", "{0}"."llmdlq_purge_audit", "{0}"."llmdlq_traffic")", q.name));
   const auto run = q.replay("");
   CHECK(run.exit_code == 3);
   CHECK(q.tables().empty());

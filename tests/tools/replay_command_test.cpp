@@ -65,8 +65,7 @@ struct dlq {
 
   // `llmdlq replay sqlite:DB --schema FILE <arguments>`, run through `launcher`.
   llmdlq::test::tool_run replay(const std::string& arguments, const std::string& launcher = {}) const {
-    return run_llmdlq_reading("replay sqlite:" + db + " --schema " + schema + " " + arguments, "/dev/null",
-                              launcher);
+    return run_llmdlq_reading("replay sqlite:" + db + " --schema " + schema + " " + arguments, "/dev/null", launcher);
   }
 
   std::map<std::string, moderation_status> statuses() const {
@@ -89,8 +88,8 @@ bool asked_about(const scripted_server& server, std::size_t from, const std::str
 
 TEST_CASE("replay: a dry run counts next steps and shows samples, calls nothing and changes nothing",
           "[tools][replay]") {
-  dlq q(llmdlq::test::replay_letters(
-      {stored_failure::cut_off, stored_failure::cut_off, stored_failure::schema_failure, stored_failure::cut_off}));
+  dlq q(llmdlq::test::replay_letters({stored_failure::cut_off, stored_failure::cut_off, stored_failure::schema_failure,
+                                      stored_failure::cut_off}));
   scripted_server server;
   REQUIRE(server.listening());
   const std::string before = slurp(q.db);
@@ -123,17 +122,15 @@ TEST_CASE("replay: a dry run counts next steps and shows samples, calls nothing 
   for (const auto& [key, status] : q.statuses()) CHECK(status == moderation_status::pending);
 }
 
-TEST_CASE("replay: --execute recovers, exhausts and holds, and counts what the server reported",
-          "[tools][replay]") {
-  dlq q(llmdlq::test::replay_letters(
-      {stored_failure::cut_off, stored_failure::cut_off, stored_failure::cut_off, stored_failure::schema_failure}));
+TEST_CASE("replay: --execute recovers, exhausts and holds, and counts what the server reported", "[tools][replay]") {
+  dlq q(llmdlq::test::replay_letters({stored_failure::cut_off, stored_failure::cut_off, stored_failure::cut_off,
+                                      stored_failure::schema_failure}));
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0), "stop", 100, 20),
                           chat_completion(llmdlq::test::recovered_answer(1), "stop", 100, 20),
                           chat_completion(llmdlq::test::failing_answer(2), "stop", 100, 20)});
   REQUIRE(server.listening());
 
-  const auto run =
-      q.replay("--execute --json --rate 0 --max-attempts 1 --model-url " + server.base_url());
+  const auto run = q.replay("--execute --json --rate 0 --max-attempts 1 --model-url " + server.base_url());
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   const auto summary = boost::json::parse(run.out).as_object();
@@ -219,8 +216,8 @@ TEST_CASE("replay: --limit stops after that many letters, and the next run goes 
 }
 
 TEST_CASE("replay: the selection takes only the letters it names", "[tools][replay]") {
-  const auto letters = llmdlq::test::replay_letters(
-      {stored_failure::cut_off, stored_failure::schema_failure, stored_failure::cut_off});
+  const auto letters = llmdlq::test::replay_letters({stored_failure::cut_off, stored_failure::schema_failure,
+                                                     stored_failure::cut_off});
   dlq q(letters);
   const auto selected = [&](const std::string& arguments) {
     const auto run = q.replay("--json " + arguments);
@@ -295,8 +292,8 @@ TEST_CASE("replay: a TERM gives the lease and the claims back, so the next run n
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, STDOUT_FILENO);
     ::dup2(null, STDERR_FILENO);
-    ::execl(LLMDLQ_TOOL, "llmdlq", "replay", store.c_str(), "--schema", q.schema.c_str(), "--execute", "--rate",
-            "0", "--model-url", url.c_str(), static_cast<char*>(nullptr));
+    ::execl(LLMDLQ_TOOL, "llmdlq", "replay", store.c_str(), "--schema", q.schema.c_str(), "--execute", "--rate", "0",
+            "--model-url", url.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Stopped while it waits for the model's answer, holding the lease and the letter's claim.
@@ -321,8 +318,8 @@ TEST_CASE("replay: a call cut off by kill -9 is in the letter's history and coun
                           chat_completion(llmdlq::test::recovered_answer(0), "stop", 7, 4)});
   REQUIRE(server.listening());
   const std::string url = server.base_url();
-  const pid_t pid = llmdlq::test::start_llmdlq(
-      {"replay", "sqlite:" + q.db, "--schema", q.schema, "--execute", "--rate", "0", "--model-url", url});
+  const pid_t pid = llmdlq::test::start_llmdlq({"replay", "sqlite:" + q.db, "--schema", q.schema, "--execute", "--rate",
+                                                "0", "--model-url", url});
   REQUIRE(pid > 0);
   CHECK(llmdlq::test::eventually([&] { return server.calls() == 1; }));
   REQUIRE(::kill(pid, SIGKILL) == 0);
@@ -448,8 +445,7 @@ TEST_CASE("replay: a letter whose call fails waits in the state, the run goes on
   const auto wait_until = [&](const std::string& time) {
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open(q.db.c_str(), &db) == SQLITE_OK);
-    const std::string sql =
-        "UPDATE llmdlq_replay_holds SET not_before = '" + time + "' WHERE key = 'payload key-1'";
+    const std::string sql = "UPDATE llmdlq_replay_holds SET not_before = '" + time + "' WHERE key = 'payload key-1'";
     CHECK(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
     CHECK(sqlite3_changes(db) == 1);
     sqlite3_close(db);
@@ -550,7 +546,8 @@ TEST_CASE("replay: a new target file is its owner's only", "[tools][replay]") {
   const auto out = (root / "out.jsonl").string();
   const auto allowed = q.dir.write("allowed.allow", "jsonl:" + out + "\n");
   const auto run = q.replay("--execute --rate 0 --allowlist " + allowed + " --model-url " + server.base_url() +
-                            " --to jsonl:" + out, "umask 0 &&");
+                                " --to jsonl:" + out,
+                            "umask 0 &&");
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   struct stat info {};
@@ -598,7 +595,8 @@ TEST_CASE("replay: a target's line torn by a crash is cut off before anything is
   const auto root = std::filesystem::canonical(q.dir.path());
   const auto out = (root / "out.jsonl").string();
   const auto allowed = q.dir.write("allowed.allow", "jsonl:" + out + "\n");
-  const std::string earlier = R"({"idempotency_key":"earlier","source":"replay","output":{"total":1}})" "\n";
+  const std::string earlier = R"({"idempotency_key":"earlier","source":"replay","output":{"total":1}})"
+                              "\n";
   q.dir.write("out.jsonl", earlier + R"({"idempotency_key":"key-9","source":"rep)");
   REQUIRE(::chmod(out.c_str(), 0600) == 0);
   const auto run = q.replay("--execute --rate 0 --allowlist " + allowed + " --model-url " + server.base_url() +
@@ -627,9 +625,9 @@ TEST_CASE("replay: letters purged while it runs are skipped and counted, and the
   const std::string store = "sqlite:" + q.db;
   const std::string url = server.base_url();
   const auto out = (q.dir.path() / "summary.json").string();
-  const pid_t pid = llmdlq::test::start_llmdlq(
-      {"replay", store, "--schema", q.schema, "--execute", "--json", "--rate", "0", "--model-url", url}, "/dev/null",
-      out);
+  const pid_t pid = llmdlq::test::start_llmdlq({"replay", store, "--schema", q.schema, "--execute", "--json", "--rate",
+                                                "0", "--model-url", url},
+                                               "/dev/null", out);
   REQUIRE(pid > 0);
   // While the first answer is on its way, a purge removes every letter.
   CHECK(llmdlq::test::eventually([&] { return server.calls() == 1; }));
@@ -679,7 +677,8 @@ TEST_CASE("replay: --api-key-env sends the key only in the Authorization header,
           "[tools][replay]") {
   dlq q(llmdlq::test::cut_off_letters(2));
   scripted_server server({chat_completion(llmdlq::test::recovered_answer(0)),
-                          llmdlq::test::api_error(401, "invalid_request_error", "invalid_api_key", "Incorrect API key")});
+                          llmdlq::test::api_error(401, "invalid_request_error", "invalid_api_key",
+                                                  "Incorrect API key")});
   REQUIRE(server.listening());
   const std::string key = "sk-test-7f3a9c1e55d04b2a";
   const auto run = q.replay("--execute --rate 0 --api-key-env LLMDLQ_TEST_KEY --model-url " + server.base_url(),
@@ -756,8 +755,9 @@ TEST_CASE("replay: --state is refused for a sqlite: or postgres: DLQ, which keep
       CHECK(run.out.empty());
     }
   }
-  const auto postgres = run_llmdlq_reading(
-      "replay postgres:dbname=nowhere --schema " + q.schema + " --state sqlite:" + state, "/dev/null");
+  const auto postgres = run_llmdlq_reading("replay postgres:dbname=nowhere --schema " + q.schema +
+                                               " --state sqlite:" + state,
+                                           "/dev/null");
   CHECK(postgres.exit_code == 2);
   CHECK(postgres.err.find("--state is for a Kafka topic only: postgres keeps its replay state") != std::string::npos);
   CHECK(server.calls() == 0);

@@ -293,8 +293,8 @@ LLMDLQ_INLINE jsonl_file_sink::~jsonl_file_sink() {
 
 LLMDLQ_INLINE expected<std::string, sink_error> jsonl_file_sink::line_for(const envelope& e) const {
   if (e.dlq_id.empty()) {
-    return unexpected(
-        sink_error{sink_errc::rejected, "an envelope without a dlq_id cannot be stored once: it has no identity"});
+    return unexpected(sink_error{sink_errc::rejected,
+                                 "an envelope without a dlq_id cannot be stored once: it has no identity"});
   }
   std::string line = serialize(e);
   if (line.size() > options_.max_line_bytes) {
@@ -304,9 +304,8 @@ LLMDLQ_INLINE expected<std::string, sink_error> jsonl_file_sink::line_for(const 
   }
   // open() refuses a file holding a line that does not read back: never write one.
   if (auto back = detail::read_envelope_line(line); !back) {
-    return unexpected(sink_error{sink_errc::rejected,
-                                 fmt::format("envelope '{}' would not read back from {}: it {}", e.dlq_id,
-                                             path_.string(), back.error())});
+    return unexpected(sink_error{sink_errc::rejected, fmt::format("envelope '{}' would not read back from {}: it {}",
+                                                                  e.dlq_id, path_.string(), back.error())});
   }
   line.push_back('\n');
   return line;
@@ -454,7 +453,8 @@ inline void remove_abandoned_compactions(const std::filesystem::path& path) {
     struct stat named {};
     if (::fstatat(directory_fd, entry->d_name, &named, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (!S_ISREG(named.st_mode) || named.st_uid != ::geteuid()) continue;
-    const owned_fd file{::openat(directory_fd, entry->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
+    const owned_fd file{
+        ::openat(directory_fd, entry->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
     struct stat opened {};
     if (file.fd < 0 || ::fstat(file.fd, &opened) != 0 || opened.st_dev != named.st_dev ||
         opened.st_ino != named.st_ino || !marked_as_compaction_of(file.fd, name)) {
@@ -530,13 +530,15 @@ inline expected<void, sink_error> append_audit_line(const std::filesystem::path&
 inline expected<void, sink_error> open_for_purge(const std::filesystem::path& path, bool dry_run, opened_file& out) {
   for (int attempt = 0;; ++attempt) {
     out.file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (out.file.fd < 0 && errno == ELOOP) return unexpected(sink_error{sink_errc::unsafe_file, symbolic_link_refusal(path)});
+    if (out.file.fd < 0 && errno == ELOOP)
+      return unexpected(sink_error{sink_errc::unsafe_file, symbolic_link_refusal(path)});
     if (out.file.fd < 0) return unexpected(io_failure("cannot open", path, errno));
     if (::fstat(out.file.fd, &out.info) != 0) return unexpected(io_failure("cannot stat", path, errno));
     if (!S_ISREG(out.info.st_mode)) {
       return unexpected(sink_error{sink_errc::rejected, path.string() + " is not a regular file: nothing to purge"});
     }
-    if (auto why = exposed_file_refusal(path, out.info)) return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
+    if (auto why = exposed_file_refusal(path, out.info))
+      return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
     if (dry_run) return {};
     if (::flock(out.file.fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EWOULDBLOCK) {
@@ -579,9 +581,10 @@ inline expected<void, sink_error> compact_lines(int fd, const std::filesystem::p
         auto e = read_envelope_line(text);
         if (!e) {
           if (!terminated && is_torn_envelope_line(text)) return true;  // a publish that never returned
-          refused = sink_error{sink_errc::rejected,
-                               refusal(path, number, terminated ? e.error() : "has no newline and is neither "
-                                                                              "an envelope nor the start of one")};
+          refused = sink_error{sink_errc::rejected, refusal(path, number,
+                                                            terminated ? e.error()
+                                                                       : "has no newline and is neither "
+                                                                         "an envelope nor the start of one")};
           return false;
         }
         if (expired(*e, request.now)) {
@@ -628,7 +631,8 @@ inline expected<void, sink_error> replace_with_compacted(const std::filesystem::
     compacted.kept = true;
     (void)::fremovexattr(fd, jsonl_compaction_attribute);  // the DLQ itself now
   }
-  if (const int error = sync_directory_of(path)) return unexpected(io_failure("cannot sync the directory of", path, error));
+  if (const int error = sync_directory_of(path))
+    return unexpected(io_failure("cannot sync the directory of", path, error));
   if (auto audited = append_audit_line(path, audit_line("done")); !audited) {
     auto error = std::move(audited.error());
     if (report.count > 0) error.message = "the purge is done and its intent audited, but " + error.message;
@@ -646,14 +650,17 @@ LLMDLQ_INLINE expected<purge_report, sink_error> purge_jsonl_file(const std::fil
     return unexpected(sink_error{sink_errc::rejected, "a purge needs an operator name for its audit"});
   }
   // The compacted file is renamed into the same directory: nobody else may be able to swap it there.
-  if (auto why = detail::directory_chain_refusal(path)) return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
+  if (auto why = detail::directory_chain_refusal(path))
+    return unexpected(sink_error{sink_errc::unsafe_file, std::move(*why)});
   detail::opened_file opened;
-  if (auto open = detail::open_for_purge(path, request.dry_run, opened); !open) return unexpected(std::move(open.error()));
+  if (auto open = detail::open_for_purge(path, request.dry_run, opened); !open)
+    return unexpected(std::move(open.error()));
   // The kept lines go to a new file beside the old one (not in a dry run).
   detail::temporary_file compacted;
   if (!request.dry_run) {
     detail::remove_abandoned_compactions(path);
-    if (auto created = detail::create_compaction(path, compacted); !created) return unexpected(std::move(created.error()));
+    if (auto created = detail::create_compaction(path, compacted); !created)
+      return unexpected(std::move(created.error()));
   }
   auto report = purge_report::for_request(request);
   auto read = detail::compact_lines(opened.file.fd, path, request, options.max_line_bytes, compacted, report);
@@ -677,9 +684,9 @@ LLMDLQ_INLINE expected<jsonl_contents, sink_error> read_jsonl_envelopes(const st
         } else if (auto e = detail::read_envelope_line(text)) {
           contents.envelopes.push_back(std::move(*e));  // a last line without '\n' counts when it is whole
         } else if (!terminated) {
-          contents.skipped.push_back(
-              {number,
-               "has no newline: a publish still being written, or one a crash cut short (it " + e.error() + ")"});
+          contents.skipped.push_back({number,
+                                      "has no newline: a publish still being written, or one a crash cut short (it " +
+                                          e.error() + ")"});
         } else {
           contents.skipped.push_back({number, std::move(e.error())});
         }

@@ -69,8 +69,8 @@ struct recovery_ladder_options {
   /// tokens of each model call; nullptr: nothing is counted. (judge.metrics,
   /// when set, counts the judged answers as processed responses too.)
   std::shared_ptr<llmdlq::metrics> metrics;
-  process_options judge;     ///< how answers and stored responses are judged
-  bool send_schema = true;   ///< ask for structured output with the schema (json_schema, strict)
+  process_options judge;    ///< how answers and stored responses are judged
+  bool send_schema = true;  ///< ask for structured output with the schema (json_schema, strict)
   /// How the provider takes the schema (provider_schema.hpp): the schema is
   /// sent lowered for it (strict mode only where it can take it), and the
   /// nulls lowering forced are mapped back before an answer is judged by
@@ -86,8 +86,7 @@ struct recovery_ladder_options {
 class recovery_ladder {
  public:
   /// `schema_json` is the JSON Schema answers must follow today.
-  [[nodiscard]] static expected<recovery_ladder, schema_error> create(std::string_view schema_json,
-                                                                      llm_client& client,
+  [[nodiscard]] static expected<recovery_ladder, schema_error> create(std::string_view schema_json, llm_client& client,
                                                                       recovery_ladder_options options = {});
 
   recovery_ladder(recovery_ladder&&) noexcept;

@@ -34,15 +34,15 @@ class recovery_ladder;
 
 /// Which letters a replay takes; empty members select everything.
 struct replay_filter {
-  std::vector<std::string> categories;      ///< failure categories
+  std::vector<std::string> categories;  ///< failure categories
   std::vector<std::string> triage_classes;
-  std::vector<std::string> codes;           ///< failure codes
+  std::vector<std::string> codes;  ///< failure codes
   std::vector<std::string> dlq_ids;
-  std::string schema_version;               ///< the versions the letter was written under
+  std::string schema_version;  ///< the versions the letter was written under
   std::string prompt_version;
   std::string model_version;
-  std::optional<timestamp> since;           ///< created at or after
-  std::optional<timestamp> until;           ///< created before
+  std::optional<timestamp> since;  ///< created at or after
+  std::optional<timestamp> until;  ///< created before
 
   [[nodiscard]] bool matches(const envelope& e) const;
 };
@@ -52,16 +52,16 @@ struct replay_filter {
 struct replay_sample {
   std::string dlq_id;
   recovery_step step;
-  std::string before;                 ///< the stored response (a prefix)
-  std::optional<std::string> after;   ///< the document a zero-token step produces
+  std::string before;                ///< the stored response (a prefix)
+  std::optional<std::string> after;  ///< the document a zero-token step produces
 };
 
 /// Where a run is, after each letter. With concurrency the callback is
 /// called from the workers' threads, one call at a time.
 struct replay_progress {
   std::size_t seen = 0;
-  std::size_t done = 0;  ///< letters the ladder ran on (or, dry, judged)
-  std::string position;  ///< the cursor: every letter up to it is done with
+  std::size_t done = 0;     ///< letters the ladder ran on (or, dry, judged)
+  std::string position;     ///< the cursor: every letter up to it is done with
   std::int64_t tokens = 0;  ///< spent by this run's model calls so far
 };
 
@@ -71,11 +71,11 @@ inline constexpr std::string_view default_replay_lease = "replay";
 class llm_client;
 
 struct replayer_options {
-  bool dry_run = true;             ///< judge and count, call no model, change nothing
-  double rate = 10.0;              ///< letters per second (a token bucket); 0: no limit
-  std::size_t limit = 0;           ///< letters to run at most; 0: all
-  std::size_t batch = 100;         ///< letters read per call to the source
-  std::string name = "replay";     ///< the cursor's name: where this replay goes on from
+  bool dry_run = true;          ///< judge and count, call no model, change nothing
+  double rate = 10.0;           ///< letters per second (a token bucket); 0: no limit
+  std::size_t limit = 0;        ///< letters to run at most; 0: all
+  std::size_t batch = 100;      ///< letters read per call to the source
+  std::string name = "replay";  ///< the cursor's name: where this replay goes on from
   /// Model calls in flight at once (executing only), each on its own client:
   /// the first worker's is the ladder's, the others' come from new_client
   /// (without it the run keeps one call in flight). The rate, the window
@@ -91,7 +91,7 @@ struct replayer_options {
   std::string owner;  ///< who holds the lease and the claims (empty: host, pid and run)
   std::chrono::seconds lease_ttl{120};
   replay_filter filter;
-  std::size_t samples = 5;         ///< dry run: letters shown with their step
+  std::size_t samples = 5;  ///< dry run: letters shown with their step
   std::function<void(const replay_progress&)> progress;
   /// Called for each selected letter that does not read back, as it is skipped.
   std::function<void(const unreadable_record&)> on_unreadable;
@@ -102,16 +102,17 @@ struct replayer_options {
 /// What a replay did.
 struct replay_summary {
   bool dry_run = true;
-  std::size_t seen = 0;         ///< letters read from the source
-  std::size_t selected = 0;     ///< of them, those the filter took
+  std::size_t seen = 0;                           ///< letters read from the source
+  std::size_t selected = 0;                       ///< of them, those the filter took
   std::map<std::string, std::size_t> by_outcome;  ///< stop reason (dry: the next step), or "duplicate" → letters
-  std::size_t recovered = 0;    ///< written downstream by this replay
-  std::size_t duplicates = 0;   ///< recovered, but the ledger held the payload already: not written again
-  std::size_t exhausted = 0;    ///< handed to people
-  std::size_t held = 0;         ///< left as they were (held, for review, never replayed)
-  std::size_t delivered = 0;    ///< ledger entries delivered to the target (resumed ones too)
-  std::size_t superseded = 0;   ///< an operator acted on the letter after it was read: skipped, or (during its call) the operator's action stands
-  std::size_t purged = 0;       ///< purged after it was read: skipped, or (during its call) its result is in the ledger only
+  std::size_t recovered = 0;                      ///< written downstream by this replay
+  std::size_t duplicates = 0;  ///< recovered, but the ledger held the payload already: not written again
+  std::size_t exhausted = 0;   ///< handed to people
+  std::size_t held = 0;        ///< left as they were (held, for review, never replayed)
+  std::size_t delivered = 0;   ///< ledger entries delivered to the target (resumed ones too)
+  std::size_t superseded =
+      0;  ///< an operator acted on the letter after it was read: skipped, or (during its call) the operator's action stands
+  std::size_t purged = 0;  ///< purged after it was read: skipped, or (during its call) its result is in the ledger only
   std::size_t claimed_elsewhere = 0;  ///< another replay held the payload's claim: skipped, for a later pass
   /// Letters the filter took whose record does not read back: skipped (the
   /// cursor moves past them), neither selected nor run; every other letter

@@ -19,8 +19,8 @@ LLMDLQ_BEGIN_NAMESPACE
 /// Thread-safe. A budget of 0 tokens means no limit.
 class token_budget {
  public:
-  explicit token_budget(std::int64_t tokens_per_window = 0,
-                        std::chrono::milliseconds window = std::chrono::hours(1), clock_function clock = system_now)
+  explicit token_budget(std::int64_t tokens_per_window = 0, std::chrono::milliseconds window = std::chrono::hours(1),
+                        clock_function clock = system_now)
       : limit_(tokens_per_window), window_(window), clock_(clock ? std::move(clock) : clock_function(system_now)) {}
 
   /// Tokens still available in the current window (the limit when there is none).
