@@ -32,6 +32,7 @@ package_lock_holders() {
     while read -r line; do
       # "1: POSIX  ADVISORY  WRITE PID MAJOR:MINOR:INODE START END"; a waiter's line has "->" after the number.
       set -- $line
+      [ $# -ge 6 ] || continue  # a line /proc/locks gave while it changed
       [ "$2" = "->" ] && continue
       pid=$5 device=$6
       [ "${device##*:}" = "$inode" ] && [ "$pid" -gt 0 ] 2>/dev/null || continue

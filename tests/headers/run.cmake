@@ -8,7 +8,7 @@ file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
 set(HEAVY llmdlq.hpp json_parser.hpp schema.hpp process.hpp process_config.hpp pipeline.hpp content_check.hpp
-          coerce.hpp typed.hpp typed_pipeline.hpp llm/recovery_ladder.hpp llm/schema_relaxation.hpp
+          coerce.hpp typed.hpp typed_pipeline.hpp llm/recovery_ladder.hpp llm/schema_relaxation.hpp llm/evaluator.hpp
           stream_judge.hpp chat_stream.hpp judged_stream.hpp typed_partial.hpp tool_registry.hpp tool_call.hpp
           judged_tool_stream.hpp)
 
