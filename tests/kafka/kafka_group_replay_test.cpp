@@ -24,6 +24,7 @@
 
 #include "catch.hpp"
 #include "kafka_test_support.hpp"
+#include "support/eventually.hpp"
 #include "support/replay_letters.hpp"
 #include "support/temp_dir.hpp"
 
@@ -319,12 +320,7 @@ TEST_CASE("A replayer that joins the group during another's run takes half the p
   run_result first;
   std::thread one([&] { first = a.run(); });
   // B joins once A is under way: the group takes every partition from A and gives each of them two.
-  bool under_way = false;
-  for (int wait = 0; wait < 600 && !under_way; ++wait) {
-    under_way = model.calls().size() >= 20;
-    if (!under_way) std::this_thread::sleep_for(50ms);
-  }
-  CHECK(under_way);
+  CHECK(llmdlq::test::eventually([&] { return model.calls().size() >= 20; }, 30s));
   group_replayer b(cluster, dir, model, "replayer-b");
   auto second = b.run();
   one.join();

@@ -162,9 +162,9 @@ inline replayer_kill_tally run_replayer_kill_rounds(const replayer_kill_subject&
     for (const auto& [calls, pid] : running) tally.killed += exit_code_of(pid) == 128 + SIGKILL;
     ++tally.rounds;
   }
-  // The killed replays' claims expire; the rest is replayed to the end, by
-  // replayers together and then alone until a pass finds nothing to ask.
-  std::this_thread::sleep_for(3500ms);
+  // The rest is replayed to the end, by replayers together and then alone,
+  // pass after pass until one finds nothing to ask and no letter another
+  // replay holds: the killed replays' claims expire on their own (3 s).
   std::vector<pid_t> finishing;
   for (std::size_t r = 0; r < replayers; ++r) {
     finishing.push_back(start_llmdlq(replay, "/dev/null", "/dev/null", (dir.path() / std::to_string(r)).string()));
@@ -175,11 +175,18 @@ inline replayer_kill_tally run_replayer_kill_rounds(const replayer_kill_subject&
     INFO(std::string(std::istreambuf_iterator<char>(err), {}));
     CHECK(code == 0);
   }
-  for (int pass = 0; pass < 3; ++pass) {
-    const std::size_t before = model.calls();
-    REQUIRE(exit_code_of(start_llmdlq(replay, "/dev/null", "/dev/null")) == 0);
-    if (model.calls() == before) break;
-  }
+  const auto summary = dir.path() / "pass.json";
+  const bool settled = eventually(
+      [&] {
+        const std::size_t before = model.calls();
+        if (exit_code_of(start_llmdlq(replay, "/dev/null", summary.string())) != 0) return false;
+        std::ifstream in(summary);
+        boost::system::error_code ec;
+        const auto pass = boost::json::parse(std::string(std::istreambuf_iterator<char>(in), {}), ec);
+        return !ec && model.calls() == before && pass.at("claimed_elsewhere") == 0;
+      },
+      60s);
+  CHECK(settled);
 
   const auto statuses = subject.statuses();
   const auto attempts = subject.attempts();
