@@ -488,6 +488,7 @@ int process_command(arguments args) {
                             schema.error().message);
     return exit_usage;
   }
+  print_schema_warnings("process", *schema);
   auto dead_letters = open_optional_sink(s.sink, "the DLQ");
   if (!dead_letters) return exit_sink;
   auto fallback = open_optional_sink(s.fallback, "the fallback sink");

@@ -5,11 +5,14 @@
 #include <string>
 #include <system_error>
 
+#include "cli.hpp"
+
 namespace llmdlq::cli {
 
 std::optional<std::string> read_schema_options(const parsed_arguments& parsed, compile_options& options) {
   if (parsed.has("--format-assertion")) options.format_assertion = true;
   if (parsed.has("--strict-patterns")) options.pattern_syntax = regex_syntax::strict_unicode;
+  if (parsed.has("--strict-references")) options.refuse_broken_references = true;
   if (const auto value = parsed.value("--draft")) {
     const auto named = dialect_named(*value);
     if (!named) {
@@ -25,6 +28,10 @@ std::optional<std::string> read_schema_options(const parsed_arguments& parsed, c
     options.catalog_directory = std::string(*value);
   }
   return std::nullopt;
+}
+
+void print_schema_warnings(std::string_view command, const schema& compiled) {
+  for (const auto& warning : compiled.warnings()) complain(command, "warning: " + warning);
 }
 
 }  // namespace llmdlq::cli

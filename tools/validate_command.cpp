@@ -164,6 +164,12 @@ int validate_command(arguments args) {
                              ": " + e.message + (remote_error ? " (" + remote_error->message + ")" : ""));
     return exit_usage;
   }
+  if (remote_error) {  // a --remote file there is but cannot be read: never left for a document to reach
+    complain("validate", "invalid schema " + *schema_path + ": a schema it refers to cannot be read (" +
+                             remote_error->message + ")");
+    return exit_usage;
+  }
+  print_schema_warnings("validate", *schema);
 
   validator check(*schema);
   bool all_valid = true;

@@ -40,9 +40,9 @@ enum class schema_errc : std::uint8_t {
   invalid_json,            ///< the schema text is not JSON (see schema_error::syntax)
   invalid_keyword,         ///< a keyword's value is not what the schema's draft allows
   invalid_pattern,         ///< a `pattern` or `patternProperties` regex does not compile
-  unresolved_reference,    ///< a `$ref` or `$dynamicRef` target is neither local nor registered
+  unresolved_reference,    ///< a reference's target is neither local nor found (with refuse_broken_references)
   unsupported_vocabulary,  ///< the meta-schema requires a vocabulary llmdlq does not implement
-  infinite_recursion,      ///< references loop without ever descending into the instance
+  infinite_recursion,      ///< references loop without ever descending into the instance (idem)
   too_complex,             ///< the schema nests deeper, or compiles to more nodes, than the compiler's limits
   unknown_dialect,         ///< `$schema` names a meta-schema that is neither a draft nor a document found
 };
@@ -114,6 +114,15 @@ struct compile_options {
   /// The retrieval URI of the root schema, against which a root without
   /// `$id` resolves its relative references.
   std::string base_uri;
+  /// A `$ref` (`$dynamicRef`, `$recursiveRef`) whose target neither the
+  /// schema nor `remotes`, `resolver` or `catalog_directory` holds, and
+  /// subschemas that apply each other in place in a loop that never
+  /// descends into the value, compile by default, as the reference
+  /// validators do (they resolve lazily): schema::warnings() names each, and
+  /// an instance whose evaluation reaches one fails with a validation_error
+  /// whose `defect` says which (never a pass, however it is reached). With
+  /// this set they are compile errors: unresolved_reference and infinite_recursion.
+  bool refuse_broken_references = false;
   /// Largest nesting of subschemas accepted; deeper schemas are rejected as too_complex.
   std::size_t max_nesting = 256;
   /// Largest number of compiled subschemas; a schema that needs more is too_complex.
@@ -208,8 +217,11 @@ class schema {
   /// The draft of the root schema resource.
   [[nodiscard]] LLMDLQ_INLINE llmdlq::dialect dialect() const noexcept;
 
-  /// What the compiler accepted but a reader should know: an unknown
-  /// meta-schema compiled as `default_dialect` (with allow_unknown_dialect).
+  /// What the compiler accepted but a reader should know, one line each:
+  /// an unknown meta-schema compiled as `default_dialect` (with
+  /// allow_unknown_dialect), a reference that cannot be resolved and an
+  /// in-place reference loop (see refuse_broken_references), each with
+  /// its location.
   [[nodiscard]] LLMDLQ_INLINE const std::vector<std::string>& warnings() const noexcept;
 
   /// The options this schema was compiled with.

@@ -564,7 +564,12 @@ TEST_CASE("process: --draft and --catalog compile the schema as validate does", 
   // 2020-12: both apply, and 3 is no string.
   run = run_llmdlq("process --sink none --catalog " + catalog + " --schema " + schema, input);
   CHECK(run.out.find(R"("schema_path":"/properties/total/type")") != std::string::npos);
+  // Without the catalog, total.json is a warning, and each line that reaches it a schema failure.
   run = run_llmdlq("process --sink none --schema " + schema, input);
+  CHECK(run.err.find("llmdlq process: warning: /properties/total/$ref: cannot resolve total.json") == 0);
+  CHECK(run.out.find(R"("defect":"unresolved_reference")") != std::string::npos);
+  CHECK(run.out.find(R"("status":"accepted")") == std::string::npos);
+  run = run_llmdlq("process --sink none --strict-references --schema " + schema, input);
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("total.json") != std::string::npos);
   run = run_llmdlq("process --sink none --draft draft3 --schema " + schema, input);

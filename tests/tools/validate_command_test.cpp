@@ -101,7 +101,8 @@ TEST_CASE("validate: schema problems exit 2 with a message naming the location",
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("the schema is not JSON") != std::string::npos);
 
-  run = run_llmdlq("validate --schema " + dir.write("u.json", R"({"$ref": "other.json"})") + " " + doc);
+  run = run_llmdlq("validate --strict-references --schema " + dir.write("u.json", R"({"$ref": "other.json"})") + " " +
+                   doc);
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("cannot resolve other.json") != std::string::npos);
 
@@ -109,6 +110,35 @@ TEST_CASE("validate: schema problems exit 2 with a message naming the location",
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("cannot read the schema " + (dir.path() / "missing.json").string()) != std::string::npos);
   CHECK(run.err.find("No such file or directory") != std::string::npos);
+}
+
+TEST_CASE("validate: broken references are warnings, and fail only the documents that reach them",
+          "[tools][validate]") {
+  temp_dir dir;
+  const auto schema = dir.write("s.json", R"({"properties": {"name": {"type": "string"},
+      "remote": {"$ref": "other.json"}, "looping": {"$ref": "#/$defs/loop"}},
+      "$defs": {"loop": {"allOf": [{"$ref": "#/$defs/loop"}]}}})");
+  const auto good = dir.write("good.json", R"({"name": "x"})");
+  const auto remote = dir.write("remote.json", R"({"remote": 1})");
+  const auto looping = dir.write("looping.json", R"({"looping": 1})");
+  auto run = run_llmdlq("validate --schema " + schema + " " + good);
+  CHECK(run.exit_code == 0);
+  CHECK(run.err ==
+        "llmdlq validate: warning: /properties/remote/$ref: cannot resolve other.json: no schema is registered as "
+        "other.json; an instance that reaches it fails (unresolved_reference)\n"
+        "llmdlq validate: warning: /$defs/loop/allOf/0/$ref: subschemas apply each other in place in a loop that "
+        "never descends into the value: #/$defs/loop -> #/$defs/loop/allOf/0 -> #/$defs/loop; an instance that "
+        "reaches it fails (reference_loop)\n");
+  run = run_llmdlq("validate --schema " + schema + " " + remote + " " + looping);
+  CHECK(run.exit_code == 1);
+  CHECK(run.out.find(R"("instance_path":"/remote","schema_path":"/properties/remote/$ref","keyword":"$ref")") !=
+        std::string::npos);
+  CHECK(run.out.find(R"("defect":"unresolved_reference")") != std::string::npos);
+  CHECK(run.out.find(R"("defect":"reference_loop")") != std::string::npos);
+  run = run_llmdlq("validate --strict-references --schema " + schema + " " + good);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("invalid schema " + schema + " at /properties/remote/$ref: cannot resolve other.json") !=
+        std::string::npos);
 }
 
 TEST_CASE("validate: an unreadable document exits 2 but the others are still checked", "[tools][validate]") {
@@ -211,8 +241,12 @@ TEST_CASE("validate --catalog: schemas in a directory refer to each other", "[to
   CHECK(run.out.find(R"("instance_path":"/ship_to","schema_path":"/properties/ship_to/$ref/required")") !=
         std::string::npos);
   CHECK(run.out.find(R"("instance_path":"/total/amount")") != std::string::npos);
-  // Without the catalogue the reference cannot be resolved: an unusable schema.
+  // Without the catalogue the reference cannot be resolved: a warning, and a failure where a document reaches it.
   run = run_llmdlq("validate --schema " + schema + " " + good);
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find("warning: /properties/ship_to/$ref: cannot resolve") != std::string::npos);
+  CHECK(run.err.find("https://schemas.example.com/address.json") != std::string::npos);
+  run = run_llmdlq("validate --strict-references --schema " + schema + " " + good);
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("https://schemas.example.com/address.json") != std::string::npos);
   run = run_llmdlq("validate --schema " + schema + " --catalog " + catalog + "-missing " + good);

@@ -216,6 +216,8 @@ TEST_CASE("the draft 2020-12 meta-schema is built in", "[schema]") {
 
 TEST_CASE("a bad schema is a compile error that names its location", "[schema]") {
   using llmdlq::schema_errc;
+  llmdlq::compile_options strict;
+  strict.refuse_broken_references = true;
   auto e = compile_error(R"({"properties": {"total": {"minimum": "0"}}})");
   CHECK(e.code == schema_errc::invalid_keyword);
   CHECK(e.location == "/properties/total/minimum");
@@ -224,10 +226,10 @@ TEST_CASE("a bad schema is a compile error that names its location", "[schema]")
   e = compile_error(R"({"items": {"pattern": "(unclosed"}})");
   CHECK(e.code == schema_errc::invalid_pattern);
   CHECK(e.location == "/items/pattern");
-  e = compile_error(R"({"properties": {"a": {"$ref": "#/$defs/missing"}}})");
+  e = compile_error(R"({"properties": {"a": {"$ref": "#/$defs/missing"}}})", strict);
   CHECK(e.code == schema_errc::unresolved_reference);
   CHECK(e.location == "/properties/a/$ref");
-  e = compile_error(R"({"$ref": "https://example.com/nowhere.json"})");
+  e = compile_error(R"({"$ref": "https://example.com/nowhere.json"})", strict);
   CHECK(e.code == schema_errc::unresolved_reference);
   e = compile_error(R"({"required": ["a", "a"]})");
   CHECK(e.location == "/required");
@@ -246,10 +248,13 @@ TEST_CASE("schema text that is not JSON reports where", "[schema]") {
   CHECK(e.syntax->offset == 18);
 }
 
-TEST_CASE("a reference loop that never consumes the instance is rejected", "[schema]") {
-  CHECK(compile_error(R"({"$ref": "#"})").code == llmdlq::schema_errc::infinite_recursion);
+TEST_CASE("a reference loop that never consumes the instance is rejected when asked", "[schema]") {
+  llmdlq::compile_options strict;
+  strict.refuse_broken_references = true;
+  CHECK(compile_error(R"({"$ref": "#"})", strict).code == llmdlq::schema_errc::infinite_recursion);
   CHECK(compile_error(R"({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"not": {"$ref": "#/$defs/a"}}},
-                          "$ref": "#/$defs/a"})")
+                          "$ref": "#/$defs/a"})",
+                      strict)
             .code == llmdlq::schema_errc::infinite_recursion);
   // Recursion through properties descends into the instance and is fine.
   const auto tree = compile(R"({"properties": {"child": {"$ref": "#"}}, "required": ["id"]})");
@@ -387,6 +392,7 @@ TEST_CASE("catalog_directory: by $id, by the tail of the path, never outside the
   // By the longest tail of the URI's path that names a file: v1/sku.json.
   CHECK(errors_of(compile(R"({"$ref": "https://cdn.example.org/x/v1/sku.json"})", options), R"("NL-2")").empty());
   // Not outside the directory, not a file that is not *.json by $id, and a broken file is said to be one.
+  options.refuse_broken_references = true;
   CHECK(compile_error(R"({"$ref": "../outside.json"})", options).code == llmdlq::schema_errc::unresolved_reference);
   CHECK(compile_error(R"({"$ref": "urn:example:notes"})", options).code == llmdlq::schema_errc::unresolved_reference);
   CHECK(compile_error(R"({"$ref": "broken.json"})", options).code == llmdlq::schema_errc::invalid_json);

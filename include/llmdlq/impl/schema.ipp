@@ -49,7 +49,7 @@ bool is_valid_against(const program& prog, typename View::value instance,
                       std::optional<timestamp> now = std::nullopt) {
   eval_context context(prog, now);
   evaluator<View, false> eval(context, nullptr);
-  return eval.evaluate(prog.root, instance, nullptr);
+  return eval.evaluate(prog.root, instance, nullptr) && context.defect == no_index;
 }
 
 template <class View>
@@ -61,6 +61,7 @@ std::vector<validation_error> errors_against(const program& prog, typename View:
   error_sink sink{errors, options.max_errors, {}, {}, options.find_structural};
   evaluator<View, true> eval(context, &sink);
   eval.evaluate(prog.root, instance, nullptr);
+  if (context.defect != no_index) keep_defect_error(errors, prog.defects[context.defect], options.max_errors);
   return errors;
 }
 

@@ -7,11 +7,14 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <deque>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -361,7 +364,8 @@ class schema_compiler {
   struct resolved_target {
     location where;
     std::string resource_uri;
-    std::string fragment;  // empty, a JSON Pointer, or an anchor name
+    std::string fragment;    // empty, a JSON Pointer, or an anchor name
+    std::string unresolved;  // why the target does not exist; empty when it does
   };
 
   // Resolves `ref`, the value of `keyword` at `at`, against the base URI there
@@ -512,6 +516,26 @@ class schema_compiler {
     return id;
   }
 
+  // A node that stands where the schema cannot be evaluated: every instance
+  // that reaches it fails with the defect, and the schema's warnings name it.
+  node_id defective_node(schema_defect kind, std::string_view keyword, std::string location, std::string why,
+                         std::uint32_t resource) {
+    if (prog_->nodes.size() >= options_.max_nodes) {
+      error_ = schema_error{schema_errc::too_complex, location,
+                            fmt::format("the schema compiles to more than {} nodes", options_.max_nodes), std::nullopt};
+      return no_node;
+    }
+    prog_->warnings.push_back(fmt::format("{}: {}; an instance that reaches it fails ({})", location, why,
+                                          to_string(kind)));
+    node n;
+    n.flags = always_false | broken_reference;
+    n.resource = resource;
+    n.defect = static_cast<std::uint32_t>(prog_->defects.size());
+    prog_->defects.push_back(reference_defect{kind, std::string(keyword), std::move(location), std::move(why)});
+    prog_->nodes.push_back(std::move(n));
+    return static_cast<node_id>(prog_->nodes.size() - 1);
+  }
+
   void compile_node(node_id id, std::uint32_t doc, const std::string& pointer, std::size_t depth) {
     boost::json::error_code ec;
     const boost::json::value* found = docs_[doc].json.find_pointer(pointer, ec);
@@ -604,6 +628,9 @@ class schema_compiler {
   // set and compile_object() stops.
 
   bool read_references(schema_site& site);  // references.ipp: $ref, $dynamicRef
+  // A reference whose target does not exist: a compile error with
+  // refuse_broken_references, else a defective node and a warning.
+  node_id unresolved_reference(const schema_site& site, std::string_view keyword, std::string why);
   bool read_type_enum_const(schema_site& site);  // type_enum_const.ipp
   bool read_numeric(schema_site& site);  // numeric.ipp
   bool read_number(std::uint32_t doc, const std::string& at, std::string_view keyword,
@@ -654,17 +681,27 @@ class schema_compiler {
     }
   }
 
+  // Each subschema `n` applies in place, as the slot that holds it and the
+  // keyword that names it; `Node` is `node` to change the slots, else const.
+  template <class Node, class Children, class F>
+  static void visit_in_place(Node& n, Children& children, F&& f) {
+    if (n.ref != no_node) f(n.ref, "$ref");
+    if (n.dynamic_ref != no_node) f(n.dynamic_ref, n.recursive_ref ? "$recursiveRef" : "$dynamicRef");
+    for (const auto& [span, keyword] : {std::pair{n.all_of, "allOf"}, {n.any_of, "anyOf"}, {n.one_of, "oneOf"}}) {
+      for (std::uint32_t i = 0; i < span.count; ++i) f(children[span.begin + i], keyword);
+    }
+    if (n.not_schema != no_node) f(n.not_schema, "not");
+    if (n.if_schema != no_node) f(n.if_schema, "if");
+    if (n.then_schema != no_node) f(n.then_schema, "then");
+    if (n.else_schema != no_node) f(n.else_schema, "else");
+    for (auto& rule : n.dependent_schemas) {
+      f(rule.schema, n.spelling & dependencies_keyword ? "dependencies" : "dependentSchemas");
+    }
+  }
+
   template <class F>
   void for_each_in_place_child(const node& n, F&& f) const {
-    if (n.ref != no_node) f(n.ref);
-    if (n.dynamic_ref != no_node) f(n.dynamic_ref);
-    for (const node_span span : {n.all_of, n.any_of, n.one_of}) {
-      for (std::uint32_t i = 0; i < span.count; ++i) f(prog_->children[span.begin + i]);
-    }
-    for (const node_id child : {n.not_schema, n.if_schema, n.then_schema, n.else_schema}) {
-      if (child != no_node) f(child);
-    }
-    for (const auto& rule : n.dependent_schemas) f(rule.schema);
+    visit_in_place(n, std::as_const(prog_->children), [&](node_id child, const char*) { f(child); });
   }
 
   // Flags the nodes whose evaluation records evaluated members or items,
@@ -698,11 +735,14 @@ class schema_compiler {
     }
   }
 
-  // A cycle of in-place applications ({"$ref": "#"}) would never consume
-  // the instance: reject it instead of recursing until the depth limit.
+  // A cycle of in-place applications ({"$ref": "#"}) never consumes the
+  // instance. Each edge that closes one, as a walk from the root meets it,
+  // becomes a defective node (or, with refuse_broken_references, the schema
+  // is refused), so evaluation never recurses until the depth limit.
   void check_in_place_cycles() {
     const auto& nodes = prog_->nodes;
-    std::vector<std::uint8_t> state(nodes.size(), 0);  // 0 new, 1 on the stack, 2 done
+    const std::size_t count = nodes.size();  // defective nodes added below are leaves
+    std::vector<std::uint8_t> state(count, 0);  // 0 new, 1 on the stack, 2 done
     std::vector<std::pair<node_id, std::vector<node_id>>> stack;
     auto children_of = [&](node_id id) {
       std::vector<node_id> out;
@@ -716,11 +756,13 @@ class schema_compiler {
       }
       return out;
     };
-    for (node_id start = 0; start < nodes.size(); ++start) {
+    const node_id root = prog_->root < count ? prog_->root : 0;
+    for (std::size_t k = 0; k < count && !error_; ++k) {
+      const node_id start = k == 0 ? root : static_cast<node_id>(k == root ? 0 : k);
       if (state[start]) continue;
       state[start] = 1;
       stack.emplace_back(start, children_of(start));
-      while (!stack.empty()) {
+      while (!stack.empty() && !error_) {
         auto& [id, pending] = stack.back();
         if (pending.empty()) {
           state[id] = 2;
@@ -730,11 +772,9 @@ class schema_compiler {
         const node_id next = pending.back();
         pending.pop_back();
         if (state[next] == 1) {
-          error_ = schema_error{schema_errc::infinite_recursion, "",
-                                "subschemas refer to each other in place, in a loop that never "
-                                "descends into the instance",
-                                std::nullopt};
-          return;
+          std::erase(pending, next);
+          break_cycle(stack, next);
+          continue;
         }
         if (state[next] == 0) {
           state[next] = 1;
@@ -742,6 +782,66 @@ class schema_compiler {
         }
       }
     }
+  }
+
+  // `stack.back()` applies `next`, which is below it on `stack`, in place:
+  // its slots that hold `next` become reference_loop nodes.
+  void break_cycle(const std::vector<std::pair<node_id, std::vector<node_id>>>& stack, node_id next) {
+    const node_id id = stack.back().first;
+    std::size_t first = stack.size() - 1;
+    while (first > 0 && stack[first].first != next) --first;
+    std::string loop;
+    constexpr std::size_t most_named = 8;
+    for (std::size_t i = first; i < stack.size(); ++i) {
+      if (i - first == most_named) {
+        loop += fmt::format(" -> ... ({} more)", stack.size() - i);
+        break;
+      }
+      loop += (i == first ? "" : " -> ") + where_compiled(stack[i].first);
+    }
+    loop += " -> " + where_compiled(next);
+    const std::string why = "subschemas apply each other in place in a loop that never descends into the value: " + loop;
+    if (options_.refuse_broken_references) {
+      error_ = schema_error{schema_errc::infinite_recursion, where_compiled(id), why, std::nullopt};
+      return;
+    }
+    std::vector<const char*> keywords;  // the slots that hold `next`, in visiting order
+    visit_in_place(std::as_const(prog_->nodes[id]), std::as_const(prog_->children),
+                   [&](node_id slot, const char* keyword) {
+                     if (slot == next) keywords.push_back(keyword);
+                   });
+    if (keywords.empty()) {  // the loop goes through a $dynamicAnchor the dynamic scope picks: no slot holds it
+      error_ = schema_error{schema_errc::infinite_recursion, where_compiled(id), why, std::nullopt};
+      return;
+    }
+    std::vector<node_id> defects;  // made first: making them moves the nodes
+    for (const char* keyword : keywords) {
+      defects.push_back(defective_node(schema_defect::reference_loop, keyword,
+                                       where_compiled(id, false) + "/" + keyword, why, prog_->nodes[id].resource));
+      if (error_) return;
+    }
+    std::size_t i = 0;
+    visit_in_place(prog_->nodes[id], prog_->children, [&](node_id& slot, const char*) {
+      if (slot == next) slot = defects[i++];
+    });
+  }
+
+  // Where node `id` was compiled from: `#/pointer` in the root document, or
+  // `uri#/pointer`; with `as_reference` false, as schema_error::location
+  // writes it. Built on first use: only messages need it.
+  std::string where_compiled(node_id id, bool as_reference = true) {
+    if (compiled_from_.empty()) {
+      compiled_from_.resize(prog_->nodes.size());
+      for (const auto& [key, compiled] : compiled_) {
+        const auto colon = key.find(':');
+        std::uint32_t doc = 0;
+        std::from_chars(key.data(), key.data() + colon, doc);
+        if (compiled < compiled_from_.size()) compiled_from_[compiled] = {doc, key.substr(colon + 1)};
+      }
+    }
+    if (id >= compiled_from_.size()) return as_reference ? "#" : "";
+    const location& at = compiled_from_[id];
+    return (as_reference && at.doc == 0 ? "#" : "") + describe_location(at.doc, at.pointer);
   }
 
   struct dynamic_anchor_entry {
@@ -759,6 +859,7 @@ class schema_compiler {
   std::unordered_map<std::string, anchor> anchors_;
   std::unordered_map<std::string, scope> scopes_;
   std::unordered_map<std::string, node_id> compiled_;
+  std::vector<location> compiled_from_;  // compiled_ inverted, for where_compiled()
   struct pending_reference {
     std::uint32_t doc;
     std::string pointer;

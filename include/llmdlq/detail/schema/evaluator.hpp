@@ -40,6 +40,10 @@ struct eval_context {
   std::vector<std::uint32_t> scope;  ///< dynamic scope: schema resources entered, outermost first
   std::size_t depth = 0;
   std::optional<timestamp> now;      ///< for content rules; none: they are skipped
+  /// The first program::defects entry evaluation reached (no_index: none).
+  /// It fails the whole validation, even where it was reached under `not`
+  /// or in a branch whose failure was allowed.
+  std::uint32_t defect = no_index;
   /// Work done: subschemas applied to values, and items compared for
   /// uniqueItems. Tests read it to show that cost grows linearly with the document.
   std::uint64_t steps = 0;
@@ -116,6 +120,29 @@ inline std::string describe_json(const boost::json::value& value, std::size_t li
     text += "...";
   }
   return text;
+}
+
+/// The message of an error at a defect: what the schema's warning said.
+inline std::string defect_message(const reference_defect& d) {
+  return fmt::format("the schema cannot be evaluated here ({}): {}", to_string(d.kind), d.message);
+}
+
+/// The error a validation that reached a defect reports when the paths
+/// that reached it kept no error of their own (a branch tried quietly).
+inline validation_error defect_error(const reference_defect& d) {
+  return validation_error{"", d.location, d.keyword, defect_message(d), d.kind};
+}
+
+/// Makes sure `errors` tells of the defect a validation reached, within
+/// `max_errors` (at least one): in its place when the error was kept, else
+/// in place of the last.
+inline void keep_defect_error(std::vector<validation_error>& errors, const reference_defect& d,
+                              std::size_t max_errors) {
+  for (const auto& e : errors) {
+    if (e.defect != schema_defect::none) return;
+  }
+  if (!errors.empty() && errors.size() >= max_errors) errors.pop_back();
+  errors.push_back(defect_error(d));
 }
 
 /// Which of the names a node knows an object holds: one word for up to 64
@@ -215,6 +242,19 @@ class evaluator {
     return valid;
   }
 
+  // A reference compiled as a defect: recorded in the context, which fails
+  // the validation, and as an error typed with the defect.
+  LLMDLQ_NOINLINE bool reach_defect(const node& n) {
+    if (ctx_.defect == no_index) ctx_.defect = n.defect;
+    const reference_defect& d = prog_.defects[n.defect];
+    if constexpr (Collect) {
+      const std::size_t before = sink_->errors.size();
+      (void)fail_at_step(d.keyword, [&] { return defect_message(d); });
+      if (sink_->errors.size() > before) sink_->errors.back().defect = d.kind;
+    }
+    return false;
+  }
+
   // x-dlq-rule: dates and date-times against ctx_.now. Strings that are
   // neither are left to `format`.
   LLMDLQ_NOINLINE bool check_content_rules(const node& n, std::string_view s) {
@@ -253,7 +293,10 @@ class evaluator {
   }
 
   LLMDLQ_NOINLINE bool evaluate_node(const node& n, value v, small_bitset* evaluated) {
-    if (n.flags & always_false) return fail_at_step("false", [] { return "no value is allowed here"; });
+    if (n.flags & always_false) {
+      if (n.flags & broken_reference) return reach_defect(n);
+      return fail_at_step("false", [] { return "no value is allowed here"; });
+    }
     if (ctx_.depth >= max_evaluation_depth) {
       return fail_at_step("$ref", LLMDLQ_MESSAGE("evaluation nests deeper than {}",
                                                  counted(max_evaluation_depth, "level")));

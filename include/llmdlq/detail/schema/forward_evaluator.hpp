@@ -93,6 +93,7 @@ class forward_evaluator {
     if (prog_.uses_dynamic_scope) return forward_verdict::undecided;
     const forward_verdict verdict = value(&prog_.nodes[prog_.root]);
     if (verdict == forward_verdict::valid && next_ != count_) return forward_verdict::undecided;  // trailing content
+    if (ctx_.defect != no_index) return forward_verdict::invalid;  // reached under `not`: still a failure
     return verdict;
   }
 

@@ -19,6 +19,7 @@
 #include "llmdlq/format.hpp"
 #include "llmdlq/regex.hpp"
 #include "llmdlq/schema.hpp"
+#include "llmdlq/validation_error.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
@@ -59,6 +60,9 @@ enum node_flag : std::uint32_t {
   annotates_properties = 1u << 13,
   annotates_items = 1u << 14,
   has_content_rules = 1u << 15,  // x-dlq-rule: checked only when validation is given a time
+  // With always_false: the node stands for a reference that cannot be
+  // evaluated, and program::defects[node::defect] says why.
+  broken_reference = 1u << 16,
 };
 
 /// Bits of node::spelling: the node holds keywords older drafts spell otherwise,
@@ -284,6 +288,16 @@ struct node {
   node_id additional_properties = no_node, property_names = no_node, unevaluated_properties = no_node;
   std::vector<dependent_required_rule> dependent_required;
   std::vector<dependent_schema_rule> dependent_schemas;
+
+  std::uint32_t defect = no_index;  ///< index into program::defects, with broken_reference
+};
+
+/// A place the schema compiled with a warning and cannot be evaluated.
+struct reference_defect {
+  schema_defect kind = schema_defect::none;
+  std::string keyword;   ///< the keyword that holds the reference ($ref, allOf, ...)
+  std::string location;  ///< where it is, as schema_error::location writes it
+  std::string message;   ///< why it cannot be evaluated
 };
 
 /// An `enum` keyword's values; all-string enums get a hash lookup.
@@ -321,6 +335,7 @@ struct program {
   node_id root = no_node;
   dialect root_dialect = dialect::draft2020_12;
   std::vector<std::string> warnings;
+  std::vector<reference_defect> defects;  ///< what broken_reference nodes stand for
   compile_options options;
   std::string fingerprint;  ///< SHA-256 of the schema's JSON, as Boost.JSON serializes it
   std::vector<pii_path> pii_paths;  ///< the properties marked x-llmdlq-pii

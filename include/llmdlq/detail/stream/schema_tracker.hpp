@@ -155,6 +155,10 @@ class schema_tracker {
       root_failed_ = kind == value_kind::object ? '{' : kind == value_kind::array ? '[' : '\0';
     }
     for (const node* n : pending_) {
+      if (n->flags & broken_reference) {
+        const reference_defect& d = prog_->defects[n->defect];
+        return fail(at, defect_message(d), d.keyword, failing::value, stand_in(kind));
+      }
       if (n->flags & always_false) {
         return fail(at, "no value is allowed here (the schema is false)", {}, failing::value, stand_in(kind));
       }

@@ -337,12 +337,13 @@ inline void read_failure(envelope_reader& r, const boost::json::object& f, failu
       const std::string path = "/failure/errors/" + std::to_string(i);
       if (const auto* error = r.object(&(*errors)[i], path)) {
         auto& e = out.errors.emplace_back();
-        r.known_members(*error, path, {"instance_path", "schema_path", "keyword", "message"});
+        r.known_members(*error, path, {"instance_path", "schema_path", "keyword", "message", "defect"});
         r.checked_text(*error, "instance_path", path, e.instance_path, envelope_field::required, is_json_pointer,
                        "a JSON Pointer");
         r.text(*error, "schema_path", path, e.schema_path, envelope_field::required);
         r.text(*error, "keyword", path, e.keyword, envelope_field::required | envelope_field::non_empty);
         r.text(*error, "message", path, e.message, envelope_field::required);
+        if (error->contains("defect")) r.enumeration(*error, "defect", path, e.defect, &schema_defect_from);
       }
     }
   }

@@ -27,35 +27,47 @@ inline std::optional<schema_compiler::resolved_target> schema_compiler::resolve_
     set_error(schema_errc::invalid_keyword, doc, where, fmt::format("malformed escape in {}", ref));
     return std::nullopt;
   }
+  resolved_target target{{}, resource, *decoded, {}};
   if (resources_.find(resource) == resources_.end() && !load(resource)) {
-    if (!error_) {
+    if (error_) return std::nullopt;
+    if (catalog_.unread()) {  // perhaps there, but unreadable: the catalogue is broken, not the schema
       set_error(schema_errc::unresolved_reference, doc, where,
-                fmt::format("cannot resolve {}: no schema is registered as {}{}", ref, resource,
-                            catalog_.unread() ? " (" + catalog_.unread()->message + ")" : std::string()));
+                fmt::format("cannot resolve {}: no schema is registered as {} ({})", ref, resource,
+                            catalog_.unread()->message));
+      return std::nullopt;
     }
-    return std::nullopt;
+    target.unresolved = fmt::format("cannot resolve {}: no schema is registered as {}", ref, resource);
+    return target;
   }
   const location root = resources_.at(resource);
-  resolved_target target{root, resource, *decoded};
+  target.where = root;
   if (decoded->empty()) return target;
   if ((*decoded)[0] == '/') {
     target.where.pointer = root.pointer + *decoded;
     boost::json::error_code ec;
     if (!docs_[root.doc].json.find_pointer(target.where.pointer, ec)) {
-      set_error(schema_errc::unresolved_reference, doc, where,
-                fmt::format("cannot resolve {}: {} has no {}", ref, resource, *decoded));
-      return std::nullopt;
+      target.unresolved = fmt::format("cannot resolve {}: {} has no {}", ref, resource, *decoded);
     }
     return target;
   }
   const auto it = anchors_.find(resource + "#" + *decoded);
   if (it == anchors_.end()) {
-    set_error(schema_errc::unresolved_reference, doc, where,
-              fmt::format("cannot resolve {}: {} has no anchor '{}'", ref, resource, *decoded));
-    return std::nullopt;
+    target.unresolved = fmt::format("cannot resolve {}: {} has no anchor '{}'", ref, resource, *decoded);
+    return target;
   }
   target.where = it->second.where;
   return target;
+}
+
+inline node_id schema_compiler::unresolved_reference(const schema_site& site, std::string_view keyword,
+                                                     std::string why) {
+  const std::string where = site.at + "/" + std::string(keyword);
+  if (options_.refuse_broken_references) {
+    set_error(schema_errc::unresolved_reference, site.doc, where, std::move(why));
+    return no_node;
+  }
+  return defective_node(schema_defect::unresolved_reference, keyword, describe_location(site.doc, where),
+                        std::move(why), site.n.resource);
 }
 
 inline bool schema_compiler::read_references(schema_site& site) {
@@ -64,13 +76,20 @@ inline bool schema_compiler::read_references(schema_site& site) {
     if (!v->is_string()) return invalid(site, "$ref", "$ref must be a URI reference string");
     const auto target = resolve_reference(site.doc, site.at, "$ref", std::string_view(v->get_string()));
     if (!target) return false;
-    n.ref = compile_later(target->where.doc, target->where.pointer);
+    n.ref = target->unresolved.empty() ? compile_later(target->where.doc, target->where.pointer)
+                                       : unresolved_reference(site, "$ref", target->unresolved);
+    if (error_) return false;
     n.flags |= has_ref;
   }
   if (const auto* v = site.get("$dynamicRef")) {
     if (!v->is_string()) return invalid(site, "$dynamicRef", "$dynamicRef must be a URI reference string");
     const auto target = resolve_reference(site.doc, site.at, "$dynamicRef", std::string_view(v->get_string()));
     if (!target) return false;
+    if (!target->unresolved.empty()) {
+      n.dynamic_ref = unresolved_reference(site, "$dynamicRef", target->unresolved);
+      n.flags |= has_dynamic_ref;
+      return !error_;
+    }
     n.dynamic_ref = compile_later(target->where.doc, target->where.pointer);
     n.flags |= has_dynamic_ref;
     const auto it = anchors_.find(target->resource_uri + "#" + target->fragment);
@@ -85,6 +104,11 @@ inline bool schema_compiler::read_references(schema_site& site) {
     if (!v->is_string()) return invalid(site, "$recursiveRef", "$recursiveRef must be a URI reference string");
     const auto target = resolve_reference(site.doc, site.at, "$recursiveRef", std::string_view(v->get_string()));
     if (!target) return false;
+    if (!target->unresolved.empty()) {
+      n.dynamic_ref = unresolved_reference(site, "$recursiveRef", target->unresolved);
+      n.flags |= has_dynamic_ref;
+      return !error_;
+    }
     n.dynamic_ref = compile_later(target->where.doc, target->where.pointer);
     n.flags |= has_dynamic_ref;
     n.recursive_ref = true;
