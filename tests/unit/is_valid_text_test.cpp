@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <llmdlq/detail/schema/forward_evaluator.hpp>
@@ -228,6 +229,54 @@ TEST_CASE("is_valid_text leaves a container at a root it cannot judge to the tap
   for (const std::string_view text : {R"({"a": 1})", R"({"b": 1})", "[]", R"("abc")", "\"abcd\"", "{"}) {
     INFO(text);
     CHECK(schema->is_valid_text(text) == parsed_and_valid(*schema, text));
+  }
+}
+
+TEST_CASE("is_valid_text parses at once a container that could meet a keyword the pass leaves to the tape",
+          "[schema][forward]") {
+  // Deep in the schema, not at its root: an object may reach the oneOf.
+  const auto schema = llmdlq::schema::compile(R"({"type": "object", "properties": {"items": {"type": "array",
+      "items": {"oneOf": [{"type": "object", "required": ["a"]}, {"type": "string"}]}}}})");
+  REQUIRE(schema);
+  const auto& prog = llmdlq::detail::schema_access::of(*schema);
+  CHECK_FALSE(prog.forward_pass);
+  std::uint64_t steps = 1;
+  CHECK(llmdlq::detail::judge_text(prog, R"({"items": ["x"]})", false, std::nullopt, {}, &steps) ==
+        llmdlq::detail::forward_verdict::undecided);
+  CHECK(steps == 1);  // not read at all
+  CHECK(llmdlq::detail::judge_text(prog, R"("x")", false, std::nullopt, {}) ==
+        llmdlq::detail::forward_verdict::invalid);  // a scalar cannot meet it: still judged
+  for (const std::string_view text :
+       {R"({"items": ["x", {"a": 1}]})", R"({"items": [{"b": 1}]})", R"({"items": [1]})", R"({"items": {}})", "[]"}) {
+    INFO(text);
+    CHECK(schema->is_valid_text(text) == parsed_and_valid(*schema, text));
+  }
+}
+
+TEST_CASE("is_valid_text judges a container against combinators that admit no container", "[schema][forward]") {
+  const auto schema = llmdlq::schema::compile(R"({"type": "object", "properties": {
+      "a": {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}]},
+      "b": {"enum": ["x", 1, null]}, "c": {"allOf": [{"type": ["array", "number"]}, {"type": ["object", "number"]}]},
+      "d": {"$ref": "#/$defs/d"}}, "$defs": {"d": {"oneOf": [{"const": "e"}, {"type": "boolean"}]}}})");
+  REQUIRE(schema);
+  const auto& prog = llmdlq::detail::schema_access::of(*schema);
+  CHECK(prog.forward_pass);
+  const std::pair<std::string_view, llmdlq::detail::forward_verdict> cases[] = {
+      {R"({"a": "abc", "b": 1, "c": 2, "d": "e"})", llmdlq::detail::forward_verdict::valid},
+      {R"({"a": null, "b": null, "d": true})", llmdlq::detail::forward_verdict::valid},
+      {R"({"a": "abcd"})", llmdlq::detail::forward_verdict::invalid},
+      {R"({"a": {}})", llmdlq::detail::forward_verdict::invalid},
+      {R"({"a": ["x"]})", llmdlq::detail::forward_verdict::invalid},
+      {R"({"b": {"x": 1}})", llmdlq::detail::forward_verdict::invalid},
+      {R"({"c": []})", llmdlq::detail::forward_verdict::invalid},
+      {R"({"c": {}})", llmdlq::detail::forward_verdict::invalid},
+      {R"({"d": [true]})", llmdlq::detail::forward_verdict::invalid},
+  };
+  for (const auto& [text, verdict] : cases) {
+    INFO(text);
+    CHECK(llmdlq::detail::judge_text(prog, text, false, std::nullopt, {}) == verdict);
+    CHECK(schema->is_valid_text(text) == parsed_and_valid(*schema, text));
+    CHECK(parsed_and_valid(*schema, text) == (verdict == llmdlq::detail::forward_verdict::valid));
   }
 }
 

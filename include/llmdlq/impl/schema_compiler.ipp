@@ -22,6 +22,7 @@
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/detail/identifiers.hpp"
+#include "llmdlq/detail/schema/forward_plan.hpp"
 #include "llmdlq/detail/schema/metaschemas.hpp"
 #include "llmdlq/detail/schema/metaschemas_drafts.hpp"
 #include "llmdlq/detail/redaction/pii_annotations.hpp"
@@ -89,6 +90,7 @@ class schema_compiler {
     if (!error_) mark_annotating_nodes();
     if (!error_) check_in_place_cycles();
     for (auto& keys : prog_->key_tables) keys.resolve(prog_->nodes);
+    if (!error_) plan_forward_pass(*prog_);
     prog_->dynamic_anchor_names = static_cast<std::uint32_t>(anchor_names_.size());
     if (error_) return unexpected(std::move(*error_));
     return std::shared_ptr<const program>(std::move(prog_));

@@ -22,6 +22,7 @@
 #include "llmdlq/detail/json/text_scan.hpp"
 #include "llmdlq/detail/json/utf8.hpp"
 #include "llmdlq/detail/schema/evaluator.hpp"
+#include "llmdlq/detail/schema/forward_plan.hpp"
 #include "llmdlq/detail/schema/instance.hpp"
 #include "llmdlq/detail/schema/json_number.hpp"
 #include "llmdlq/detail/schema/schema_program.hpp"
@@ -74,7 +75,9 @@ struct scalar_view {
 /// items, through `$ref` chains); scalars go to the tape evaluator's code
 /// through scalar_view. Containers against const, enum, combinators,
 /// contains, uniqueItems, patternProperties, dependentSchemas, unevaluated*
-/// or dynamic references are left undecided.
+/// or dynamic references are left undecided, unless those keywords rule out
+/// the container's kind; judge_text() does not start the pass on a
+/// container when the schema lets any container meet them.
 class forward_evaluator {
  public:
   forward_evaluator(const program& prog, const structural_index& index, std::optional<timestamp> now,
@@ -97,29 +100,10 @@ class forward_evaluator {
     return verdict;
   }
 
-  /// Whether the pass gives up on any object or array at the root: the root
-  /// schema, through its `$ref`s, has a keyword the pass leaves to the tape
-  /// evaluator for containers. Such a text is not indexed at all.
-  [[nodiscard]] static bool gives_up_on_root_container(const program& prog) noexcept {
-    if (prog.uses_dynamic_scope) return true;
-    const node* n = &prog.nodes[prog.root];
-    for (int hops = 0; hops <= max_ref_hops; ++hops) {
-      if (n->flags & (has_const | has_enum | has_dynamic_ref | has_combinators | has_unevaluated_items |
-                      has_unevaluated_properties)) {
-        return true;
-      }
-      if (!(n->flags & has_ref)) return false;
-      n = &prog.nodes[n->ref];
-    }
-    return true;
-  }
-
   /// Values read and subschemas applied: tests show it grows linearly.
   [[nodiscard]] std::uint64_t steps() const noexcept { return ctx_.steps; }
 
  private:
-  static constexpr int max_ref_hops = 64;
-
   // The character at the next position; none past the last (the bytes after
   // a text are padding, whatever they hold).
   [[nodiscard]] char at_next() const noexcept { return next_ < count_ ? text_[positions_[next_]] : '\0'; }
@@ -139,22 +123,19 @@ class forward_evaluator {
 
   // The node that governs a container's members or elements, after the
   // assertions on the container itself and any chain of `$ref`s; nullptr
-  // when no node does.
+  // when no node does. forward_pass_decides() follows the same steps.
   forward_verdict governing(const node*& n, std::uint8_t kind_bit, std::uint32_t own_keywords) const {
     for (int hops = 0; n != nullptr; ++hops) {
       const std::uint32_t f = n->flags;
-      if (f & always_false) return forward_verdict::invalid;
-      if (f & (has_const | has_enum | has_dynamic_ref | has_combinators | has_unevaluated_items |
-               has_unevaluated_properties)) {
-        return forward_verdict::undecided;
-      }
-      if ((f & has_type) && !(n->types & kind_bit)) return forward_verdict::invalid;
+      // Its type, const, enum or every branch of a combinator rules out this kind.
+      if (!(n->admits & kind_bit)) return forward_verdict::invalid;
+      if (f & container_tape_flags) return forward_verdict::undecided;
       if (!(f & has_ref)) {
         if (!(f & own_keywords)) n = nullptr;  // only assertions on the container: its contents are free
         return forward_verdict::valid;
       }
       // A node with both `$ref` and keywords for this container would walk it twice.
-      if ((f & own_keywords) || hops == max_ref_hops) return forward_verdict::undecided;
+      if ((f & own_keywords) || hops == max_forward_ref_hops) return forward_verdict::undecided;
       n = &prog_.nodes[n->ref];
     }
     return forward_verdict::valid;
@@ -164,7 +145,7 @@ class forward_evaluator {
     if (const auto verdict = governing(n, object_bit, has_object_keywords); verdict != forward_verdict::valid) {
       return verdict;
     }
-    if (n && (!n->pattern_properties.empty() || !n->dependent_schemas.empty())) return forward_verdict::undecided;
+    if (n && object_left_to_tape(*n)) return forward_verdict::undecided;
     if (++depth_ >= max_depth_) return forward_verdict::undecided;
     const key_table* keys = n && n->keys != no_index ? &prog_.key_tables[n->keys] : nullptr;
     presence_set present(n ? n->presence_bits : 0);
@@ -234,7 +215,7 @@ class forward_evaluator {
     if (const auto verdict = governing(n, array_bit, has_array_keywords); verdict != forward_verdict::valid) {
       return verdict;
     }
-    if (n && (n->contains != no_node || n->unique_items)) return forward_verdict::undecided;
+    if (n && array_left_to_tape(*n)) return forward_verdict::undecided;
     if (++depth_ >= max_depth_) return forward_verdict::undecided;
     std::uint64_t size = 0;
     ++next_;  // '['
@@ -418,7 +399,9 @@ inline forward_verdict judge_text(const program& prog, std::string_view json, bo
                                   std::optional<timestamp> now, const parse_options& limits,
                                   std::uint64_t* steps = nullptr) {
   count_text_pass(text_pass::forward_pass);
-  if (forward_evaluator::gives_up_on_root_container(prog)) {
+  // Decided when the schema was compiled: an object or array could meet a
+  // keyword the pass leaves to the tape, so it is not read twice.
+  if (!prog.forward_pass) {
     const std::size_t first = skip_blanks(json, 0);
     if (first < json.size() && (json[first] == '{' || json[first] == '[')) return forward_verdict::undecided;
   }

@@ -40,6 +40,9 @@ enum type_bit : std::uint8_t {
   integer_bit = 64,
 };
 
+/// Every kind of value, as type_bits (`integer` is a kind of `number`).
+inline constexpr std::uint8_t every_kind = null_bit | boolean_bit | object_bit | array_bit | number_bit | string_bit;
+
 /// Groups of keywords a node holds, so that evaluation skips the rest.
 enum node_flag : std::uint32_t {
   always_false = 1u << 0,
@@ -238,6 +241,10 @@ struct dependent_schema_rule {
 struct node {
   std::uint32_t flags = 0;
   std::uint8_t types = 0;
+  /// The kinds of value (type_bits, without integer_bit) the node can
+  /// accept at most, through its type, const, enum and in-place subschemas;
+  /// a value of any other kind fails it (see forward_plan.hpp).
+  std::uint8_t admits = every_kind;
   std::uint32_t resource = 0;  ///< the schema resource the node belongs to
 
   // In-place applicators.
@@ -331,6 +338,10 @@ struct program {
   std::vector<enum_values> enums;
   std::vector<schema_resource> resources;
   bool uses_dynamic_scope = false;
+  /// Whether schema::is_valid_text reads an object or array at the root in
+  /// one forward pass: no container can meet a keyword that pass leaves to
+  /// the tape evaluator (see forward_plan.hpp). Otherwise it parses at once.
+  bool forward_pass = true;
   std::uint32_t dynamic_anchor_names = 0;  ///< how many distinct `$dynamicAnchor` names there are
   node_id root = no_node;
   dialect root_dialect = dialect::draft2020_12;
