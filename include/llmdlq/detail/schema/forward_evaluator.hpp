@@ -265,17 +265,17 @@ class forward_evaluator {
         return word == "null";
       }
       default: {
-        const std::string_view digits = token();
+        const char* const limit = text_ + positions_[next_ + 1];
         ++next_;
         s.kind = instance_kind::number;
-        return read_number(digits, s.number);
+        return read_number(begin, limit, s.number);
       }
     }
   }
 
-  // A literal or number at the next position: its bytes up to the first
-  // whitespace. Stage 1 starts a new position at any byte after whitespace,
-  // so nothing but whitespace lies between the token and the next position.
+  // A literal at the next position: its bytes up to the first whitespace.
+  // Stage 1 starts a new position at any byte after whitespace, so nothing
+  // but whitespace lies between the token and the next position.
   [[nodiscard]] std::string_view token() const noexcept {
     const char* begin = text_ + positions_[next_];
     const char* const limit = text_ + positions_[next_ + 1];
@@ -321,11 +321,17 @@ class forward_evaluator {
     return true;
   }
 
-  // RFC 8259's number grammar, then the value as simdjson gives it: an
-  // int64, else a uint64, for integers; a correctly rounded double otherwise.
-  static bool read_number(std::string_view text, json_number& out) {
-    const number_scan n = scan_number(text);
-    if (!n.json || n.end != text.size()) return false;
+  // RFC 8259's number grammar over the bytes up to the next position (read
+  // once: the scan stops where the number does, and only blanks may follow),
+  // then the value as simdjson gives it: an int64, else a uint64, for
+  // integers; a correctly rounded double otherwise.
+  static bool read_number(const char* begin, const char* limit, json_number& out) {
+    const number_scan n = scan_number({begin, static_cast<std::size_t>(limit - begin)});
+    if (!n.json) return false;
+    for (const char* p = begin + n.end; p != limit; ++p) {
+      if (!is_json_blank(*p)) return false;
+    }
+    const std::string_view text(begin, n.end);
     if (!n.integral()) return read_double(text, n, out);
     if (n.digits > 20) return false;
     if (n.digits > 19) return n.negative ? false : read_twenty_digits(text, out);
