@@ -253,6 +253,9 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   benchmark::AddCustomContext("llmdlq", LLMDLQ_VERSION_STRING);
+  std::string order;  // the cases in the corpus' order, which the interleaved runs do not keep
+  for (const auto& p : all) order += (order.empty() ? "" : ",") + p->source->name;
+  benchmark::AddCustomContext("cases", order);
   for (const auto& p : all) {
     benchmark::AddCustomContext("case_" + p->source->name,
                                 p->source->dialect + ", " + std::to_string(p->source->instances.size()) +

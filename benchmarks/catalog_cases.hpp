@@ -210,7 +210,11 @@ inline std::string package_name(rng& r) {
 
 inline object dependency_map(rng& r, std::size_t n) {
   object deps;
-  for (std::size_t i = 0; i < n; ++i) deps[package_name(r)] = "^" + semver(r);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string range = "^";  // appended, not `"^" + …`, which GCC 12 warns about wrongly (-Wrestrict)
+    range += semver(r);
+    deps[package_name(r)] = range;
+  }
   return deps;
 }
 
