@@ -51,7 +51,10 @@ TEST_CASE("a fully populated envelope round-trips exactly", "[envelope]") {
   options.min_confidence = 0.9;
   auto e = llmdlq::make_envelope({.category = llmdlq::failure_category::schema,
                                   .message = "1 schema error",
-                                  .errors = {{"/total", "/properties/total/type", "type", "expected number"}},
+                                  .errors = {{"/total", "/properties/total/type", "type", "expected number"},
+                                             {"/owner", "/properties/owner/$ref/allOf/0/$ref", "$ref",
+                                              "the schema cannot be evaluated here",
+                                              llmdlq::schema_defect::reference_loop}},
                                   .syntax = llmdlq::text_location{3, 1, 4}},
                                  R"({"total":"1"})", context, options);
   CHECK(e.failure.cancelled_at == llmdlq::cancel_point{12, 5});
@@ -148,7 +151,9 @@ llmdlq::envelope populated_envelope() {
   e.failure.category = llmdlq::failure_category::schema;
   e.failure.code = "structural_schema_mismatch";
   e.failure.message = "1 schema error";
-  e.failure.errors = {{"/total", "/properties/total/type", "type", "expected number"}};
+  e.failure.errors = {{"/owner", "/properties/owner/$ref", "$ref", "the schema cannot be evaluated here",
+                       llmdlq::schema_defect::unresolved_reference},
+                      {"/total", "/properties/total/type", "type", "expected number"}};
   e.failure.syntax = llmdlq::text_location{3, 1, 4};
   e.failure.cancelled_at = llmdlq::cancel_point{3, 2};
   e.triage = llmdlq::triage_for(llmdlq::failure_category::schema, false);

@@ -220,20 +220,28 @@ TEST_CASE("refuse_broken_references keeps both kinds compile errors, in every dr
   }
 }
 
-TEST_CASE("process judges a response that reaches a broken reference a schema failure", "[schema][lazy][process]") {
-  const auto schema = compile(broken_schema(drafts[2]));
-  llmdlq::process_options options;
-  CHECK(llmdlq::process_llm_response(R"({"name": "Albert Heijn"})", schema, {}, options).has_value());
-  for (const auto* response : {R"({"name": "x", "remote": {}})", R"({"looping": 1})"}) {
-    CAPTURE(response);
-    const auto result = llmdlq::process_llm_response(response, schema, {}, options);
-    REQUIRE_FALSE(result.has_value());
-    const auto& letter = llmdlq::test::check_envelope(result.error());
-    CHECK(letter.failure.category == llmdlq::failure_category::schema);
-    REQUIRE_FALSE(letter.failure.errors.empty());
-    CHECK(letter.failure.errors[0].keyword == "$ref");
-    CHECK(letter.failure.errors[0].defect != schema_defect::none);
-    CHECK(letter.failure.errors[0].message.find("the schema cannot be evaluated here") != std::string::npos);
+TEST_CASE("process judges a response that reaches a broken reference a schema failure, in every draft",
+          "[schema][lazy][process]") {
+  for (const auto& d : drafts) {
+    CAPTURE(d.meta);
+    const auto schema = compile(broken_schema(d));
+    llmdlq::process_options options;
+    CHECK(llmdlq::process_llm_response(R"({"name": "Albert Heijn"})", schema, {}, options).has_value());
+    for (const auto& [response, defect] :
+         {std::pair{R"({"name": "x", "remote": {}})", schema_defect::unresolved_reference},
+          std::pair{R"({"nested": []})", schema_defect::unresolved_reference},
+          std::pair{R"({"looping": 1})", schema_defect::reference_loop}}) {
+      CAPTURE(response);
+      const auto result = llmdlq::process_llm_response(response, schema, {}, options);
+      REQUIRE_FALSE(result.has_value());
+      const auto& letter = llmdlq::test::check_envelope(result.error());  // and read back, defect and all
+      CHECK(letter.failure.category == llmdlq::failure_category::schema);
+      CHECK_FALSE(letter.triage.auto_replayable);
+      REQUIRE(letter.failure.errors.size() == 1);
+      CHECK(letter.failure.errors[0].keyword == "$ref");
+      CHECK(letter.failure.errors[0].defect == defect);
+      CHECK(letter.failure.errors[0].message.find("the schema cannot be evaluated here") != std::string::npos);
+    }
   }
 }
 
