@@ -156,14 +156,23 @@ class forward_evaluator {
       ++next_;
     } else {
       for (;;) {
+        if (at_next() != '"') return forward_verdict::undecided;
+        // The key the schema lists next, compared in place; else read and looked up.
+        const key_table::entry* e = keys ? keys->expected_at(text_ + positions_[next_] + 1,
+                                                             text_ + positions_[next_ + 1], hint)
+                                         : nullptr;
         std::string_view key;
-        if (at_next() != '"' || !read_string(key, key_buffer_) || at_next() != ':') {
-          return forward_verdict::undecided;
+        if (e) {
+          key = e->name;
+          ++next_;
+        } else {
+          if (!read_string(key, key_buffer_)) return forward_verdict::undecided;
+          if (keys) e = keys->find(key, hint);
         }
+        if (at_next() != ':') return forward_verdict::undecided;
         ++next_;
         const node* member = nullptr;
         if (n) {
-          const key_table::entry* e = keys ? keys->find(key, hint) : nullptr;
           if (e) present.add(*e);
           if (e && e->schema_node) {
             member = e->schema_node;

@@ -159,6 +159,7 @@ class key_table {
     std::uint32_t bit = no_index;  ///< presence bit, for required/dependent* names
     const node* schema_node = nullptr;  ///< `schema` resolved, once the program is complete
     std::uint64_t presence_mask = 0;    ///< `bit` as a mask when below 64, else 0
+    bool plain = false;                 ///< no quote or backslash in `name`: a JSON text writes it as it is
   };
 
   /// The entry for `name`, created if new.
@@ -177,6 +178,7 @@ class key_table {
     slots_.assign(capacity, no_index);
     mask_ = capacity - 1;
     count_ = static_cast<std::uint32_t>(entries_.size());
+    for (auto& e : entries_) e.plain = e.name.find_first_of("\"\\") == std::string::npos;
     for (std::uint32_t i = 0; i < entries_.size(); ++i) {
       std::size_t slot = key_bytes::hash(entries_[i].name.data(), entries_[i].name.size()) & mask_;
       while (slots_[slot] != no_index) slot = (slot + 1) & mask_;
@@ -203,6 +205,23 @@ class key_table {
     const entry* found = find(key);
     if (found) hint = static_cast<std::uint32_t>(found - entries_.data()) + 1;
     return found;
+  }
+
+  /// The entry after the one `hint` names when the raw string at `begin`
+  /// is its name, closed by the quote right before `limit`: a key read in
+  /// place, its end never searched for. `hint` then follows it. For an
+  /// indexed text, whose strings stage 1 found closed and valid UTF-8.
+  [[nodiscard]] LLMDLQ_ALWAYS_INLINE const entry* expected_at(const char* begin, const char* limit,
+                                                              std::uint32_t& hint) const noexcept {
+    if (hint >= count_) return nullptr;
+    const entry& e = entries_[hint];
+    const std::size_t n = e.name.size();
+    if (static_cast<std::size_t>(limit - begin) != n + 1 || begin[n] != '"' || !e.plain ||
+        !key_bytes::equal(begin, e.name.data(), n)) {
+      return nullptr;
+    }
+    ++hint;
+    return &e;
   }
 
   [[nodiscard]] const std::vector<entry>& entries() const noexcept { return entries_; }
