@@ -94,9 +94,10 @@ enum class number_reading : std::uint8_t {
   lenient,  // it reads on through a `+`, missing digits and leading zeros, and keeps the spans
 };
 
-/// Reads the number at the start of `text`.
+/// Reads the number at the start of `text`. Inlined: a call would return
+/// the result through memory, which costs the forward pass as much as the scan.
 template <number_reading reading = number_reading::strict>
-constexpr number_scan scan_number(std::string_view text) noexcept {
+LLMDLQ_ALWAYS_INLINE constexpr number_scan scan_number(std::string_view text) noexcept {
   constexpr bool strict = reading == number_reading::strict;
   // Locals, written to the result at the end: a store through a char
   // pointer may alias the result's members, which would keep them in memory.
