@@ -743,7 +743,7 @@ class schema_compiler {
   // is refused), so evaluation never recurses until the depth limit.
   void check_in_place_cycles() {
     const auto& nodes = prog_->nodes;
-    const std::size_t count = nodes.size();  // defective nodes added below are leaves
+    const std::size_t count = nodes.size();     // defective nodes added below are leaves
     std::vector<std::uint8_t> state(count, 0);  // 0 new, 1 on the stack, 2 done
     std::vector<std::pair<node_id, std::vector<node_id>>> stack;
     auto children_of = [&](node_id id) {
@@ -802,7 +802,8 @@ class schema_compiler {
       loop += (i == first ? "" : " -> ") + where_compiled(stack[i].first);
     }
     loop += " -> " + where_compiled(next);
-    const std::string why = "subschemas apply each other in place in a loop that never descends into the value: " + loop;
+    const std::string why = "subschemas apply each other in place in a loop that never descends into the value: " +
+                            loop;
     if (options_.refuse_broken_references) {
       error_ = schema_error{schema_errc::infinite_recursion, where_compiled(id), why, std::nullopt};
       return;
