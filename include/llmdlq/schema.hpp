@@ -33,7 +33,7 @@ LLMDLQ_BEGIN_NAMESPACE
 namespace detail {
 struct program;
 struct schema_access;
-}
+}  // namespace detail
 
 /// Why a schema could not be compiled.
 enum class schema_errc : std::uint8_t {
@@ -163,12 +163,11 @@ class schema {
  public:
   /// Compiles a schema from its JSON text. Linear in the size of the schema
   /// and of the remote schemas it references.
-  [[nodiscard]] static LLMDLQ_INLINE expected<schema, schema_error> compile(
-      std::string_view json, const compile_options& options = {});
+  [[nodiscard]] static LLMDLQ_INLINE expected<schema, schema_error> compile(std::string_view json,
+                                                                            const compile_options& options = {});
 
   /// (A string literal is schema text, not a JSON string value.)
-  [[nodiscard]] static expected<schema, schema_error> compile(const char* json,
-                                                              const compile_options& options = {}) {
+  [[nodiscard]] static expected<schema, schema_error> compile(const char* json, const compile_options& options = {}) {
     return compile(std::string_view(json), options);
   }
   [[nodiscard]] static expected<schema, schema_error> compile(const std::string& json,
@@ -177,8 +176,8 @@ class schema {
   }
 
   /// Compiles a schema already held as a Boost.JSON value.
-  [[nodiscard]] static LLMDLQ_INLINE expected<schema, schema_error> compile(
-      const boost::json::value& json, const compile_options& options = {});
+  [[nodiscard]] static LLMDLQ_INLINE expected<schema, schema_error> compile(const boost::json::value& json,
+                                                                            const compile_options& options = {});
 
   /// Yes or no, stopping at the first failure: the fast path.
   [[nodiscard]] LLMDLQ_INLINE bool is_valid(const json_document& instance) const;
@@ -207,12 +206,12 @@ class schema {
 
   /// Every reason (up to the cap) the instance fails, in a deterministic order;
   /// empty when it is valid.
-  [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(
-      const json_document& instance, const validate_options& options = {}) const;
-  [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(
-      simdjson::dom::element instance, const validate_options& options = {}) const;
-  [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(
-      const boost::json::value& instance, const validate_options& options = {}) const;
+  [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(const json_document& instance,
+                                                                     const validate_options& options = {}) const;
+  [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(simdjson::dom::element instance,
+                                                                     const validate_options& options = {}) const;
+  [[nodiscard]] LLMDLQ_INLINE std::vector<validation_error> validate(const boost::json::value& instance,
+                                                                     const validate_options& options = {}) const;
 
   /// The draft of the root schema resource.
   [[nodiscard]] LLMDLQ_INLINE llmdlq::dialect dialect() const noexcept;
@@ -239,8 +238,7 @@ class schema {
 
  private:
   friend struct detail::schema_access;
-  explicit schema(std::shared_ptr<const detail::program> program) noexcept
-      : program_(std::move(program)) {}
+  explicit schema(std::shared_ptr<const detail::program> program) noexcept : program_(std::move(program)) {}
 
   std::shared_ptr<const detail::program> program_;
 };
@@ -252,6 +250,6 @@ class schema {
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/schema.ipp"
-#  include "llmdlq/impl/schema_compiler.ipp"
+#include "llmdlq/impl/schema.ipp"
+#include "llmdlq/impl/schema_compiler.ipp"
 #endif

@@ -61,5 +61,5 @@ struct validation_error {
 LLMDLQ_END_NAMESPACE
 
 #ifdef LLMDLQ_HEADER_ONLY
-#  include "llmdlq/impl/validation_error.ipp"
+#include "llmdlq/impl/validation_error.ipp"
 #endif

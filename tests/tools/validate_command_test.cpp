@@ -36,12 +36,13 @@ TEST_CASE("validate: one verdict line per file, exit 1 when any is invalid", "[t
 
   run = run_llmdlq("validate --schema " + schema + " " + good + " " + bad + " " + broken);
   CHECK(run.exit_code == 1);
-  CHECK(run.out ==
-        "{\"valid\":true,\"dialect\":\"draft2020-12\"}\n"
-        R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/minimum","keyword":"minimum","message":"must be >= 0, found -3"}],"dialect":"draft2020-12"})"
-        "\n"
-        R"({"valid":false,"syntax":{"offset":16,"line":3,"column":1,"message":"trailing comma before '}'"},"dialect":"draft2020-12"})"
-        "\n");
+  CHECK(
+      run.out ==
+      "{\"valid\":true,\"dialect\":\"draft2020-12\"}\n"
+      R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/minimum","keyword":"minimum","message":"must be >= 0, found -3"}],"dialect":"draft2020-12"})"
+      "\n"
+      R"({"valid":false,"syntax":{"offset":16,"line":3,"column":1,"message":"trailing comma before '}'"},"dialect":"draft2020-12"})"
+      "\n");
   CHECK(run.err.empty());
 }
 
@@ -51,12 +52,13 @@ TEST_CASE("validate --jsonl: one document per line of standard input", "[tools][
   const auto run = run_llmdlq("validate --jsonl --schema " + schema,
                               "{\"total\": 1}\n{\"total\": \"1\"}\n[\n{\"total\": 2}\r\n");
   CHECK(run.exit_code == 1);
-  CHECK(run.out ==
-        "{\"valid\":true,\"dialect\":\"draft2020-12\"}\n"
-        R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/type","keyword":"type","message":"expected number, found string"}],"dialect":"draft2020-12"})"
-        "\n"
-        R"({"valid":false,"syntax":{"offset":1,"line":1,"column":2,"message":"the input ends where a value or ']' was expected"},"dialect":"draft2020-12"})"
-        "\n{\"valid\":true,\"dialect\":\"draft2020-12\"}\n");
+  CHECK(
+      run.out ==
+      "{\"valid\":true,\"dialect\":\"draft2020-12\"}\n"
+      R"({"valid":false,"errors":[{"instance_path":"/total","schema_path":"/properties/total/type","keyword":"type","message":"expected number, found string"}],"dialect":"draft2020-12"})"
+      "\n"
+      R"({"valid":false,"syntax":{"offset":1,"line":1,"column":2,"message":"the input ends where a value or ']' was expected"},"dialect":"draft2020-12"})"
+      "\n{\"valid\":true,\"dialect\":\"draft2020-12\"}\n");
 }
 
 TEST_CASE("validate: standard input as one document when no file is given", "[tools][validate]") {
@@ -83,16 +85,17 @@ TEST_CASE("validate: invalid UTF-8 in a document is a positioned syntax error", 
   const auto doc = dir.write("doc.json", "{\"total\": 1, \"name\": \"Caf\xE9\"}");
   const auto run = run_llmdlq("validate --schema " + schema + " " + doc);
   CHECK(run.exit_code == 1);
-  CHECK(run.out ==
-        R"({"valid":false,"syntax":{"offset":25,"line":1,"column":26,"message":"invalid UTF-8 in a string"},"dialect":"draft2020-12"})"
-        "\n");
+  CHECK(
+      run.out ==
+      R"({"valid":false,"syntax":{"offset":25,"line":1,"column":26,"message":"invalid UTF-8 in a string"},"dialect":"draft2020-12"})"
+      "\n");
 }
 
 TEST_CASE("validate: schema problems exit 2 with a message naming the location", "[tools][validate]") {
   temp_dir dir;
   const auto doc = dir.write("doc.json", "{}");
-  auto run = run_llmdlq("validate --schema " + dir.write("s.json", R"({"properties": {"a": {"minimum": "x"}}})") +
-                        " " + doc);
+  auto run = run_llmdlq("validate --schema " + dir.write("s.json", R"({"properties": {"a": {"minimum": "x"}}})") + " " +
+                        doc);
   CHECK(run.exit_code == 2);
   CHECK(run.out.empty());
   CHECK(run.err.find("at /properties/a/minimum: minimum must be a number") != std::string::npos);
@@ -146,8 +149,7 @@ TEST_CASE("validate: an unreadable document exits 2 but the others are still che
   const auto schema = dir.write("schema.json", schema_json);
   const auto good = dir.write("good.json", R"({"total": 3})");
   const auto missing = (dir.path() / "missing.json").string();
-  const auto run = run_llmdlq("validate --schema " + schema + " " + missing + " " + good + " " +
-                              dir.path().string());
+  const auto run = run_llmdlq("validate --schema " + schema + " " + missing + " " + good + " " + dir.path().string());
   CHECK(run.exit_code == 2);
   CHECK(run.out.find(R"("read_error":"No such file or directory")") != std::string::npos);
   CHECK(run.out.find(R"("read_error":"Is a directory")") != std::string::npos);
@@ -170,8 +172,8 @@ TEST_CASE("validate --remote maps a URI prefix to a folder", "[tools][validate]"
   dir.write("defs/money.json", R"({"type": "number", "minimum": 0})");
   const auto schema = dir.write("schema.json", R"({"$ref": "http://localhost:1234/money.json"})");
   const auto doc = dir.write("doc.json", "-1");
-  const auto run = run_llmdlq("validate --schema " + schema + " --remote http://localhost:1234/=" +
-                              (dir.path() / "defs").string() + " " + doc);
+  const auto run = run_llmdlq("validate --schema " + schema +
+                              " --remote http://localhost:1234/=" + (dir.path() / "defs").string() + " " + doc);
   CHECK(run.exit_code == 1);
   CHECK(run.out.find(R"("schema_path":"/$ref/minimum")") != std::string::npos);
 }
@@ -185,9 +187,9 @@ TEST_CASE("validate: a read error on standard input exits 2", "[tools][validate]
     CHECK(run.exit_code == 2);
     CHECK(run.out.empty());
     // --jsonl reads lines; without it, standard input is one document.
-    CHECK(run.err.find(*mode != '\0' ? "cannot read standard input: Is a directory"
-                                      : "cannot read the document on standard input: Is a directory") !=
-          std::string::npos);
+    CHECK(run.err.find(*mode != '\0'
+                           ? "cannot read standard input: Is a directory"
+                           : "cannot read the document on standard input: Is a directory") != std::string::npos);
   }
 }
 
@@ -197,7 +199,9 @@ TEST_CASE("validate --jsonl: a line over the document limit is invalid, and the 
   const std::string huge = "[" + std::string(16u << 20, ' ') + "]";
   const auto run = run_llmdlq("validate --jsonl --schema " + schema, huge + "\n[]\n");
   CHECK(run.exit_code == 1);
-  CHECK(run.out == "{\"valid\":false,\"too_large\":{\"length\":16777218,\"limit\":16777216},\"dialect\":\"draft2020-12\"}\n{\"valid\":true,\"dialect\":\"draft2020-12\"}\n");
+  CHECK(
+      run.out ==
+      "{\"valid\":false,\"too_large\":{\"length\":16777218,\"limit\":16777216},\"dialect\":\"draft2020-12\"}\n{\"valid\":true,\"dialect\":\"draft2020-12\"}\n");
 }
 
 TEST_CASE("every command: results that do not reach standard output are exit 3, never 0", "[tools]") {
@@ -206,8 +210,8 @@ TEST_CASE("every command: results that do not reach standard output are exit 3, 
   const auto schema = dir.write("schema.json", R"({"type": "object"})");
   const auto document = dir.write("doc.json", "{}");
   const auto to_full = [&](const std::string& arguments) {
-    const std::string command =
-        "'" + std::string(LLMDLQ_TOOL) + "' " + arguments + " </dev/null >/dev/full 2>'" + (dir.path() / "err").string() + "'";
+    const std::string command = "'" + std::string(LLMDLQ_TOOL) + "' " + arguments + " </dev/null >/dev/full 2>'" +
+                                (dir.path() / "err").string() + "'";
     const int status = std::system(command.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
@@ -233,7 +237,8 @@ TEST_CASE("validate --catalog: schemas in a directory refer to each other", "[to
   const auto schema = dir.write("order.json", R"({"type": "object", "properties": {
     "ship_to": {"$ref": "https://schemas.example.com/address.json"},
     "total": {"$ref": "common/money.json"}}})");
-  const auto good = dir.write("good.json", R"({"ship_to": {"city": "Utrecht"}, "total": {"amount": 3, "currency": "EUR"}})");
+  const auto good = dir.write("good.json",
+                              R"({"ship_to": {"city": "Utrecht"}, "total": {"amount": 3, "currency": "EUR"}})");
   const auto bad = dir.write("bad.json", R"({"ship_to": {}, "total": {"amount": "3", "currency": "EUR"}})");
   auto run = run_llmdlq("validate --schema " + schema + " --catalog " + catalog + " " + good + " " + bad);
   CHECK(run.exit_code == 1);
@@ -266,9 +271,11 @@ TEST_CASE("validate --draft: a schema without $schema read as draft-07", "[tools
   const auto doc = dir.write("doc.json", R"({"n": 3})");
   const auto list = dir.write("list.json", R"([1, 2])");
   auto run = run_llmdlq("validate --draft draft7 --schema " + schema + " " + doc + " " + list);
-  CHECK(run.out == "{\"valid\":true,\"dialect\":\"draft7\"}\n"
-                   R"v({"valid":false,"errors":[{"instance_path":"/1","schema_path":"/additionalItems","keyword":"additionalItems","message":"no item is allowed at index 1 (at most 1)"}],"dialect":"draft7"})v"
-                   "\n");
+  CHECK(
+      run.out ==
+      "{\"valid\":true,\"dialect\":\"draft7\"}\n"
+      R"v({"valid":false,"errors":[{"instance_path":"/1","schema_path":"/additionalItems","keyword":"additionalItems","message":"no item is allowed at index 1 (at most 1)"}],"dialect":"draft7"})v"
+      "\n");
   // As 2020-12, `$ref` and its sibling both apply.
   run = run_llmdlq("validate --schema " + schema + " " + doc);
   CHECK(run.exit_code == 1);

@@ -15,27 +15,24 @@ LLMDLQ_INLINE std::string_view describe(schema_errc code) noexcept {
   return detail::errc_message<schema_errc>(static_cast<int>(code));
 }
 
-LLMDLQ_INLINE expected<schema, schema_error> schema::compile(std::string_view json,
-                                                              const compile_options& options) {
+LLMDLQ_INLINE expected<schema, schema_error> schema::compile(std::string_view json, const compile_options& options) {
   parse_options limits;
   limits.max_depth = 2 * options.max_nesting + 2;  // each subschema level is an object in a keyword
   auto parsed = parse_value(json, limits);
   if (!parsed) {
     if (parsed.error().code == json_errc::too_deep) {
       return unexpected(schema_error{schema_errc::too_complex, "",
-                                     "the schema nests deeper than the limit of " +
-                                         std::to_string(options.max_nesting),
+                                     "the schema nests deeper than the limit of " + std::to_string(options.max_nesting),
                                      parsed.error()});
     }
-    return unexpected(schema_error{schema_errc::invalid_json, "",
-                                   "the schema is not JSON: " + parsed.error().message,
+    return unexpected(schema_error{schema_errc::invalid_json, "", "the schema is not JSON: " + parsed.error().message,
                                    parsed.error()});
   }
   return compile(*parsed, options);
 }
 
 LLMDLQ_INLINE expected<schema, schema_error> schema::compile(const boost::json::value& json,
-                                                              const compile_options& options) {
+                                                             const compile_options& options) {
   detail::schema_compiler compiler(options);
   auto program = compiler.run(json);
   if (!program) return unexpected(std::move(program.error()));
@@ -45,8 +42,7 @@ LLMDLQ_INLINE expected<schema, schema_error> schema::compile(const boost::json::
 namespace detail {
 
 template <class View>
-bool is_valid_against(const program& prog, typename View::value instance,
-                      std::optional<timestamp> now = std::nullopt) {
+bool is_valid_against(const program& prog, typename View::value instance, std::optional<timestamp> now = std::nullopt) {
   eval_context context(prog, now);
   evaluator<View, false> eval(context, nullptr);
   return eval.evaluate(prog.root, instance, nullptr) && context.defect == no_index;
@@ -68,13 +64,14 @@ std::vector<validation_error> errors_against(const program& prog, typename View:
 }  // namespace detail
 
 LLMDLQ_INLINE bool schema::is_valid(const json_document& instance) const {
-  return detail::is_valid_against<detail::tape_view>(
-      *program_, detail::tape_view::root_of(instance.simdjson_document()));
+  return detail::is_valid_against<detail::tape_view>(*program_,
+                                                     detail::tape_view::root_of(instance.simdjson_document()));
 }
 
 LLMDLQ_INLINE bool schema::is_valid(const json_document& instance, const validate_options& options) const {
-  return detail::is_valid_against<detail::tape_view>(
-      *program_, detail::tape_view::root_of(instance.simdjson_document()), options.now);
+  return detail::is_valid_against<detail::tape_view>(*program_,
+                                                     detail::tape_view::root_of(instance.simdjson_document()),
+                                                     options.now);
 }
 
 LLMDLQ_INLINE bool schema::is_valid(simdjson::dom::element instance) const {
@@ -117,8 +114,8 @@ LLMDLQ_INLINE bool schema::is_valid_text(simdjson::padded_string_view json, cons
 
 LLMDLQ_INLINE std::vector<validation_error> schema::validate(const json_document& instance,
                                                              const validate_options& options) const {
-  return detail::errors_against<detail::tape_view>(
-      *program_, detail::tape_view::root_of(instance.simdjson_document()), options);
+  return detail::errors_against<detail::tape_view>(*program_, detail::tape_view::root_of(instance.simdjson_document()),
+                                                   options);
 }
 
 LLMDLQ_INLINE std::vector<validation_error> schema::validate(simdjson::dom::element instance,

@@ -41,8 +41,8 @@ enum vocabulary : std::uint8_t {
   validation_vocabulary = 4,
   format_assertion_vocabulary = 8,
 };
-inline constexpr std::uint8_t default_vocabularies =
-    applicator_vocabulary | unevaluated_vocabulary | validation_vocabulary;
+inline constexpr std::uint8_t default_vocabularies = applicator_vocabulary | unevaluated_vocabulary |
+                                                     validation_vocabulary;
 
 /// Whether `keyword` is one of draft `d`'s: keywords of other drafts are
 /// unknown keywords there, ignored as annotations.
@@ -141,8 +141,7 @@ class schema_compiler {
 
   // The draft and vocabularies of a schema resource whose `$schema` is `meta`
   // (at `pointer`, for errors); `inherited` for a resource without one.
-  scope read_dialect(std::uint32_t doc, const std::string& pointer, const boost::json::value* meta,
-                     scope inherited) {
+  scope read_dialect(std::uint32_t doc, const std::string& pointer, const boost::json::value* meta, scope inherited) {
     if (!meta) return inherited;
     if (!meta->is_string()) {
       set_error(schema_errc::invalid_keyword, doc, pointer + "/$schema", "$schema must be a URI string");
@@ -183,8 +182,8 @@ class schema_compiler {
     for (const auto& [name, required] : vocab->value().get_object()) {
       const std::string_view uri(name.data(), name.size());
       std::string_view known;
-      for (const std::string_view prefix : {"https://json-schema.org/draft/2020-12/vocab/",
-                                            "https://json-schema.org/draft/2019-09/vocab/"}) {
+      for (const std::string_view prefix :
+           {"https://json-schema.org/draft/2020-12/vocab/", "https://json-schema.org/draft/2019-09/vocab/"}) {
         if (uri.starts_with(prefix)) known = uri.substr(prefix.size());
       }
       if (known == "applicator") {
@@ -230,8 +229,7 @@ class schema_compiler {
     auto parsed = parse_value(*text);
     if (!parsed) {
       error_ = schema_error{schema_errc::invalid_json, uri,
-                            fmt::format("the schema {} is not JSON: {}", uri, parsed.error().message),
-                            parsed.error()};
+                            fmt::format("the schema {} is not JSON: {}", uri, parsed.error().message), parsed.error()};
       return std::nullopt;
     }
     return add_document(uri, std::move(*parsed));
@@ -327,9 +325,9 @@ class schema_compiler {
   }
 
   static bool is_schema_keyword(std::string_view k) {
-    return k == "additionalProperties" || k == "propertyNames" || k == "items" || k == "contains" ||
-           k == "not" || k == "if" || k == "then" || k == "else" || k == "unevaluatedItems" ||
-           k == "unevaluatedProperties" || k == "additionalItems" || k == "contentSchema";
+    return k == "additionalProperties" || k == "propertyNames" || k == "items" || k == "contains" || k == "not" ||
+           k == "if" || k == "then" || k == "else" || k == "unevaluatedItems" || k == "unevaluatedProperties" ||
+           k == "additionalItems" || k == "contentSchema";
   }
   static bool is_schema_map_keyword(std::string_view k) {
     return k == "properties" || k == "patternProperties" || k == "$defs" || k == "definitions" ||
@@ -372,13 +370,13 @@ class schema_compiler {
 
   // Resolves `ref`, the value of `keyword` at `at`, against the base URI there
   // (references.ipp).
-  std::optional<resolved_target> resolve_reference(std::uint32_t doc, const std::string& at,
-                                                   std::string_view keyword, std::string_view ref);
+  std::optional<resolved_target> resolve_reference(std::uint32_t doc, const std::string& at, std::string_view keyword,
+                                                   std::string_view ref);
 
   // ---- keyword values, shared by the readers ---------------------------------
 
-  bool read_count(std::uint32_t doc, const std::string& at, std::string_view keyword,
-                  const boost::json::value& v, std::uint64_t& out) {
+  bool read_count(std::uint32_t doc, const std::string& at, std::string_view keyword, const boost::json::value& v,
+                  std::uint64_t& out) {
     const std::string where = at + "/" + std::string(keyword);
     if (v.is_int64() && v.get_int64() >= 0) return out = static_cast<std::uint64_t>(v.get_int64()), true;
     if (v.is_uint64()) return out = v.get_uint64(), true;
@@ -418,14 +416,13 @@ class schema_compiler {
     return true;
   }
 
-  std::optional<std::uint32_t> compile_regex(std::uint32_t doc, const std::string& where,
-                                             std::string_view pattern) {
+  std::optional<std::uint32_t> compile_regex(std::uint32_t doc, const std::string& where, std::string_view pattern) {
     if (const auto it = regex_ids_.find(std::string(pattern)); it != regex_ids_.end()) return it->second;
     auto regex = ecma_regex::compile(pattern, options_.pattern_syntax);
     if (!regex) {
       set_error(schema_errc::invalid_pattern, doc, where,
-                fmt::format("invalid regular expression {} (at offset {}): {}", pattern,
-                            regex.error().offset, regex.error().message));
+                fmt::format("invalid regular expression {} (at offset {}): {}", pattern, regex.error().offset,
+                            regex.error().message));
       return std::nullopt;
     }
     const auto id = static_cast<std::uint32_t>(prog_->regexes.size());
@@ -436,16 +433,15 @@ class schema_compiler {
 
   // ---- nodes -----------------------------------------------------------------
 
-  node_id compile_child(std::uint32_t doc, const std::string& at, std::string_view keyword,
-                        std::size_t depth) {
+  node_id compile_child(std::uint32_t doc, const std::string& at, std::string_view keyword, std::size_t depth) {
     std::string pointer = at;
     append_pointer_token(pointer, keyword);
     return compile_at(doc, pointer, depth + 1);
   }
 
   template <class Token>
-  node_id compile_child(std::uint32_t doc, const std::string& at, std::string_view keyword,
-                        const Token& token, std::size_t depth) {
+  node_id compile_child(std::uint32_t doc, const std::string& at, std::string_view keyword, const Token& token,
+                        std::size_t depth) {
     std::string pointer = at;
     append_pointer_token(pointer, keyword);
     append_pointer_token(pointer, token);
@@ -634,18 +630,18 @@ class schema_compiler {
   // refuse_broken_references, else a defective node and a warning.
   node_id unresolved_reference(const schema_site& site, std::string_view keyword, std::string why);
   bool read_type_enum_const(schema_site& site);  // type_enum_const.ipp
-  bool read_numeric(schema_site& site);  // numeric.ipp
-  bool read_number(std::uint32_t doc, const std::string& at, std::string_view keyword,
-                   const boost::json::value& v, json_number& out);
+  bool read_numeric(schema_site& site);          // numeric.ipp
+  bool read_number(std::uint32_t doc, const std::string& at, std::string_view keyword, const boost::json::value& v,
+                   json_number& out);
   static void set_interval(node& n);
   bool read_string_assertions(schema_site& site);  // string.ipp
   bool read_format(schema_site& site);
-  bool read_array_assertions(schema_site& site);  // array.ipp
+  bool read_array_assertions(schema_site& site);   // array.ipp
   bool read_object_assertions(schema_site& site);  // object.ipp
   void add_dependent_required(key_table& keys, node& n, std::string_view trigger,
                               const std::vector<std::string>& names);
   bool read_content_rules(schema_site& site);  // content_rules.ipp: x-dlq-rule
-  bool read_applicators(schema_site& site);  // applicator.ipp
+  bool read_applicators(schema_site& site);    // applicator.ipp
   bool read_object_applicators(schema_site& site);
   bool read_array_applicators(schema_site& site);
   void read_in_place_applicators(schema_site& site);
@@ -716,8 +712,7 @@ class schema_compiler {
           n.unevaluated_properties != no_node) {
         n.flags |= annotates_properties;
       }
-      if (n.prefix_items.count || n.items != no_node || n.contains != no_node ||
-          n.unevaluated_items != no_node) {
+      if (n.prefix_items.count || n.items != no_node || n.contains != no_node || n.unevaluated_items != no_node) {
         n.flags |= annotates_items;
       }
       if (n.dynamic_anchor != no_index || n.recursive_ref) n.flags |= annotates_properties | annotates_items;

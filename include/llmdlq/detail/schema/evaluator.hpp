@@ -39,7 +39,7 @@ struct eval_context {
   const program& prog;
   std::vector<std::uint32_t> scope;  ///< dynamic scope: schema resources entered, outermost first
   std::size_t depth = 0;
-  std::optional<timestamp> now;      ///< for content rules; none: they are skipped
+  std::optional<timestamp> now;  ///< for content rules; none: they are skipped
   /// The first program::defects entry evaluation reached (no_index: none).
   /// It fails the whole validation, even where it was reached under `not`
   /// or in a branch whose failure was allowed.
@@ -78,7 +78,7 @@ struct error_sink {
 
 inline std::string describe_types(std::uint8_t types) {
   static constexpr std::pair<std::uint8_t, std::string_view> names[] = {
-      {object_bit, "object"}, {array_bit, "array"},     {string_bit, "string"}, {number_bit, "number"},
+      {object_bit, "object"},   {array_bit, "array"},     {string_bit, "string"}, {number_bit, "number"},
       {integer_bit, "integer"}, {boolean_bit, "boolean"}, {null_bit, "null"}};
   std::string out;
   for (const auto& [bit, name] : names) {
@@ -165,9 +165,7 @@ class presence_set {
   }
   /// Whether every bit of `mask` (bits below 64) is set; with more than 64
   /// names, answers false so that the caller checks name by name.
-  [[nodiscard]] bool has_all(std::uint64_t mask) const noexcept {
-    return !large_ && (small_ & mask) == mask;
-  }
+  [[nodiscard]] bool has_all(std::uint64_t mask) const noexcept { return !large_ && (small_ & mask) == mask; }
 
  private:
   std::uint64_t small_ = 0;
@@ -182,8 +180,7 @@ class evaluator {
  public:
   using value = typename View::value;
 
-  evaluator(eval_context& context, error_sink* sink) noexcept
-      : ctx_(context), prog_(context.prog), sink_(sink) {}
+  evaluator(eval_context& context, error_sink* sink) noexcept : ctx_(context), prog_(context.prog), sink_(sink) {}
 
   /// Whether `v` is valid against node `id`. `evaluated`, when given, collects
   /// the members or elements of `v` this node evaluated (for unevaluated*).
@@ -206,8 +203,7 @@ class evaluator {
     if (n.flags == 0) return true;
     bool valid = true;
     if ((n.flags & has_type) && !type_matches(n.types, k, v)) {
-      if (!fail("type", LLMDLQ_MESSAGE("expected {}, found {}", describe_types(n.types),
-                                       describe_found(k, v)))) {
+      if (!fail("type", LLMDLQ_MESSAGE("expected {}, found {}", describe_types(n.types), describe_found(k, v)))) {
         return false;
       }
       valid = false;
@@ -276,15 +272,13 @@ class evaluator {
       if (rule == content_rule::not_future && future) {
         valid = false;
         if (!fail("x-dlq-rule", LLMDLQ_MESSAGE("is in the future: {} is after {}", s,
-                                               date_only ? format_rfc3339(now).substr(0, 10)
-                                                         : format_rfc3339(now)))) {
+                                               date_only ? format_rfc3339(now).substr(0, 10) : format_rfc3339(now)))) {
           return false;
         }
       } else if (rule == content_rule::not_past && past) {
         valid = false;
         if (!fail("x-dlq-rule", LLMDLQ_MESSAGE("is in the past: {} is before {}", s,
-                                               date_only ? format_rfc3339(now).substr(0, 10)
-                                                         : format_rfc3339(now)))) {
+                                               date_only ? format_rfc3339(now).substr(0, 10) : format_rfc3339(now)))) {
           return false;
         }
       }
@@ -298,8 +292,8 @@ class evaluator {
       return fail_at_step("false", [] { return "no value is allowed here"; });
     }
     if (ctx_.depth >= max_evaluation_depth) {
-      return fail_at_step("$ref", LLMDLQ_MESSAGE("evaluation nests deeper than {}",
-                                                 counted(max_evaluation_depth, "level")));
+      return fail_at_step("$ref",
+                          LLMDLQ_MESSAGE("evaluation nests deeper than {}", counted(max_evaluation_depth, "level")));
     }
     depth_guard depth(ctx_);
     scope_guard scope(ctx_, n.resource);
@@ -499,8 +493,8 @@ class evaluator {
     const bool structural = is_structural_keyword(keyword);
     if (sink_->errors.size() >= sink_->max_errors && !structural) return true;  // past the cap: not kept
     sink_->structural_found = sink_->structural_found || structural;
-    sink_->errors.push_back(validation_error{sink_->instance_path, std::move(schema_path),
-                                             std::string(keyword), std::move(message)});
+    sink_->errors.push_back(validation_error{sink_->instance_path, std::move(schema_path), std::string(keyword),
+                                             std::move(message)});
     return !sink_->full();
   }
 
@@ -535,9 +529,7 @@ class evaluator {
                                       : k == instance_kind::array && (flags & annotates_items) != 0;
   }
 
-  bool is_false_schema(node_id id) const noexcept {
-    return (prog_.nodes[id].flags & always_false) != 0;
-  }
+  bool is_false_schema(node_id id) const noexcept { return (prog_.nodes[id].flags & always_false) != 0; }
 
   static regex_match search(const ecma_regex& re, std::string_view subject) noexcept {
     if constexpr (View::valid_utf8) {
@@ -550,8 +542,7 @@ class evaluator {
   LLMDLQ_ALWAYS_INLINE static bool type_matches(std::uint8_t types, instance_kind k, value v) noexcept {
     // The type bit of each instance_kind, in declaration order; a table, not a
     // switch, since member kinds vary too much for a branch to predict.
-    static constexpr std::uint8_t kind_bits[] = {null_bit,   boolean_bit, number_bit,
-                                                 string_bit, array_bit,   object_bit};
+    static constexpr std::uint8_t kind_bits[] = {null_bit, boolean_bit, number_bit, string_bit, array_bit, object_bit};
     if (types & kind_bits[static_cast<std::size_t>(k)]) return true;
     return k == instance_kind::number && (types & integer_bit) && View::number(v).is_integer();
   }
@@ -624,8 +615,8 @@ class evaluator {
     auto bound = [&](const number_bound& b, std::string_view keyword, bool ok, std::string_view relation) {
       if (ok) return true;
       valid = false;
-      return fail(keyword, LLMDLQ_MESSAGE("must be {} {}, found {}", relation, describe_number(b.value),
-                                       describe_number(x)));
+      return fail(keyword,
+                  LLMDLQ_MESSAGE("must be {} {}, found {}", relation, describe_number(b.value), describe_number(x)));
     };
     if (n.minimum.present && !bound(n.minimum, "minimum", versus(n.minimum) >= 0, ">=")) {
       return false;
@@ -643,8 +634,8 @@ class evaluator {
     }
     if (n.has_multiple_of && !is_multiple(x, n)) {
       valid = false;
-      if (!fail("multipleOf", LLMDLQ_MESSAGE("must be a multiple of {}, found {}",
-                                          describe_number(n.multiple_of), describe_number(x)))) {
+      if (!fail("multipleOf", LLMDLQ_MESSAGE("must be a multiple of {}, found {}", describe_number(n.multiple_of),
+                                             describe_number(x)))) {
         return false;
       }
     }
@@ -672,20 +663,19 @@ class evaluator {
       // length leaves the answer open.
       const std::uint64_t most = s.size(), least = (s.size() + 3) / 4;
       std::uint64_t length = most;
-      if (!(least >= n.min_length && most <= n.max_length) && most >= n.min_length &&
-          least <= n.max_length) {
+      if (!(least >= n.min_length && most <= n.max_length) && most >= n.min_length && least <= n.max_length) {
         length = count_code_points(s);
       }
       if (length < n.min_length) {
         valid = false;
-        if (!fail("minLength", LLMDLQ_MESSAGE("must be at least {} long, found {}",
-                                           counted(n.min_length, "character"), count_code_points(s)))) {
+        if (!fail("minLength", LLMDLQ_MESSAGE("must be at least {} long, found {}", counted(n.min_length, "character"),
+                                              count_code_points(s)))) {
           return false;
         }
       } else if (length > n.max_length) {
         valid = false;
-        if (!fail("maxLength", LLMDLQ_MESSAGE("must be at most {} long, found {}",
-                                           counted(n.max_length, "character"), count_code_points(s)))) {
+        if (!fail("maxLength", LLMDLQ_MESSAGE("must be at most {} long, found {}", counted(n.max_length, "character"),
+                                              count_code_points(s)))) {
           return false;
         }
       }
@@ -747,8 +737,8 @@ class evaluator {
         step s(this, rest);
         s.instance(i);
         valid = false;
-        return fail_at_step(rest, LLMDLQ_MESSAGE("no item is allowed at index {} (at most {})", i,
-                                                 n.prefix_items.count));
+        return fail_at_step(rest,
+                            LLMDLQ_MESSAGE("no item is allowed at index {} (at most {})", i, n.prefix_items.count));
       }
       const node& child = prog_.nodes[schema];
       if (passes_quietly(child, element)) return true;
@@ -860,8 +850,8 @@ class evaluator {
       }
     }
     if (keys || !n.pattern_properties.empty() || n.additional_properties != no_node || n.property_names != no_node) {
-      const bool completed = View::for_each_member(v, [&](std::size_t i, std::string_view key, value member)
-                                                          LLMDLQ_INLINE_LAMBDA {
+      const bool completed = View::for_each_member(v, [&](std::size_t i, std::string_view key,
+                                                          value member) LLMDLQ_INLINE_LAMBDA {
         bool matched = false;
         if (!check_property(keys, present, hint, key, member, matched, valid)) return false;
         if (!n.pattern_properties.empty() && !check_pattern_properties(n, key, member, matched, valid)) return false;
@@ -954,8 +944,8 @@ class evaluator {
     return true;
   }
 
-  LLMDLQ_ALWAYS_INLINE bool check_additional_property(const node& n, std::string_view key, value member,
-                                                      bool matched, bool& valid) {
+  LLMDLQ_ALWAYS_INLINE bool check_additional_property(const node& n, std::string_view key, value member, bool matched,
+                                                      bool& valid) {
     const node_id additional = n.additional_properties;
     if (matched || additional == no_node || passes_quietly(prog_.nodes[additional], member)) return true;
     step s(this, "additionalProperties");
@@ -995,8 +985,8 @@ class evaluator {
         const char* keyword = n.spelling & dependencies_keyword ? "dependencies" : "dependentRequired";
         step s(this, keyword, rule.trigger);
         valid = false;
-        if (!fail_at_step(keyword, LLMDLQ_MESSAGE("property '{}' requires property '{}'", rule.trigger,
-                                                   property.second))) {
+        if (!fail_at_step(keyword,
+                          LLMDLQ_MESSAGE("property '{}' requires property '{}'", rule.trigger, property.second))) {
           return false;
         }
       }
@@ -1081,12 +1071,11 @@ class evaluator {
     valid = false;
     step s(this, "oneOf");
     return fail_at_step("oneOf", [&] {
-      return matches == 0
-                 ? n.one_of.count == 1 ? std::string("must match the schema in oneOf")
-                                       : fmt::format("must match exactly one of the {} schemas in oneOf, "
-                                                     "matched none",
-                                                     n.one_of.count)
-                 : fmt::format("must match exactly one schema in oneOf, matched {} and {}", first, second);
+      return matches == 0 ? n.one_of.count == 1 ? std::string("must match the schema in oneOf")
+                                                : fmt::format("must match exactly one of the {} schemas in oneOf, "
+                                                              "matched none",
+                                                              n.one_of.count)
+                          : fmt::format("must match exactly one schema in oneOf, matched {} and {}", first, second);
     });
   }
 
@@ -1133,22 +1122,21 @@ class evaluator {
       if (!completed) return false;
     } else {
       const node_id schema = n.unevaluated_properties;
-      const bool completed =
-          View::for_each_member(v, [&](std::size_t i, std::string_view key, value member) {
-            if (own.test(i) || passes_quietly(prog_.nodes[schema], member)) return true;
-            step s(this, "unevaluatedProperties");
-            s.instance(key);
-            if (is_false_schema(schema)) {
-              valid = false;
-              return fail_at_step("unevaluatedProperties",
-                          LLMDLQ_MESSAGE("property '{}' is not allowed by any subschema", key));
-            }
-            if (!evaluate(schema, member, nullptr)) {
-              valid = false;
-              return keep_going();
-            }
-            return true;
-          });
+      const bool completed = View::for_each_member(v, [&](std::size_t i, std::string_view key, value member) {
+        if (own.test(i) || passes_quietly(prog_.nodes[schema], member)) return true;
+        step s(this, "unevaluatedProperties");
+        s.instance(key);
+        if (is_false_schema(schema)) {
+          valid = false;
+          return fail_at_step("unevaluatedProperties",
+                              LLMDLQ_MESSAGE("property '{}' is not allowed by any subschema", key));
+        }
+        if (!evaluate(schema, member, nullptr)) {
+          valid = false;
+          return keep_going();
+        }
+        return true;
+      });
       if (!completed) return false;
     }
     own.set_range(0, own.size());

@@ -257,9 +257,7 @@ class forward_evaluator {
   LLMDLQ_ALWAYS_INLINE bool read_scalar(scalar_value& s, std::string& buffer) {
     const char* begin = text_ + positions_[next_];
     switch (*begin) {
-      case '"':
-        s.kind = instance_kind::string;
-        return read_string(s.string, buffer);
+      case '"': s.kind = instance_kind::string; return read_string(s.string, buffer);
       case 't':
       case 'f':
       case 'n': {
@@ -410,9 +408,8 @@ class forward_evaluator {
 /// schema::is_valid_text, and for the tests that hold it to the tape
 /// evaluator; `steps`, when given, receives the pass's count.
 /// `padded`: the text carries simdjson's padding, and is read in place.
-inline forward_verdict judge_text(const program& prog, std::string_view json, bool padded,
-                                  std::optional<timestamp> now, const parse_options& limits,
-                                  std::uint64_t* steps = nullptr) {
+inline forward_verdict judge_text(const program& prog, std::string_view json, bool padded, std::optional<timestamp> now,
+                                  const parse_options& limits, std::uint64_t* steps = nullptr) {
   count_text_pass(text_pass::forward_pass);
   // Decided when the schema was compiled: an object or array could meet a
   // keyword the pass leaves to the tape, so it is not read twice.

@@ -71,8 +71,8 @@ enum node_flag : std::uint32_t {
 /// Bits of node::spelling: the node holds keywords older drafts spell otherwise,
 /// and errors name them as the schema wrote them.
 enum spelling_bit : std::uint8_t {
-  items_array = 1,          ///< prefix_items came from an `items` array, items from `additionalItems`
-  dependencies_keyword = 2, ///< dependent_required and dependent_schemas came from `dependencies`
+  items_array = 1,           ///< prefix_items came from an `items` array, items from `additionalItems`
+  dependencies_keyword = 2,  ///< dependent_required and dependent_schemas came from `dependencies`
 };
 
 /// Content rules a schema can name with `x-dlq-rule`.
@@ -82,8 +82,8 @@ enum class content_rule : std::uint8_t {
 };
 
 /// Nodes with only these flags are leaves, checked without recursion.
-inline constexpr std::uint32_t leaf_flags =
-    has_type | has_const | has_enum | has_number_keywords | has_string_keywords | has_content_rules;
+inline constexpr std::uint32_t leaf_flags = has_type | has_const | has_enum | has_number_keywords |
+                                            has_string_keywords | has_content_rules;
 
 /// Index range into program::children.
 struct node_span {
@@ -155,8 +155,8 @@ class key_table {
  public:
   struct entry {
     std::string name;
-    node_id schema = no_node;      ///< from `properties`
-    std::uint32_t bit = no_index;  ///< presence bit, for required/dependent* names
+    node_id schema = no_node;           ///< from `properties`
+    std::uint32_t bit = no_index;       ///< presence bit, for required/dependent* names
     const node* schema_node = nullptr;  ///< `schema` resolved, once the program is complete
     std::uint64_t presence_mask = 0;    ///< `bit` as a mask when below 64, else 0
     bool plain = false;                 ///< no quote or backslash in `name`: a JSON text writes it as it is
@@ -199,8 +199,7 @@ class key_table {
   /// find(), trying first the entry after the one `hint` names: documents
   /// tend to list keys in the schema's order, which then costs no hashing.
   /// `hint` is updated to follow the entry found.
-  [[nodiscard]] LLMDLQ_ALWAYS_INLINE const entry* find(std::string_view key,
-                                                       std::uint32_t& hint) const noexcept {
+  [[nodiscard]] LLMDLQ_ALWAYS_INLINE const entry* find(std::string_view key, std::uint32_t& hint) const noexcept {
     if (hint < count_ && matches(entries_[hint], key)) return &entries_[hint++];
     const entry* found = find(key);
     if (found) hint = static_cast<std::uint32_t>(found - entries_.data()) + 1;
@@ -268,10 +267,10 @@ struct node {
 
   // In-place applicators.
   node_id ref = no_node;
-  node_id dynamic_ref = no_node;           ///< the statically resolved target
-  std::uint32_t dynamic_anchor = no_index; ///< anchor name id when the target is a $dynamicAnchor
-  bool recursive_ref = false;              ///< dynamic_ref is a 2019-09 `$recursiveRef`
-  std::uint8_t spelling = 0;               ///< spelling_bit: keywords of older drafts, for error paths
+  node_id dynamic_ref = no_node;            ///< the statically resolved target
+  std::uint32_t dynamic_anchor = no_index;  ///< anchor name id when the target is a $dynamicAnchor
+  bool recursive_ref = false;               ///< dynamic_ref is a 2019-09 `$recursiveRef`
+  std::uint8_t spelling = 0;                ///< spelling_bit: keywords of older drafts, for error paths
   node_span all_of, any_of, one_of;
   node_id not_schema = no_node, if_schema = no_node, then_schema = no_node, else_schema = no_node;
 
@@ -309,7 +308,7 @@ struct node {
   std::uint32_t keys = no_index;  ///< index into program::key_tables
   std::uint32_t presence_bits = 0;
   std::vector<std::pair<std::uint32_t, std::string>> required;  ///< (presence bit, name)
-  std::uint64_t required_mask = 0;  ///< presence bits of `required`, when all are below 64
+  std::uint64_t required_mask = 0;                              ///< presence bits of `required`, when all are below 64
   std::vector<std::pair<std::uint32_t, node_id>> pattern_properties;  ///< (regex, schema)
   node_id additional_properties = no_node, property_names = no_node, unevaluated_properties = no_node;
   std::vector<dependent_required_rule> dependent_required;
@@ -338,7 +337,7 @@ struct enum_values {
 struct schema_resource {
   std::string uri;
   std::vector<std::pair<std::uint32_t, node_id>> dynamic_anchors;  ///< (anchor name id, node)
-  node_id recursive_anchor = no_node;  ///< the root, when it has "$recursiveAnchor": true
+  node_id recursive_anchor = no_node;                              ///< the root, when it has "$recursiveAnchor": true
 };
 
 inline void key_table::resolve(const std::vector<node>& nodes) noexcept {
@@ -367,7 +366,7 @@ struct program {
   std::vector<std::string> warnings;
   std::vector<reference_defect> defects;  ///< what broken_reference nodes stand for
   compile_options options;
-  std::string fingerprint;  ///< SHA-256 of the schema's JSON, as Boost.JSON serializes it
+  std::string fingerprint;          ///< SHA-256 of the schema's JSON, as Boost.JSON serializes it
   std::vector<pii_path> pii_paths;  ///< the properties marked x-llmdlq-pii
 };
 

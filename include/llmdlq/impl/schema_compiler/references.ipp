@@ -21,7 +21,8 @@ inline std::optional<schema_compiler::resolved_target> schema_compiler::resolve_
   const std::string absolute = resolve_uri(base_at(doc, at), ref);
   const std::string resource{without_fragment(absolute)};
   const auto hash = absolute.find('#');
-  const auto decoded = percent_decode(hash == std::string::npos ? std::string_view() : std::string_view(absolute).substr(hash + 1));
+  const auto decoded = percent_decode(hash == std::string::npos ? std::string_view()
+                                                                : std::string_view(absolute).substr(hash + 1));
   const std::string where = at + "/" + std::string(keyword);
   if (!decoded) {
     set_error(schema_errc::invalid_keyword, doc, where, fmt::format("malformed escape in {}", ref));
