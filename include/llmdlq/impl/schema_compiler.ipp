@@ -755,6 +755,7 @@ class schema_compiler {
     };
     const node_id root = prog_->root < count ? prog_->root : 0;
     for (std::size_t k = 0; k < count && !error_; ++k) {
+      // The root first (its place taken by node 0): a loop is broken where a walk from the root closes it.
       const node_id start = k == 0 ? root : static_cast<node_id>(k == root ? 0 : k);
       if (state[start]) continue;
       state[start] = 1;
