@@ -173,7 +173,7 @@ TEST_CASE("kafka_moderation_consumer stores each dead letter once as a pending r
   CHECK(committed_offsets(cluster.bootstrap(), group, dlq_topic, 2) == ends);
 }
 
-TEST_CASE("kafka_moderation_consumer killed between the insert and the commit: the record comes again, still one row",
+TEST_CASE("kafka_moderation_consumer killed between the insert and the commit gets the record again and keeps one row",
           "[kafka][fault]") {
   mock_cluster cluster;
   cluster.create_topic(dlq_topic, 1);

@@ -852,7 +852,7 @@ TEST_CASE("postgres_store: a table made before the replay statuses gets the wide
                   {table.sql_name()}).size() == 2);
 }
 
-TEST_CASE("postgres_store passes the connection string to libpq as it is: TLS settings reach it", "[postgres]") {
+TEST_CASE("postgres_store passes the connection string to libpq as it is so TLS settings reach it", "[postgres]") {
   REQUIRE_POSTGRES();
   // The test server speaks no TLS: libpq's own refusal shows it read the settings.
   auto required = llmdlq::postgres_store::open(std::string(conninfo()) + " sslmode=require");

@@ -256,7 +256,7 @@ TEST_CASE("a jsonl DLQ path through a symbolic link is judged as written and whe
   make_directory(theirs);
   make_directory(mine);
 
-  SECTION("a link in a directory another user owns, to root's directory: they could point it elsewhere") {
+  SECTION("a link to root's directory in a directory another user owns, who could point it elsewhere") {
     std::filesystem::create_directory_symlink(mine, theirs / "link");
     give_to(nobody, theirs);
     auto sink = llmdlq::jsonl_file_sink::open(theirs / "link" / "dlq.jsonl");

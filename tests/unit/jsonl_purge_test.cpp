@@ -146,7 +146,7 @@ TEST_CASE("a JSONL purge keeps exactly the unexpired lines and audits each purge
     CHECK_FALSE(std::filesystem::exists(audit));
   }
 
-  SECTION("the start of an envelope on the last line is a publish that never returned: dropped") {
+  SECTION("the start of an envelope on the last line, a publish that never returned, is dropped") {
     const auto torn = llmdlq::serialize(all.front()).substr(0, 60);
     dir.write("dlq.jsonl", lines_of(all) + torn);
     auto report = llmdlq::purge_jsonl_file(path, letters.request());

@@ -372,7 +372,7 @@ TEST_CASE("map_forced_nulls follows a schema whose anyOf leads back to itself, o
   CHECK(llmdlq::map_forced_nulls(R"({"t": "s", "x": null})", *l.nulls).json == R"({"t": "s"})");
 }
 
-TEST_CASE("a streamed answer's forced nulls count for nothing the whole does not count: maxProperties",
+TEST_CASE("maxProperties: a streamed answer's forced nulls count for nothing the whole does not count",
           "[provider][stream]") {
   const char* text = R"({"type": "object", "maxProperties": 2,
       "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": "integer"}}})";
