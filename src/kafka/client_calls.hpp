@@ -5,7 +5,7 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include <cstring>
+#include <string_view>
 
 #include "llmdlq/config.hpp"
 #include "llmdlq/kafka/producer.hpp"
@@ -31,20 +31,28 @@ inline rd_kafka_resp_err_t produce_record(rd_kafka_t* rk, const kafka_record& re
   return err;
 }
 
+// The group's rebalance protocol: "EAGER", "COOPERATIVE" or "NONE"; empty
+// when librdkafka cannot tell, as in the revocation a consumer closing
+// after the group dropped it gets (rd_kafka_rebalance_protocol answers NULL).
+inline std::string_view rebalance_protocol(rd_kafka_t* rk) {
+  const char* protocol = rd_kafka_rebalance_protocol(rk);
+  return protocol == nullptr ? std::string_view() : std::string_view(protocol);
+}
+
 // Takes or gives up the partitions a rebalance callback was handed, with
-// the group's protocol (eager or cooperative).
+// the group's protocol (eager or cooperative). When the protocol is not
+// known both ways are tried: librdkafka refuses the one that does not fit
+// and changes nothing for it.
 inline void follow_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions) {
-  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
-  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    if (cooperative) {
-      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions)) rd_kafka_error_destroy(e);
-    } else {
-      rd_kafka_assign(rk, partitions);
-    }
-  } else if (cooperative) {
-    if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions)) rd_kafka_error_destroy(e);
-  } else {
-    rd_kafka_assign(rk, nullptr);
+  const std::string_view protocol = rebalance_protocol(rk);
+  const bool eager = protocol != "COOPERATIVE";
+  const bool cooperative = protocol.empty() || !eager;
+  const bool assigning = err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS;
+  if (eager) rd_kafka_assign(rk, assigning ? partitions : nullptr);
+  if (cooperative) {
+    rd_kafka_error_t* e = assigning ? rd_kafka_incremental_assign(rk, partitions)
+                                    : rd_kafka_incremental_unassign(rk, partitions);
+    if (e != nullptr) rd_kafka_error_destroy(e);
   }
 }
 

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -193,7 +192,7 @@ struct kafka_replay_source::impl {
       reading.erase(taken->elems[i].partition);
     }
     // An eager rebalance takes every partition and assigns them anew; a cooperative one moves only these.
-    if (std::strcmp(rd_kafka_rebalance_protocol(consumer), "COOPERATIVE") != 0) assigned = false;
+    if (rebalance_protocol(consumer) != "COOPERATIVE") assigned = false;
   }
 
   // The message read, as the letters' positions count it.
