@@ -28,6 +28,7 @@
 #include "llmdlq/detail/redaction/pii_annotations.hpp"
 #include "llmdlq/detail/schema/schema_catalog.hpp"
 #include "llmdlq/detail/schema/schema_program.hpp"
+#include "llmdlq/detail/schema/union_dispatch.hpp"
 #include "llmdlq/detail/schema/uri.hpp"
 #include "llmdlq/schema.hpp"
 
@@ -91,6 +92,7 @@ class schema_compiler {
     if (!error_) check_in_place_cycles();
     for (auto& keys : prog_->key_tables) keys.resolve(prog_->nodes);
     if (!error_) plan_forward_pass(*prog_);
+    if (!error_) plan_union_dispatch(*prog_);
     prog_->dynamic_anchor_names = static_cast<std::uint32_t>(anchor_names_.size());
     if (error_) return unexpected(std::move(*error_));
     return std::shared_ptr<const program>(std::move(prog_));

@@ -22,6 +22,7 @@
 #include "llmdlq/timestamp.hpp"
 #include "llmdlq/detail/schema/schema_program.hpp"
 #include "llmdlq/detail/schema/small_bitset.hpp"
+#include "llmdlq/detail/schema/union_dispatch.hpp"
 #include "llmdlq/detail/schema/uri.hpp"
 #include "llmdlq/detail/json/utf8.hpp"
 
@@ -539,10 +540,11 @@ class evaluator {
     }
   }
 
+  // The type bit of each instance_kind, in declaration order; a table, not a
+  // switch, since member kinds vary too much for a branch to predict.
+  static constexpr std::uint8_t kind_bits[] = {null_bit, boolean_bit, number_bit, string_bit, array_bit, object_bit};
+
   LLMDLQ_ALWAYS_INLINE static bool type_matches(std::uint8_t types, instance_kind k, value v) noexcept {
-    // The type bit of each instance_kind, in declaration order; a table, not a
-    // switch, since member kinds vary too much for a branch to predict.
-    static constexpr std::uint8_t kind_bits[] = {null_bit, boolean_bit, number_bit, string_bit, array_bit, object_bit};
     if (types & kind_bits[static_cast<std::size_t>(k)]) return true;
     return k == instance_kind::number && (types & integer_bit) && View::number(v).is_integer();
   }
@@ -1027,11 +1029,33 @@ class evaluator {
     return true;
   }
 
+  // The branches of a union an instance of kind `k` is tried against: all
+  // of them, or of a tagged union (union_dispatch.hpp) the one its tag names.
+  struct branch_range {
+    std::uint32_t first, end;
+  };
+  LLMDLQ_ALWAYS_INLINE branch_range branches_to_try(node_span span, std::uint32_t dispatch, instance_kind k, value v) {
+    if (dispatch == no_index || k != instance_kind::object) return {0, span.count};
+    const std::uint32_t chosen = dispatched_branch<View>(prog_.dispatches[dispatch], v);
+    if (chosen == every_branch) return {0, span.count};
+    if (chosen == no_branch) return {0, 0};
+    return {chosen, chosen + 1};
+  }
+
+  // Whether a union's branch can accept a value of kind `k` (node::admits);
+  // one that cannot would fail it, and is not tried. But for a schema with a
+  // defect: a defective node admits nothing, and reaching it must fail the validation.
+  LLMDLQ_ALWAYS_INLINE bool may_match(node_id branch, instance_kind k) const noexcept {
+    return (prog_.nodes[branch].admits & kind_bits[static_cast<std::size_t>(k)]) != 0 || !prog_.defects.empty();
+  }
+
   LLMDLQ_ALWAYS_INLINE bool check_any_of(const node& n, instance_kind k, value v, small_bitset* marks, bool& valid) {
     if (n.any_of.count == 0) return true;
     bool matched = false;
-    for (std::uint32_t i = 0; i < n.any_of.count; ++i) {
+    const branch_range tried = branches_to_try(n.any_of, n.any_of_dispatch, k, v);
+    for (std::uint32_t i = tried.first; i < tried.end; ++i) {
       const node_id branch = prog_.children[n.any_of.begin + i];
+      if (!may_match(branch, k)) continue;
       if (marks && annotates(branch, k)) {
         // Annotations from every passing branch count: no short cut.
         small_bitset branch_marks(marks->size());
@@ -1056,8 +1080,10 @@ class evaluator {
   LLMDLQ_ALWAYS_INLINE bool check_one_of(const node& n, instance_kind k, value v, small_bitset* marks, bool& valid) {
     if (n.one_of.count == 0) return true;
     std::uint32_t matches = 0, first = 0, second = 0;
-    for (std::uint32_t i = 0; i < n.one_of.count && matches < 2; ++i) {
+    const branch_range tried = branches_to_try(n.one_of, n.one_of_dispatch, k, v);
+    for (std::uint32_t i = tried.first; i < tried.end && matches < 2; ++i) {
       const node_id branch = prog_.children[n.one_of.begin + i];
+      if (!may_match(branch, k)) continue;
       small_bitset branch_marks;
       const bool track = marks && annotates(branch, k);
       if (track) branch_marks.resize(marks->size());

@@ -162,6 +162,12 @@ class key_table {
     bool plain = false;                 ///< no quote or backslash in `name`: a JSON text writes it as it is
   };
 
+  /// A new entry for `name`, which no entry has yet.
+  entry& add(std::string_view name) {
+    entries_.push_back(entry{std::string(name), no_node, no_index});
+    return entries_.back();
+  }
+
   /// The entry for `name`, created if new.
   entry& at(std::string_view name) {
     for (auto& e : entries_) {
@@ -272,6 +278,8 @@ struct node {
   bool recursive_ref = false;               ///< dynamic_ref is a 2019-09 `$recursiveRef`
   std::uint8_t spelling = 0;                ///< spelling_bit: keywords of older drafts, for error paths
   node_span all_of, any_of, one_of;
+  /// Index into program::dispatches when anyOf / oneOf is a tagged union.
+  std::uint32_t any_of_dispatch = no_index, one_of_dispatch = no_index;
   node_id not_schema = no_node, if_schema = no_node, then_schema = no_node, else_schema = no_node;
 
   // const and enum.
@@ -325,6 +333,14 @@ struct reference_defect {
   std::string message;   ///< why it cannot be evaluated
 };
 
+/// An anyOf or oneOf whose branches each require their own string at one
+/// property, their tag (see union_dispatch.hpp).
+struct union_dispatch {
+  std::string property;
+  key_table tags;                     ///< each branch's tag
+  std::vector<std::uint32_t> branch;  ///< by entry of `tags`: the branch's index in the union
+};
+
 /// An `enum` keyword's values; all-string enums get a hash lookup.
 struct enum_values {
   std::vector<boost::json::value> values;
@@ -354,6 +370,7 @@ struct program {
   std::vector<ecma_regex> regexes;
   std::vector<boost::json::value> values;
   std::vector<enum_values> enums;
+  std::vector<union_dispatch> dispatches;
   std::vector<schema_resource> resources;
   bool uses_dynamic_scope = false;
   /// Whether schema::is_valid_text reads an object or array at the root in

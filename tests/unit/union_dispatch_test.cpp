@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+// Tagged unions (union_dispatch.hpp): an anyOf or oneOf whose branches each
+// require their own string at one property judges an object against the
+// branch its tag names. The verdicts and errors are those of trying every
+// branch, on every path (Boost.JSON, simdjson's tape, the text), and a
+// union of 2n branches costs an object no more steps than one of n.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <llmdlq/detail/schema/schema_access.hpp>
+#include <llmdlq/json_parser.hpp>
+#include <llmdlq/schema.hpp>
+
+#include "catch.hpp"
+
+namespace union_dispatch_test {
+
+namespace {
+
+llmdlq::schema compile(const std::string& json) {
+  auto schema = llmdlq::schema::compile(json);
+  INFO((schema ? std::string() : schema.error().message));
+  REQUIRE(schema.has_value());
+  return *std::move(schema);
+}
+
+std::size_t dispatches_of(const llmdlq::schema& s) { return llmdlq::detail::schema_access::of(s).dispatches.size(); }
+
+// `count` kinds of object, kind-i with a `size` of at most i, chosen by
+// `keyword`; each branch a $ref (through an alias when `aliased`).
+std::string tagged_union(std::size_t count, const std::string& keyword, bool aliased = false) {
+  boost::json::object defs;
+  boost::json::array branches;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string name = fmt::format("kind{}", i);
+    defs[name] = boost::json::object{
+        {"type", "object"},
+        {"required", {"size"}},
+        {"properties",
+         {{"kind", {{"const", fmt::format("kind-{}", i)}}}, {"size", {{"type", "integer"}, {"maximum", i}}}}}};
+    if (aliased) defs["alias" + std::to_string(i)] = boost::json::object{{"$ref", "#/$defs/" + name}};
+    branches.push_back(boost::json::object{{"$ref", fmt::format("#/$defs/{}{}", aliased ? "alias" : "kind", i)}});
+  }
+  const boost::json::value schema = {{"$schema", "https://json-schema.org/draft/2020-12/schema"},
+                                     {"$defs", std::move(defs)},
+                                     {keyword, std::move(branches)}};
+  return boost::json::serialize(schema);
+}
+
+// The verdict on every path, which must agree; and the first error.
+struct judged {
+  bool valid;
+  std::optional<llmdlq::validation_error> first_error;
+};
+
+judged judge(const llmdlq::schema& schema, const std::string& text) {
+  INFO(text);
+  const boost::json::value value = boost::json::parse(text);
+  const bool valid = schema.is_valid(value);
+  llmdlq::json_parser parser;
+  auto document = parser.parse(text);
+  REQUIRE(document.has_value());
+  CHECK(schema.is_valid(*document) == valid);
+  CHECK(schema.is_valid_text(text) == valid);
+  const auto errors = schema.validate(value);
+  CHECK(errors.empty() == valid);
+  const auto tape_errors = schema.validate(*document);
+  REQUIRE(tape_errors.size() == errors.size());
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    CHECK(tape_errors[i].schema_path == errors[i].schema_path);
+    CHECK(tape_errors[i].message == errors[i].message);
+  }
+  return {valid, errors.empty() ? std::nullopt : std::optional(errors.front())};
+}
+
+std::uint64_t steps(const llmdlq::schema& schema, const std::string& text) {
+  return llmdlq::detail::evaluation_steps(schema, boost::json::parse(text), false);
+}
+
+}  // namespace
+
+TEST_CASE("A tagged anyOf or oneOf judges an object by the branch its tag names", "[schema][union]") {
+  const std::string keyword = GENERATE(as<std::string>{}, "anyOf", "oneOf");
+  INFO(keyword);
+  const auto schema = compile(tagged_union(20, keyword));
+  CHECK(dispatches_of(schema) == 1);
+
+  CHECK(judge(schema, R"({"kind": "kind-7", "size": 7})").valid);
+  CHECK(judge(schema, R"({"size": 3, "kind": "kind-19"})").valid);
+
+  // The tag's branch refuses the rest: no other branch is asked.
+  const auto too_large = judge(schema, R"({"kind": "kind-7", "size": 8})");
+  CHECK_FALSE(too_large.valid);
+  REQUIRE(too_large.first_error.has_value());
+  CHECK(too_large.first_error->keyword == keyword);
+  CHECK(too_large.first_error->message == (keyword == "anyOf"
+                                               ? "must match at least one of the 20 schemas in anyOf"
+                                               : "must match exactly one of the 20 schemas in oneOf, matched none"));
+
+  // A tag no branch has, or one that is not a string, matches none.
+  CHECK_FALSE(judge(schema, R"({"kind": "kind-20", "size": 0})").valid);
+  CHECK_FALSE(judge(schema, R"({"kind": 7, "size": 0})").valid);
+  CHECK_FALSE(judge(schema, R"({"kind": null, "size": 0})").valid);
+  // A tag with an escape is read as the string it stands for.
+  CHECK(judge(schema, R"({"kind": "kind\u002d7", "size": 7})").valid);
+
+  // Without the tag every branch is tried: kind-3 and those after it take a size of 3.
+  const auto untagged = judge(schema, R"({"size": 3})");
+  CHECK(untagged.valid == (keyword == "anyOf"));
+  if (keyword == "oneOf") {
+    REQUIRE(untagged.first_error.has_value());
+    CHECK(untagged.first_error->message == "must match exactly one schema in oneOf, matched 3 and 4");
+  }
+  // Values other than objects carry no tag: each branch is tried, and each refuses them.
+  CHECK_FALSE(judge(schema, R"("kind-7")").valid);
+}
+
+TEST_CASE("An object in a tagged union of 2n branches takes no more steps than in one of n", "[schema][union]") {
+  const std::string keyword = GENERATE(as<std::string>{}, "anyOf", "oneOf");
+  const bool aliased = GENERATE(false, true);
+  INFO(keyword << (aliased ? " through aliases" : ""));
+  const auto small = compile(tagged_union(100, keyword, aliased));
+  const auto large = compile(tagged_union(200, keyword, aliased));
+  CHECK(dispatches_of(small) == 1);
+  CHECK(dispatches_of(large) == 1);
+  const std::string last_of_small = R"({"kind": "kind-99", "size": 1})";
+  const std::string last_of_large = R"({"kind": "kind-199", "size": 1})";
+  CHECK(judge(small, last_of_small).valid);
+  CHECK(judge(large, last_of_large).valid);
+  const auto at_n = steps(small, last_of_small);
+  const auto at_2n = steps(large, last_of_large);
+  INFO(at_n << " steps at n, " << at_2n << " at 2n");
+  CHECK(at_2n == at_n);
+  CHECK(at_n < 20);
+}
+
+TEST_CASE("Unions that are not tagged are tried branch by branch", "[schema][union]") {
+  SECTION("two branches with one tag") {
+    const auto schema = compile(R"({"oneOf": [
+      {"properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}},
+      {"properties": {"kind": {"const": "a"}, "x": {"minimum": 0}}},
+      {"properties": {"kind": {"const": "b"}}}]})");
+    CHECK(dispatches_of(schema) == 0);
+    const auto both = judge(schema, R"({"kind": "a", "x": 1})");
+    CHECK_FALSE(both.valid);
+    REQUIRE(both.first_error.has_value());
+    CHECK(both.first_error->message == "must match exactly one schema in oneOf, matched 0 and 1");
+    CHECK(judge(schema, R"({"kind": "a", "x": -1})").valid);
+  }
+  SECTION("a branch without the tag") {
+    const auto schema = compile(R"({"anyOf": [
+      {"properties": {"kind": {"const": "a"}}, "required": ["a"]},
+      {"properties": {"kind": {"const": "b"}}, "required": ["b"]},
+      {"required": ["c"]}]})");
+    CHECK(dispatches_of(schema) == 0);
+    CHECK(judge(schema, R"({"kind": "a", "c": 1})").valid);
+    CHECK_FALSE(judge(schema, R"({"kind": "a", "b": 1})").valid);
+  }
+  SECTION("a tag that is not a string") {
+    const auto schema = compile(R"({"anyOf": [
+      {"properties": {"kind": {"const": 1}}}, {"properties": {"kind": {"const": 2}}},
+      {"properties": {"kind": {"const": 3}}}]})");
+    CHECK(dispatches_of(schema) == 0);
+    CHECK(judge(schema, R"({"kind": 2})").valid);
+    CHECK_FALSE(judge(schema, R"({"kind": 4})").valid);
+  }
+  SECTION("two branches") {
+    const auto schema = compile(R"({"oneOf": [
+      {"properties": {"kind": {"const": "a"}}}, {"properties": {"kind": {"const": "b"}}}]})");
+    CHECK(dispatches_of(schema) == 0);
+    CHECK(judge(schema, R"({"kind": "b"})").valid);
+  }
+}
+
+TEST_CASE("A tagged union keeps what its branch evaluated for unevaluatedProperties", "[schema][union]") {
+  const auto schema = compile(R"({
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "anyOf": [
+      {"properties": {"kind": {"const": "a"}, "a": {"type": "integer"}}},
+      {"properties": {"kind": {"const": "b"}, "b": {"type": "integer"}}},
+      {"properties": {"kind": {"const": "c"}, "c": {"type": "integer"}}}],
+    "unevaluatedProperties": false})");
+  CHECK(dispatches_of(schema) == 1);
+  CHECK(judge(schema, R"({"kind": "b", "b": 1})").valid);
+  const auto other = judge(schema, R"({"kind": "b", "c": 1})");
+  CHECK_FALSE(other.valid);
+  REQUIRE(other.first_error.has_value());
+  CHECK(other.first_error->keyword == "unevaluatedProperties");
+}
+
+TEST_CASE("A draft 7 branch's tag is its $ref's, whatever the $ref's siblings say", "[schema][union]") {
+  const auto schema = compile(R"({
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "definitions": {
+      "a": {"properties": {"kind": {"const": "a"}}, "required": ["a"]},
+      "b": {"properties": {"kind": {"const": "b"}}, "required": ["b"]},
+      "c": {"properties": {"kind": {"const": "c"}}, "required": ["c"]}},
+    "oneOf": [{"$ref": "#/definitions/a", "properties": {"kind": {"const": "z"}}},
+              {"$ref": "#/definitions/b"}, {"$ref": "#/definitions/c"}]})");
+  CHECK(dispatches_of(schema) == 1);
+  CHECK(judge(schema, R"({"kind": "a", "a": 1})").valid);
+  CHECK_FALSE(judge(schema, R"({"kind": "z", "a": 1})").valid);
+  CHECK_FALSE(judge(schema, R"({"kind": "a", "b": 1})").valid);
+}
+
+}  // namespace union_dispatch_test
