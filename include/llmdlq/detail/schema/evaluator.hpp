@@ -194,10 +194,41 @@ class evaluator {
     // Most subschemas of an extraction schema are leaves ({"type": "string",
     // "maxLength": 80}): check them inline, without the bookkeeping below.
     if ((n.flags & ~leaf_flags) == 0) return check_assertions(n, View::kind(v), v);
+    if constexpr (!Collect) {
+      if (is_plain_ref(n)) return evaluate_target(n, v, evaluated);
+    }
     return evaluate_node(n, v, evaluated);
   }
 
  private:
+  // A subschema that is only a `$ref` ({"$ref": "#/$defs/position"}) is its
+  // target on the yes/no path: no error path names the hop, and without
+  // dynamic scope no resource entered matters.
+  [[nodiscard]] LLMDLQ_ALWAYS_INLINE bool is_plain_ref(const node& n) const noexcept {
+    return (n.flags & ~(annotates_properties | annotates_items)) == has_ref && !prog_.uses_dynamic_scope;
+  }
+
+  // The end of a chain of plain references, evaluated, at the depth and
+  // with the steps evaluate_node would have counted for each reference (so
+  // both paths hit max_evaluation_depth on the same instance). The compiler
+  // breaks every loop of in-place references, so the chain ends; the bound is a guard.
+  bool evaluate_target(const node& n, value v, small_bitset* evaluated) {
+    const node* target = &prog_.nodes[n.ref];
+    std::size_t refs = 1;
+    for (; refs < max_plain_ref_chain && is_plain_ref(*target); ++refs) {
+      ++ctx_.steps;
+      target = &prog_.nodes[target->ref];
+    }
+    ++ctx_.steps;
+    if (ctx_.depth + refs > max_evaluation_depth) return false;
+    if ((target->flags & ~leaf_flags) == 0) return check_assertions(*target, View::kind(v), v);
+    ctx_.depth += refs;
+    const bool valid = evaluate_node(*target, v, evaluated);
+    ctx_.depth -= refs;
+    return valid;
+  }
+  static constexpr std::size_t max_plain_ref_chain = 64;
+
   // The keywords that look at the value alone: type, const, enum, and the
   // number and string keywords.
   LLMDLQ_ALWAYS_INLINE bool check_assertions(const node& n, instance_kind k, value v) {
