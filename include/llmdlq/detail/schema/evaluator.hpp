@@ -1036,9 +1036,8 @@ class evaluator {
   }
 
   bool name_is_valid(node_id schema, std::string_view key) {
-    const boost::json::value name(boost::json::string_view(key.data(), key.size()));
-    evaluator<boost_view, false> names(ctx_, nullptr);
-    return names.evaluate(schema, &name, nullptr);
+    evaluator<key_view<View::valid_utf8>, false> names(ctx_, nullptr);
+    return names.evaluate(schema, key, nullptr);
   }
 
   // Each check_* below returns whether the walk goes on (false: stop, the

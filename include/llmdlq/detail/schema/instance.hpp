@@ -230,6 +230,29 @@ struct boost_view {
   }
 };
 
+/// An object's key, judged as the string it is (propertyNames) without a
+/// value built for it. `ValidUtf8`: the key comes from a document whose
+/// strings were validated.
+template <bool ValidUtf8>
+struct key_view {
+  using value = std::string_view;
+  static constexpr bool valid_utf8 = ValidUtf8;
+
+  static instance_kind kind(value) noexcept { return instance_kind::string; }
+  static json_number number(value) noexcept { return json_number::of(std::int64_t{0}); }
+  static bool boolean(value) noexcept { return false; }
+  static std::string_view string(value v) noexcept { return v; }
+  static std::size_t size(value) noexcept { return 0; }
+  template <class F>
+  static bool for_each_element(value, F&&) {
+    return true;
+  }
+  template <class F>
+  static bool for_each_member(value, F&&) {
+    return true;
+  }
+};
+
 /// Recursion guard for equality and hashing: instances deeper than this are
 /// treated as unequal (parsed documents never get near it).
 inline constexpr std::size_t max_compare_depth = 2048;
