@@ -16,6 +16,7 @@
 #include <llmdlq/schema.hpp>
 
 #include "catch.hpp"
+#include "support/compiled_schema.hpp"
 #include "support/envelope_check.hpp"
 
 namespace lazy_reference_test {
@@ -58,11 +59,7 @@ std::string broken_schema(const draft& d) {
                      d.meta, d.definitions);
 }
 
-llmdlq::schema compile(std::string_view text, llmdlq::compile_options options = {}) {
-  auto compiled = llmdlq::schema::compile(text, options);
-  if (!compiled) FAIL(compiled.error().location << ": " << compiled.error().message);
-  return std::move(*compiled);
-}
+using llmdlq::test::compiled;
 
 // The verdict of every validation path, which must agree.
 bool judged_valid(const llmdlq::schema& schema, std::string_view json) {
@@ -97,7 +94,7 @@ bool any_warning_names(const llmdlq::schema& schema, std::string_view what) {
 TEST_CASE("broken references compile with warnings that name each, in every draft", "[schema][lazy]") {
   for (const auto& d : drafts) {
     CAPTURE(d.meta);
-    const auto schema = compile(broken_schema(d));
+    const auto schema = compiled(broken_schema(d));
     CHECK(schema.warnings().size() == 3);
     CHECK(any_warning_names(schema, "/properties/nested/$ref: cannot resolve"));
     CHECK(any_warning_names(schema, "/properties/remote/$ref: cannot resolve"));
@@ -111,7 +108,7 @@ TEST_CASE("broken references compile with warnings that name each, in every draf
 TEST_CASE("an instance that never reaches a broken reference is judged as usual", "[schema][lazy]") {
   for (const auto& d : drafts) {
     CAPTURE(d.meta);
-    const auto schema = compile(broken_schema(d));
+    const auto schema = compiled(broken_schema(d));
     CHECK(judged_valid(schema, R"({"name": "Albert Heijn"})"));
     CHECK_FALSE(judged_valid(schema, R"({"name": 7})"));
     const auto errors = errors_of(schema, R"({"name": 7})");
@@ -124,7 +121,7 @@ TEST_CASE("an instance that never reaches a broken reference is judged as usual"
 TEST_CASE("an instance that reaches a broken reference fails with a typed error", "[schema][lazy]") {
   for (const auto& d : drafts) {
     CAPTURE(d.meta);
-    const auto schema = compile(broken_schema(d));
+    const auto schema = compiled(broken_schema(d));
     for (const auto& [member, defect, schema_path] :
          {std::tuple{"nested", schema_defect::unresolved_reference, "/properties/nested/$ref"},
           std::tuple{"remote", schema_defect::unresolved_reference, "/properties/remote/$ref"},
@@ -144,7 +141,7 @@ TEST_CASE("an instance that reaches a broken reference fails with a typed error"
 
 TEST_CASE("a broken reference fails an instance however it is reached", "[schema][lazy]") {
   // Under `not`, a failure would pass: a defect still fails the validation.
-  const auto negated = compile(R"({"not": {"$ref": "#/$defs/missing"}})");
+  const auto negated = compiled(R"({"not": {"$ref": "#/$defs/missing"}})");
   for (const std::string_view instance : {"1", R"("text")", "{}", "[1, 2]", "null"}) {
     CAPTURE(instance);
     CHECK_FALSE(judged_valid(negated, instance));
@@ -155,7 +152,7 @@ TEST_CASE("a broken reference fails an instance however it is reached", "[schema
     CHECK(errors[0].schema_path == "/not/$ref");
   }
   // In a branch tried quietly (oneOf), where the path that reached it keeps no error of its own.
-  const auto branches = compile(R"({"oneOf": [{"type": "integer"}, {"$ref": "other.json"}]})");
+  const auto branches = compiled(R"({"oneOf": [{"type": "integer"}, {"$ref": "other.json"}]})");
   CHECK_FALSE(judged_valid(branches, "1"));
   bool typed = false;
   for (const auto& e : errors_of(branches, "1")) typed = typed || e.defect == schema_defect::unresolved_reference;
@@ -167,7 +164,7 @@ TEST_CASE("a broken reference fails an instance however it is reached", "[schema
   llmdlq::validate_options one;
   one.max_errors = 1;
   const auto capped =
-      compile(R"({"allOf": [{"not": {"$ref": "#/$defs/missing"}}, {"type": "string"}]})").validate(*document, one);
+      compiled(R"({"allOf": [{"not": {"$ref": "#/$defs/missing"}}, {"type": "string"}]})").validate(*document, one);
   REQUIRE(capped.size() == 1);
   CHECK(capped[0].defect == schema_defect::unresolved_reference);
   CHECK(capped[0].schema_path == "/allOf/0/not/$ref");
@@ -180,7 +177,7 @@ TEST_CASE("a schema that applies itself in place fails every instance, without r
                            R"({"definitions": {"a": {"anyOf": [{"$ref": "#/definitions/a"}, {"type": "string"}]}},
                                "$ref": "#/definitions/a", "$schema": "http://json-schema.org/draft-07/schema#"})"}) {
     CAPTURE(text);
-    const auto schema = compile(text);
+    const auto schema = compiled(text);
     CHECK(any_warning_names(schema, "(reference_loop)"));
     for (const std::string_view instance : {"1", R"({"a": [1, {"b": 2}]})"}) {
       CHECK_FALSE(judged_valid(schema, instance));
@@ -192,7 +189,7 @@ TEST_CASE("a schema that applies itself in place fails every instance, without r
     }
   }
   // Recursion through properties descends into the instance: no loop, no warning.
-  const auto tree = compile(R"({"properties": {"child": {"$ref": "#"}}, "required": ["id"]})");
+  const auto tree = compiled(R"({"properties": {"child": {"$ref": "#"}}, "required": ["id"]})");
   CHECK(tree.warnings().empty());
   CHECK(judged_valid(tree, R"({"id": 1, "child": {"id": 2}})"));
 }
@@ -216,7 +213,7 @@ TEST_CASE("refuse_broken_references keeps both kinds compile errors, in every dr
     REQUIRE_FALSE(looping);
     CHECK(looping.error().code == llmdlq::schema_errc::infinite_recursion);
     CHECK(looping.error().message.find("#/" + std::string(d.definitions) + "/loop") != std::string::npos);
-    CHECK(compile(broken_schema(d)).warnings().size() == 3);  // and without the switch, they compile
+    CHECK(compiled(broken_schema(d)).warnings().size() == 3);  // and without the switch, they compile
   }
 }
 
@@ -224,7 +221,7 @@ TEST_CASE("process judges a response that reaches a broken reference a schema fa
           "[schema][lazy][process]") {
   for (const auto& d : drafts) {
     CAPTURE(d.meta);
-    const auto schema = compile(broken_schema(d));
+    const auto schema = compiled(broken_schema(d));
     llmdlq::process_options options;
     CHECK(llmdlq::process_llm_response(R"({"name": "Albert Heijn"})", schema, {}, options).has_value());
     for (const auto& [response, defect] :

@@ -14,17 +14,13 @@
 #include <llmdlq/schema.hpp>
 
 #include "catch.hpp"
+#include "support/compiled_schema.hpp"
 
 namespace linear_cost_test {
 
 namespace {
 
-llmdlq::schema compile(const std::string& json, llmdlq::compile_options options = {}) {
-  auto schema = llmdlq::schema::compile(json, options);
-  INFO((schema ? std::string() : schema.error().message));
-  REQUIRE(schema.has_value());
-  return *std::move(schema);
-}
+using llmdlq::test::compiled;
 
 boost::json::value parse_deep(const std::string& json) {
   boost::json::parse_options options;
@@ -48,7 +44,7 @@ std::size_t schema_values(const boost::json::value& v) {
 
 // Compiles `json` and checks that it became at most one node per subschema.
 void compiles_once_per_subschema(const std::string& json) {
-  const auto schema = compile(json);
+  const auto schema = compiled(json);
   const std::size_t bound = schema_values(parse_deep(json));
   INFO(json.substr(0, 200));
   CHECK(nodes_of(schema) <= bound);
@@ -107,7 +103,7 @@ TEST_CASE("compile: a tree with 2 to 16 self-references is one node per subschem
     compiles_once_per_subschema(json);
   }
   // A tree of tasks whose platform overrides are tasks again, as task-runner configs write it.
-  const auto tasks = compile(R"({
+  const auto tasks = compiled(R"({
     "$defs": {"task": {"type": "object", "properties": {
       "command": {"type": "string"}, "linux": {"$ref": "#/$defs/task"},
       "windows": {"$ref": "#/$defs/task"}, "osx": {"$ref": "#/$defs/task"},
@@ -161,7 +157,7 @@ TEST_CASE("compile: a schema past compile_options::max_nodes is a typed error", 
 // A looping model repeats one value: comparing every pair of equal items was
 // quadratic (40,000 equal strings took 19 s).
 TEST_CASE("steps: uniqueItems over equal, distinct and late-repeating items", "[schema][linear]") {
-  const auto schema = compile(R"({"uniqueItems": true})");
+  const auto schema = compiled(R"({"uniqueItems": true})");
   // Equal items: the first repeat ends the scan, at any length.
   const auto equal = [](std::size_t n) { return repeated(n, [](std::size_t) { return R"("Kubernetes")"; }); };
   CHECK(llmdlq::detail::evaluation_steps(schema, boost::json::parse(equal(40000)), true) <= 8);
@@ -179,16 +175,17 @@ TEST_CASE("steps: uniqueItems over equal, distinct and late-repeating items", "[
 }
 
 TEST_CASE("steps: contains, minContains and maxContains", "[schema][linear]") {
-  linear_in_document(compile(R"({"contains": {"const": "x"}})"),
-                     [](std::size_t n) { return repeated(n, [n](std::size_t i) { return i + 1 == n ? R"("x")" : "1"; }); });
-  linear_in_document(compile(R"({"contains": {"type": "integer"}, "minContains": 3, "maxContains": 5})"),
+  linear_in_document(compiled(R"({"contains": {"const": "x"}})"), [](std::size_t n) {
+    return repeated(n, [n](std::size_t i) { return i + 1 == n ? R"("x")" : "1"; });
+  });
+  linear_in_document(compiled(R"({"contains": {"type": "integer"}, "minContains": 3, "maxContains": 5})"),
                      [](std::size_t n) {
                        return repeated(n, [](std::size_t i) { return i < 4 ? std::to_string(i) : R"("s")"; });
                      });
 }
 
 TEST_CASE("steps: unevaluatedProperties and unevaluatedItems under nested anyOf and oneOf", "[schema][linear]") {
-  const auto properties = compile(R"({
+  const auto properties = compiled(R"({
     "anyOf": [{"patternProperties": {"^a": true}},
               {"oneOf": [{"patternProperties": {"^b": true}}, {"anyOf": [{"patternProperties": {"^a": {"type": "integer"}}},
                                                                          {"required": ["zz"]}]}]}],
@@ -196,7 +193,7 @@ TEST_CASE("steps: unevaluatedProperties and unevaluatedItems under nested anyOf 
   linear_in_document(properties, [](std::size_t n) {
     return repeated(n, [](std::size_t i) { return fmt::format(R"("{}{}": {})", "abc"[i % 3], i, i); }, "{", "}");
   });
-  const auto items = compile(R"({
+  const auto items = compiled(R"({
     "anyOf": [{"prefixItems": [true, true]}, {"oneOf": [{"items": {"type": "string"}}, {"contains": {"const": 0}}]}],
     "unevaluatedItems": {"type": "integer"}})");
   linear_in_document(items, [](std::size_t n) { return repeated(n, [](std::size_t i) { return std::to_string(i); }); });
@@ -206,31 +203,37 @@ TEST_CASE("steps: oneOf over many branches, properties, patterns, names and depe
   const std::string branches = repeated(24, [](std::size_t i) {
     return fmt::format(R"({{"type": "object", "properties": {{"kind": {{"const": "k{}"}}}}, "required": ["kind"]}})", i);
   }, R"({"items": {"oneOf": [)", "]}}");
-  linear_in_document(compile(branches), [](std::size_t n) {
+  linear_in_document(compiled(branches), [](std::size_t n) {
     return repeated(n, [](std::size_t i) { return fmt::format(R"({{"kind": "k{}"}})", i % 24); });
   });
   linear_in_document(
-      compile(R"({"properties": {"a": {"type": "string"}}, "patternProperties": {"^x-[0-9]+$": {"type": "integer"}},
+      compiled(R"({"properties": {"a": {"type": "string"}}, "patternProperties": {"^x-[0-9]+$": {"type": "integer"}},
                   "additionalProperties": false, "propertyNames": {"maxLength": 12},
                   "dependentSchemas": {"a": {"minProperties": 1}}})"),
-      [](std::size_t n) { return repeated(n, [](std::size_t i) { return fmt::format(R"("x-{}": {})", i, i); }, "{", "}"); });
-  linear_in_document(compile(R"({"items": {"type": "string", "pattern": "^(a|b)*c$", "maxLength": 40}})"),
-                     [](std::size_t n) { return repeated(n, [](std::size_t) { return R"("abababababababababababababc")"; }); });
-  linear_in_document(compile(R"({"items": {"multipleOf": 0.0001, "maximum": 1e308}})"),
-                     [](std::size_t n) { return repeated(n, [](std::size_t i) { return fmt::format("{}e300", i + 1); }); });
-  linear_when_invalid(compile(R"({"items": {"type": "string", "maxLength": 3}})"),
+      [](std::size_t n) {
+        return repeated(
+            n, [](std::size_t i) { return fmt::format(R"("x-{}": {})", i, i); }, "{", "}");
+      });
+  linear_in_document(compiled(R"({"items": {"type": "string", "pattern": "^(a|b)*c$", "maxLength": 40}})"),
+                     [](std::size_t n) {
+                       return repeated(n, [](std::size_t) { return R"("abababababababababababababc")"; });
+                     });
+  linear_in_document(compiled(R"({"items": {"multipleOf": 0.0001, "maximum": 1e308}})"), [](std::size_t n) {
+    return repeated(n, [](std::size_t i) { return fmt::format("{}e300", i + 1); });
+  });
+  linear_when_invalid(compiled(R"({"items": {"type": "string", "maxLength": 3}})"),
                       [](std::size_t n) { return repeated(n, [](std::size_t) { return R"("four")"; }); });
 }
 
 // A tree whose every level enters the other schema resource again: the
 // dynamic scope grows with depth, and each reference resolves in constant steps.
 TEST_CASE("steps: $dynamicRef and $recursiveRef through a deep tree", "[schema][linear]") {
-  const auto dynamic = compile(R"({
+  const auto dynamic = compiled(R"({
     "$id": "https://example.com/strict-tree", "$dynamicAnchor": "node", "$ref": "tree",
     "unevaluatedProperties": false,
     "$defs": {"tree": {"$id": "tree", "$dynamicAnchor": "node", "type": "object",
                        "properties": {"data": true, "children": {"type": "array", "items": {"$dynamicRef": "#node"}}}}}})");
-  const auto recursive = compile(R"({
+  const auto recursive = compiled(R"({
     "$schema": "https://json-schema.org/draft/2019-09/schema",
     "$id": "https://example.com/strict-tree", "$recursiveAnchor": true, "$ref": "tree",
     "unevaluatedProperties": false,

@@ -9,17 +9,13 @@
 #include <llmdlq/schema.hpp>
 
 #include "catch.hpp"
+#include "support/compiled_schema.hpp"
 
 namespace reference_chain_test {
 
 namespace {
 
-llmdlq::schema compile(const std::string& json) {
-  auto schema = llmdlq::schema::compile(json);
-  INFO((schema ? std::string() : schema.error().message));
-  REQUIRE(schema.has_value());
-  return *std::move(schema);
-}
+using llmdlq::test::compiled;
 
 // `depth` arrays, each the only item of the one around it.
 boost::json::value nested(std::size_t depth) {
@@ -34,7 +30,7 @@ boost::json::value nested(std::size_t depth) {
 
 TEST_CASE("A chain of plain $refs is judged as its target, nesting as deep on both paths", "[schema][ref]") {
   // Each level of the instance costs a level of evaluation per reference and one for the array's schema.
-  const auto schema = compile(R"({
+  const auto schema = compiled(R"({
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$defs": {
       "list": {"type": "array", "maxItems": 1, "items": {"$ref": "#/$defs/alias"}},

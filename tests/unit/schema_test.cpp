@@ -9,18 +9,14 @@
 #include <llmdlq/schema.hpp>
 
 #include "catch.hpp"
+#include "support/compiled_schema.hpp"
 #include "support/temp_dir.hpp"
 
 namespace schema_test {
 
 namespace {
 
-llmdlq::schema compile(std::string_view json, llmdlq::compile_options options = {}) {
-  auto schema = llmdlq::schema::compile(json, options);
-  INFO((schema ? std::string() : schema.error().message));
-  REQUIRE(schema.has_value());
-  return *std::move(schema);
-}
+using llmdlq::test::compiled;
 
 llmdlq::schema_error compile_error(std::string_view json, llmdlq::compile_options options = {}) {
   auto schema = llmdlq::schema::compile(json, options);
@@ -64,12 +60,12 @@ constexpr std::string_view receipt_schema = R"({
 }  // namespace
 
 TEST_CASE("a valid document has no errors", "[schema]") {
-  const auto schema = compile(receipt_schema);
+  const auto schema = compiled(receipt_schema);
   CHECK(errors_of(schema, R"({"total": 19.99, "currency": "EUR", "items": [{"name": "tea"}]})").empty());
 }
 
 TEST_CASE("errors carry instance path, keyword location, keyword and message", "[schema]") {
-  const auto schema = compile(receipt_schema);
+  const auto schema = compiled(receipt_schema);
   const auto errors =
       errors_of(schema, R"({"total": -1, "currency": "euro", "items": [{"name": ""}, {}], "note": 1})");
   REQUIRE(errors.size() == 5);
@@ -87,7 +83,7 @@ TEST_CASE("errors carry instance path, keyword location, keyword and message", "
 }
 
 TEST_CASE("a count in a message takes the noun's form for that count", "[schema]") {
-  const auto one = compile(R"({"type": "object", "minProperties": 1, "properties": {
+  const auto one = compiled(R"({"type": "object", "minProperties": 1, "properties": {
     "name": {"minLength": 1}, "tags": {"minItems": 1, "contains": {"const": "x"}},
     "any": {"anyOf": [{"type": "string"}]}, "one": {"oneOf": [{"type": "string"}]}}})");
   const auto messages = [](const std::vector<llmdlq::validation_error>& errors) {
@@ -100,7 +96,7 @@ TEST_CASE("a count in a message takes the noun's form for that count", "[schema]
         std::vector<std::string>{"must be at least 1 character long, found 0", "must have at least 1 item, found 0",
                                  "must contain at least 1 matching item, found 0", "must match the schema in anyOf",
                                  "must match the schema in oneOf"});
-  const auto two = compile(R"({"properties": {"object": {"maxProperties": 2}, "list": {"maxItems": 2},
+  const auto two = compiled(R"({"properties": {"object": {"maxProperties": 2}, "list": {"maxItems": 2},
     "text": {"maxLength": 2}, "any": {"anyOf": [{"type": "string"}, {"type": "null"}]}}})");
   CHECK(messages(errors_of(two, R"({"object": {"a": 1, "b": 2, "c": 3}, "list": [1, 2, 3], "text": "abc",
     "any": 1})")) == std::vector<std::string>{"must have at most 2 properties, found 3",
@@ -110,7 +106,7 @@ TEST_CASE("a count in a message takes the noun's form for that count", "[schema]
 }
 
 TEST_CASE("the error list is capped, and the cap is deterministic", "[schema]") {
-  const auto schema = compile(R"({"items": {"type": "integer"}})");
+  const auto schema = compiled(R"({"items": {"type": "integer"}})");
   const auto errors = errors_of(schema, "[0.5, 1.5, 2.5, 3.5, 4.5]", 3);
   REQUIRE(errors.size() == 3);
   CHECK(errors[2].instance_path == "/2");
@@ -118,28 +114,28 @@ TEST_CASE("the error list is capped, and the cap is deterministic", "[schema]") 
 }
 
 TEST_CASE("multipleOf is exact on decimals as written", "[schema]") {
-  const auto schema = compile(R"({"multipleOf": 0.01})");
+  const auto schema = compiled(R"({"multipleOf": 0.01})");
   CHECK(errors_of(schema, "19.99").empty());
   CHECK(errors_of(schema, "0.07").empty());
   CHECK(errors_of(schema, "1e10").empty());
   CHECK(errors_of(schema, "4250.005").size() == 1);
-  CHECK(errors_of(compile(R"({"multipleOf": 0.5})"), "1e308").empty());
+  CHECK(errors_of(compiled(R"({"multipleOf": 0.5})"), "1e308").empty());
   // Beyond 2^53 a double-based check rounds to ...996, a multiple of 3.
-  CHECK(errors_of(compile(R"({"multipleOf": 3})"), "9007199254740995").size() == 1);
-  CHECK(errors_of(compile(R"({"multipleOf": 3})"), "-9").empty());
+  CHECK(errors_of(compiled(R"({"multipleOf": 3})"), "9007199254740995").size() == 1);
+  CHECK(errors_of(compiled(R"({"multipleOf": 3})"), "-9").empty());
 }
 
 TEST_CASE("numbers compare exactly across integers and doubles", "[schema]") {
-  const auto schema = compile(R"({"maximum": 9007199254740992})");
+  const auto schema = compiled(R"({"maximum": 9007199254740992})");
   CHECK(errors_of(schema, "9007199254740992").empty());
   CHECK(errors_of(schema, "9007199254740993").size() == 1);
-  CHECK(errors_of(compile(R"({"exclusiveMinimum": 0.5})"), "0.5").size() == 1);
-  CHECK(errors_of(compile(R"({"minimum": -1})"), "18446744073709551615").empty());
-  CHECK(errors_of(compile(R"({"type": "integer"})"), "1.0").empty());
+  CHECK(errors_of(compiled(R"({"exclusiveMinimum": 0.5})"), "0.5").size() == 1);
+  CHECK(errors_of(compiled(R"({"minimum": -1})"), "18446744073709551615").empty());
+  CHECK(errors_of(compiled(R"({"type": "integer"})"), "1.0").empty());
 }
 
 TEST_CASE("string lengths count code points", "[schema]") {
-  const auto schema = compile(R"({"minLength": 3, "maxLength": 4})");
+  const auto schema = compiled(R"({"minLength": 3, "maxLength": 4})");
   CHECK(errors_of(schema, R"("Дом")").empty());       // 6 bytes, 3 characters
   CHECK(errors_of(schema, R"("ගෙදර")").empty());      // 12 bytes, 4 characters
   CHECK(errors_of(schema, R"("ab")").size() == 1);
@@ -147,7 +143,7 @@ TEST_CASE("string lengths count code points", "[schema]") {
 }
 
 TEST_CASE("uniqueItems compares by JSON equality, also on large arrays", "[schema]") {
-  const auto schema = compile(R"({"uniqueItems": true})");
+  const auto schema = compiled(R"({"uniqueItems": true})");
   CHECK(errors_of(schema, R"([1, 1.0])").size() == 1);
   CHECK(errors_of(schema, R"([{"a":1,"b":2}, {"b":2,"a":1}])").size() == 1);
   std::string big = "[";
@@ -162,7 +158,7 @@ TEST_CASE("uniqueItems compares by JSON equality, also on large arrays", "[schem
 // 19 s for 40,000 of them. Each item is now compared only with the first
 // occurrences that share its hash, and the first repeat ends the scan.
 TEST_CASE("uniqueItems: many equal items, and a repeat at the end of many distinct ones", "[schema]") {
-  const auto schema = compile(R"({"uniqueItems": true})");
+  const auto schema = compiled(R"({"uniqueItems": true})");
   std::string same = "[";
   for (int i = 0; i < 40000; ++i) same += std::string(i ? "," : "") + R"("Kubernetes")";
   auto errors = errors_of(schema, same + "]");
@@ -182,10 +178,10 @@ TEST_CASE("uniqueItems: many equal items, and a repeat at the end of many distin
 
 TEST_CASE("format is an annotation unless asserted", "[schema]") {
   constexpr std::string_view json = R"({"format": "date"})";
-  CHECK(errors_of(compile(json), R"("2026-02-30")").empty());
+  CHECK(errors_of(compiled(json), R"("2026-02-30")").empty());
   llmdlq::compile_options options;
   options.format_assertion = true;
-  const auto errors = errors_of(compile(json, options), R"("2026-02-30")");
+  const auto errors = errors_of(compiled(json, options), R"("2026-02-30")");
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].keyword == "format");
   CHECK(errors[0].message == "is not a valid date");
@@ -200,16 +196,16 @@ TEST_CASE("remote schemas come from options or the resolver", "[schema]") {
     if (uri == "https://example.com/name.json") return R"({"type": "string"})";
     return std::nullopt;
   };
-  const auto schema = compile(R"({"$id": "https://example.com/receipt.json",
+  const auto schema = compiled(R"({"$id": "https://example.com/receipt.json",
     "properties": {"total": {"$ref": "money.json"}, "name": {"$ref": "name.json"}}})",
-                              options);
+                               options);
   CHECK(asked == 1);
   CHECK(errors_of(schema, R"({"total": 3, "name": "x"})").empty());
   CHECK(errors_of(schema, R"({"total": -3, "name": 1})").size() == 2);
 }
 
 TEST_CASE("the draft 2020-12 meta-schema is built in", "[schema]") {
-  const auto meta = compile(R"({"$ref": "https://json-schema.org/draft/2020-12/schema"})");
+  const auto meta = compiled(R"({"$ref": "https://json-schema.org/draft/2020-12/schema"})");
   CHECK(errors_of(meta, receipt_schema).empty());
   CHECK_FALSE(errors_of(meta, R"({"type": "text", "minLength": -1})").empty());
 }
@@ -257,7 +253,7 @@ TEST_CASE("a reference loop that never consumes the instance is rejected when as
                       strict)
             .code == llmdlq::schema_errc::infinite_recursion);
   // Recursion through properties descends into the instance and is fine.
-  const auto tree = compile(R"({"properties": {"child": {"$ref": "#"}}, "required": ["id"]})");
+  const auto tree = compiled(R"({"properties": {"child": {"$ref": "#"}}, "required": ["id"]})");
   CHECK(errors_of(tree, R"({"id": 1, "child": {"id": 2, "child": {}}})").size() == 1);
 }
 
@@ -265,12 +261,12 @@ TEST_CASE("a reference loop that never consumes the instance is rejected when as
 // shape) never finished compiling: the walk for x-llmdlq-pii marks followed
 // every reference to a depth of 48, 2^48 paths.
 TEST_CASE("a tree with several self-references compiles, marked or not", "[schema]") {
-  const auto tree = compile(R"({"properties": {"a": {"$ref": "#"}, "b": {"$ref": "#"}, "c": {"$ref": "#"}},
+  const auto tree = compiled(R"({"properties": {"a": {"$ref": "#"}, "b": {"$ref": "#"}, "c": {"$ref": "#"}},
                                 "required": ["id"]})");
   CHECK(errors_of(tree, R"({"id": 1, "a": {"id": 2, "b": {}}})").size() == 1);
   CHECK(tree.pii_paths().empty());
   // Marked: the walk is bounded by the schema's size, and still finds the marks near the root.
-  const auto marked = compile(R"({"properties": {"email": {"type": "string", "x-llmdlq-pii": "email"},
+  const auto marked = compiled(R"({"properties": {"email": {"type": "string", "x-llmdlq-pii": "email"},
                                                  "left": {"$ref": "#"}, "right": {"$ref": "#"}}})");
   const auto paths = marked.pii_paths();
   CHECK(std::find(paths.begin(), paths.end(), llmdlq::pii_path{"/email", "email"}) != paths.end());
@@ -291,7 +287,7 @@ TEST_CASE("deeply nested schemas are rejected, not a stack overflow", "[schema]"
 }
 
 TEST_CASE("one schema validates from many threads at once", "[schema]") {
-  const auto schema = compile(receipt_schema);
+  const auto schema = compiled(receipt_schema);
   std::vector<std::thread> threads;
   std::atomic<int> wrong{0};
   for (int t = 0; t < 4; ++t) {
@@ -311,7 +307,7 @@ TEST_CASE("one schema validates from many threads at once", "[schema]") {
 }
 
 TEST_CASE("documents for older drafts: items arrays and dependencies", "[schema]") {
-  const auto schema = compile(R"({"$schema": "http://json-schema.org/draft-07/schema#",
+  const auto schema = compiled(R"({"$schema": "http://json-schema.org/draft-07/schema#",
     "items": [{"type": "string"}], "additionalItems": false,
     "dependencies": {"card": ["card_last4"]}})");
   CHECK(errors_of(schema, R"(["a"])").empty());
@@ -320,12 +316,12 @@ TEST_CASE("documents for older drafts: items arrays and dependencies", "[schema]
 }
 
 TEST_CASE("dialects: each resource in its own draft, an unknown one refused or warned about", "[schema][dialect]") {
-  CHECK(compile(R"({"type": "string"})").dialect() == llmdlq::dialect::draft2020_12);
-  CHECK(compile(R"({"$schema": "http://json-schema.org/draft-07/schema#"})").dialect() == llmdlq::dialect::draft7);
-  CHECK(compile(R"({"$schema": "https://json-schema.org/draft-04/schema"})").dialect() == llmdlq::dialect::draft4);
+  CHECK(compiled(R"({"type": "string"})").dialect() == llmdlq::dialect::draft2020_12);
+  CHECK(compiled(R"({"$schema": "http://json-schema.org/draft-07/schema#"})").dialect() == llmdlq::dialect::draft7);
+  CHECK(compiled(R"({"$schema": "https://json-schema.org/draft-04/schema"})").dialect() == llmdlq::dialect::draft4);
   llmdlq::compile_options draft4;
   draft4.default_dialect = llmdlq::dialect::draft4;
-  CHECK(compile(R"({"type": "string"})", draft4).dialect() == llmdlq::dialect::draft4);
+  CHECK(compiled(R"({"type": "string"})", draft4).dialect() == llmdlq::dialect::draft4);
   for (const auto d : {llmdlq::dialect::draft4, llmdlq::dialect::draft6, llmdlq::dialect::draft7,
                        llmdlq::dialect::draft2019_09, llmdlq::dialect::draft2020_12}) {
     CHECK(llmdlq::dialect_named(llmdlq::to_string(d)) == d);
@@ -339,21 +335,21 @@ TEST_CASE("dialects: each resource in its own draft, an unknown one refused or w
   CHECK(refused.location == "/$schema");
   llmdlq::compile_options lenient;
   lenient.allow_unknown_dialect = true;
-  const auto warned = compile(unknown, lenient);
+  const auto warned = compiled(unknown, lenient);
   REQUIRE(warned.warnings().size() == 1);
   CHECK(warned.warnings()[0].find("https://example.com/my-meta") != std::string::npos);
   CHECK(errors_of(warned, "2").size() == 1);  // compiled as the default draft
-  CHECK(compile(R"({"type": "string"})").warnings().empty());
+  CHECK(compiled(R"({"type": "string"})").warnings().empty());
 
   // Draft-04: boolean exclusive bounds and `id`; draft-07: "#name" ids, `$ref` over its siblings,
   // and no keyword of a later draft.
-  const auto four = compile(R"({"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://example.com/r",
+  const auto four = compiled(R"({"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://example.com/r",
       "properties": {"n": {"minimum": 0, "exclusiveMinimum": true}, "c": {"$ref": "http://example.com/r#/definitions/c"}},
       "definitions": {"c": {"type": "string"}}})");
   CHECK(errors_of(four, R"({"n": 0})").at(0).schema_path == "/properties/n/exclusiveMinimum");
   CHECK(errors_of(four, R"({"n": 1, "c": "x"})").empty());
   CHECK(errors_of(four, R"({"c": 1})").at(0).schema_path == "/properties/c/$ref/type");
-  const auto seven = compile(R"({"$schema": "http://json-schema.org/draft-07/schema#",
+  const auto seven = compiled(R"({"$schema": "http://json-schema.org/draft-07/schema#",
       "properties": {"a": {"$ref": "#name", "maxLength": 1}, "b": {"prefixItems": [{"type": "string"}]},
                      "c": {"unevaluatedProperties": false, "dependentRequired": {"x": ["y"]}}},
       "definitions": {"named": {"$id": "#name", "type": "string"}}})");
@@ -363,9 +359,9 @@ TEST_CASE("dialects: each resource in its own draft, an unknown one refused or w
   llmdlq::compile_options mixed;
   mixed.remotes.emplace("https://example.com/seven", R"({"$schema": "http://json-schema.org/draft-07/schema#",
       "items": [{"type": "integer"}], "additionalItems": false})");
-  const auto both = compile(R"({"properties": {"old": {"$ref": "https://example.com/seven"},
+  const auto both = compiled(R"({"properties": {"old": {"$ref": "https://example.com/seven"},
                                                "new": {"prefixItems": [{"type": "integer"}], "items": false}}})",
-                            mixed);
+                             mixed);
   CHECK(errors_of(both, R"({"old": [1], "new": [1]})").empty());
   CHECK(errors_of(both, R"({"old": [1, 2]})").at(0).schema_path == "/properties/old/$ref/additionalItems");
   CHECK(errors_of(both, R"({"new": [1, 2]})").at(0).schema_path == "/properties/new/items");
@@ -385,12 +381,12 @@ TEST_CASE("catalog_directory: by $id, by the tail of the path, never outside the
   options.catalog_directory = (dir.path() / "catalog").string();
   // By $id, whose own relative reference (https://schemas.example.com/v1/sku.json) is
   // found by the tail of its path, v1/sku.json; and by a URN $id.
-  const auto order = compile(R"({"items": {"$ref": "https://schemas.example.com/v1/item.json"}})", options);
+  const auto order = compiled(R"({"items": {"$ref": "https://schemas.example.com/v1/item.json"}})", options);
   CHECK(errors_of(order, R"([{"sku": "NL-1", "price": 2}])").empty());
   CHECK(errors_of(order, R"([{"sku": "nl"}])").at(0).keyword == "pattern");
   CHECK(errors_of(order, R"([{"sku": "NL-1", "price": -2}])").at(0).keyword == "minimum");
   // By the longest tail of the URI's path that names a file: v1/sku.json.
-  CHECK(errors_of(compile(R"({"$ref": "https://cdn.example.org/x/v1/sku.json"})", options), R"("NL-2")").empty());
+  CHECK(errors_of(compiled(R"({"$ref": "https://cdn.example.org/x/v1/sku.json"})", options), R"("NL-2")").empty());
   // Not outside the directory, not a file that is not *.json by $id, and a broken file is said to be one.
   options.refuse_broken_references = true;
   CHECK(compile_error(R"({"$ref": "../outside.json"})", options).code == llmdlq::schema_errc::unresolved_reference);

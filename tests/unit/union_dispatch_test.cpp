@@ -16,17 +16,13 @@
 #include <llmdlq/schema.hpp>
 
 #include "catch.hpp"
+#include "support/compiled_schema.hpp"
 
 namespace union_dispatch_test {
 
 namespace {
 
-llmdlq::schema compile(const std::string& json) {
-  auto schema = llmdlq::schema::compile(json);
-  INFO((schema ? std::string() : schema.error().message));
-  REQUIRE(schema.has_value());
-  return *std::move(schema);
-}
+using llmdlq::test::compiled;
 
 std::size_t dispatches_of(const llmdlq::schema& s) { return llmdlq::detail::schema_access::of(s).dispatches.size(); }
 
@@ -86,7 +82,7 @@ std::uint64_t steps(const llmdlq::schema& schema, const std::string& text) {
 TEST_CASE("A tagged anyOf or oneOf judges an object by the branch its tag names", "[schema][union]") {
   const std::string keyword = GENERATE(as<std::string>{}, "anyOf", "oneOf");
   INFO(keyword);
-  const auto schema = compile(tagged_union(20, keyword));
+  const auto schema = compiled(tagged_union(20, keyword));
   CHECK(dispatches_of(schema) == 1);
 
   CHECK(judge(schema, R"({"kind": "kind-7", "size": 7})").valid);
@@ -123,8 +119,8 @@ TEST_CASE("An object in a tagged union of 2n branches takes no more steps than i
   const std::string keyword = GENERATE(as<std::string>{}, "anyOf", "oneOf");
   const bool aliased = GENERATE(false, true);
   INFO(keyword << (aliased ? " through aliases" : ""));
-  const auto small = compile(tagged_union(100, keyword, aliased));
-  const auto large = compile(tagged_union(200, keyword, aliased));
+  const auto small = compiled(tagged_union(100, keyword, aliased));
+  const auto large = compiled(tagged_union(200, keyword, aliased));
   CHECK(dispatches_of(small) == 1);
   CHECK(dispatches_of(large) == 1);
   const std::string last_of_small = R"({"kind": "kind-99", "size": 1})";
@@ -140,7 +136,7 @@ TEST_CASE("An object in a tagged union of 2n branches takes no more steps than i
 
 TEST_CASE("Unions that are not tagged are tried branch by branch", "[schema][union]") {
   SECTION("two branches with one tag") {
-    const auto schema = compile(R"({"oneOf": [
+    const auto schema = compiled(R"({"oneOf": [
       {"properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}},
       {"properties": {"kind": {"const": "a"}, "x": {"minimum": 0}}},
       {"properties": {"kind": {"const": "b"}}}]})");
@@ -152,7 +148,7 @@ TEST_CASE("Unions that are not tagged are tried branch by branch", "[schema][uni
     CHECK(judge(schema, R"({"kind": "a", "x": -1})").valid);
   }
   SECTION("a branch without the tag") {
-    const auto schema = compile(R"({"anyOf": [
+    const auto schema = compiled(R"({"anyOf": [
       {"properties": {"kind": {"const": "a"}}, "required": ["a"]},
       {"properties": {"kind": {"const": "b"}}, "required": ["b"]},
       {"required": ["c"]}]})");
@@ -161,7 +157,7 @@ TEST_CASE("Unions that are not tagged are tried branch by branch", "[schema][uni
     CHECK_FALSE(judge(schema, R"({"kind": "a", "b": 1})").valid);
   }
   SECTION("a tag that is not a string") {
-    const auto schema = compile(R"({"anyOf": [
+    const auto schema = compiled(R"({"anyOf": [
       {"properties": {"kind": {"const": 1}}}, {"properties": {"kind": {"const": 2}}},
       {"properties": {"kind": {"const": 3}}}]})");
     CHECK(dispatches_of(schema) == 0);
@@ -169,7 +165,7 @@ TEST_CASE("Unions that are not tagged are tried branch by branch", "[schema][uni
     CHECK_FALSE(judge(schema, R"({"kind": 4})").valid);
   }
   SECTION("two branches") {
-    const auto schema = compile(R"({"oneOf": [
+    const auto schema = compiled(R"({"oneOf": [
       {"properties": {"kind": {"const": "a"}}}, {"properties": {"kind": {"const": "b"}}}]})");
     CHECK(dispatches_of(schema) == 0);
     CHECK(judge(schema, R"({"kind": "b"})").valid);
@@ -177,7 +173,7 @@ TEST_CASE("Unions that are not tagged are tried branch by branch", "[schema][uni
 }
 
 TEST_CASE("A tagged union keeps what its branch evaluated for unevaluatedProperties", "[schema][union]") {
-  const auto schema = compile(R"({
+  const auto schema = compiled(R"({
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "anyOf": [
       {"properties": {"kind": {"const": "a"}, "a": {"type": "integer"}}},
@@ -193,7 +189,7 @@ TEST_CASE("A tagged union keeps what its branch evaluated for unevaluatedPropert
 }
 
 TEST_CASE("A draft 7 branch's tag is its $ref's, whatever the $ref's siblings say", "[schema][union]") {
-  const auto schema = compile(R"({
+  const auto schema = compiled(R"({
     "$schema": "http://json-schema.org/draft-07/schema#",
     "definitions": {
       "a": {"properties": {"kind": {"const": "a"}}, "required": ["a"]},
