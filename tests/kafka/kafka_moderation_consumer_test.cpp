@@ -81,7 +81,8 @@ llmdlq::moderation_poll_result poll_until(llmdlq::kafka_moderation_consumer& con
                                           const std::function<bool(const llmdlq::moderation_poll_result&)>& done) {
   llmdlq::moderation_poll_result total;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!done(total) && std::chrono::steady_clock::now() < until) total += consumer.poll_once(std::chrono::milliseconds(100));
+  while (!done(total) && std::chrono::steady_clock::now() < until)
+    total += consumer.poll_once(std::chrono::milliseconds(100));
   return total;
 }
 

@@ -35,8 +35,8 @@ namespace {
 
 const char* conninfo() { return std::getenv("LLMDLQ_TEST_POSTGRES"); }
 
-#define REQUIRE_POSTGRES()                                                                   \
-  do {                                                                                     \
+#define REQUIRE_POSTGRES()                                                                              \
+  do {                                                                                                  \
     if (!conninfo()) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES is not set (scripts/test starts a PostgreSQL)"); \
   } while (false)
 
@@ -127,9 +127,8 @@ llmdlq::envelope sample(std::string key, std::uint32_t attempt = 1,
   context.attempt = attempt;
   llmdlq::process_options options;
   options.failure_code_prefix = "ocr";
-  return llmdlq::test::check_envelope(
-      llmdlq::make_envelope({.category = category, .message = "test failure"}, R"({"merchant": "Jumbo", "total": )",
-                            context, options));
+  return llmdlq::test::check_envelope(llmdlq::make_envelope({.category = category, .message = "test failure"},
+                                                            R"({"merchant": "Jumbo", "total": )", context, options));
 }
 
 llmdlq::postgres_store open_store(const scratch_table& table) {
@@ -147,8 +146,8 @@ std::string published(llmdlq::postgres_store& store, const llmdlq::envelope& e) 
   return e.dlq_id;
 }
 
-llmdlq::moderation_request request(const std::string& id, llmdlq::moderation_action action,
-                                   std::string who = "alice", std::optional<std::string> corrected = std::nullopt) {
+llmdlq::moderation_request request(const std::string& id, llmdlq::moderation_action action, std::string who = "alice",
+                                   std::optional<std::string> corrected = std::nullopt) {
   llmdlq::moderation_request r;
   r.dlq_id = id;
   r.action = action;
@@ -175,8 +174,12 @@ llmdlq::moderation_request request(llmdlq::postgres_store& store, const std::str
     REQUIRE(record->has_value());
     auto e = llmdlq::parse_envelope((*record)->envelope_json);
     REQUIRE(e.has_value());
-    e->attempts.history.push_back({.strategy = "repair_prompt", .outcome = "failed", .tokens = 90,
-                                   .at = llmdlq::system_now(), .model = "small-model", .latency_ms = 700,
+    e->attempts.history.push_back({.strategy = "repair_prompt",
+                                   .outcome = "failed",
+                                   .tokens = 90,
+                                   .at = llmdlq::system_now(),
+                                   .model = "small-model",
+                                   .latency_ms = 700,
                                    .fingerprint = "syntax:eof"});
     r.envelope_json = llmdlq::serialize(*e);
   }
@@ -242,8 +245,7 @@ TEST_CASE("postgres_store migrates idempotently into the documented table", "[po
                        "operator_log:jsonb", "claimed_by:text", "resolution:jsonb"});
   CHECK(db.column("SELECT indexname FROM pg_indexes WHERE tablename = $1 ORDER BY indexname", {table.name}) ==
         std::vector<std::string>{table.name + "_created", table.name + "_expires", table.name + "_key_attempt",
-                                 table.name + "_pkey",
-                                 table.name + "_queue", table.name + "_status"});
+                                 table.name + "_pkey", table.name + "_queue", table.name + "_status"});
 
   // Again, on the same store, from a second store, and with a row in the table: nothing changes.
   const auto id = published(store, sample("receipt-1"));
@@ -291,8 +293,9 @@ TEST_CASE("postgres_store takes a schema, and checks its names before connecting
   database db;
   CHECK(db.value(fmt::format("SELECT status FROM {} WHERE dlq_id = $1", table.sql_name()), {id}) == "pending");
 
-  for (const std::string bad : std::initializer_list<std::string>{"", "1table", "bad-name", "x\"; DROP TABLE y; --", "a b", "tablé",
-                                std::string(49, 'a'), std::string(64, 'a')}) {
+  for (const std::string bad :
+       std::initializer_list<std::string>{"", "1table", "bad-name", "x\"; DROP TABLE y; --", "a b", "tablé",
+                                          std::string(49, 'a'), std::string(64, 'a')}) {
     INFO(bad);
     llmdlq::postgres_store_options options;
     options.table = bad;
@@ -323,8 +326,7 @@ TEST_CASE("postgres_store reports an unreachable server as unavailable", "[postg
   CHECK(store.error().message.starts_with("postgres: connect: "));
 }
 
-TEST_CASE("postgres_store stores one pending row per envelope, and publishing it again is a duplicate",
-          "[postgres]") {
+TEST_CASE("postgres_store stores one pending row per envelope, and publishing it again is a duplicate", "[postgres]") {
   REQUIRE_POSTGRES();
   scratch_table table;
   auto options = table.options();
@@ -484,7 +486,9 @@ TEST_CASE("postgres_store operator actions follow transition(), forbidden ones c
         } else {
           CHECK_FALSE(r->resolution.has_value());
         }
-        const auto history = [](const std::string& json) { return llmdlq::parse_envelope(json)->attempts.history.size(); };
+        const auto history = [](const std::string& json) {
+          return llmdlq::parse_envelope(json)->attempts.history.size();
+        };
         CHECK(history(r->envelope_json) == history((*before)->envelope_json) + (replayer_action(action) ? 1 : 0));
         auto after = store.get(id);
         REQUIRE(after.has_value());
@@ -604,8 +608,9 @@ TEST_CASE("postgres_store: of two operators claiming at once, exactly one wins",
   CHECK(winners.size() == ids.size());
   database db;
   const auto t = table.sql_name();
-  CHECK(db.value(fmt::format("SELECT count(*) FROM {} WHERE status = 'claimed' AND jsonb_array_length(operator_log) = 1",
-                             t)) == std::to_string(ids.size()));
+  CHECK(
+      db.value(fmt::format("SELECT count(*) FROM {} WHERE status = 'claimed' AND jsonb_array_length(operator_log) = 1",
+                           t)) == std::to_string(ids.size()));
   CHECK(db.value(fmt::format("SELECT count(*) FROM {} WHERE claimed_by = 'alice'", t)) == std::to_string(a.won.size()));
   CHECK(db.value(fmt::format("SELECT count(*) FROM {} WHERE claimed_by = 'bob'", t)) == std::to_string(b.won.size()));
 }
@@ -652,9 +657,8 @@ TEST_CASE("postgres_store keeps envelopes whose text PostgreSQL cannot hold", "[
   llmdlq::request_context context;
   context.idempotency_key = "receipt-nul";
   const std::string raw("{\"merchant\": \"Ju\0mbo\"}", 22);  // valid UTF-8, but U+0000
-  auto e = llmdlq::test::check_envelope(
-      llmdlq::make_envelope({.category = llmdlq::failure_category::poison, .message = "NUL byte at offset 15"}, raw,
-                            context));
+  auto e = llmdlq::test::check_envelope(llmdlq::make_envelope(
+      {.category = llmdlq::failure_category::poison, .message = "NUL byte at offset 15"}, raw, context));
   REQUIRE_FALSE(e.raw_response.base64);
   e.failure.message = std::string("a\0b", 3);
   e.extensions["host"] = "bad \xff byte";
@@ -673,15 +677,16 @@ TEST_CASE("postgres_store keeps envelopes whose text PostgreSQL cannot hold", "[
   CHECK(stored->raw_response.length == raw.size());
   CHECK(stored->raw_response.sha256 == e.raw_response.sha256);
   CHECK((*record)->raw_response == "eyJtZXJjaGFudCI6ICJKdQBtYm8ifQ==");
-  CHECK(stored->failure.message == "a\xEF\xBF\xBD" "b");
+  CHECK(stored->failure.message == "a\xEF\xBF\xBD"
+                                   "b");
   CHECK(field(stored->extensions, "host") == "bad \xEF\xBF\xBD byte");
   CHECK(stored->dlq_id == e.dlq_id);
   database db;
-  CHECK(db.value(fmt::format("SELECT message FROM {}", table.sql_name())) == "a\xEF\xBF\xBD" "b");
+  CHECK(db.value(fmt::format("SELECT message FROM {}", table.sql_name())) == "a\xEF\xBF\xBD"
+                                                                             "b");
 }
 
-TEST_CASE("postgres_store: PostgreSQL restarted mid-run, nothing lost and nothing duplicated",
-          "[postgres][fault]") {
+TEST_CASE("postgres_store: PostgreSQL restarted mid-run, nothing lost and nothing duplicated", "[postgres][fault]") {
   REQUIRE_POSTGRES();
   const char* restart = std::getenv("LLMDLQ_TEST_POSTGRES_RESTART");
   if (!restart) LLMDLQ_SKIP("LLMDLQ_TEST_POSTGRES_RESTART is not set");
@@ -819,7 +824,8 @@ TEST_CASE("postgres_store: a table made before the replay statuses gets the wide
       message text NOT NULL, raw_response text, raw_sha256 text NOT NULL, envelope jsonb NOT NULL,
       created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL, expires_at timestamptz,
       operator_log jsonb NOT NULL DEFAULT '[]'::jsonb CHECK (jsonb_typeof(operator_log) = 'array'),
-      claimed_by text, resolution jsonb))sql", table.sql_name()));
+      claimed_by text, resolution jsonb))sql",
+                        table.sql_name()));
   {
     auto old = llmdlq::postgres_store::open(conninfo(), [&] {
       auto o = table.options();
@@ -849,7 +855,8 @@ TEST_CASE("postgres_store: a table made before the replay statuses gets the wide
   // Opening again changes nothing.
   REQUIRE(llmdlq::postgres_store::open(conninfo(), table.options()).has_value());
   CHECK(db.column("SELECT conname FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c'",
-                  {table.sql_name()}).size() == 2);
+                  {table.sql_name()})
+            .size() == 2);
 }
 
 TEST_CASE("postgres_store passes the connection string to libpq as it is so TLS settings reach it", "[postgres]") {
@@ -859,8 +866,8 @@ TEST_CASE("postgres_store passes the connection string to libpq as it is so TLS 
   REQUIRE_FALSE(required.has_value());
   CHECK(required.error().code == llmdlq::sink_errc::unavailable);
   CHECK(required.error().message.find("SSL was required") != std::string::npos);
-  auto verified =
-      llmdlq::postgres_store::open(std::string(conninfo()) + " sslmode=verify-full sslrootcert=/nonexistent/ca.crt");
+  auto verified = llmdlq::postgres_store::open(std::string(conninfo()) +
+                                               " sslmode=verify-full sslrootcert=/nonexistent/ca.crt");
   REQUIRE_FALSE(verified.has_value());
   INFO(verified.error().message);
   CHECK((verified.error().message.find("SSL was required") != std::string::npos ||

@@ -38,9 +38,8 @@ using llmdlq::test::temp_dir;
 llmdlq::envelope sample(std::string key) {
   llmdlq::request_context context;
   context.idempotency_key = std::move(key);
-  return llmdlq::test::check_envelope(
-      llmdlq::make_envelope({.category = llmdlq::failure_category::syntax, .message = "test failure"}, "raw text",
-                            context, {}));
+  return llmdlq::test::check_envelope(llmdlq::make_envelope(
+      {.category = llmdlq::failure_category::syntax, .message = "test failure"}, "raw text", context, {}));
 }
 
 // A directory its owner alone may write (0755), whatever the umask.
@@ -135,8 +134,7 @@ TEST_CASE("jsonl_file_sink and its purge refuse a 0600 file another user owns", 
   REQUIRE_FALSE(sink.has_value());
   CHECK(sink.error().code == sink_errc::unsafe_file);
   INFO(sink.error().message);
-  CHECK(sink.error().message.find(path.string() + " belongs to " + named(nobody) + ", mode 0600") !=
-        std::string::npos);
+  CHECK(sink.error().message.find(path.string() + " belongs to " + named(nobody) + ", mode 0600") != std::string::npos);
 
   auto purged = llmdlq::purge_jsonl_file(path, {.now = llmdlq::system_now(), .operator_name = "ops"});
   REQUIRE_FALSE(purged.has_value());
@@ -186,8 +184,7 @@ TEST_CASE("a sqlite or jsonl DLQ file below a directory another user owns is ref
   for (const auto& error : {*refused.sqlite, *refused.jsonl}) {
     INFO(error.message);
     CHECK(error.code == sink_errc::unsafe_file);
-    CHECK(error.message.find("is in " + theirs.string() + ", which belongs to " + named(nobody)) !=
-          std::string::npos);
+    CHECK(error.message.find("is in " + theirs.string() + ", which belongs to " + named(nobody)) != std::string::npos);
   }
   // A new file is not created there either.
   auto created = llmdlq::jsonl_file_sink::open(mine / "new.jsonl");
@@ -246,8 +243,7 @@ TEST_CASE("a DLQ file in a directory others may write is refused: a jsonl one un
   CHECK_FALSE(std::filesystem::exists(shared / "replay.db"));
 }
 
-TEST_CASE("a jsonl DLQ path through a symbolic link is judged as written and where the link leads",
-          "[jsonl][owner]") {
+TEST_CASE("a jsonl DLQ path through a symbolic link is judged as written and where the link leads", "[jsonl][owner]") {
   LLMDLQ_REQUIRE_ROOT();
   const auto nobody = llmdlq::test::nobody();
   temp_dir dir;

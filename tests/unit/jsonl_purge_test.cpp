@@ -64,14 +64,19 @@ TEST_CASE("a JSONL purge keeps exactly the unexpired lines and audits each purge
     const std::string report_text =
         R"({"count":3,"oldest_expires_at":"2026-05-30T00:00:00.000Z","newest_expires_at":"2026-06-01T00:00:00.000Z",)"
         R"("operator":"alice","at":"2026-06-01T00:00:00.000Z","dry_run":false)";
-    CHECK(llmdlq::test::slurp(audit) ==
-          report_text + R"(,"phase":"intent"})" "\n" + report_text + R"(,"phase":"done"})" "\n");
+    CHECK(llmdlq::test::slurp(audit) == report_text +
+                                            R"(,"phase":"intent"})"
+                                            "\n" +
+                                            report_text +
+                                            R"(,"phase":"done"})"
+                                            "\n");
     auto again = llmdlq::purge_jsonl_file(path, letters.request());
     REQUIRE(again.has_value());
     CHECK(again->count == 0);
     CHECK(llmdlq::test::slurp(path) == lines_of(letters.kept));
     CHECK(llmdlq::test::slurp(audit).ends_with(
-        R"({"count":0,"operator":"alice","at":"2026-06-01T00:00:00.000Z","dry_run":false,"phase":"done"})" "\n"));
+        R"({"count":0,"operator":"alice","at":"2026-06-01T00:00:00.000Z","dry_run":false,"phase":"done"})"
+        "\n"));
     for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
       CHECK(entry.path().string().find(".purge-") == std::string::npos);  // no temporary file left
     }
@@ -270,8 +275,8 @@ TEST_CASE("a JSONL purge killed at any moment leaves the old file or the new one
   }
   INFO("purges killed before their rename left " << abandoned << " new files behind");
   INFO("took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms; killed with the old "
-               << "file " << killed_old << " times, with the new one " << killed_new << " times; finished "
-               << finished << " times");
+               << "file " << killed_old << " times, with the new one " << killed_new << " times; finished " << finished
+               << " times");
   // The kills landed before the rename, and the purges got past it: a
   // child that never purged, or a kill that never came, fails here.
   CHECK(killed_old > 0);

@@ -98,8 +98,9 @@ std::string repeated(std::size_t n, const std::function<std::string(std::size_t)
 // compiling: references were followed into every path that reaches a subschema.
 TEST_CASE("compile: a tree with 2 to 16 self-references is one node per subschema", "[schema][linear]") {
   for (std::size_t refs = 2; refs <= 16; ++refs) {
-    const std::string json = repeated(refs, [](std::size_t i) { return fmt::format(R"("p{}": {{"$ref": "#"}})", i); },
-                                      R"({"type": "object", "properties": {)", "}}");
+    const std::string json = repeated(
+        refs, [](std::size_t i) { return fmt::format(R"("p{}": {{"$ref": "#"}})", i); },
+        R"({"type": "object", "properties": {)", "}}");
     compiles_once_per_subschema(json);
   }
   // A tree of tasks whose platform overrides are tasks again, as task-runner configs write it.
@@ -116,34 +117,42 @@ TEST_CASE("compile: a tree with 2 to 16 self-references is one node per subschem
 
 TEST_CASE("compile: mutual recursion across 50 definitions, a 10,000-definition chain, deep allOf/anyOf",
           "[schema][linear]") {
-  const std::string ring = repeated(50, [](std::size_t i) {
-    return fmt::format(R"("d{}": {{"type": "object", "properties": {{"next": {{"$ref": "#/$defs/d{}"}},
+  const std::string ring = repeated(
+      50,
+      [](std::size_t i) {
+        return fmt::format(R"("d{}": {{"type": "object", "properties": {{"next": {{"$ref": "#/$defs/d{}"}},
                           "back": {{"$ref": "#/$defs/d{}"}}, "all": {{"$ref": "#/$defs/d{}"}}}}}})",
-                       i, (i + 1) % 50, (i + 49) % 50, (i * 7) % 50);
-  }, R"({"$ref": "#/$defs/d0", "$defs": {)", "}}");
+                           i, (i + 1) % 50, (i + 49) % 50, (i * 7) % 50);
+      },
+      R"({"$ref": "#/$defs/d0", "$defs": {)", "}}");
   compiles_once_per_subschema(ring);
 
   for (const std::size_t length : {5000u, 10000u}) {
-    const std::string chain = repeated(length, [length](std::size_t i) {
-      return i + 1 == length ? fmt::format(R"("d{}": {{"type": "string"}})", i)
-                             : fmt::format(R"("d{}": {{"properties": {{"n": {{"$ref": "#/$defs/d{}"}}}}}})", i, i + 1);
-    }, R"({"$ref": "#/$defs/d0", "$defs": {)", "}}");
+    const std::string chain = repeated(
+        length,
+        [length](std::size_t i) {
+          return i + 1 == length
+                     ? fmt::format(R"("d{}": {{"type": "string"}})", i)
+                     : fmt::format(R"("d{}": {{"properties": {{"n": {{"$ref": "#/$defs/d{}"}}}}}})", i, i + 1);
+        },
+        R"({"$ref": "#/$defs/d0", "$defs": {)", "}}");
     compiles_once_per_subschema(chain);
   }
 
   // allOf and anyOf nested 200 deep, each level also referring back to the root.
   std::string nested = R"({"type": "integer"})";
   for (int i = 0; i < 200; ++i) {
-    nested = fmt::format(fmt::runtime(i % 2 ? R"({{"allOf": [{0}, {{"items": {{"$ref": "#"}}}}]}})"
-                                            : R"({{"anyOf": [{0}, {{"minimum": {1}}}, {{"items": {{"$ref": "#"}}}}]}})"),
+    nested = fmt::format(fmt::runtime(i % 2
+                                          ? R"({{"allOf": [{0}, {{"items": {{"$ref": "#"}}}}]}})"
+                                          : R"({{"anyOf": [{0}, {{"minimum": {1}}}, {{"items": {{"$ref": "#"}}}}]}})"),
                          nested, i);
   }
   compiles_once_per_subschema(nested);
 }
 
 TEST_CASE("compile: a schema past compile_options::max_nodes is a typed error", "[schema][linear]") {
-  const std::string wide = repeated(100, [](std::size_t i) { return fmt::format(R"("p{}": {{"type": "string"}})", i); },
-                                    R"({"properties": {)", "}}");
+  const std::string wide = repeated(
+      100, [](std::size_t i) { return fmt::format(R"("p{}": {{"type": "string"}})", i); }, R"({"properties": {)", "}}");
   llmdlq::compile_options options;
   options.max_nodes = 50;
   const auto refused = llmdlq::schema::compile(wide, options);
@@ -191,7 +200,8 @@ TEST_CASE("steps: unevaluatedProperties and unevaluatedItems under nested anyOf 
                                                                          {"required": ["zz"]}]}]}],
     "unevaluatedProperties": {"type": "integer"}})");
   linear_in_document(properties, [](std::size_t n) {
-    return repeated(n, [](std::size_t i) { return fmt::format(R"("{}{}": {})", "abc"[i % 3], i, i); }, "{", "}");
+    return repeated(
+        n, [](std::size_t i) { return fmt::format(R"("{}{}": {})", "abc"[i % 3], i, i); }, "{", "}");
   });
   const auto items = compiled(R"({
     "anyOf": [{"prefixItems": [true, true]}, {"oneOf": [{"items": {"type": "string"}}, {"contains": {"const": 0}}]}],
@@ -200,9 +210,13 @@ TEST_CASE("steps: unevaluatedProperties and unevaluatedItems under nested anyOf 
 }
 
 TEST_CASE("steps: oneOf over many branches, properties, patterns, names and dependencies", "[schema][linear]") {
-  const std::string branches = repeated(24, [](std::size_t i) {
-    return fmt::format(R"({{"type": "object", "properties": {{"kind": {{"const": "k{}"}}}}, "required": ["kind"]}})", i);
-  }, R"({"items": {"oneOf": [)", "]}}");
+  const std::string branches = repeated(
+      24,
+      [](std::size_t i) {
+        return fmt::format(
+            R"({{"type": "object", "properties": {{"kind": {{"const": "k{}"}}}}, "required": ["kind"]}})", i);
+      },
+      R"({"items": {"oneOf": [)", "]}}");
   linear_in_document(compiled(branches), [](std::size_t n) {
     return repeated(n, [](std::size_t i) { return fmt::format(R"({{"kind": "k{}"}})", i % 24); });
   });

@@ -66,18 +66,16 @@ TEST_CASE("a valid document has no errors", "[schema]") {
 
 TEST_CASE("errors carry instance path, keyword location, keyword and message", "[schema]") {
   const auto schema = compiled(receipt_schema);
-  const auto errors =
-      errors_of(schema, R"({"total": -1, "currency": "euro", "items": [{"name": ""}, {}], "note": 1})");
+  const auto errors = errors_of(schema, R"({"total": -1, "currency": "euro", "items": [{"name": ""}, {}], "note": 1})");
   REQUIRE(errors.size() == 5);
-  CHECK(errors[0] == llmdlq::validation_error{"/total", "/properties/total/minimum", "minimum",
-                                              "must be >= 0, found -1"});
-  CHECK(errors[1] == llmdlq::validation_error{"/currency", "/properties/currency/enum", "enum",
-                                              R"(must be one of "EUR", "USD")"});
-  CHECK(errors[2] == llmdlq::validation_error{"/items/0/name",
-                                              "/properties/items/items/$ref/properties/name/minLength",
+  CHECK(errors[0] ==
+        llmdlq::validation_error{"/total", "/properties/total/minimum", "minimum", "must be >= 0, found -1"});
+  CHECK(errors[1] ==
+        llmdlq::validation_error{"/currency", "/properties/currency/enum", "enum", R"(must be one of "EUR", "USD")"});
+  CHECK(errors[2] == llmdlq::validation_error{"/items/0/name", "/properties/items/items/$ref/properties/name/minLength",
                                               "minLength", "must be at least 1 character long, found 0"});
-  CHECK(errors[3] == llmdlq::validation_error{"/items/1", "/properties/items/items/$ref/required",
-                                              "required", "missing required property 'name'"});
+  CHECK(errors[3] == llmdlq::validation_error{"/items/1", "/properties/items/items/$ref/required", "required",
+                                              "missing required property 'name'"});
   CHECK(errors[4] == llmdlq::validation_error{"/note", "/additionalProperties", "additionalProperties",
                                               "property 'note' is not allowed"});
 }
@@ -136,8 +134,8 @@ TEST_CASE("numbers compare exactly across integers and doubles", "[schema]") {
 
 TEST_CASE("string lengths count code points", "[schema]") {
   const auto schema = compiled(R"({"minLength": 3, "maxLength": 4})");
-  CHECK(errors_of(schema, R"("Дом")").empty());       // 6 bytes, 3 characters
-  CHECK(errors_of(schema, R"("ගෙදර")").empty());      // 12 bytes, 4 characters
+  CHECK(errors_of(schema, R"("Дом")").empty());   // 6 bytes, 3 characters
+  CHECK(errors_of(schema, R"("ගෙදර")").empty());  // 12 bytes, 4 characters
   CHECK(errors_of(schema, R"("ab")").size() == 1);
   CHECK(errors_of(schema, R"("කොළඹ 07")").size() == 1);
 }

@@ -207,9 +207,7 @@ struct boost_view {
     const auto& s = v->get_string();
     return {s.data(), s.size()};
   }
-  static std::size_t size(value v) noexcept {
-    return v->is_array() ? v->get_array().size() : v->get_object().size();
-  }
+  static std::size_t size(value v) noexcept { return v->is_array() ? v->get_array().size() : v->get_object().size(); }
   template <class F>
   LLMDLQ_ALWAYS_INLINE static bool for_each_element(value v, F&& f) {
     std::size_t i = 0;
@@ -258,16 +256,14 @@ struct key_view {
 inline constexpr std::size_t max_compare_depth = 2048;
 
 template <class View>
-std::vector<std::pair<std::string_view, typename View::value>> sorted_members(
-    typename View::value v) {
+std::vector<std::pair<std::string_view, typename View::value>> sorted_members(typename View::value v) {
   std::vector<std::pair<std::string_view, typename View::value>> members;
   members.reserve(View::size(v));
   View::for_each_member(v, [&](std::size_t, std::string_view key, typename View::value value) {
     members.emplace_back(key, value);
     return true;
   });
-  std::sort(members.begin(), members.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return members;
 }
 
@@ -298,9 +294,8 @@ bool json_equal(typename A::value a, typename B::value b, std::size_t depth = 0)
       if (A::size(a) != B::size(b)) return false;
       const auto right = sorted_members<B>(b);
       return A::for_each_member(a, [&](std::size_t, std::string_view key, typename A::value e) {
-        const auto it = std::lower_bound(
-            right.begin(), right.end(), key,
-            [](const auto& member, std::string_view k2) { return member.first < k2; });
+        const auto it = std::lower_bound(right.begin(), right.end(), key,
+                                         [](const auto& member, std::string_view k2) { return member.first < k2; });
         return it != right.end() && it->first == key && json_equal<A, B>(e, it->second, depth + 1);
       });
     }
