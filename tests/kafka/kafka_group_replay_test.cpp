@@ -278,15 +278,21 @@ TEST_CASE("Two replayers in one consumer group split a topic's partitions and re
   CHECK(first.finished);
   CHECK(second.finished);
 
-  // Each read two partitions, those the group assigned it, and nothing of the other's.
+  // Each read only what the group assigned it when it read, and the group
+  // ends with two partitions each. Where one member's join came after the
+  // group's first assignment (a slow machine), the other held every
+  // partition until then, and the letters it read but did not pass are read
+  // again by their new owner: reading is at least once, asking exactly once.
   CHECK(a.source.outside_assignment == 0);
   CHECK(b.source.outside_assignment == 0);
-  CHECK(a.source.read_from.size() == 2);
-  CHECK(b.source.read_from.size() == 2);
-  std::set<int> both = a.source.read_from;
-  both.insert(b.source.read_from.begin(), b.source.read_from.end());
+  const auto a_holds = a.source.assigned();
+  const auto b_holds = b.source.assigned();
+  CHECK(a_holds.size() == 2);
+  CHECK(b_holds.size() == 2);
+  std::set<std::int32_t> both(a_holds.begin(), a_holds.end());
+  both.insert(b_holds.begin(), b_holds.end());
   CHECK(both.size() == static_cast<std::size_t>(partition_count));
-  CHECK(first.seen + second.seen == static_cast<std::size_t>(letter_count));
+  CHECK(first.seen + second.seen >= static_cast<std::size_t>(letter_count));
   CHECK(first.recovered + second.recovered == static_cast<std::size_t>(letter_count));
   check_each_asked_once(model, dir);
   // The group's place is at every partition's end.
