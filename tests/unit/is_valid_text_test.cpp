@@ -65,22 +65,17 @@ TEST_CASE("is_valid_text agrees with parse-then-validate on the edges of JSON te
   const std::vector<std::string> texts = {
       // Whitespace, trailing content, literals.
       " \n\t{\"merchant\":\"m\",\"total\":1,\"items\":[{\"sku\":\"x\"}]}\r\n ",
-      R"({"merchant":"m","total":1,"items":[{"sku":"x"}]} {})",
-      R"({"merchant":"m","total":1,"items":[{"sku":"x"}]}})",
-      R"({"merchant":"m","total":1,"items":[{"sku":"x"}]},)",
-      R"({"merchant":"m","total":1,"items":[{"sku":"x"}],})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}]} {})", R"({"merchant":"m","total":1,"items":[{"sku":"x"}]}})",
+      R"({"merchant":"m","total":1,"items":[{"sku":"x"}]},)", R"({"merchant":"m","total":1,"items":[{"sku":"x"}],})",
       R"({"merchant":"m","total":1,"items":[{"sku":"x"},]})",
       R"({"merchant":"m","total":1,"items":[{"sku":"x"}] "note":null})",
       R"({"merchant":"m","total":1,"items":[{"sku":"x"}],"note":nul})",
       R"({"merchant":"m","total":1,"items":[{"sku":"x"}],"note":nullx})",
       R"({"merchant":"m","total":1,"items":[{"sku":"x"}],"note":true})",
-      R"({"merchant" "m","total":1,"items":[{"sku":"x"}]})",
-      R"({"merchant":"m""total":1,"items":[{"sku":"x"}]})",
+      R"({"merchant" "m","total":1,"items":[{"sku":"x"}]})", R"({"merchant":"m""total":1,"items":[{"sku":"x"}]})",
       // Numbers: the grammar, 64 bits, a double's range, negative zero.
-      R"({"merchant":"m","total":01,"items":[{"sku":"x"}]})",
-      R"({"merchant":"m","total":1.,"items":[{"sku":"x"}]})",
-      R"({"merchant":"m","total":.5,"items":[{"sku":"x"}]})",
-      R"({"merchant":"m","total":+1,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":01,"items":[{"sku":"x"}]})", R"({"merchant":"m","total":1.,"items":[{"sku":"x"}]})",
+      R"({"merchant":"m","total":.5,"items":[{"sku":"x"}]})", R"({"merchant":"m","total":+1,"items":[{"sku":"x"}]})",
       R"({"merchant":"m","total":1e,"items":[{"sku":"x"}]})",
       R"({"merchant":"m","total":-0,"count":-0,"items":[{"sku":"x"}]})",
       R"({"merchant":"m","total":1E+2,"count":1.0,"items":[{"sku":"x"}]})",
@@ -168,8 +163,9 @@ TEST_CASE("is_valid_text finds where a string ends, whatever follows it or hides
   // backslashes escaped before and after the eighth byte, and literals or
   // numbers run into other bytes.
   for (std::size_t length = 0; length < 20; ++length) {
-    for (const std::string& inner : std::vector<std::string>{std::string(length, 'a'), std::string(length, 'a') + "\\\"",
-                                    "\\\"" + std::string(length, 'b'), std::string(length, ' ') + "\\n"}) {
+    for (const std::string& inner :
+         std::vector<std::string>{std::string(length, 'a'), std::string(length, 'a') + "\\\"",
+                                  "\\\"" + std::string(length, 'b'), std::string(length, ' ') + "\\n"}) {
       for (const std::string blanks : {"", " ", "\n\t  \r\n"}) {
         const std::string text = "{\"merchant\"" + blanks + ":\"" + inner + "\"" + blanks +
                                  ",\"total\":1,\"items\":[{\"sku\":\"" + inner.substr(0, 8) + "\"" + blanks + "}]}";
@@ -178,13 +174,14 @@ TEST_CASE("is_valid_text finds where a string ends, whatever follows it or hides
       }
     }
   }
-  for (const std::string& text : std::vector<std::string>{R"({"merchant":"m"x,"total":1,"items":[{"sku":"x"}]})",
-                                 R"({"merchant":"m" "x","total":1,"items":[{"sku":"x"}]})",
-                                 R"({"merchant":"m","total":1x,"items":[{"sku":"x"}]})",
-                                 R"({"merchant":"m","total":1 2,"items":[{"sku":"x"}]})",
-                                 R"({"merchant":"m","total":1,"count":truex,"items":[{"sku":"x"}]})",
-                                 R"({"merchant":"m","total":1,"note":nul,"items":[{"sku":"x"}]})",
-                                 "```json\n" + std::string(300, ' ') + "\n```"}) {
+  for (const std::string& text :
+       std::vector<std::string>{R"({"merchant":"m"x,"total":1,"items":[{"sku":"x"}]})",
+                                R"({"merchant":"m" "x","total":1,"items":[{"sku":"x"}]})",
+                                R"({"merchant":"m","total":1x,"items":[{"sku":"x"}]})",
+                                R"({"merchant":"m","total":1 2,"items":[{"sku":"x"}]})",
+                                R"({"merchant":"m","total":1,"count":truex,"items":[{"sku":"x"}]})",
+                                R"({"merchant":"m","total":1,"note":nul,"items":[{"sku":"x"}]})",
+                                "```json\n" + std::string(300, ' ') + "\n```"}) {
     INFO(text);
     CHECK_FALSE(parsed_and_valid(receipt_schema(), text));
     CHECK_FALSE(receipt_schema().is_valid_text(text));
@@ -214,8 +211,9 @@ TEST_CASE("A string's end is found at the same byte eight bytes a step, by vecto
 }
 
 TEST_CASE("is_valid_text leaves a container at a root it cannot judge to the tape, scalars not", "[schema][forward]") {
-  const auto schema = llmdlq::schema::compile(
-      R"({"oneOf": [{"type": "object", "required": ["a"]}, {"type": "string", "maxLength": 3}]})");
+  // Two branches take objects: the union is not settled by kind.
+  const auto schema = llmdlq::schema::compile(R"({"oneOf": [{"type": "object", "required": ["a"]},
+      {"type": "object", "required": ["b"]}, {"type": "string", "maxLength": 3}]})");
   REQUIRE(schema);
   const auto& prog = llmdlq::detail::schema_access::of(*schema);
   std::uint64_t steps = 1;
@@ -234,9 +232,10 @@ TEST_CASE("is_valid_text leaves a container at a root it cannot judge to the tap
 
 TEST_CASE("is_valid_text parses at once a container that could meet a keyword the pass leaves to the tape",
           "[schema][forward]") {
-  // Deep in the schema, not at its root: an object may reach the oneOf.
+  // Deep in the schema, not at its root: an object may reach the oneOf, whose branches overlap.
   const auto schema = llmdlq::schema::compile(R"({"type": "object", "properties": {"items": {"type": "array",
-      "items": {"oneOf": [{"type": "object", "required": ["a"]}, {"type": "string"}]}}}})");
+      "items": {"oneOf": [{"type": "object", "required": ["a"]}, {"type": "object", "required": ["b"]},
+                          {"type": "string"}]}}}})");
   REQUIRE(schema);
   const auto& prog = llmdlq::detail::schema_access::of(*schema);
   CHECK_FALSE(prog.forward_pass);
@@ -248,6 +247,29 @@ TEST_CASE("is_valid_text parses at once a container that could meet a keyword th
         llmdlq::detail::forward_verdict::invalid);  // a scalar cannot meet it: still judged
   for (const std::string_view text :
        {R"({"items": ["x", {"a": 1}]})", R"({"items": [{"b": 1}]})", R"({"items": [1]})", R"({"items": {}})", "[]"}) {
+    INFO(text);
+    CHECK(schema->is_valid_text(text) == parsed_and_valid(*schema, text));
+  }
+}
+
+TEST_CASE("is_valid_text judges a container against the branch of its kind in a union settled by kind",
+          "[schema][forward]") {
+  const auto schema = llmdlq::schema::compile(R"({"type": "object", "properties": {"items": {"type": "array",
+      "items": {"oneOf": [{"type": "object", "required": ["a"]}, {"$ref": "#/$defs/names"}]}}},
+      "$defs": {"names": {"type": "array", "items": {"type": "string"}}}})");
+  REQUIRE(schema);
+  const auto& prog = llmdlq::detail::schema_access::of(*schema);
+  CHECK(prog.forward_pass);
+  CHECK(llmdlq::detail::judge_text(prog, R"({"items": [{"a": 1}, ["x", "y"], []]})", false, std::nullopt, {}) ==
+        llmdlq::detail::forward_verdict::valid);
+  CHECK(llmdlq::detail::judge_text(prog, R"({"items": [{"a": 1}, {"b": 1}]})", false, std::nullopt, {}) ==
+        llmdlq::detail::forward_verdict::invalid);
+  CHECK(llmdlq::detail::judge_text(prog, R"({"items": [["x", 2]]})", false, std::nullopt, {}) ==
+        llmdlq::detail::forward_verdict::invalid);
+  CHECK(llmdlq::detail::judge_text(prog, R"({"items": ["x"]})", false, std::nullopt, {}) ==
+        llmdlq::detail::forward_verdict::invalid);  // no branch takes a string
+  for (const std::string_view text : {R"({"items": [{"a": 1}, ["x"]]})", R"({"items": [{"b": 1}]})",
+                                      R"({"items": [1]})", R"({"items": [null, []]})", R"({"items": {}})", "[]"}) {
     INFO(text);
     CHECK(schema->is_valid_text(text) == parsed_and_valid(*schema, text));
   }

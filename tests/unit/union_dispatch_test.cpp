@@ -3,7 +3,10 @@
 // require their own string at one property judges an object against the
 // branch its tag names. The verdicts and errors are those of trying every
 // branch, on every path (Boost.JSON, simdjson's tape, the text), and a
-// union of 2n branches costs an object no more steps than one of n.
+// union of 2n branches costs an object no more steps than one of n. So are
+// those of a union whose branches admit different kinds of value, which
+// judges a value by the one branch of its kind.
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -25,6 +28,10 @@ namespace {
 using llmdlq::test::compiled;
 
 std::size_t dispatches_of(const llmdlq::schema& s) { return llmdlq::detail::schema_access::of(s).dispatches.size(); }
+
+std::size_t kind_dispatches_of(const llmdlq::schema& s) {
+  return llmdlq::detail::schema_access::of(s).kind_dispatches.size();
+}
 
 // `count` kinds of object, kind-i with a `size` of at most i, chosen by
 // `keyword`; each branch a $ref (through an alias when `aliased`).
@@ -201,6 +208,87 @@ TEST_CASE("A draft 7 branch's tag is its $ref's, whatever the $ref's siblings sa
   CHECK(judge(schema, R"({"kind": "a", "a": 1})").valid);
   CHECK_FALSE(judge(schema, R"({"kind": "z", "a": 1})").valid);
   CHECK_FALSE(judge(schema, R"({"kind": "a", "b": 1})").valid);
+}
+
+TEST_CASE("A union of branches of different kinds judges a value by the branch of its kind", "[schema][union]") {
+  const std::string keyword = GENERATE(as<std::string>{}, "anyOf", "oneOf");
+  INFO(keyword);
+  const auto schema = compiled(fmt::format(R"({{
+    "$defs": {{"toggle": {{"enum": ["enable", "disable"]}}}},
+    "{}": [{{"$ref": "#/$defs/toggle"}},
+           {{"type": "object", "properties": {{"level": {{"enum": ["error", "warning"]}}}},
+            "additionalProperties": false}},
+           {{"type": "array", "items": {{"type": "string"}}}}]}})",
+                                           keyword));
+  CHECK(kind_dispatches_of(schema) == 1);
+  CHECK(judge(schema, R"("enable")").valid);
+  CHECK(judge(schema, R"({"level": "error"})").valid);
+  CHECK(judge(schema, R"({})").valid);
+  CHECK(judge(schema, R"(["vendor/", "*.gen.yaml"])").valid);
+  CHECK(judge(schema, R"([])").valid);
+  // The branch of the value's kind refuses it: the union's error, as if every branch had been tried.
+  const auto refused = judge(schema, R"("enabled")");
+  CHECK_FALSE(refused.valid);
+  REQUIRE(refused.first_error.has_value());
+  CHECK(refused.first_error->keyword == keyword);
+  CHECK(refused.first_error->message == (keyword == "anyOf"
+                                             ? "must match at least one of the 3 schemas in anyOf"
+                                             : "must match exactly one of the 3 schemas in oneOf, matched none"));
+  CHECK_FALSE(judge(schema, R"({"level": "fatal"})").valid);
+  CHECK_FALSE(judge(schema, R"({"level": "error", "lvel": "error"})").valid);
+  CHECK_FALSE(judge(schema, R"(["vendor/", 7])").valid);
+  // No branch takes numbers, booleans or null.
+  for (const char* other : {"7", "0.5", "true", "null"}) CHECK_FALSE(judge(schema, other).valid);
+}
+
+TEST_CASE("A union is judged by kind only where no two branches admit the same kind", "[schema][union]") {
+  SECTION("integer and number") {
+    const auto schema = compiled(R"({"oneOf": [{"type": "integer"}, {"type": "number", "maximum": 10}]})");
+    CHECK(kind_dispatches_of(schema) == 0);
+    CHECK_FALSE(judge(schema, "5").valid);  // both branches
+    CHECK(judge(schema, "5.5").valid);
+    CHECK(judge(schema, "50").valid);
+  }
+  SECTION("a branch without a type") {
+    const auto schema = compiled(R"({"oneOf": [{"type": "string"}, {"minLength": 3}]})");
+    CHECK(kind_dispatches_of(schema) == 0);
+    CHECK_FALSE(judge(schema, R"("abcd")").valid);
+    CHECK(judge(schema, R"("ab")").valid);
+    CHECK(judge(schema, "1").valid);
+  }
+  SECTION("keywords beside the union") {
+    const auto schema = compiled(R"({"type": "string", "anyOf": [{"type": "string"}, {"type": "null"}]})");
+    CHECK(kind_dispatches_of(schema) == 0);
+    CHECK(judge(schema, R"("a")").valid);
+    CHECK_FALSE(judge(schema, "null").valid);
+  }
+  SECTION("a schema with a reference that cannot be resolved") {
+    // Reaching it fails the validation with its own error, so no branch is skipped for its kind:
+    // oneOf tries both branches even for a string.
+    const auto schema = compiled(R"({"oneOf": [{"type": "string"}, {"$ref": "#/$defs/missing"}]})");
+    CHECK(kind_dispatches_of(schema) == 0);
+    for (const char* text : {R"("a")", "{}"}) {
+      CHECK_FALSE(judge(schema, text).valid);
+      const auto errors = schema.validate(boost::json::parse(text));
+      CHECK(std::any_of(errors.begin(), errors.end(), [](const llmdlq::validation_error& e) {
+        return e.defect == llmdlq::schema_defect::unresolved_reference;
+      }));
+    }
+  }
+}
+
+TEST_CASE("A union judged by kind keeps what its branch evaluated for unevaluatedProperties", "[schema][union]") {
+  const auto schema = compiled(R"({
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "allOf": [{"oneOf": [{"type": "string"}, {"type": "object", "properties": {"a": {"type": "integer"}}}]}],
+    "unevaluatedProperties": false})");
+  CHECK(kind_dispatches_of(schema) == 1);
+  CHECK(judge(schema, R"({"a": 1})").valid);
+  CHECK(judge(schema, R"("text")").valid);
+  const auto other = judge(schema, R"({"a": 1, "b": 2})");
+  CHECK_FALSE(other.valid);
+  REQUIRE(other.first_error.has_value());
+  CHECK(other.first_error->keyword == "unevaluatedProperties");
 }
 
 }  // namespace union_dispatch_test

@@ -90,9 +90,12 @@ class schema_compiler {
     finish_recursive_anchors();
     if (!error_) mark_annotating_nodes();
     if (!error_) check_in_place_cycles();
+    if (!error_) mark_leaf_item_arrays();
     for (auto& keys : prog_->key_tables) keys.resolve(prog_->nodes);
-    if (!error_) plan_forward_pass(*prog_);
+    if (!error_) bound_admitted_kinds(*prog_);
     if (!error_) plan_union_dispatch(*prog_);
+    if (!error_) plan_kind_dispatch(*prog_);
+    if (!error_) plan_forward_pass(*prog_);
     prog_->dynamic_anchor_names = static_cast<std::uint32_t>(anchor_names_.size());
     if (error_) return unexpected(std::move(*error_));
     return std::shared_ptr<const program>(std::move(prog_));
@@ -731,6 +734,16 @@ class schema_compiler {
           changed = true;
         }
       }
+    }
+  }
+
+  // Arrays checked by one leaf and nothing else: coordinates, tags, lists of ids.
+  void mark_leaf_item_arrays() {
+    auto& nodes = prog_->nodes;
+    for (auto& n : nodes) {
+      if ((n.flags & ~(leaf_flags | has_array_keywords | annotates_items)) != 0 || n.items == no_node) continue;
+      if (n.prefix_items.count != 0 || n.contains != no_node || n.unique_items) continue;
+      if ((nodes[n.items].flags & ~leaf_flags) == 0) n.flags |= leaf_items;
     }
   }
 

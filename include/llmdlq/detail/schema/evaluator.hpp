@@ -195,6 +195,8 @@ class evaluator {
     // "maxLength": 80}): check them inline, without the bookkeeping below.
     if ((n.flags & ~leaf_flags) == 0) return check_assertions(n, View::kind(v), v);
     if constexpr (!Collect) {
+      if (n.flags & leaf_items) return ctx_.depth < max_evaluation_depth && check_leaf_items(n, v, evaluated);
+      if ((n.flags & kind_dispatched) && evaluated == nullptr) return evaluate_by_kind(n, v);
       if (is_plain_ref(n)) return evaluate_target(n, v, evaluated);
     }
     return evaluate_node(n, v, evaluated);
@@ -208,26 +210,67 @@ class evaluator {
     return (n.flags & ~(annotates_properties | annotates_items)) == has_ref && !prog_.uses_dynamic_scope;
   }
 
-  // The end of a chain of plain references, evaluated, at the depth and
-  // with the steps evaluate_node would have counted for each reference (so
-  // both paths hit max_evaluation_depth on the same instance). The compiler
-  // breaks every loop of in-place references, so the chain ends; the bound is a guard.
+  // The end of a chain of plain references, evaluated.
   bool evaluate_target(const node& n, value v, small_bitset* evaluated) {
+    std::size_t refs = 0;
+    const node& target = follow_plain_refs(n, refs);
+    return evaluate_followed(target, refs, v, evaluated);
+  }
+
+  // The node at the end of n's chain of plain references, and how many it
+  // followed. The compiler breaks every loop of in-place references, so the
+  // chain ends; the bound is a guard.
+  const node& follow_plain_refs(const node& n, std::size_t& refs) const noexcept {
     const node* target = &prog_.nodes[n.ref];
-    std::size_t refs = 1;
-    for (; refs < max_plain_ref_chain && is_plain_ref(*target); ++refs) {
-      ++ctx_.steps;
-      target = &prog_.nodes[target->ref];
-    }
-    ++ctx_.steps;
+    for (refs = 1; refs < max_plain_ref_chain && is_plain_ref(*target); ++refs) target = &prog_.nodes[target->ref];
+    return *target;
+  }
+
+  // `target`, reached through `refs` plain references, at the depth and with
+  // the steps evaluate_node would have counted for each (so both paths hit
+  // max_evaluation_depth on the same instance).
+  LLMDLQ_ALWAYS_INLINE bool evaluate_followed(const node& target, std::size_t refs, value v, small_bitset* evaluated) {
+    ctx_.steps += refs;
     if (ctx_.depth + refs > max_evaluation_depth) return false;
-    if ((target->flags & ~leaf_flags) == 0) return check_assertions(*target, View::kind(v), v);
+    if ((target.flags & ~leaf_flags) == 0) return check_assertions(target, View::kind(v), v);
+    if (target.flags & leaf_items) {
+      return ctx_.depth + refs < max_evaluation_depth && check_leaf_items(target, v, evaluated);
+    }
     ctx_.depth += refs;
-    const bool valid = evaluate_node(*target, v, evaluated);
+    const bool valid = (target.flags & kind_dispatched) && evaluated == nullptr ? evaluate_by_kind(target, v)
+                                                                                : evaluate_node(target, v, evaluated);
     ctx_.depth -= refs;
     return valid;
   }
   static constexpr std::size_t max_plain_ref_chain = 64;
+
+  // A node flagged kind_dispatched, on the yes/no path: the one branch of
+  // the union that admits v's kind, one level deeper, as evaluate_node
+  // would try it; the others would fail without a step.
+  bool evaluate_by_kind(const node& n, value v) {
+    const node_id branch = prog_.kind_dispatches[n.kind_dispatch][static_cast<std::size_t>(View::kind(v))];
+    if (branch == no_node || ctx_.depth >= max_evaluation_depth) return false;
+    depth_guard depth(ctx_);
+    return evaluate(branch, v, nullptr);
+  }
+
+  // A node flagged leaf_items, on the yes/no path: what evaluate_node would
+  // check (the node's own assertions, the count, each element against the
+  // leaf, one step each), without its guards around every element.
+  bool check_leaf_items(const node& n, value v, small_bitset* evaluated) {
+    const instance_kind k = View::kind(v);
+    if (!check_assertions(n, k, v)) return false;
+    if (k != instance_kind::array) return true;
+    const std::size_t size = View::size(v);
+    if (size < n.min_items || size > n.max_items) return false;
+    const node& item = prog_.nodes[n.items];
+    const bool valid = View::for_each_element(v, [&](std::size_t, value element) LLMDLQ_INLINE_LAMBDA {
+      ++ctx_.steps;
+      return check_assertions(item, View::kind(element), element);
+    });
+    if (valid && evaluated) evaluated->set_range(0, size);
+    return valid;
+  }
 
   // The keywords that look at the value alone: type, const, enum, and the
   // number and string keywords.
@@ -573,7 +616,6 @@ class evaluator {
 
   // The type bit of each instance_kind, in declaration order; a table, not a
   // switch, since member kinds vary too much for a branch to predict.
-  static constexpr std::uint8_t kind_bits[] = {null_bit, boolean_bit, number_bit, string_bit, array_bit, object_bit};
 
   LLMDLQ_ALWAYS_INLINE static bool type_matches(std::uint8_t types, instance_kind k, value v) noexcept {
     if (types & kind_bits[static_cast<std::size_t>(k)]) return true;
@@ -760,6 +802,16 @@ class evaluator {
   // prefixItems and items (items and additionalItems before 2020-12).
   LLMDLQ_ALWAYS_INLINE bool check_items(const node& n, value v, std::size_t size, small_bitset* marks, bool& valid) {
     if (n.prefix_items.count == 0 && n.items == no_node) return true;
+    if constexpr (!Collect) {
+      if (n.prefix_items.count == 0) {
+        if (!items_pass(prog_.nodes[n.items], v)) {
+          valid = false;
+          return false;
+        }
+        if (marks) marks->set_range(0, size);
+        return true;
+      }
+    }
     const bool completed = View::for_each_element(v, [&](std::size_t i, value element) LLMDLQ_INLINE_LAMBDA {
       const bool in_prefix = i < n.prefix_items.count;
       const node_id schema = in_prefix ? prog_.children[n.prefix_items.begin + i] : n.items;
@@ -787,6 +839,21 @@ class evaluator {
       if (n.items != no_node) marks->set_range(n.prefix_items.count, size);
     }
     return true;
+  }
+
+  // Every element against one schema, on the yes/no path: a chain of plain
+  // references is followed once for all of them.
+  bool items_pass(const node& schema, value v) {
+    if (!is_plain_ref(schema)) {
+      return View::for_each_element(v, [&](std::size_t, value element)
+                                           LLMDLQ_INLINE_LAMBDA { return evaluate(schema, element, nullptr); });
+    }
+    std::size_t refs = 0;
+    const node& target = follow_plain_refs(schema, refs);
+    return View::for_each_element(v, [&](std::size_t, value element) LLMDLQ_INLINE_LAMBDA {
+      ++ctx_.steps;  // the reference itself, as evaluate() counts it
+      return evaluate_followed(target, refs, element, nullptr);
+    });
   }
 
   // contains, minContains and maxContains.

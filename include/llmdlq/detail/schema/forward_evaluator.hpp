@@ -124,11 +124,22 @@ class forward_evaluator {
   // The node that governs a container's members or elements, after the
   // assertions on the container itself and any chain of `$ref`s; nullptr
   // when no node does. forward_pass_decides() follows the same steps.
-  forward_verdict governing(const node*& n, std::uint8_t kind_bit, std::uint32_t own_keywords) const {
+  // `levels`: how much deeper the tape evaluator is when it reaches the
+  // members or elements (a level per node on the way, the last included).
+  forward_verdict governing(const node*& n, instance_kind container, std::uint32_t own_keywords,
+                            std::size_t& levels) const {
+    const std::uint8_t kind_bit = kind_bits[static_cast<std::size_t>(container)];
+    levels = 0;
     for (int hops = 0; n != nullptr; ++hops) {
+      levels = static_cast<std::size_t>(hops) + 1;
       const std::uint32_t f = n->flags;
       // Its type, const, enum or every branch of a combinator rules out this kind.
       if (!(n->admits & kind_bit)) return forward_verdict::invalid;
+      if (f & kind_dispatched) {  // a union settled by kind: its branch of this kind, which admits it
+        if (hops == max_forward_ref_hops) return forward_verdict::undecided;
+        n = &prog_.nodes[prog_.kind_dispatches[n->kind_dispatch][static_cast<std::size_t>(container)]];
+        continue;
+      }
       if (f & container_tape_flags) return forward_verdict::undecided;
       if (!(f & has_ref)) {
         if (!(f & own_keywords)) n = nullptr;  // only assertions on the container: its contents are free
@@ -141,12 +152,23 @@ class forward_evaluator {
     return forward_verdict::valid;
   }
 
+  // Goes `levels` deeper in evaluation, as the tape evaluator does before it
+  // reaches a container's contents (so that scalars inside are judged at its
+  // depth); false when that is where it gives up, which the tape then reports.
+  bool enter(std::size_t levels) noexcept {
+    if (ctx_.depth + levels > max_evaluation_depth) return false;
+    ctx_.depth += levels;
+    return true;
+  }
+
   forward_verdict object(const node* n) {
-    if (const auto verdict = governing(n, object_bit, has_object_keywords); verdict != forward_verdict::valid) {
+    std::size_t levels = 0;
+    if (const auto verdict = governing(n, instance_kind::object, has_object_keywords, levels);
+        verdict != forward_verdict::valid) {
       return verdict;
     }
     if (n && object_left_to_tape(*n)) return forward_verdict::undecided;
-    if (++depth_ >= max_depth_) return forward_verdict::undecided;
+    if (++depth_ >= max_depth_ || !enter(levels)) return forward_verdict::undecided;
     const key_table* keys = n && n->keys != no_index ? &prog_.key_tables[n->keys] : nullptr;
     presence_set present(n ? n->presence_bits : 0);
     std::uint32_t hint = 0;
@@ -192,6 +214,7 @@ class forward_evaluator {
       }
     }
     --depth_;
+    ctx_.depth -= levels;
     if (n == nullptr) return forward_verdict::valid;
     if (members < n->min_properties || members > n->max_properties) return forward_verdict::invalid;
     return names_present(*n, present) ? forward_verdict::valid : forward_verdict::invalid;
@@ -221,11 +244,13 @@ class forward_evaluator {
   }
 
   forward_verdict array(const node* n) {
-    if (const auto verdict = governing(n, array_bit, has_array_keywords); verdict != forward_verdict::valid) {
+    std::size_t levels = 0;
+    if (const auto verdict = governing(n, instance_kind::array, has_array_keywords, levels);
+        verdict != forward_verdict::valid) {
       return verdict;
     }
     if (n && array_left_to_tape(*n)) return forward_verdict::undecided;
-    if (++depth_ >= max_depth_) return forward_verdict::undecided;
+    if (++depth_ >= max_depth_ || !enter(levels)) return forward_verdict::undecided;
     std::uint64_t size = 0;
     ++next_;  // '['
     if (at_next() == ']') {
@@ -246,6 +271,7 @@ class forward_evaluator {
       }
     }
     --depth_;
+    ctx_.depth -= levels;
     if (n && (size < n->min_items || size > n->max_items)) return forward_verdict::invalid;
     return forward_verdict::valid;
   }

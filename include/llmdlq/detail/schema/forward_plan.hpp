@@ -11,6 +11,7 @@
 #include <boost/json/value.hpp>
 
 #include "llmdlq/config.hpp"
+#include "llmdlq/detail/schema/instance.hpp"
 #include "llmdlq/detail/schema/schema_program.hpp"
 
 LLMDLQ_BEGIN_NAMESPACE
@@ -113,11 +114,18 @@ inline void bound_admitted_kinds(program& prog) {
   while (!pending.empty()) {
     const node_id id = pending.back();
     pending.pop_back();
-    for (const auto& [kind, own] : {std::pair{object_bit, has_object_keywords}, {array_bit, has_array_keywords}}) {
+    for (const instance_kind container : {instance_kind::object, instance_kind::array}) {
+      const std::uint8_t kind = kind_bits[static_cast<std::size_t>(container)];
+      const std::uint32_t own = container == instance_kind::object ? has_object_keywords : has_array_keywords;
       // As forward_evaluator::governing follows a container of this kind.
       const node* n = &prog.nodes[id];
       for (int hops = 0;; ++hops) {
         if (!(n->admits & kind)) break;  // a container of this kind fails here
+        if (n->flags & kind_dispatched) {
+          if (hops == max_forward_ref_hops) return false;
+          n = &prog.nodes[prog.kind_dispatches[n->kind_dispatch][static_cast<std::size_t>(container)]];
+          continue;
+        }
         if (n->flags & container_tape_flags) return false;
         if (!(n->flags & has_ref)) break;
         if ((n->flags & own) || hops == max_forward_ref_hops) return false;
@@ -140,11 +148,10 @@ inline void bound_admitted_kinds(program& prog) {
   return true;
 }
 
-/// Both of the above, once the program is complete.
-inline void plan_forward_pass(program& prog) {
-  bound_admitted_kinds(prog);
-  prog.forward_pass = prog.root != no_node && forward_pass_decides(prog);
-}
+/// Whether schema::is_valid_text starts with the forward pass: once the
+/// program is complete, with node::admits bounded and the unions settled
+/// by kind (union_dispatch.hpp) planned.
+inline void plan_forward_pass(program& prog) { prog.forward_pass = prog.root != no_node && forward_pass_decides(prog); }
 
 }  // namespace detail
 LLMDLQ_END_NAMESPACE

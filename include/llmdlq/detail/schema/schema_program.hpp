@@ -3,6 +3,7 @@
 // other by index, with per-node lookups prepared for the evaluator.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -43,6 +44,9 @@ enum type_bit : std::uint8_t {
 /// Every kind of value, as type_bits (`integer` is a kind of `number`).
 inline constexpr std::uint8_t every_kind = null_bit | boolean_bit | object_bit | array_bit | number_bit | string_bit;
 
+/// The type_bits of each instance_kind (instance.hpp), in its order.
+inline constexpr std::uint8_t kind_bits[] = {null_bit, boolean_bit, number_bit, string_bit, array_bit, object_bit};
+
 /// Groups of keywords a node holds, so that evaluation skips the rest.
 enum node_flag : std::uint32_t {
   always_false = 1u << 0,
@@ -66,6 +70,14 @@ enum node_flag : std::uint32_t {
   // With always_false: the node stands for a reference that cannot be
   // evaluated, and program::defects[node::defect] says why.
   broken_reference = 1u << 16,
+  // Computed after compilation: an array node whose one subschema is a leaf
+  // `items` ({"items": {"type": "number"}}); yes/no checks take its elements
+  // in one loop.
+  leaf_items = 1u << 17,
+  // Computed after compilation: the node is only an anyOf or oneOf whose
+  // branches admit disjoint kinds; program::kind_dispatches[node::kind_dispatch]
+  // names the one branch a value of each kind can match.
+  kind_dispatched = 1u << 18,
 };
 
 /// Bits of node::spelling: the node holds keywords older drafts spell otherwise,
@@ -280,6 +292,7 @@ struct node {
   node_span all_of, any_of, one_of;
   /// Index into program::dispatches when anyOf / oneOf is a tagged union.
   std::uint32_t any_of_dispatch = no_index, one_of_dispatch = no_index;
+  std::uint32_t kind_dispatch = no_index;  ///< index into program::kind_dispatches, with kind_dispatched
   node_id not_schema = no_node, if_schema = no_node, then_schema = no_node, else_schema = no_node;
 
   // const and enum.
@@ -341,6 +354,10 @@ struct union_dispatch {
   std::vector<std::uint32_t> branch;  ///< by entry of `tags`: the branch's index in the union
 };
 
+/// A union whose branches admit disjoint kinds: by instance_kind, the one
+/// branch that can match a value of that kind, or no_node.
+using kind_dispatch = std::array<node_id, std::size(kind_bits)>;
+
 /// An `enum` keyword's values; all-string enums get a hash lookup.
 struct enum_values {
   std::vector<boost::json::value> values;
@@ -371,6 +388,7 @@ struct program {
   std::vector<boost::json::value> values;
   std::vector<enum_values> enums;
   std::vector<union_dispatch> dispatches;
+  std::vector<kind_dispatch> kind_dispatches;
   std::vector<schema_resource> resources;
   bool uses_dynamic_scope = false;
   /// Whether schema::is_valid_text reads an object or array at the root in

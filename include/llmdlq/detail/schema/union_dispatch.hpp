@@ -3,7 +3,9 @@
 // string at one property ({"type": {"const": "Point"}}), found when the
 // schema is compiled. An object that carries the tag is judged against the
 // one branch the tag names, not against every branch in turn: each other
-// branch fails at that property's const whatever else it says.
+// branch fails at that property's const whatever else it says. And unions
+// whose branches admit disjoint kinds ({"oneOf": [{"type": "string"},
+// {"type": "array"}]}): a value is judged against the one branch of its kind.
 #pragma once
 
 #include <cstddef>
@@ -101,6 +103,43 @@ inline void plan_union_dispatch(program& prog) {
         *dispatch = static_cast<std::uint32_t>(prog.dispatches.size());
         prog.dispatches.push_back(std::move(*d));
       }
+    }
+  }
+}
+
+/// For a node that is only an anyOf or a oneOf, the branch each kind of value
+/// can match, when no two branches admit the same kind: then the union's
+/// verdict is that branch's (none: it fails), for anyOf and oneOf alike.
+[[nodiscard]] inline std::optional<kind_dispatch> find_kind_dispatch(const program& prog, const node& n) {
+  if ((n.flags & ~(annotates_properties | annotates_items)) != has_combinators) return std::nullopt;
+  if ((n.any_of.count == 0) == (n.one_of.count == 0) || n.all_of.count != 0 || n.not_schema != no_node ||
+      n.if_schema != no_node) {
+    return std::nullopt;
+  }
+  const node_span span = n.any_of.count != 0 ? n.any_of : n.one_of;
+  kind_dispatch by_kind;
+  by_kind.fill(no_node);
+  for (std::uint32_t i = 0; i < span.count; ++i) {
+    const node_id branch = prog.children[span.begin + i];
+    for (std::size_t k = 0; k < by_kind.size(); ++k) {
+      if ((prog.nodes[branch].admits & kind_bits[k]) == 0) continue;
+      if (by_kind[k] != no_node) return std::nullopt;
+      by_kind[k] = branch;
+    }
+  }
+  return by_kind;
+}
+
+/// Flags the unions find_kind_dispatch() settles. Not in a schema with a
+/// defect (a defective node admits nothing, yet reaching it must fail the
+/// validation) nor with dynamic scope (evaluating the node may enter a resource).
+inline void plan_kind_dispatch(program& prog) {
+  if (!prog.defects.empty() || prog.uses_dynamic_scope) return;
+  for (node& n : prog.nodes) {
+    if (auto by_kind = find_kind_dispatch(prog, n)) {
+      n.flags |= kind_dispatched;
+      n.kind_dispatch = static_cast<std::uint32_t>(prog.kind_dispatches.size());
+      prog.kind_dispatches.push_back(*by_kind);
     }
   }
 }
