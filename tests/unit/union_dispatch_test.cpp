@@ -291,4 +291,23 @@ TEST_CASE("A union judged by kind keeps what its branch evaluated for unevaluate
   CHECK(other.first_error->keyword == "unevaluatedProperties");
 }
 
+TEST_CASE("A union judged by kind whose branch's kind is settled late admits only its branches' kinds",
+          "[schema][union]") {
+  // The union's first branch is numbered before it and reaches its type through seven references, so
+  // bounding what each node admits stops before the union learns it takes no object.
+  const auto schema = compiled(R"({"properties": {
+      "p0": {"$ref": "#/$defs/c0"}, "p1": {"$ref": "#/$defs/c1"}, "p2": {"$ref": "#/$defs/c2"},
+      "p3": {"$ref": "#/$defs/c3"}, "p4": {"$ref": "#/$defs/c4"}, "p5": {"$ref": "#/$defs/c5"},
+      "p6": {"$ref": "#/$defs/c6"}, "p7": {"$ref": "#/$defs/u/anyOf/0"}, "u": {"$ref": "#/$defs/u"}},
+    "$defs": {"c0": {"type": "string"}, "c1": {"$ref": "#/$defs/c0"}, "c2": {"$ref": "#/$defs/c1"},
+      "c3": {"$ref": "#/$defs/c2"}, "c4": {"$ref": "#/$defs/c3"}, "c5": {"$ref": "#/$defs/c4"},
+      "c6": {"$ref": "#/$defs/c5"}, "u": {"anyOf": [{"$ref": "#/$defs/c6"}, {"type": "number"}]}}})");
+  CHECK(kind_dispatches_of(schema) == 1);
+  CHECK(judge(schema, R"({"u": "text"})").valid);
+  CHECK(judge(schema, R"({"u": 7})").valid);
+  for (const char* text : {R"({"u": {}})", R"({"u": []})", R"({"u": {"a": [1]}})", R"({"u": null})"}) {
+    CHECK_FALSE(judge(schema, text).valid);
+  }
+}
+
 }  // namespace union_dispatch_test

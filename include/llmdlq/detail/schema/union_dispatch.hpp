@@ -133,10 +133,15 @@ inline void plan_union_dispatch(program& prog) {
 /// Flags the unions find_kind_dispatch() settles. Not in a schema with a
 /// defect (a defective node admits nothing, yet reaching it must fail the
 /// validation) nor with dynamic scope (evaluating the node may enter a resource).
+/// Such a union admits no kind that no branch does, even where bounding
+/// node::admits stopped before it learned so: a kind it admits has a branch.
 inline void plan_kind_dispatch(program& prog) {
   if (!prog.defects.empty() || prog.uses_dynamic_scope) return;
   for (node& n : prog.nodes) {
     if (auto by_kind = find_kind_dispatch(prog, n)) {
+      for (std::size_t k = 0; k < by_kind->size(); ++k) {
+        if ((*by_kind)[k] == no_node) n.admits &= static_cast<std::uint8_t>(~kind_bits[k]);
+      }
       n.flags |= kind_dispatched;
       n.kind_dispatch = static_cast<std::uint32_t>(prog.kind_dispatches.size());
       prog.kind_dispatches.push_back(*by_kind);
