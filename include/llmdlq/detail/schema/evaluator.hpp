@@ -264,9 +264,12 @@ class evaluator {
     const std::size_t size = View::size(v);
     if (size < n.min_items || size > n.max_items) return false;
     const node& item = prog_.nodes[n.items];
+    // The common leaf, a type alone ({"type": "number"}): one test per element.
+    const bool type_only = item.flags == has_type;
     const bool valid = View::for_each_element(v, [&](std::size_t, value element) LLMDLQ_INLINE_LAMBDA {
       ++ctx_.steps;
-      return check_assertions(item, View::kind(element), element);
+      const instance_kind kind = View::kind(element);
+      return type_only ? type_matches(item.types, kind, element) : check_assertions(item, kind, element);
     });
     if (valid && evaluated) evaluated->set_range(0, size);
     return valid;
